@@ -1,0 +1,81 @@
+/* ecocompute/engine.h — the backend-neutral decode engine and the backend interface.
+ *
+ * The engine loop (prefill a batch of prompts, then decode greedily a fixed number of tokens
+ * with a KV cache, never stopping early) knows nothing of CPUs or CUDA: it drives a backend
+ * through ec_backend_ops. A backend owns its weights (in the requested format) and its KV cache;
+ * its forward pass is one call per step, so a GPU backend can fuse and graph-capture the whole
+ * step. Phase hooks let callers (bench, meter) open measurement windows around prefill and
+ * decode without the engine knowing about meters. */
+#ifndef ECOCOMPUTE_ENGINE_H
+#define ECOCOMPUTE_ENGINE_H
+
+#include "ecocompute/model.h"
+#include "ecocompute/quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { EC_KERNELS_FUSED = 0, EC_KERNELS_REFERENCE } ec_kernels;
+const char *ec_kernels_name(ec_kernels k); /* "fused", "reference" */
+int ec_kernels_parse(const char *name, ec_kernels *out);
+
+typedef struct {
+    ec_precision precision;  /* format of the linear layers */
+    ec_kernels kernels;      /* GPU kernel family; the CPU backend has one */
+    float int8_threshold;    /* int8-mixed outlier threshold (default EC_INT8_THRESHOLD) */
+    int quantize_head;       /* also quantize the output head (default: 16-bit) */
+    int max_batch;           /* KV cache is allocated for this many sequences ... */
+    int max_seq;             /* ... of up to this many positions (prompt + generated) */
+    int threads;             /* CPU backend worker threads; 0 = all cores */
+    int device;              /* CUDA device index */
+} ec_load_options;
+void ec_load_options_default(ec_load_options *o);
+
+typedef struct ec_backend ec_backend;
+typedef struct {
+    const char *name; /* "cpu", "cuda" */
+    /* Uploads the model's weights in o->precision and allocates the KV cache. */
+    int (*load)(ec_backend *b, const ec_model *m, const ec_load_options *o);
+    /* Runs positions [pos, pos+n) of `batch` sequences: tokens is [batch][n]. Writes the greedy
+     * next token of each sequence's last position to next [batch] and, if logits is not NULL,
+     * that position's logits to logits [batch][vocab]. Returns 0 or -1 (ec_last_error). */
+    int (*forward)(ec_backend *b, const int *tokens, int batch, int n, int pos, int *next,
+                   float *logits);
+    /* Waits until all submitted work is finished (phase boundaries are timed after this). */
+    int (*synchronize)(ec_backend *b);
+    void (*destroy)(ec_backend *b);
+} ec_backend_ops;
+
+struct ec_backend {
+    const ec_backend_ops *ops;
+    void *impl;
+};
+
+/* Creates a backend by device name: "cpu", "cuda", "cuda:N". -1 if unknown or not built. */
+int ec_backend_create(ec_backend **out, const char *device);
+void ec_backend_destroy(ec_backend *b);
+
+typedef enum { EC_PHASE_PREFILL = 0, EC_PHASE_DECODE } ec_phase;
+typedef struct {
+    /* Called right before a phase starts and right after it ended (backend synchronized). */
+    void (*on_phase)(void *ctx, ec_phase phase, int begin);
+    void *ctx;
+} ec_phase_hooks;
+
+typedef struct {
+    double prefill_s;    /* wall time of the prefill phase */
+    double decode_s;     /* wall time of the decode phase */
+    long prefill_tokens; /* batch * prompt_len */
+    long decode_tokens;  /* batch * gen */
+} ec_generate_stats;
+
+/* Greedy generation: prompts [batch][prompt_len] → out [batch][gen] (exactly gen tokens each;
+ * the first comes from the prefill's last position). hooks may be NULL. */
+int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
+                const ec_phase_hooks *hooks, ec_generate_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,103 @@
+/* ecocompute/model.h — Llama-family model definitions, the built-in catalog, and weight sources
+ * (synthetic, Hugging Face safetensors, llama2.c checkpoints), plus the llama2.c tokenizer.
+ *
+ * A model is a config plus a source that yields any tensor as float32 on demand, so a backend
+ * uploads tensor by tensor in its own format without the whole model ever existing in float32.
+ * Tensor shapes follow PyTorch nn.Linear: [out_features][in_features], row-major. */
+#ifndef ECOCOMPUTE_MODEL_H
+#define ECOCOMPUTE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    char name[64];
+    int dim;          /* hidden size */
+    int hidden_dim;   /* MLP intermediate size */
+    int n_layers;
+    int n_heads;
+    int n_kv_heads;   /* grouped-query attention: n_heads % n_kv_heads == 0 */
+    int head_dim;     /* usually dim / n_heads */
+    int vocab_size;
+    int max_seq_len;
+    float norm_eps;   /* RMSNorm epsilon */
+    float rope_theta;
+    /* Llama-3 style rope scaling; rope_scaling_factor == 0 means none. */
+    float rope_scaling_factor, rope_low_freq_factor, rope_high_freq_factor;
+    int rope_original_max_pos;
+    int qkv_bias;         /* Qwen2: q/k/v projections carry a bias */
+    int tied_embeddings;  /* output head shares the token embedding */
+} ec_model_config;
+
+/* The tensors of a decoder; per-layer kinds take a layer index, the others ignore it. */
+typedef enum {
+    EC_T_TOK_EMB = 0, /* [vocab][dim] */
+    EC_T_ATTN_NORM,   /* [dim] per layer */
+    EC_T_WQ,          /* [n_heads*head_dim][dim] */
+    EC_T_WK,          /* [n_kv_heads*head_dim][dim] */
+    EC_T_WV,          /* [n_kv_heads*head_dim][dim] */
+    EC_T_BQ,          /* [n_heads*head_dim] (qkv_bias only) */
+    EC_T_BK,          /* [n_kv_heads*head_dim] (qkv_bias only) */
+    EC_T_BV,          /* [n_kv_heads*head_dim] (qkv_bias only) */
+    EC_T_WO,          /* [dim][n_heads*head_dim] */
+    EC_T_FFN_NORM,    /* [dim] per layer */
+    EC_T_W_GATE,      /* [hidden_dim][dim] (w1) */
+    EC_T_W_UP,        /* [hidden_dim][dim] (w3) */
+    EC_T_W_DOWN,      /* [dim][hidden_dim] (w2) */
+    EC_T_FINAL_NORM,  /* [dim] */
+    EC_T_LM_HEAD,     /* [vocab][dim] (the embedding when tied) */
+    EC_T_COUNT
+} ec_tensor_kind;
+
+const char *ec_tensor_kind_name(ec_tensor_kind k);
+/* Shape of a tensor: 2-D tensors give rows x cols, 1-D give rows = 1, cols = length. */
+void ec_tensor_shape(const ec_model_config *c, ec_tensor_kind k, int *rows, int *cols);
+int ec_tensor_is_linear(ec_tensor_kind k); /* quantizable projection (q,k,v,o,gate,up,down) */
+uint64_t ec_model_param_count(const ec_model_config *c);
+
+/* Built-in catalog: exact shapes from each model's public config.json, plus `tiny` and `small`. */
+size_t ec_catalog_count(void);
+const ec_model_config *ec_catalog_get(size_t i);
+const ec_model_config *ec_catalog_find(const char *name); /* case-insensitive; NULL if absent */
+
+typedef struct {
+    uint64_t seed;       /* synthetic weights: same seed → bit-identical weights */
+    int outliers;        /* synthetic: hidden dims carrying outlier activations; -1 = default */
+    float outlier_mag;   /* magnitude of those activations after normalisation */
+} ec_model_options;
+void ec_model_options_default(ec_model_options *o);
+
+typedef struct ec_model ec_model;
+/* Opens a model: a catalog name (synthetic weights), a Hugging Face directory (config.json +
+ * model.safetensors[.index.json]) or a llama2.c checkpoint file (.bin, version 0 or 1).
+ * Returns 0, or -1 with ec_last_error() naming the file, the tensor and what is wrong. */
+int ec_model_open(ec_model **out, const char *name_or_path, const ec_model_options *opts);
+const ec_model_config *ec_model_config_of(const ec_model *m);
+const char *ec_model_source(const ec_model *m); /* "synthetic(seed=…)", "safetensors", "llama2c-v1" */
+/* Writes tensor (kind, layer) as float32 into out (rows*cols floats). Thread-safe. */
+int ec_model_read_tensor(const ec_model *m, ec_tensor_kind k, int layer, float *out);
+void ec_model_close(ec_model *m);
+
+/* Counter-based synthetic generator: element i of tensor (kind, layer) is a pure function of
+ * (seed, kind, layer, i), so any slice can be produced on any thread or on the GPU. Returns a
+ * standard-normal-like value; the model scales it per tensor. */
+float ec_synth_normal(uint64_t seed, ec_tensor_kind k, int layer, uint64_t i);
+
+/* ---- llama2.c tokenizer (tokenizer.bin / tok512.bin) ---- */
+typedef struct ec_tokenizer ec_tokenizer;
+int ec_tokenizer_load(ec_tokenizer **out, const char *path, int vocab_size);
+void ec_tokenizer_free(ec_tokenizer *t);
+/* Encodes text (BOS first when bos) into tokens (capacity strlen(text)+3); returns the count. */
+int ec_tokenizer_encode(const ec_tokenizer *t, const char *text, int bos, int *tokens);
+/* The text of token `tok` following `prev` (llama2.c's decode rules: leading space after BOS
+ * stripped, <0xNN> byte tokens). */
+const char *ec_tokenizer_decode(const ec_tokenizer *t, int prev, int tok);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,102 @@
+/* ecocompute/quant.h — weight/activation formats and their CPU reference implementations.
+ *
+ * A linear layer's weight W is [rows = out_features][cols = in_features], row-major (the
+ * PyTorch nn.Linear layout); y[b][r] = sum_c x[b][c] * W[r][c]. The byte layouts below are the
+ * contract the CUDA kernels must read byte for byte; docs/formats.md describes them in prose.
+ * These are the numerical references: every GPU path is tested against them. */
+#ifndef ECOCOMPUTE_QUANT_H
+#define ECOCOMPUTE_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    EC_PREC_F32 = 0,    /* float32 reference (no quantization) */
+    EC_PREC_FP16,       /* IEEE half, round to nearest even */
+    EC_PREC_BF16,       /* bfloat16, round to nearest even */
+    EC_PREC_INT8,       /* int8 per-row absmax weights x int8 per-token absmax activations */
+    EC_PREC_INT8_MIXED, /* LLM.int8(): INT8 plus a 16-bit path for outlier activation columns */
+    EC_PREC_NF4,        /* 4-bit NormalFloat, blocks of 64 with an fp32 absmax each */
+    EC_PREC_NF4_DQ,     /* NF4 with double-quantized absmax (8-bit, blocks of 256, offset) */
+    EC_PREC_FP8,        /* FP8 E4M3 weight-only with a per-output-row fp32 scale */
+    EC_PREC_COUNT
+} ec_precision;
+
+/* "f32", "fp16", "bf16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8". */
+const char *ec_precision_name(ec_precision p);
+/* Parses a name above; -1 with ec_last_error() set when unknown. */
+int ec_precision_parse(const char *name, ec_precision *out);
+
+#define EC_NF4_BLOCK 64        /* weights per NF4 absmax block (along a row) */
+#define EC_NF4_DQ_BLOCK 256    /* absmax values per second-level block in nf4-dq */
+#define EC_INT8_THRESHOLD 6.0f /* LLM.int8() default outlier threshold */
+
+/* ---- scalar conversions (exact, round to nearest even, used by every format) ---- */
+uint16_t ec_f32_to_f16(float x);
+float ec_f16_to_f32(uint16_t h);
+uint16_t ec_f32_to_bf16(float x);
+float ec_bf16_to_f32(uint16_t h);
+uint8_t ec_f32_to_e4m3(float x); /* saturates to ±448; NaN only from NaN */
+float ec_e4m3_to_f32(uint8_t c);
+extern const float ec_nf4_code[16]; /* the 16 NormalFloat-4 values, index = code */
+uint8_t ec_nf4_encode(float x_normalized); /* nearest code, bitsandbytes' decision tree */
+
+/* A quantized weight matrix [rows][cols] in one format. Field shapes per format:
+ *   f32:        data = float   [rows][cols]
+ *   fp16/bf16:  data = uint16  [rows][cols]
+ *   int8(+mixed): data = int8  [rows][cols];  scales = float [rows] (row absmax)
+ *   nf4:        data = uint8   [rows][row_bytes] with row_bytes = ceil(cols/2) (two codes per byte,
+ *               element 2j in the high nibble); scales = float [rows][nblocks], nblocks =
+ *               ceil(cols/64) (block absmax)
+ *   nf4-dq:     data as nf4; scales = NULL; qscales = uint8 [rows*nblocks] (8-bit code of
+ *               absmax - offset, dynamic map); qscale_absmax = float [ceil(rows*nblocks/256)];
+ *               qscale_offset = mean of the absmax values
+ *   fp8:        data = uint8 (E4M3 codes) [rows][cols]; scales = float [rows] (row absmax / 448)
+ */
+typedef struct {
+    ec_precision prec;
+    int rows, cols;
+    void *data;
+    float *scales;
+    uint8_t *qscales;
+    float *qscale_absmax;
+    float qscale_offset;
+    float threshold; /* int8-mixed outlier threshold (|x| >= threshold); 0 = no outlier path */
+} ec_qmatrix;
+
+/* Quantizes w [rows][cols] (float32) into out. Returns 0, or -1 (ec_last_error) on bad input. */
+int ec_qmatrix_quantize(ec_qmatrix *out, ec_precision prec, const float *w, int rows, int cols);
+void ec_qmatrix_free(ec_qmatrix *m);
+/* Bytes the matrix occupies in its format (codes + scales), as read once per decode step. */
+size_t ec_qmatrix_bytes(const ec_qmatrix *m);
+/* Bytes a [rows][cols] weight takes in a precision, without building it. */
+size_t ec_precision_weight_bytes(ec_precision prec, int rows, int cols);
+/* Reconstructs row r as float32 (what the format represents). */
+void ec_qmatrix_dequantize_row(const ec_qmatrix *m, int r, float *out /* [cols] */);
+
+/* Per-call activation state for the int8 formats (per-token scales, int8 codes, outlier columns),
+ * computed once per matmul input and shared by the threads that split the output rows. */
+typedef struct {
+    int batch, cols;
+    int8_t *q;            /* [batch][cols] int8 activations (outlier columns zeroed) */
+    float *scale;         /* [batch] per-token absmax / 127 */
+    int *outlier_cols;    /* [n_outliers] ascending column indices with any |x| >= threshold */
+    int n_outliers;
+} ec_qact;
+int ec_qact_prepare(ec_qact *a, const ec_qmatrix *m, const float *x /* [batch][cols] */, int batch);
+void ec_qact_free(ec_qact *a);
+
+/* y[b][r] for r in [r0, r1) with the format's numerics. For int8 formats `a` must come from
+ * ec_qact_prepare on the same x; for other formats it may be NULL. Thread-safe on disjoint rows. */
+void ec_qmatrix_matmul_rows(const ec_qmatrix *m, const float *x /* [batch][cols] */,
+                            const ec_qact *a, int batch, float *y /* [batch][rows] */, int r0,
+                            int r1);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

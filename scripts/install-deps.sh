@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs the Debian packages ecocompute builds and tests with.
+# Idempotent: does nothing when everything is already installed. CUDA (nvcc) is optional and not
+# installed here: the CUDA backend is built when nvcc is found (see README).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,72 @@
+/* cli.c — error reporting and strict flag parsing shared by all subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ecocompute %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'ecocompute %s --help')\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ecocompute %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_FAIL;
+}
+
+int cli_parse_double(const char *cmd, const char *flag, const char *text, double min, double max,
+                     double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!*text || *end || errno || !isfinite(v)) {
+        cli_usage_error(cmd, "%s expects a number, got '%s'", flag, text);
+        return -1;
+    }
+    if (v < min || v > max) {
+        cli_usage_error(cmd, "%s must be between %g and %g, got %s", flag, min, max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
+                   long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || errno) {
+        cli_usage_error(cmd, "%s expects an integer, got '%s'", flag, text);
+        return -1;
+    }
+    if (v < min || v > max) {
+        cli_usage_error(cmd, "%s must be between %ld and %ld, got %s", flag, min, max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_format(const char *cmd, const char *text, ec_format *out)
+{
+    if (ec_format_parse(text, out) == 0) return 0;
+    cli_usage_error(cmd, "--format: %s", ec_last_error());
+    return -1;
+}

@@ -1,0 +1,38 @@
+/* cli.h — shared conventions of the ecocompute subcommands (one file per subcommand).
+ *
+ * Every command: `ecocompute CMD --help` prints usage with examples on stdout and exits 0;
+ * data goes to stdout, messages to stderr; exit 0 success, 1 failure, 2 usage error. */
+#ifndef ECOCOMPUTE_CLI_H
+#define ECOCOMPUTE_CLI_H
+
+#include "ecocompute/common.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} cli_command;
+
+/* The subcommands, one file each (cmd_NAME.c). */
+int cmd_version(int argc, char **argv);
+
+/* The command table, defined in main.c. */
+extern const cli_command cli_commands[];
+
+/* Prints "ecocompute CMD: <message> (see 'ecocompute CMD --help')" to stderr; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) EC_PRINTF(2, 3);
+/* Prints "ecocompute CMD: <message>" to stderr; returns 1. */
+int cli_fail(const char *cmd, const char *fmt, ...) EC_PRINTF(2, 3);
+
+/* Strict number parsing for flag values: the whole text must be a number within [min, max].
+ * On failure prints a usage error naming the flag and returns -1. */
+int cli_parse_double(const char *cmd, const char *flag, const char *text, double min, double max,
+                     double *out);
+int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,
+                   long *out);
+/* --format table|json|csv; prints a usage error and returns -1 on a bad value. */
+int cli_parse_format(const char *cmd, const char *text, ec_format *out);
+
+#endif

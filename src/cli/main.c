@@ -1,0 +1,35 @@
+/* main.c — the ecocompute binary: dispatches git-style subcommands (one file each). */
+#include "cli.h"
+
+#include <string.h>
+
+const cli_command cli_commands[] = {
+    {"version", "print the version and the commit it was built from", cmd_version},
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "ecocompute — measure, explain and lower the energy of LLM inference on NVIDIA "
+                 "GPUs\n\nusage: ecocompute <command> [options]\n\ncommands:\n");
+    for (const cli_command *c = cli_commands; c->name; c++)
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out, "\n'ecocompute <command> --help' shows a command's options and examples.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) return cmd_version(1, argv + 1);
+    for (const cli_command *c = cli_commands; c->name; c++)
+        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "ecocompute: unknown command '%s' (see 'ecocompute --help')\n", argv[1]);
+    return EXIT_USAGE;
+}
