@@ -85,6 +85,7 @@ float ec_e4m3_to_f32(uint8_t c)
 
 /* Tables built once per process and only read afterwards, so threads share them safely. */
 static float e4m3_table[256];
+static float f16_table[65536]; /* every half value as float: a lookup beats the branchy decode */
 static float dynamic_map[256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
@@ -127,6 +128,8 @@ static void build_tables(void)
 {
     for (int c = 0; c < 256; c++)
         e4m3_table[c] = ec_e4m3_to_f32((uint8_t)c);
+    for (uint32_t h = 0; h < 65536; h++)
+        f16_table[h] = ec_half_bits_to_f32((uint16_t)h);
     build_dynamic_map(dynamic_map);
 }
 
@@ -134,6 +137,12 @@ const float *ec_e4m3_table(void)
 {
     pthread_once(&tables_once, build_tables);
     return e4m3_table;
+}
+
+const float *ec_f16_table(void)
+{
+    pthread_once(&tables_once, build_tables);
+    return f16_table;
 }
 
 const float *ec_dynamic_map(void)

@@ -3,6 +3,8 @@
 #include "quant/quant_internal.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* int32 accumulation of up to cols products of magnitude <= 127*127 must not overflow. */
@@ -82,22 +84,21 @@ void ec_qmatrix_dequantize_row(const ec_qmatrix *m, int r, float *out)
     }
 }
 
-/* The 16-bit formats model "16-bit in, fp32 accumulate": activations are rounded to the
- * weights' format too. Other formats take the fp32 activations as they are. */
-static const float *activations(ec_precision p, const float *x, int n, float *buf)
+/* The 16-bit formats model "16-bit in, fp32 accumulate": activations [batch][cols] are rounded
+ * to the weights' format once per call (not per row, which would cost as much as the matmul).
+ * Other formats take the fp32 activations as they are. Returns x itself or a malloc'd copy. */
+static const float *rounded_activations(ec_precision p, const float *x, size_t n)
 {
-    switch (p) {
-    case EC_PREC_FP16:
-        for (int i = 0; i < n; i++)
-            buf[i] = ec_half_bits_to_f32(ec_f32_to_f16(x[i]));
-        return buf;
-    case EC_PREC_BF16:
-        for (int i = 0; i < n; i++)
-            buf[i] = ec_bf16_bits_to_f32(ec_f32_to_bf16(x[i]));
-        return buf;
-    default:
-        return x;
+    if (p != EC_PREC_FP16 && p != EC_PREC_BF16) return x;
+    float *buf = malloc(n * sizeof *buf);
+    if (!buf) {
+        fprintf(stderr, "ecocompute: out of memory rounding %zu activations\n", n);
+        abort();
     }
+    for (size_t i = 0; i < n; i++)
+        buf[i] = p == EC_PREC_FP16 ? ec_half_bits_to_f32(ec_f32_to_f16(x[i]))
+                                   : ec_bf16_bits_to_f32(ec_f32_to_bf16(x[i]));
+    return buf;
 }
 
 float ec_dot_f32(const float *restrict a, const float *restrict b, int n)
@@ -120,24 +121,26 @@ void ec_qmatrix_matmul_rows(const ec_qmatrix *m, const float *x, const ec_qact *
         return;
     }
     size_t rows = (size_t)m->rows, cols = (size_t)m->cols;
-    float wbuf[EC_ROW_GROUP][EC_CHUNK], xbuf[EC_CHUNK];
+    float wbuf[EC_ROW_GROUP][EC_CHUNK];
     const float *w[EC_ROW_GROUP];
+    const float *xr = rounded_activations(m->prec, x, (size_t)batch * cols);
     for (int r = r0; r < r1; r += EC_ROW_GROUP) {
         int g = r1 - r < EC_ROW_GROUP ? r1 - r : EC_ROW_GROUP;
         for (int b = 0; b < batch; b++)
             for (int k = 0; k < g; k++)
                 y[(size_t)b * rows + (size_t)(r + k)] = 0.0f;
-        /* Each row: fp32 sum of per-chunk dot products, chunks in column order. The grouping
-         * only shares decoded activations; a row's arithmetic never depends on its group. */
+        /* Each row: fp32 sum of per-chunk dot products, chunks in column order. A group of
+         * rows shares each chunk of activations; a row's arithmetic never depends on its group. */
         for (int c0 = 0; c0 < m->cols; c0 += EC_CHUNK) {
             int n = m->cols - c0 < EC_CHUNK ? m->cols - c0 : EC_CHUNK;
             for (int k = 0; k < g; k++)
                 w[k] = decode_chunk(m, r + k, c0, n, wbuf[k]);
             for (int b = 0; b < batch; b++) {
-                const float *xs = activations(m->prec, x + (size_t)b * cols + (size_t)c0, n, xbuf);
+                const float *xs = xr + (size_t)b * cols + (size_t)c0;
                 for (int k = 0; k < g; k++)
                     y[(size_t)b * rows + (size_t)(r + k)] += ec_dot_f32(w[k], xs, n);
             }
         }
     }
+    if (xr != x) free((void *)xr);
 }

@@ -17,6 +17,7 @@
 #define EC_ROW_GROUP 8
 
 const float *ec_e4m3_table(void); /* [256] E4M3 code -> float32 */
+const float *ec_f16_table(void);  /* [65536] half bit pattern -> float32 */
 
 /* Inline decoders for the matmul inner loops (the public ec_f16_to_f32 / ec_bf16_to_f32 call
  * these): bit assembly, exact for every input. */
