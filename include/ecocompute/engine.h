@@ -83,6 +83,10 @@ typedef struct {
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
                 const ec_phase_hooks *hooks, ec_generate_stats *stats);
 
+/* Synthetic prompts: out [batch][len] token ids in [3, vocab) (ids 0-2 are the special
+ * unk/bos/eos of Llama vocabularies), a pure function of (seed, index). */
+void ec_prompt_synthetic(uint64_t seed, int vocab, int batch, int len, int *out);
+
 /* ---- accuracy metrics over next-token logits (eval) ---- */
 /* Index of the largest value, the lowest index on ties (greedy decoding). */
 int ec_argmax(const float *x, int n);
