@@ -28,15 +28,17 @@ typedef enum { EC_CUDA_F16 = 0, EC_CUDA_BF16 } ec_cuda_dtype;
 #define EC_CUDA_MAX_HEAD_DIM 256
 
 /* ---- kernels_misc.cu ---- */
-/* dst [n] (16-bit) = round-to-nearest-even(src [n] fp32). */
-int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst, size_t n,
+/* dst [rows][ld] (16-bit) = round-to-nearest-even(src [rows][cols] fp32); dst columns
+ * [cols, ld) are left alone (weights padded to a multiple of 8 columns keep zeros there). */
+int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst, int rows, int cols, int ld,
                         cudaStream_t stream);
 /* x [ntok][dim] fp32 = table [vocab][dim] (16-bit) row tokens[t]; tokens [ntok] on the device,
  * already checked to lie in [0, vocab). */
 int ec_cuda_embed(ec_cuda_dtype t, const void *table, const int *tokens, int ntok, int dim,
                   float *x, cudaStream_t stream);
-/* h [ntok][hidden] (16-bit) = silu(gu[t][j]) * gu[t][hidden + j], gu [ntok][2*hidden] fp32. */
-int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, void *h,
+/* h [ntok][ldh] (16-bit) = silu(gu[t][j]) * gu[t][hidden + j] for j < hidden,
+ * gu [ntok][2*hidden] fp32. */
+int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, void *h, int ldh,
                      cudaStream_t stream);
 /* out [batch] = index of the largest logits [batch][vocab] (lowest index on ties, NaN never
  * wins), the same rule as the CPU backend. */
@@ -50,21 +52,22 @@ int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride, const floa
 
 /* ---- kernels_gemv.cu ---- */
 typedef enum {
-    EC_GEMV_STORE = 0, /* y fp32 [batch][rows] = x W^T */
-    EC_GEMV_ADD,       /* y fp32 [batch][rows] += x W^T (the residual stream) */
-    EC_GEMV_SILU_MUL   /* W = [gate; up] [2*rows][cols]; y 16-bit [batch][rows] = silu(g) * u */
+    EC_GEMV_STORE = 0, /* y fp32 [batch][ldy] = x W^T */
+    EC_GEMV_ADD,       /* y fp32 [batch][ldy] += x W^T (the residual stream) */
+    EC_GEMV_SILU_MUL   /* W = [gate; up] [2*rows][cols]; y 16-bit [batch][ldy] = silu(g) * u */
 } ec_gemv_mode;
-/* w [rows or 2*rows][cols] (16-bit, row-major), x [batch][cols] (16-bit); cols % 8 == 0,
+/* w [rows or 2*rows][cols] (16-bit, row-major), x [batch][cols] (16-bit); cols % 8 == 0 (the
+ * 16-byte loads; the backend pads odd widths with zero columns), ldy >= rows,
  * 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH. */
 int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
-                 int rows, int cols, void *y, cudaStream_t stream);
+                 int rows, int cols, void *y, int ldy, cudaStream_t stream);
 
 /* ---- linear.cu: the GEMV for small batches, cuBLAS (fp32 compute) above ---- */
 /* As ec_cuda_gemv for any batch >= 1. For EC_GEMV_SILU_MUL above the GEMV batch, the GEMM writes
  * gate and up to scratch gu [batch][2*rows] fp32 first (unused otherwise, may then be NULL).
  * cublas must be bound to `stream`. */
 int ec_cuda_linear(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode, const void *w,
-                   const void *x, int batch, int rows, int cols, void *y, float *gu,
+                   const void *x, int batch, int rows, int cols, void *y, int ldy, float *gu,
                    cudaStream_t stream);
 
 /* ---- kernels_rope.cu ---- */

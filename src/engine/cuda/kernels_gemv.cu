@@ -19,7 +19,8 @@ enum { GEMV_WARPS = 8, GEMV_UNROLL = 4 };
 
 template <typename T, int B, int MODE>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
-    gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y)
+    gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
+                int ldy)
 {
     int warp = blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
@@ -70,10 +71,10 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
         if (lane != b) continue;
         if (MODE == EC_GEMV_SILU_MUL) {
             float g = acc0[b];
-            reinterpret_cast<T *>(y)[(size_t)b * rows + r0] =
+            reinterpret_cast<T *>(y)[(size_t)b * ldy + r0] =
                 ec_from_f32<T>(g / (1.0f + expf(-g)) * acc1[b]);
         } else {
-            float *out = reinterpret_cast<float *>(y) + (size_t)b * rows;
+            float *out = reinterpret_cast<float *>(y) + (size_t)b * ldy;
             if (MODE == EC_GEMV_ADD) {
                 out[r0] += acc0[b];
                 if (r1 != r0) out[r1] += acc1[b];
@@ -86,37 +87,37 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
 }
 
 template <typename T, int MODE>
-static void launch_mode(int batch, const T *w, const T *x, int rows, int cols, void *y,
+static void launch_mode(int batch, const T *w, const T *x, int rows, int cols, void *y, int ldy,
                         cudaStream_t stream)
 {
     int warps = MODE == EC_GEMV_SILU_MUL ? rows : (rows + 1) / 2;
     dim3 grid((unsigned)((warps + GEMV_WARPS - 1) / GEMV_WARPS)), block(GEMV_WARPS * 32);
     switch (batch) {
-    case 1: gemv_kernel<T, 1, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
-    case 2: gemv_kernel<T, 2, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
-    case 3: gemv_kernel<T, 3, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
-    case 4: gemv_kernel<T, 4, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
-    case 5: gemv_kernel<T, 5, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
-    case 6: gemv_kernel<T, 6, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
-    case 7: gemv_kernel<T, 7, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
-    default: gemv_kernel<T, 8, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y); break;
+    case 1: gemv_kernel<T, 1, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    case 2: gemv_kernel<T, 2, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    case 3: gemv_kernel<T, 3, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    case 4: gemv_kernel<T, 4, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    case 5: gemv_kernel<T, 5, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    case 6: gemv_kernel<T, 6, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    case 7: gemv_kernel<T, 7, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    default: gemv_kernel<T, 8, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
     }
 }
 
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_mode instantiates batches 1..8");
 
 extern "C" int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x,
-                            int batch, int rows, int cols, void *y, cudaStream_t stream)
+                            int batch, int rows, int cols, void *y, int ldy, cudaStream_t stream)
 {
-    if (batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || cols % 8 != 0 || rows < 1)
+    if (batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || cols % 8 != 0 || rows < 1 || ldy < rows)
         return ec_set_error("GEMV: unsupported shape batch %d, rows %d, cols %d (needs batch 1-%d, "
                             "cols a multiple of 8)", batch, rows, cols, EC_CUDA_GEMV_MAX_BATCH);
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *wt = (const T *)w, *xt = (const T *)x;
-        if (mode == EC_GEMV_STORE) launch_mode<T, EC_GEMV_STORE>(batch, wt, xt, rows, cols, y, stream);
-        else if (mode == EC_GEMV_ADD) launch_mode<T, EC_GEMV_ADD>(batch, wt, xt, rows, cols, y, stream);
-        else launch_mode<T, EC_GEMV_SILU_MUL>(batch, wt, xt, rows, cols, y, stream);
+        if (mode == EC_GEMV_STORE) launch_mode<T, EC_GEMV_STORE>(batch, wt, xt, rows, cols, y, ldy, stream);
+        else if (mode == EC_GEMV_ADD) launch_mode<T, EC_GEMV_ADD>(batch, wt, xt, rows, cols, y, ldy, stream);
+        else launch_mode<T, EC_GEMV_SILU_MUL>(batch, wt, xt, rows, cols, y, ldy, stream);
         EC_CUDA_LAUNCHED("launch of GEMV kernel (batch %d, %d x %d)", batch, rows, cols);
         return 0;
     });

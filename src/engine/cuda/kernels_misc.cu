@@ -13,20 +13,22 @@ static unsigned grid_for(size_t n)
     return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
 }
 
-template <typename T> __global__ void convert_kernel(const float *src, T *dst, size_t n)
+template <typename T>
+__global__ void convert_kernel(const float *src, T *dst, int cols, int ld, size_t n)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = ec_from_f32<T>(src[i]);
+        dst[i / cols * ld + i % cols] = ec_from_f32<T>(src[i]);
 }
 
-extern "C" int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst, size_t n,
-                                   cudaStream_t stream)
+extern "C" int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst, int rows,
+                                   int cols, int ld, cudaStream_t stream)
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        convert_kernel<T><<<grid_for(n), 256, 0, stream>>>(src, (T *)dst, n);
-        EC_CUDA_LAUNCHED("launch of convert kernel (%zu values)", n);
+        size_t n = (size_t)rows * cols;
+        convert_kernel<T><<<grid_for(n), 256, 0, stream>>>(src, (T *)dst, cols, ld, n);
+        EC_CUDA_LAUNCHED("launch of convert kernel (%d x %d values)", rows, cols);
         return 0;
     });
 }
@@ -56,10 +58,10 @@ extern "C" int ec_cuda_embed(ec_cuda_dtype t, const void *table, const int *toke
     });
 }
 
-template <typename T> __global__ void silu_mul_kernel(const float *gu, int hidden, T *h)
+template <typename T> __global__ void silu_mul_kernel(const float *gu, int hidden, T *h, int ldh)
 {
     const float *g = gu + (size_t)blockIdx.y * 2 * hidden;
-    T *out = h + (size_t)blockIdx.y * hidden;
+    T *out = h + (size_t)blockIdx.y * ldh;
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < hidden; j += gridDim.x * blockDim.x) {
         float a = g[j];
         out[j] = ec_from_f32<T>(a / (1.0f + expf(-a)) * g[hidden + j]);
@@ -67,12 +69,12 @@ template <typename T> __global__ void silu_mul_kernel(const float *gu, int hidde
 }
 
 extern "C" int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, void *h,
-                                cudaStream_t stream)
+                                int ldh, cudaStream_t stream)
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)((hidden + 255) / 256), (unsigned)ntok);
-        silu_mul_kernel<T><<<grid, 256, 0, stream>>>(gu, hidden, (T *)h);
+        silu_mul_kernel<T><<<grid, 256, 0, stream>>>(gu, hidden, (T *)h, ldh);
         EC_CUDA_LAUNCHED("launch of silu-mul kernel (%d tokens x %d)", ntok, hidden);
         return 0;
     });
