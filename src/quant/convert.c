@@ -38,21 +38,7 @@ uint16_t ec_f32_to_f16(float x)
     return (uint16_t)(sign | shift_rne((u & 0x7fffffu) | 0x800000u, 126u - e));
 }
 
-float ec_f16_to_f32(uint16_t h)
-{
-    unsigned e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    float v;
-    if (e == 31) { /* inf, or NaN keeping its sign and payload */
-        uint32_t u = (uint32_t)(h & 0x8000u) << 16 | 0x7f800000u | (uint32_t)m << 13;
-        memcpy(&v, &u, sizeof v);
-        return v;
-    }
-    if (e == 0)
-        v = ldexpf((float)m, -24);
-    else
-        v = ldexpf((float)(m | 0x400u), (int)e - 25);
-    return (h & 0x8000u) ? -v : v;
-}
+float ec_f16_to_f32(uint16_t h) { return ec_half_bits_to_f32(h); }
 
 uint16_t ec_f32_to_bf16(float x)
 {
@@ -62,13 +48,7 @@ uint16_t ec_f32_to_bf16(float x)
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-float ec_bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
+float ec_bf16_to_f32(uint16_t h) { return ec_bf16_bits_to_f32(h); }
 
 uint8_t ec_f32_to_e4m3(float x)
 {

@@ -62,11 +62,11 @@ const float *ec_dense_decode(const ec_qmatrix *m, int r, int c0, int n, float *r
         return (const float *)m->data + off;
     case EC_PREC_FP16:
         for (int i = 0; i < n; i++)
-            buf[i] = ec_f16_to_f32(h[off + (size_t)i]);
+            buf[i] = ec_half_bits_to_f32(h[off + (size_t)i]);
         return buf;
     case EC_PREC_BF16:
         for (int i = 0; i < n; i++)
-            buf[i] = ec_bf16_to_f32(h[off + (size_t)i]);
+            buf[i] = ec_bf16_bits_to_f32(h[off + (size_t)i]);
         return buf;
     default: {
         const float *lut = ec_e4m3_table();

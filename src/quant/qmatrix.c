@@ -89,11 +89,11 @@ static const float *activations(ec_precision p, const float *x, int n, float *bu
     switch (p) {
     case EC_PREC_FP16:
         for (int i = 0; i < n; i++)
-            buf[i] = ec_f16_to_f32(ec_f32_to_f16(x[i]));
+            buf[i] = ec_half_bits_to_f32(ec_f32_to_f16(x[i]));
         return buf;
     case EC_PREC_BF16:
         for (int i = 0; i < n; i++)
-            buf[i] = ec_bf16_to_f32(ec_f32_to_bf16(x[i]));
+            buf[i] = ec_bf16_bits_to_f32(ec_f32_to_bf16(x[i]));
         return buf;
     default:
         return x;
@@ -120,17 +120,23 @@ void ec_qmatrix_matmul_rows(const ec_qmatrix *m, const float *x, const ec_qact *
         return;
     }
     size_t rows = (size_t)m->rows, cols = (size_t)m->cols;
-    float wbuf[EC_CHUNK], xbuf[EC_CHUNK];
-    for (int r = r0; r < r1; r++) {
+    float wbuf[EC_ROW_GROUP][EC_CHUNK], xbuf[EC_CHUNK];
+    const float *w[EC_ROW_GROUP];
+    for (int r = r0; r < r1; r += EC_ROW_GROUP) {
+        int g = r1 - r < EC_ROW_GROUP ? r1 - r : EC_ROW_GROUP;
         for (int b = 0; b < batch; b++)
-            y[(size_t)b * rows + (size_t)r] = 0.0f;
-        /* Row in chunks: fp32 sum of per-chunk dot products, chunks in column order. */
+            for (int k = 0; k < g; k++)
+                y[(size_t)b * rows + (size_t)(r + k)] = 0.0f;
+        /* Each row: fp32 sum of per-chunk dot products, chunks in column order. The grouping
+         * only shares decoded activations; a row's arithmetic never depends on its group. */
         for (int c0 = 0; c0 < m->cols; c0 += EC_CHUNK) {
             int n = m->cols - c0 < EC_CHUNK ? m->cols - c0 : EC_CHUNK;
-            const float *w = decode_chunk(m, r, c0, n, wbuf);
+            for (int k = 0; k < g; k++)
+                w[k] = decode_chunk(m, r + k, c0, n, wbuf[k]);
             for (int b = 0; b < batch; b++) {
                 const float *xs = activations(m->prec, x + (size_t)b * cols + (size_t)c0, n, xbuf);
-                y[(size_t)b * rows + (size_t)r] += ec_dot_f32(w, xs, n);
+                for (int k = 0; k < g; k++)
+                    y[(size_t)b * rows + (size_t)(r + k)] += ec_dot_f32(w[k], xs, n);
             }
         }
     }

@@ -185,7 +185,9 @@ static int layer_forward(cpu_state *s, int l, int n, int pos, int rows)
         return -1;
     rope_and_cache(s, l, n, pos, rows);
     attention_job job = {s, l, n, pos, rows};
-    ec_pool_run(s->pool, attention_part, &job);
+    /* Each query reads up to pos + n cached positions of q_dim * 2 floats. */
+    ec_pool_run(s->pool, attention_part, &job,
+                ec_pool_parts(s->pool, 2.0 * rows * (pos + n) * q_dim(c)));
     if (cpu_linear(s->pool, &L->wo, s->att, rows, NULL, s->xb) != 0) return -1;
     add_into(s->x, s->xb, resid);
     for (int r = 0; r < rows; r++)

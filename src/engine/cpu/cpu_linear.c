@@ -30,7 +30,8 @@ int cpu_linear(ec_pool *pool, const ec_qmatrix *m, const float *x, int rows, con
     memset(&act, 0, sizeof act);
     if (int8 && ec_qact_prepare(&act, m, x, rows) != 0) return -1;
     linear_job job = {m, x, int8 ? &act : NULL, rows, y};
-    ec_pool_run(pool, linear_part, &job);
+    ec_pool_run(pool, linear_part, &job,
+                ec_pool_parts(pool, (double)rows * m->rows * m->cols));
     if (int8) ec_qact_free(&act);
     if (bias)
         for (int b = 0; b < rows; b++)

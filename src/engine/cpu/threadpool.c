@@ -19,6 +19,7 @@ struct ec_pool {
     int stop;
     ec_pool_fn fn;
     void *arg;
+    int parts; /* threads with index >= parts sit the job out */
 };
 
 typedef struct {
@@ -39,8 +40,9 @@ static void *worker_main(void *start_arg)
         seen = p->generation;
         ec_pool_fn fn = p->fn;
         void *arg = p->arg;
+        int parts = p->parts;
         pthread_mutex_unlock(&p->mu);
-        fn(arg, start.index, p->n);
+        if (start.index < parts) fn(arg, start.index, parts);
         pthread_mutex_lock(&p->mu);
         if (--p->pending == 0) pthread_cond_signal(&p->done);
     }
@@ -95,23 +97,32 @@ void ec_pool_destroy(ec_pool *p)
 
 int ec_pool_threads(const ec_pool *p) { return p->n; }
 
-void ec_pool_run(ec_pool *p, ec_pool_fn fn, void *arg)
+void ec_pool_run(ec_pool *p, ec_pool_fn fn, void *arg, int parts)
 {
-    if (p->n == 1) {
+    if (parts > p->n) parts = p->n;
+    if (parts <= 1) {
         fn(arg, 0, 1);
         return;
     }
     pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
+    p->parts = parts;
     p->pending = p->n - 1;
     p->generation++;
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
-    fn(arg, 0, p->n);
+    fn(arg, 0, parts);
     pthread_mutex_lock(&p->mu);
     while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+}
+
+int ec_pool_parts(const ec_pool *p, double work)
+{
+    const double per_part = 65536.0;
+    double parts = work / per_part;
+    return parts >= p->n ? p->n : parts < 1.0 ? 1 : (int)parts;
 }
 
 void ec_pool_split(int count, int t, int n, int *lo, int *hi)

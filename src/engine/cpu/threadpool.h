@@ -13,7 +13,11 @@ typedef void (*ec_pool_fn)(void *arg, int t, int n);
 int ec_pool_create(ec_pool **out, int threads);
 void ec_pool_destroy(ec_pool *p);
 int ec_pool_threads(const ec_pool *p);
-void ec_pool_run(ec_pool *p, ec_pool_fn fn, void *arg);
+/* parts is clamped to [1, threads]; 1 runs fn on the caller without waking anyone. */
+void ec_pool_run(ec_pool *p, ec_pool_fn fn, void *arg, int parts);
+/* How many parts a job of `work` multiply-adds is worth splitting into: waking a thread costs
+ * about as much as tens of thousands of them, so small jobs stay on the caller. */
+int ec_pool_parts(const ec_pool *p, double work);
 
 /* The share [*lo, *hi) of [0, count) that thread t of n owns. */
 void ec_pool_split(int count, int t, int n, int *lo, int *hi);
