@@ -5,6 +5,8 @@
 
 const cli_command cli_commands[] = {
     {"version", "print the version and the commit it was built from", cmd_version},
+    {"models", "list the built-in models: shapes, parameters, weight bytes per precision",
+     cmd_models},
     {NULL, NULL, NULL},
 };
 
