@@ -44,6 +44,9 @@ uint8_t ec_f32_to_e4m3(float x); /* saturates to ±448; NaN only from NaN */
 float ec_e4m3_to_f32(uint8_t c);
 extern const float ec_nf4_code[16]; /* the 16 NormalFloat-4 values, index = code */
 uint8_t ec_nf4_encode(float x_normalized); /* nearest code, bitsandbytes' decision tree */
+/* [256] bitsandbytes create_dynamic_map(signed=True) (the nf4-dq absmax code), ascending;
+ * index = 8-bit code. Built once, read-only, shared by all threads. */
+const float *ec_dynamic_map(void);
 
 /* A quantized weight matrix [rows][cols] in one format. Field shapes per format:
  *   f32:        data = float   [rows][cols]
@@ -87,6 +90,8 @@ typedef struct {
     int *outlier_cols;    /* [n_outliers] ascending column indices with any |x| >= threshold */
     int n_outliers;
 } ec_qact;
+/* Only for int8 / int8-mixed matrices (-1 otherwise). Outliers are found with m->threshold (> 0);
+ * outlier columns are left out of every token's absmax. Returns 0, or -1 (ec_last_error). */
 int ec_qact_prepare(ec_qact *a, const ec_qmatrix *m, const float *x /* [batch][cols] */, int batch);
 void ec_qact_free(ec_qact *a);
 
