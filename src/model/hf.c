@@ -3,6 +3,7 @@
  * Every tensor the config implies is resolved and shape-checked at open, so reads cannot fail;
  * Phi-3's fused qkv_proj and gate_up_proj are split by row ranges. */
 #include "ecocompute/common.h"
+#include "ecocompute/quant.h"
 #include "model_internal.h"
 #include "safetensors.h"
 
@@ -33,26 +34,6 @@ typedef struct {
     tensor_ref *refs; /* [EC_T_COUNT][n_layers]; global kinds at layer 0 */
 } hf_state;
 
-/* IEEE half to float, exact (every half is a float). */
-static float half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (exp == 0x1f)
-        bits = sign | 0x7f800000u | man << 13;
-    else if (exp)
-        bits = sign | (exp + 112) << 23 | man << 13;
-    else if (!man)
-        bits = sign;
-    else {
-        int e = -1;
-        do { man <<= 1; e++; } while (!(man & 0x400));
-        bits = sign | (uint32_t)(112 - e) << 23 | (man & 0x3ff) << 13;
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 static int hf_read(const ec_model *m, ec_tensor_kind k, int layer, float *out)
 {
     const hf_state *s = m->impl;
@@ -64,14 +45,13 @@ static int hf_read(const ec_model *m, ec_tensor_kind k, int layer, float *out)
     uint64_t n = (uint64_t)rows * (uint64_t)cols, first = r->row0 * (uint64_t)cols;
     size_t es = ec_st_dtype_size(r->t->dtype);
     const unsigned char *p = r->file->map.data + r->t->begin + first * es;
-    for (uint64_t i = 0; i < n; i++, p += es) {
+    if (r->t->dtype == EC_ST_F32) {
+        memcpy(out, p, n * 4);
+        return 0;
+    }
+    for (uint64_t i = 0; i < n; i++, p += 2) {
         uint16_t h = (uint16_t)(p[0] | p[1] << 8);
-        uint32_t bits = (uint32_t)h << 16;
-        switch (r->t->dtype) {
-        case EC_ST_F32: memcpy(&out[i], p, 4); break;
-        case EC_ST_F16: out[i] = half_to_float(h); break;
-        default: memcpy(&out[i], &bits, 4); break; /* BF16: the top half of a float */
-        }
+        out[i] = r->t->dtype == EC_ST_F16 ? ec_f16_to_f32(h) : ec_bf16_to_f32(h);
     }
     return 0;
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ecocompute/quant.h"
+
 
 float stw_value(ec_tensor_kind k, int layer, uint64_t i)
 {
@@ -52,18 +54,10 @@ static size_t elem_size(const char *dtype)
     return strcmp(dtype, "F16") && strcmp(dtype, "BF16") ? 4 : 2;
 }
 
-/* stw_value's numbers are exact in 16 bits, so truncating encoders suffice: BF16 keeps the top
- * half of the float, F16 rebiases the exponent (zero and normal numbers only). */
 static void put(FILE *f, const char *dtype, float v)
 {
     if (!strcmp(dtype, "F16") || !strcmp(dtype, "BF16")) {
-        uint32_t b;
-        memcpy(&b, &v, 4);
-        uint16_t h = (uint16_t)(b >> 16);
-        if (!strcmp(dtype, "F16"))
-            h = (uint16_t)((b >> 16 & 0x8000) |
-                           ((b & 0x7fffffff) ? ((((b >> 23) & 0xff) - 112) << 10 | (b >> 13 & 0x3ff))
-                                             : 0));
+        uint16_t h = !strcmp(dtype, "F16") ? ec_f32_to_f16(v) : ec_f32_to_bf16(v);
         fwrite(&h, 2, 1, f);
     } else {
         fwrite(&v, 4, 1, f);
