@@ -5,10 +5,12 @@
  * through ec_backend_ops. A backend owns its weights (in the requested format) and its KV cache;
  * its forward pass is one call per step, so a GPU backend can fuse and graph-capture the whole
  * step. Phase hooks let callers (bench, meter) open measurement windows around prefill and
- * decode without the engine knowing about meters. */
+ * decode without the engine knowing about meters. docs/engine.md describes the forward pass
+ * and the policies (which tensors are quantized, how generation counts). */
 #ifndef ECOCOMPUTE_ENGINE_H
 #define ECOCOMPUTE_ENGINE_H
 
+#include "ecocompute/common.h"
 #include "ecocompute/model.h"
 #include "ecocompute/quant.h"
 
@@ -21,12 +23,12 @@ const char *ec_kernels_name(ec_kernels k); /* "fused", "reference" */
 int ec_kernels_parse(const char *name, ec_kernels *out);
 
 typedef struct {
-    ec_precision precision;  /* format of the linear layers */
+    ec_precision precision;  /* format of the linear layers (default fp16) */
     ec_kernels kernels;      /* GPU kernel family; the CPU backend has one */
     float int8_threshold;    /* int8-mixed outlier threshold (default EC_INT8_THRESHOLD) */
     int quantize_head;       /* also quantize the output head (default: 16-bit) */
-    int max_batch;           /* KV cache is allocated for this many sequences ... */
-    int max_seq;             /* ... of up to this many positions (prompt + generated) */
+    int max_batch;           /* KV cache is allocated for this many sequences (default 1) ... */
+    int max_seq;             /* ... of up to this many positions; 0 = the model's max_seq_len */
     int threads;             /* CPU backend worker threads; 0 = all cores */
     int device;              /* CUDA device index */
 } ec_load_options;
@@ -52,8 +54,12 @@ struct ec_backend {
     void *impl;
 };
 
-/* Creates a backend by device name: "cpu", "cuda", "cuda:N". -1 if unknown or not built. */
+/* Parses a device name: "cpu" (index -1), "cuda" (index 0), "cuda:N". -1 if malformed. */
+int ec_device_parse(const char *device, int *cuda_index);
+/* Creates an empty backend by device name (then call ops->load). -1 (ec_last_error) if the
+ * name is malformed or that backend is not built. */
 int ec_backend_create(ec_backend **out, const char *device);
+/* Calls ops->destroy (frees weights and cache) and frees b; NULL is fine. */
 void ec_backend_destroy(ec_backend *b);
 
 typedef enum { EC_PHASE_PREFILL = 0, EC_PHASE_DECODE } ec_phase;
@@ -64,16 +70,30 @@ typedef struct {
 } ec_phase_hooks;
 
 typedef struct {
-    double prefill_s;    /* wall time of the prefill phase */
-    double decode_s;     /* wall time of the decode phase */
-    long prefill_tokens; /* batch * prompt_len */
-    long decode_tokens;  /* batch * gen */
+    double prefill_s;    /* wall time of the prefill phase, s */
+    double decode_s;     /* wall time of the decode phase, s */
+    long prefill_tokens; /* batch * prompt_len tokens processed */
+    long decode_tokens;  /* batch * (gen - 1) tokens produced by decode steps */
 } ec_generate_stats;
 
-/* Greedy generation: prompts [batch][prompt_len] → out [batch][gen] (exactly gen tokens each;
- * the first comes from the prefill's last position). hooks may be NULL. */
+/* Greedy generation: prompts [batch][prompt_len] → out [batch][gen] (exactly gen tokens each,
+ * never stopping early). The prefill call runs positions [0, prompt_len) and yields token 0;
+ * each of the gen-1 decode calls feeds the previous token and yields the next, so the cache
+ * needs prompt_len + gen - 1 positions. hooks may be NULL. Returns 0 or -1 (ec_last_error). */
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
                 const ec_phase_hooks *hooks, ec_generate_stats *stats);
+
+/* Synthetic prompts: out [batch][len] token ids in [3, vocab) (ids 0-2 are the special
+ * unk/bos/eos of Llama vocabularies), a pure function of (seed, index). */
+void ec_prompt_synthetic(uint64_t seed, int vocab, int batch, int len, int *out);
+
+/* ---- accuracy metrics over next-token logits (eval) ---- */
+/* Index of the largest value, the lowest index on ties (greedy decoding). */
+int ec_argmax(const float *x, int n);
+/* KL(softmax(ref) || softmax(other)) in nats. */
+double ec_logits_kl(const float *ref, const float *other, int n);
+/* -log softmax(logits)[target] in nats. */
+double ec_logits_nll(const float *logits, int n, int target);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ecocompute/quant.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,6 +33,10 @@ typedef struct {
     int rope_original_max_pos;
     int qkv_bias;         /* Qwen2: q/k/v projections carry a bias */
     int tied_embeddings;  /* output head shares the token embedding */
+    /* Rotary convention. 1: llama2.c/Meta, rotate adjacent pairs (2i, 2i+1) of each head.
+     * 0: Hugging Face rotate-half, pairs (i, i + head_dim/2); HF permutes the rows of wq/wk so
+     * both give the same model. Synthetic models use 0. */
+    int rope_interleaved;
 } ec_model_config;
 
 /* The tensors of a decoder; per-layer kinds take a layer index, the others ignore it. */
@@ -57,7 +63,12 @@ const char *ec_tensor_kind_name(ec_tensor_kind k);
 /* Shape of a tensor: 2-D tensors give rows x cols, 1-D give rows = 1, cols = length. */
 void ec_tensor_shape(const ec_model_config *c, ec_tensor_kind k, int *rows, int *cols);
 int ec_tensor_is_linear(ec_tensor_kind k); /* quantizable projection (q,k,v,o,gate,up,down) */
+int ec_tensor_is_per_layer(ec_tensor_kind k); /* one per layer (norms, projections, biases) */
+uint64_t ec_tensor_numel(const ec_model_config *c, ec_tensor_kind k); /* rows * cols */
 uint64_t ec_model_param_count(const ec_model_config *c);
+/* Bytes of all weights when linear layers are stored in `prec` and everything else (embedding,
+ * head, norms, biases) in 16-bit, the engine's default; a tied head is counted once. */
+uint64_t ec_model_weight_bytes(const ec_model_config *c, ec_precision prec);
 
 /* Built-in catalog: exact shapes from each model's public config.json, plus `tiny` and `small`. */
 size_t ec_catalog_count(void);
@@ -67,7 +78,8 @@ const ec_model_config *ec_catalog_find(const char *name); /* case-insensitive; N
 typedef struct {
     uint64_t seed;       /* synthetic weights: same seed → bit-identical weights */
     int outliers;        /* synthetic: hidden dims carrying outlier activations; -1 = default */
-    float outlier_mag;   /* magnitude of those activations after normalisation */
+    float outlier_mag;   /* magnitude of those activations after normalisation; 0 = default */
+    int threads;         /* synthetic generation threads; 0 = all cores (result is identical) */
 } ec_model_options;
 void ec_model_options_default(ec_model_options *o);
 

@@ -1,0 +1,327 @@
+/* cmd_eval.c — `ecocompute eval`: accuracy of each precision against the float32 model on the
+ * same inputs (KL divergence, top-1 agreement, largest logit error, by teacher forcing one token
+ * sequence through both), and perplexity over a text file. Method in docs/engine.md. */
+#include "cli.h"
+#include "engine_args.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "eval"
+enum { DEFAULT_TOKENS = 64, DEFAULT_PROMPT_LEN = 16, TOKEN_BOS = 1 };
+
+typedef struct {
+    cli_engine_args a;
+    ec_precision precs[EC_PREC_COUNT];
+    int n_precs;
+    int tokens;           /* --tokens T: positions compared per sequence */
+    const char *ppl_file; /* --ppl FILE */
+} eval_args;
+
+static void usage(void)
+{
+    printf("usage: ecocompute eval --model NAME|DIR|FILE.bin [options]\n\n"
+           "Measures how far each precision's next-token distribution is from the float32 model's.\n"
+           "A seeded synthetic prompt is continued greedily by the f32 model to --tokens positions;\n"
+           "that sequence is teacher-forced through every precision and, at each position, compared\n"
+           "with f32: mean KL(p_f32 || p_P) in nats, top-1 agreement in %%, max |logit difference|.\n"
+           "With --ppl, also the perplexity over a text file in windows of the model's max_seq_len\n"
+           "(each window starts with BOS; every text token is predicted once).\n\n"
+           "options:\n"
+           "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
+           "  --precision P[,P..]  precisions to evaluate (default fp16,bf16,int8,int8-mixed,nf4,"
+           "nf4-dq,fp8)\n"
+           "  --device D           cpu | cuda[:N] (default cpu)\n"
+           "  --tokens T           positions compared per sequence (default %d)\n"
+           "  --prompt-len L       of which synthetic prompt tokens (default %d, at most T)\n"
+           "  --batch B            sequences, each from its own seeded prompt (default 1)\n"
+           "  --seed S             synthetic weights and prompt tokens (default 1)\n"
+           "  --threads T          CPU threads, 0 = all cores (default 0)\n"
+           "  --ppl FILE           text file for perplexity (needs --tokenizer)\n"
+           "  --tokenizer TOK      llama2.c tokenizer of the model\n"
+           "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
+           "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
+           "  --quantize-head      store the output head in P too (default: 16-bit)\n"
+           "  --format F           table | json | csv\n\n"
+           "examples:\n"
+           "  ecocompute eval --model small --precision fp16,int8,int8-mixed,nf4 --outliers 4:40\n"
+           "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
+           "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n",
+           DEFAULT_TOKENS, DEFAULT_PROMPT_LEN, (double)EC_INT8_THRESHOLD);
+}
+
+static int parse_precisions(const char *list, eval_args *e)
+{
+    char buf[256];
+    if (strlen(list) >= sizeof buf) return cli_usage_error(CMD, "--precision list too long");
+    strcpy(buf, list);
+    e->n_precs = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (e->n_precs == EC_PREC_COUNT)
+            return cli_usage_error(CMD, "--precision: at most %d precisions", EC_PREC_COUNT);
+        if (ec_precision_parse(p, &e->precs[e->n_precs++]) != 0)
+            return cli_usage_error(CMD, "--precision: %s", ec_last_error());
+    }
+    if (e->n_precs == 0) return cli_usage_error(CMD, "--precision: empty list");
+    return 0;
+}
+
+static int parse(int argc, char **argv, eval_args *e)
+{
+    cli_engine_args_default(&e->a);
+    e->tokens = DEFAULT_TOKENS;
+    e->ppl_file = NULL;
+    int rc = parse_precisions("fp16,bf16,int8,int8-mixed,nf4,nf4-dq,fp8", e);
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        int shared = cli_engine_arg(CMD, argc, argv, &i, &e->a);
+        if (shared < 0) return EXIT_USAGE;
+        if (shared) continue;
+        const char *flag = argv[i];
+        if (strcmp(flag, "--precision") && strcmp(flag, "--tokens") && strcmp(flag, "--ppl"))
+            return cli_usage_error(CMD, "unknown option '%s'", flag);
+        const char *val = cli_flag_value(CMD, argc, argv, &i);
+        long v;
+        if (!val) return EXIT_USAGE;
+        if (!strcmp(flag, "--ppl")) {
+            e->ppl_file = val;
+        } else if (!strcmp(flag, "--tokens")) {
+            if (cli_parse_long(CMD, flag, val, 1, 1 << 20, &v) != 0) return EXIT_USAGE;
+            e->tokens = (int)v;
+        } else {
+            rc = parse_precisions(val, e);
+        }
+    }
+    if (rc != 0) return rc;
+    if (!e->a.prompt_len) e->a.prompt_len = e->tokens < DEFAULT_PROMPT_LEN ? e->tokens : DEFAULT_PROMPT_LEN;
+    if (e->a.prompt_len > e->tokens)
+        return cli_usage_error(CMD, "--prompt-len (%d) exceeds --tokens (%d)", e->a.prompt_len,
+                               e->tokens);
+    if (!e->ppl_file != !e->a.tokenizer)
+        return cli_usage_error(CMD, "--ppl and --tokenizer go together");
+    return cli_engine_args_check(CMD, &e->a);
+}
+
+/* Feeds seq [batch][T] one position at a time and hands each step's logits [batch][vocab] to
+ * on_step: logits at position t predict token t+1. */
+typedef void (*step_fn)(void *ctx, int t, const float *logits);
+static int teacher_force(ec_backend *b, const int *seq, int batch, int T, int vocab,
+                         step_fn on_step, void *ctx)
+{
+    int *step = malloc((size_t)batch * sizeof *step), *next = malloc((size_t)batch * sizeof *next);
+    float *logits = malloc((size_t)batch * vocab * sizeof *logits);
+    int rc = step && next && logits ? 0 : ec_set_error("out of memory");
+    for (int t = 0; rc == 0 && t < T; t++) {
+        for (int i = 0; i < batch; i++) step[i] = seq[(size_t)i * T + t];
+        rc = b->ops->forward(b, step, batch, 1, t, next, logits);
+        if (rc == 0) on_step(ctx, t, logits);
+    }
+    free(step);
+    free(next);
+    free(logits);
+    return rc;
+}
+
+/* ---- accuracy against float32 ---- */
+typedef struct {
+    float *ref; /* [T][batch][vocab] float32 logits */
+    int batch, vocab;
+    double kl_sum, max_dlogit;
+    long agree, count;
+} accuracy;
+
+static void keep_reference(void *ctx, int t, const float *logits)
+{
+    accuracy *acc = ctx;
+    size_t n = (size_t)acc->batch * acc->vocab;
+    memcpy(acc->ref + (size_t)t * n, logits, n * sizeof *logits);
+}
+
+static void compare_with_reference(void *ctx, int t, const float *logits)
+{
+    accuracy *acc = ctx;
+    for (int i = 0; i < acc->batch; i++) {
+        const float *p = acc->ref + ((size_t)t * acc->batch + i) * acc->vocab;
+        const float *q = logits + (size_t)i * acc->vocab;
+        acc->kl_sum += ec_logits_kl(p, q, acc->vocab);
+        acc->agree += ec_argmax(p, acc->vocab) == ec_argmax(q, acc->vocab);
+        acc->count++;
+        for (int v = 0; v < acc->vocab; v++) {
+            double d = fabs((double)p[v] - q[v]);
+            if (d > acc->max_dlogit) acc->max_dlogit = d;
+        }
+    }
+}
+
+/* ---- perplexity ---- */
+typedef struct {
+    const int *window; /* [len] BOS + text tokens */
+    int vocab;
+    double nll_sum;
+    long count;
+} perplexity;
+
+static void add_nll(void *ctx, int t, const float *logits)
+{
+    perplexity *pp = ctx;
+    pp->nll_sum += ec_logits_nll(logits, pp->vocab, pp->window[t + 1]);
+    pp->count++;
+}
+
+/* Reads the text file and tokenizes it (no BOS: each window adds its own). */
+static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **tokens, int *n)
+{
+    FILE *f = fopen(e->ppl_file, "rb");
+    if (!f) return cli_fail(CMD, "--ppl: cannot open %s", e->ppl_file);
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    char chunk[65536];
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        char *grown = len + got + 1 > cap ? realloc(text, cap = 2 * (len + got + 1)) : text;
+        if (!grown) break;
+        text = grown;
+        memcpy(text + len, chunk, got);
+        len += got;
+    }
+    int read_error = ferror(f) || got > 0;
+    fclose(f);
+    if (read_error || !text) {
+        free(text);
+        return cli_fail(CMD, "--ppl: cannot read %s (empty or unreadable)", e->ppl_file);
+    }
+    text[len] = '\0';
+    *tokens = malloc((len + 3) * sizeof **tokens);
+    *n = *tokens ? ec_tokenizer_encode(tok, text, 0, *tokens) : -1;
+    free(text);
+    if (*n < 1) return cli_fail(CMD, "--ppl: cannot tokenize %s: %s", e->ppl_file, ec_last_error());
+    return 0;
+}
+
+/* Perplexity of the text: windows of BOS + up to window-1 text tokens, batch 1. */
+static int text_perplexity(ec_backend *b, const int *text, int n, int window, int vocab,
+                           double *ppl)
+{
+    int *seq = malloc((size_t)window * sizeof *seq);
+    if (!seq) return ec_set_error("out of memory");
+    perplexity pp = {seq, vocab, 0.0, 0};
+    int rc = 0;
+    for (int start = 0; rc == 0 && start < n; start += window - 1) {
+        int len = n - start < window - 1 ? n - start : window - 1;
+        seq[0] = TOKEN_BOS;
+        memcpy(seq + 1, text + start, (size_t)len * sizeof *seq);
+        rc = teacher_force(b, seq, 1, len, vocab, add_nll, &pp);
+    }
+    free(seq);
+    *ppl = exp(pp.nll_sum / (double)pp.count);
+    return rc;
+}
+
+typedef struct {
+    double kl, top1_pct, max_dlogit, ppl;
+    long positions;
+} eval_row;
+
+static void print_rows(const eval_args *e, const eval_row *rows, long ppl_tokens)
+{
+    ec_table *t = ec_table_new();
+    int c_prec = ec_table_column(t, "precision", "Precision");
+    int c_pos = ec_table_column(t, "positions", "Positions (tok)");
+    int c_kl = ec_table_column(t, "mean_kl_nats", "Mean KL (nats)");
+    int c_top1 = ec_table_column(t, "top1_agreement_pct", "Top-1 agreement (%)");
+    int c_dl = ec_table_column(t, "max_abs_dlogit", "Max |dlogit| (logit)");
+    int c_ppl = e->ppl_file ? ec_table_column(t, "perplexity", "Perplexity (per token)") : -1;
+    int c_pt = e->ppl_file ? ec_table_column(t, "ppl_tokens", "PPL text (tok)") : -1;
+    for (int i = 0; i < e->n_precs; i++) {
+        ec_table_row(t);
+        ec_table_text(t, c_prec, "%s", ec_precision_name(e->precs[i]));
+        ec_table_number(t, c_pos, "%.0f", (double)rows[i].positions);
+        ec_table_number(t, c_kl, "%.3e", rows[i].kl);
+        ec_table_number(t, c_top1, "%.2f", rows[i].top1_pct);
+        ec_table_number(t, c_dl, "%.4g", rows[i].max_dlogit);
+        if (e->ppl_file) {
+            ec_table_number(t, c_ppl, "%.4f", rows[i].ppl);
+            ec_table_number(t, c_pt, "%.0f", (double)ppl_tokens);
+        }
+    }
+    ec_table_print(t, e->a.format, stdout);
+    ec_table_free(t);
+}
+
+/* The reference: seeded prompts continued greedily by f32 to T tokens, and its logits. */
+static int reference_pass(const eval_args *e, const ec_model *m, int *seq, accuracy *acc)
+{
+    const ec_model_config *c = ec_model_config_of(m);
+    int B = e->a.batch, T = e->tokens, L = e->a.prompt_len;
+    int *prompt = malloc((size_t)B * L * sizeof *prompt);
+    int *cont = malloc((size_t)B * T * sizeof *cont);
+    ec_backend *b = NULL;
+    int rc = prompt && cont ? 0 : cli_fail(CMD, "out of memory");
+    if (rc == 0) rc = cli_open_backend(CMD, &e->a, m, EC_PREC_F32, B, T, &b);
+    if (rc == 0) {
+        ec_prompt_synthetic(e->a.seed, c->vocab_size, B, L, prompt);
+        if (T > L && ec_generate(b, prompt, B, L, T - L, cont, NULL, NULL) != 0)
+            rc = cli_fail(CMD, "%s", ec_last_error());
+        for (int i = 0; rc == 0 && i < B; i++) {
+            memcpy(seq + (size_t)i * T, prompt + (size_t)i * L, (size_t)L * sizeof *seq);
+            memcpy(seq + (size_t)i * T + L, cont + (size_t)i * (T - L), (size_t)(T - L) * sizeof *seq);
+        }
+    }
+    if (rc == 0 && teacher_force(b, seq, B, T, c->vocab_size, keep_reference, acc) != 0)
+        rc = cli_fail(CMD, "%s", ec_last_error());
+    ec_backend_destroy(b);
+    free(prompt);
+    free(cont);
+    return rc;
+}
+
+static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *tok)
+{
+    const ec_model_config *c = ec_model_config_of(m);
+    int B = e->a.batch, T = e->tokens, V = c->vocab_size;
+    int *seq = malloc((size_t)B * T * sizeof *seq), *text = NULL, n_text = 0;
+    accuracy acc = {malloc((size_t)T * B * V * sizeof(float)), B, V, 0, 0, 0, 0};
+    eval_row rows[EC_PREC_COUNT];
+    int rc = seq && acc.ref ? 0 : cli_fail(CMD, "out of memory");
+    if (rc == 0 && tok) rc = load_text_tokens(e, tok, &text, &n_text);
+    if (rc == 0) rc = reference_pass(e, m, seq, &acc);
+    int max_seq = tok && c->max_seq_len > T ? c->max_seq_len : T;
+    for (int i = 0; rc == 0 && i < e->n_precs; i++) {
+        ec_backend *b = NULL;
+        acc.kl_sum = acc.max_dlogit = 0.0;
+        acc.agree = acc.count = 0;
+        rows[i].ppl = NAN;
+        rc = cli_open_backend(CMD, &e->a, m, e->precs[i], B, max_seq, &b);
+        if (rc == 0 && (teacher_force(b, seq, B, T, V, compare_with_reference, &acc) != 0 ||
+                        (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, &rows[i].ppl) != 0)))
+            rc = cli_fail(CMD, "%s: %s", ec_precision_name(e->precs[i]), ec_last_error());
+        rows[i].kl = acc.kl_sum / (double)acc.count;
+        rows[i].top1_pct = 100.0 * (double)acc.agree / (double)acc.count;
+        rows[i].max_dlogit = acc.max_dlogit;
+        rows[i].positions = acc.count;
+        ec_backend_destroy(b);
+    }
+    if (rc == 0) print_rows(e, rows, n_text);
+    free(text);
+    free(acc.ref);
+    free(seq);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage();
+        return EXIT_OK;
+    }
+    eval_args e;
+    int rc = parse(argc, argv, &e);
+    if (rc != 0) return rc;
+    ec_model *m;
+    ec_tokenizer *tok;
+    if ((rc = cli_open_model(CMD, &e.a, &m, &tok)) != 0) return rc;
+    rc = evaluate(&e, m, tok);
+    ec_tokenizer_free(tok);
+    ec_model_close(m);
+    return rc;
+}

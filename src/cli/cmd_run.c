@@ -1,0 +1,225 @@
+/* cmd_run.c — `ecocompute run`: greedy generation with the engine, reporting prefill and decode
+ * throughput and the first generated token ids; with --tokenizer, the generated text the way
+ * llama2.c's run prints it. */
+#include "cli.h"
+#include "engine_args.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "run"
+enum { TOKEN_BOS = 1, TOKEN_EOS = 2 }; /* llama2.c / SentencePiece Llama vocabularies */
+enum { DEFAULT_PROMPT_LEN = 64, DEFAULT_GEN = 256, SHOWN_IDS = 16 };
+
+typedef struct {
+    cli_engine_args a;
+    ec_precision precision;
+    int gen;
+    const char *prompt; /* --prompt TEXT (needs --tokenizer) */
+} run_args;
+
+static void usage(void)
+{
+    printf("usage: ecocompute run --model NAME|DIR|FILE.bin [options]\n\n"
+           "Generates greedily with the ecocompute engine: prefill a batch of prompts, then decode\n"
+           "exactly --gen new tokens per sequence (never stopping early). Prints prefill and decode\n"
+           "throughput and the first generated token ids of sequence 0.\n\n"
+           "options:\n"
+           "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
+           "  --precision P        f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
+           "  --device D           cpu | cuda[:N] (default cpu)\n"
+           "  --batch B            sequences (default 1)\n"
+           "  --prompt-len L       synthetic prompt tokens per sequence (default %d)\n"
+           "  --gen G              new tokens per sequence, the first from the prefill (default %d)\n"
+           "  --seed S             synthetic weights and prompt tokens (default 1)\n"
+           "  --threads T          CPU threads, 0 = all cores (default 0)\n"
+           "  --tokenizer TOK      llama2.c tokenizer: the prompt is BOS + --prompt TEXT (or BOS\n"
+           "                       alone) and the text is printed on stdout, timings on stderr\n"
+           "  --prompt TEXT        prompt text (needs --tokenizer)\n"
+           "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
+           "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
+           "  --quantize-head      store the output head in P too (default: 16-bit)\n"
+           "  --format F           table | json | csv (with --tokenizer: adds a text column)\n\n"
+           "examples:\n"
+           "  ecocompute run --model tiny --precision int8 --batch 4 --gen 32\n"
+           "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
+           "--gen 256\n"
+           "  ecocompute run --model small --precision nf4 --format json\n",
+           DEFAULT_PROMPT_LEN, DEFAULT_GEN, (double)EC_INT8_THRESHOLD);
+}
+
+static int parse(int argc, char **argv, run_args *r)
+{
+    cli_engine_args_default(&r->a);
+    r->precision = EC_PREC_FP16;
+    r->gen = DEFAULT_GEN;
+    r->prompt = NULL;
+    for (int i = 1; i < argc; i++) {
+        int shared = cli_engine_arg(CMD, argc, argv, &i, &r->a);
+        if (shared < 0) return EXIT_USAGE;
+        if (shared) continue;
+        const char *flag = argv[i];
+        if (strcmp(flag, "--precision") && strcmp(flag, "--gen") && strcmp(flag, "--prompt"))
+            return cli_usage_error(CMD, "unknown option '%s'", flag);
+        const char *val = cli_flag_value(CMD, argc, argv, &i);
+        long v;
+        if (!val) return EXIT_USAGE;
+        if (!strcmp(flag, "--prompt")) {
+            r->prompt = val;
+        } else if (!strcmp(flag, "--gen")) {
+            if (cli_parse_long(CMD, flag, val, 1, 1 << 20, &v) != 0) return EXIT_USAGE;
+            r->gen = (int)v;
+        } else if (ec_precision_parse(val, &r->precision) != 0) {
+            return cli_usage_error(CMD, "--precision: %s", ec_last_error());
+        }
+    }
+    if (r->prompt && !r->a.tokenizer) return cli_usage_error(CMD, "--prompt needs --tokenizer");
+    if (r->a.tokenizer && r->a.prompt_len)
+        return cli_usage_error(CMD, "--prompt-len is for synthetic prompts; with --tokenizer the "
+                                    "prompt is BOS + --prompt");
+    return cli_engine_args_check(CMD, &r->a);
+}
+
+/* One piece as llama2.c's safe_printf prints it: lone control bytes are dropped. */
+static void put_piece(const char *piece, FILE *out)
+{
+    if (!piece || !piece[0]) return;
+    if (!piece[1] && !isprint((unsigned char)piece[0]) && !isspace((unsigned char)piece[0]))
+        return;
+    fputs(piece, out);
+}
+
+/* The text of seq[1..n) (seq[0] is BOS), stopping at a BOS or EOS token, into a new string. */
+static char *decode_text(const ec_tokenizer *tok, const int *seq, int n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
+    for (int i = 1; i < n && seq[i] != TOKEN_BOS && seq[i] != TOKEN_EOS; i++)
+        put_piece(ec_tokenizer_decode(tok, seq[i - 1], seq[i]), out);
+    fclose(out);
+    return text;
+}
+
+static double rate(long tokens, double seconds) { return tokens > 0 ? tokens / seconds : NAN; }
+
+static void print_table(const run_args *r, const ec_generate_stats *st, double load_s,
+                        int prompt_len, const int *out, const char *text)
+{
+    ec_table *t = ec_table_new();
+    int c_model = ec_table_column(t, "model", "Model");
+    int c_prec = ec_table_column(t, "precision", "Precision");
+    int c_dev = ec_table_column(t, "device", "Device");
+    int c_batch = ec_table_column(t, "batch", "Batch (seq)");
+    int c_prompt = ec_table_column(t, "prompt_tokens", "Prompt (tok)");
+    int c_gen = ec_table_column(t, "new_tokens", "New (tok)");
+    int c_load = ec_table_column(t, "load_s", "Load (s)");
+    int c_pre_s = ec_table_column(t, "prefill_s", "Prefill (s)");
+    int c_pre_r = ec_table_column(t, "prefill_tok_per_s", "Prefill (tok/s)");
+    int c_dec_s = ec_table_column(t, "decode_s", "Decode (s)");
+    int c_dec_r = ec_table_column(t, "decode_tok_per_s", "Decode (tok/s)");
+    int c_ids = ec_table_column(t, "first_token_ids", "First tokens (ids)");
+    int c_text = text ? ec_table_column(t, "text", "Text") : -1;
+    ec_table_row(t);
+    ec_table_text(t, c_model, "%s", r->a.model);
+    ec_table_text(t, c_prec, "%s", ec_precision_name(r->precision));
+    ec_table_text(t, c_dev, "%s", r->a.device);
+    ec_table_number(t, c_batch, "%.0f", r->a.batch);
+    ec_table_number(t, c_prompt, "%.0f", prompt_len);
+    ec_table_number(t, c_gen, "%.0f", r->gen);
+    ec_table_number(t, c_load, "%.3f", load_s);
+    ec_table_number(t, c_pre_s, "%.4f", st->prefill_s);
+    ec_table_number(t, c_pre_r, "%.1f", rate(st->prefill_tokens, st->prefill_s));
+    ec_table_number(t, c_dec_s, "%.4f", st->decode_s);
+    ec_table_number(t, c_dec_r, "%.1f", rate(st->decode_tokens, st->decode_s));
+    char ids[SHOWN_IDS * 12] = "";
+    for (int i = 0; i < r->gen && i < SHOWN_IDS; i++)
+        snprintf(ids + strlen(ids), sizeof ids - strlen(ids), i ? " %d" : "%d", out[i]);
+    ec_table_text(t, c_ids, "%s", ids);
+    if (text) ec_table_text(t, c_text, "%s", text);
+    ec_table_print(t, r->a.format, stdout);
+    ec_table_free(t);
+}
+
+/* Builds the prompts [batch][*prompt_len]: BOS + encoded text with a tokenizer, else synthetic. */
+static int build_prompts(const run_args *r, const ec_model_config *c, const ec_tokenizer *tok,
+                         int **prompts, int *prompt_len)
+{
+    const char *text = r->prompt ? r->prompt : "";
+    int *one = malloc((strlen(text) + 3) * sizeof *one);
+    if (!one) return cli_fail(CMD, "out of memory");
+    *prompt_len = tok ? ec_tokenizer_encode(tok, text, 1, one) : (r->a.prompt_len ? r->a.prompt_len : DEFAULT_PROMPT_LEN);
+    *prompts = malloc((size_t)r->a.batch * (size_t)*prompt_len * sizeof **prompts);
+    if (*prompt_len < 1 || !*prompts) {
+        free(one);
+        free(*prompts);
+        return cli_fail(CMD, "cannot build the prompt: %s", ec_last_error());
+    }
+    if (tok)
+        for (int b = 0; b < r->a.batch; b++)
+            memcpy(*prompts + (size_t)b * *prompt_len, one, (size_t)*prompt_len * sizeof *one);
+    else
+        ec_prompt_synthetic(r->a.seed, c->vocab_size, r->a.batch, *prompt_len, *prompts);
+    free(one);
+    return 0;
+}
+
+static int generate_and_report(const run_args *r, const ec_model *m, const ec_tokenizer *tok)
+{
+    const ec_model_config *c = ec_model_config_of(m);
+    int *prompts = NULL, prompt_len = 0, rc;
+    if ((rc = build_prompts(r, c, tok, &prompts, &prompt_len)) != 0) return rc;
+    int *out = malloc((size_t)r->a.batch * r->gen * sizeof *out);
+    int *seq = malloc(((size_t)prompt_len + r->gen) * sizeof *seq);
+    ec_backend *b = NULL;
+    double t0 = ec_now_s();
+    if (!out || !seq) rc = cli_fail(CMD, "out of memory");
+    else rc = cli_open_backend(CMD, &r->a, m, r->precision, r->a.batch, prompt_len + r->gen - 1, &b);
+    double load_s = ec_now_s() - t0;
+    ec_generate_stats st;
+    if (rc == 0 && ec_generate(b, prompts, r->a.batch, prompt_len, r->gen, out, NULL, &st) != 0)
+        rc = cli_fail(CMD, "%s", ec_last_error());
+    char *text = NULL;
+    if (rc == 0 && tok) {
+        memcpy(seq, prompts, (size_t)prompt_len * sizeof *seq);
+        memcpy(seq + prompt_len, out, (size_t)r->gen * sizeof *seq);
+        text = decode_text(tok, seq, prompt_len + r->gen);
+        if (!text) rc = cli_fail(CMD, "out of memory");
+    }
+    if (rc == 0 && tok && !r->a.format_given) {
+        printf("%s\n", text);
+        fprintf(stderr, "prefill: %ld tok in %.4f s (%.1f tok/s); decode: %ld tok in %.4f s "
+                        "(%.1f tok/s)\n", st.prefill_tokens, st.prefill_s,
+                rate(st.prefill_tokens, st.prefill_s), st.decode_tokens, st.decode_s,
+                rate(st.decode_tokens, st.decode_s));
+    } else if (rc == 0) {
+        print_table(r, &st, load_s, prompt_len, out, text);
+    }
+    free(text);
+    ec_backend_destroy(b);
+    free(seq);
+    free(out);
+    free(prompts);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage();
+        return EXIT_OK;
+    }
+    run_args r;
+    int rc = parse(argc, argv, &r);
+    if (rc != 0) return rc;
+    ec_model *m;
+    ec_tokenizer *tok;
+    if ((rc = cli_open_model(CMD, &r.a, &m, &tok)) != 0) return rc;
+    rc = generate_and_report(&r, m, tok);
+    ec_tokenizer_free(tok);
+    ec_model_close(m);
+    return rc;
+}

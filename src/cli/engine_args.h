@@ -1,0 +1,44 @@
+/* engine_args.h — the flags `run` and `eval` share (model, device, batch, seed, threads,
+ * outliers, int8 threshold, head quantization, tokenizer, output format), and opening the model
+ * and a loaded backend from them. */
+#ifndef ECOCOMPUTE_CLI_ENGINE_ARGS_H
+#define ECOCOMPUTE_CLI_ENGINE_ARGS_H
+
+#include "ecocompute/engine.h"
+
+#include <stdint.h>
+
+typedef struct {
+    const char *model;     /* --model NAME|DIR|FILE.bin (required) */
+    const char *device;    /* --device cpu|cuda[:N] (default cpu) */
+    const char *tokenizer; /* --tokenizer TOK (llama2.c tokenizer file) */
+    int batch;             /* --batch B (default 1) */
+    int prompt_len;        /* --prompt-len L; 0 = not given */
+    uint64_t seed;         /* --seed S: synthetic weights and synthetic prompt tokens */
+    int threads;           /* --threads T (0 = all cores) */
+    ec_model_options model_opts; /* --outliers K[:MAG], --seed */
+    float int8_threshold;  /* --int8-threshold T */
+    int quantize_head;     /* --quantize-head */
+    ec_format format;      /* --format */
+    int format_given;      /* --format appeared (run prints text without it) */
+} cli_engine_args;
+
+void cli_engine_args_default(cli_engine_args *a);
+/* Handles argv[*i] when it is a shared flag, consuming its value (advancing *i).
+ * Returns 1 when handled, 0 when it is not a shared flag, -1 after printing a usage error. */
+int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_args *a);
+/* The value of flag argv[*i] (advancing *i), or NULL after printing a usage error. */
+const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i);
+/* Checks what the shared flags cannot check one by one, and that the device's backend exists.
+ * Returns 0, EXIT_USAGE or EXIT_FAIL (message printed). */
+int cli_engine_args_check(const char *cmd, const cli_engine_args *a);
+
+/* Opens the model of --model with the synthetic-weight options and, with --tokenizer, its
+ * tokenizer (else *tok = NULL). Returns 0, or EXIT_FAIL (printed) with nothing left open. */
+int cli_open_model(const char *cmd, const cli_engine_args *a, ec_model **m, ec_tokenizer **tok);
+/* Creates the --device backend and loads m in precision p for max_batch sequences of max_seq
+ * positions. Returns 0, or EXIT_FAIL (printed). */
+int cli_open_backend(const char *cmd, const cli_engine_args *a, const ec_model *m, ec_precision p,
+                     int max_batch, int max_seq, ec_backend **out);
+
+#endif

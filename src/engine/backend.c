@@ -1,0 +1,67 @@
+/* backend.c — the backend factory (device name → backend) and the load options' defaults. */
+#include "ecocompute/engine.h"
+
+#include "engine/cpu/cpu_backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *ec_kernels_name(ec_kernels k) { return k == EC_KERNELS_REFERENCE ? "reference" : "fused"; }
+
+int ec_kernels_parse(const char *name, ec_kernels *out)
+{
+    if (!strcmp(name, "fused")) *out = EC_KERNELS_FUSED;
+    else if (!strcmp(name, "reference")) *out = EC_KERNELS_REFERENCE;
+    else return ec_set_error("unknown kernel family '%s' (fused, reference)", name);
+    return 0;
+}
+
+void ec_load_options_default(ec_load_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->precision = EC_PREC_FP16;
+    o->kernels = EC_KERNELS_FUSED;
+    o->int8_threshold = EC_INT8_THRESHOLD;
+    o->max_batch = 1;
+}
+
+int ec_device_parse(const char *device, int *cuda_index)
+{
+    if (!strcmp(device, "cpu")) {
+        *cuda_index = -1;
+        return 0;
+    }
+    if (!strcmp(device, "cuda")) {
+        *cuda_index = 0;
+        return 0;
+    }
+    if (!strncmp(device, "cuda:", 5)) {
+        char *end;
+        long idx = strtol(device + 5, &end, 10);
+        if (device[5] >= '0' && device[5] <= '9' && !*end && idx <= 255) {
+            *cuda_index = (int)idx;
+            return 0;
+        }
+    }
+    return ec_set_error("unknown device '%s' (cpu, cuda, cuda:N)", device);
+}
+
+int ec_backend_create(ec_backend **out, const char *device)
+{
+    int cuda_index;
+    if (ec_device_parse(device, &cuda_index) != 0) return -1;
+    if (cuda_index >= 0)
+        return ec_set_error("device '%s': CUDA backend not built/not available yet", device);
+    ec_backend *b = calloc(1, sizeof *b);
+    if (!b) return ec_set_error("out of memory");
+    b->ops = &ec_cpu_backend_ops;
+    *out = b;
+    return 0;
+}
+
+void ec_backend_destroy(ec_backend *b)
+{
+    if (!b) return;
+    b->ops->destroy(b);
+    free(b);
+}

@@ -1,0 +1,596 @@
+/* cuda_backend.c — the CUDA backend: load (plan, memory check, weight upload), forward (chunked
+ * prefill through cuBLAS, decode through GEMV kernels replayed from one CUDA graph), synchronize
+ * and destroy.
+ *
+ * Memory layout (docs/cuda-backend.md has the full table): all weights live in one arena, the K
+ * and V caches are [layers][max_batch][n_kv_heads][max_seq][head_dim] 16-bit each, and the
+ * activations live in a second arena sized for the largest call (a prefill chunk). Everything
+ * is sized and checked against cudaMemGetInfo before the first allocation. */
+#include "cuda_backend.h"
+#include "cuda_check.h"
+#include "kernels.h"
+
+#include "engine/cpu/cpu_ops.h" /* cpu_rope_inv_freq: the same frequencies as the reference */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    PREFILL_TOKENS = 2048,   /* token rows per prefill chunk (bounds the activation arena) */
+    LOAD_THREADS_MAX = 8,    /* host threads reading tensors during load */
+    ATTN_MIN_SPLIT = 32,     /* shortest prefill attention split worth a block */
+};
+static const size_t STAGE_FLOATS = (size_t)16 << 20;      /* 64 MiB fp32 staging per loader */
+static const size_t CUBLAS_WORKSPACE = (size_t)32 << 20;  /* fixed, so graph capture can use it */
+static const size_t RUNTIME_RESERVE = (size_t)256 << 20;  /* context, cuBLAS handle, kernels */
+
+typedef struct {
+    void *wqkv;        /* [q_dim + 2*kv_dim][dim] 16-bit: q, k, v rows concatenated */
+    float *bqkv;       /* [q_dim + 2*kv_dim], NULL without qkv_bias */
+    void *wo;          /* [dim][q_dim] 16-bit */
+    void *wgu;         /* [2*hidden][dim] 16-bit: gate rows, then up rows */
+    void *wdown;       /* [dim][hidden_pad] 16-bit, columns [hidden, hidden_pad) zero */
+    float *attn_norm;  /* [dim] */
+    float *ffn_norm;   /* [dim] */
+} cuda_layer;
+
+typedef struct {
+    int device;
+    int use_graphs;
+    int loaded;
+    ec_model_config cfg;
+    ec_cuda_dtype dt;
+    ec_cuda_attn_shape shape;
+    int max_batch, max_seq;
+    int q_dim, kv_dim, qkv_dim;
+    int hidden_pad;    /* hidden_dim rounded up to 8: the down-proj's 16-byte loads */
+    int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
+    int dec_splits;    /* attention splits of EC_CUDA_DECODE_SPLIT positions covering max_seq */
+    size_t part_slots; /* (token row, split) pairs the attention partials hold */
+
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    void *weights_arena, *act_arena, *cublas_ws;
+    cuda_layer *layers;      /* [n_layers] (host array of device pointers) */
+    void *emb;               /* [vocab][dim] 16-bit */
+    void *head;              /* [vocab][dim] 16-bit; == emb when tied */
+    float *final_norm;       /* [dim] */
+    float *inv_freq;         /* [head_dim/2] */
+    void *k_cache, *v_cache; /* [n_layers][max_batch][n_kv][max_seq][head_dim] 16-bit each */
+
+    float *x;      /* [chunk_rows][dim] residual stream */
+    void *xn;      /* [chunk_rows][dim] 16-bit normalised input of the next linear */
+    float *qkv;    /* [chunk_rows][qkv_dim] */
+    float *q;      /* [chunk_rows][q_dim] rotated queries */
+    void *att;     /* [chunk_rows][q_dim] 16-bit attention output */
+    void *h;       /* [chunk_rows][hidden_pad] 16-bit silu(gate)*up, pad columns zero */
+    float *gu;     /* [chunk_rows][2*hidden] gate/up of the GEMM path */
+    float *part;   /* [part_slots][n_heads][head_dim + 2] attention partials */
+    float *logits; /* [max_batch][vocab] */
+    int *d_step;   /* [1 + chunk_rows]: the position, then the token ids of the call */
+    int *d_next;   /* [max_batch] greedy tokens */
+    int *h_step;   /* pinned mirror of d_step */
+    int *h_next;   /* pinned mirror of d_next */
+
+    cudaGraphExec_t graph; /* the decode step for graph_batch sequences */
+    int graph_batch;
+} cuda_state;
+
+static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* Bump allocator over an arena: with base 0 it only measures. */
+static void *carve(uintptr_t base, size_t *off, size_t bytes)
+{
+    void *p = (void *)(base + *off);
+    *off += align256(bytes);
+    return p;
+}
+
+/* Assigns every weight pointer inside the arena at `base`; returns the arena's size. */
+static size_t plan_weights(cuda_state *s, uintptr_t base)
+{
+    const ec_model_config *c = &s->cfg;
+    size_t off = 0, dim = (size_t)c->dim, e = 2; /* 16-bit elements */
+    s->emb = carve(base, &off, (size_t)c->vocab_size * dim * e);
+    s->head = c->tied_embeddings ? s->emb : carve(base, &off, (size_t)c->vocab_size * dim * e);
+    s->final_norm = (float *)carve(base, &off, dim * 4);
+    for (int l = 0; l < c->n_layers; l++) {
+        cuda_layer *L = &s->layers[l];
+        L->wqkv = carve(base, &off, (size_t)s->qkv_dim * dim * e);
+        L->bqkv = c->qkv_bias ? (float *)carve(base, &off, (size_t)s->qkv_dim * 4) : NULL;
+        L->wo = carve(base, &off, dim * s->q_dim * e);
+        L->wgu = carve(base, &off, 2 * (size_t)c->hidden_dim * dim * e);
+        L->wdown = carve(base, &off, dim * s->hidden_pad * e);
+        L->attn_norm = (float *)carve(base, &off, dim * 4);
+        L->ffn_norm = (float *)carve(base, &off, dim * 4);
+    }
+    s->inv_freq = (float *)carve(base, &off, (size_t)c->head_dim / 2 * 4);
+    return off;
+}
+
+static size_t plan_activations(cuda_state *s, uintptr_t base)
+{
+    const ec_model_config *c = &s->cfg;
+    size_t off = 0, r = (size_t)s->chunk_rows;
+    s->x = (float *)carve(base, &off, r * c->dim * 4);
+    s->xn = carve(base, &off, r * c->dim * 2);
+    s->qkv = (float *)carve(base, &off, r * s->qkv_dim * 4);
+    s->q = (float *)carve(base, &off, r * s->q_dim * 4);
+    s->att = carve(base, &off, r * s->q_dim * 2);
+    s->h = carve(base, &off, r * s->hidden_pad * 2);
+    s->gu = (float *)carve(base, &off, r * 2 * c->hidden_dim * 4);
+    s->part = (float *)carve(base, &off, s->part_slots * c->n_heads * (c->head_dim + 2) * 4);
+    s->logits = (float *)carve(base, &off, (size_t)s->max_batch * c->vocab_size * 4);
+    s->d_step = (int *)carve(base, &off, (r + 1) * 4);
+    s->d_next = (int *)carve(base, &off, (size_t)s->max_batch * 4);
+    return off;
+}
+
+static size_t kv_bytes(const cuda_state *s) /* one of the two caches */
+{
+    const ec_model_config *c = &s->cfg;
+    return (size_t)c->n_layers * s->max_batch * c->n_kv_heads * s->max_seq * c->head_dim * 2;
+}
+
+static int load_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > LOAD_THREADS_MAX ? LOAD_THREADS_MAX : (int)n);
+}
+
+static void release(cuda_state *s)
+{
+    /* Teardown: errors here have no one to report to, the pointers are dropped either way. */
+    if (s->graph) cudaGraphExecDestroy(s->graph);
+    if (s->cublas) cublasDestroy(s->cublas);
+    if (s->stream) cudaStreamDestroy(s->stream);
+    cudaFree(s->weights_arena);
+    cudaFree(s->act_arena);
+    cudaFree(s->cublas_ws);
+    cudaFree(s->k_cache);
+    cudaFree(s->v_cache);
+    cudaFreeHost(s->h_step);
+    cudaFreeHost(s->h_next);
+    free(s->layers);
+    int device = s->device, graphs = s->use_graphs;
+    memset(s, 0, sizeof *s);
+    s->device = device;
+    s->use_graphs = graphs;
+}
+
+static int check_config(const ec_model_config *c, ec_precision p)
+{
+    if (p != EC_PREC_FP16 && p != EC_PREC_BF16)
+        return ec_set_error("precision %s is not implemented on the CUDA backend yet (fp16, bf16)",
+                            ec_precision_name(p));
+    if (c->dim % 8 || c->head_dim % 8 || c->head_dim > EC_CUDA_MAX_HEAD_DIM)
+        return ec_set_error("model %s: the CUDA kernels need dim (%d) and head_dim (%d) to be "
+                            "multiples of 8, head_dim at most %d",
+                            c->name, c->dim, c->head_dim, EC_CUDA_MAX_HEAD_DIM);
+    if (c->n_kv_heads < 1 || c->n_heads % c->n_kv_heads)
+        return ec_set_error("model %s: %d heads are not a multiple of %d kv heads", c->name,
+                            c->n_heads, c->n_kv_heads);
+    return 0;
+}
+
+/* Sizes everything, checks it fits in free device memory, then allocates. */
+static int allocate(cuda_state *s)
+{
+    const ec_model_config *c = &s->cfg;
+    s->layers = (cuda_layer *)calloc((size_t)c->n_layers, sizeof *s->layers);
+    if (!s->layers) return ec_set_error("out of host memory for %d layers", c->n_layers);
+    size_t weights = plan_weights(s, 0), acts = plan_activations(s, 0), kv = 2 * kv_bytes(s);
+    size_t staging = (size_t)load_threads() * STAGE_FLOATS * 4;
+    size_t need = weights + acts + kv + CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE;
+    size_t free_b, total_b;
+    EC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo on device %d", s->device);
+    if (need > free_b)
+        return ec_set_error("model %s (%s) with %d sequences x %d positions does not fit on CUDA "
+                            "device %d: needs %zu bytes (weights %zu, KV cache %zu, activations "
+                            "%zu, load staging and runtime %zu) but only %zu of %zu are free",
+                            c->name, s->dt == EC_CUDA_BF16 ? "bf16" : "fp16", s->max_batch,
+                            s->max_seq, s->device, need, weights, kv, acts,
+                            CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE, free_b, total_b);
+    EC_CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    EC_CUBLAS_TRY(cublasCreate(&s->cublas), "cublasCreate");
+    EC_CUBLAS_TRY(cublasSetStream(s->cublas, s->stream), "cublasSetStream");
+    EC_CUDA_TRY(cudaMalloc(&s->cublas_ws, CUBLAS_WORKSPACE), "cudaMalloc of cuBLAS workspace (%zu bytes)",
+                CUBLAS_WORKSPACE);
+    EC_CUBLAS_TRY(cublasSetWorkspace(s->cublas, s->cublas_ws, CUBLAS_WORKSPACE),
+                  "cublasSetWorkspace");
+    EC_CUDA_TRY(cudaMalloc(&s->weights_arena, weights), "cudaMalloc of weights (%zu bytes)", weights);
+    /* Zero so the padding columns of the down-projection contribute nothing. */
+    EC_CUDA_TRY(cudaMemsetAsync(s->weights_arena, 0, weights, s->stream), "cudaMemset of weights");
+    EC_CUDA_TRY(cudaMalloc(&s->k_cache, kv / 2), "cudaMalloc of K cache (%zu bytes)", kv / 2);
+    EC_CUDA_TRY(cudaMalloc(&s->v_cache, kv / 2), "cudaMalloc of V cache (%zu bytes)", kv / 2);
+    EC_CUDA_TRY(cudaMalloc(&s->act_arena, acts), "cudaMalloc of activations (%zu bytes)", acts);
+    /* Zero so the padding columns of h stay finite (they meet zero weights: 0 * NaN = NaN). */
+    EC_CUDA_TRY(cudaMemsetAsync(s->act_arena, 0, acts, s->stream), "cudaMemset of activations");
+    plan_weights(s, (uintptr_t)s->weights_arena);
+    plan_activations(s, (uintptr_t)s->act_arena);
+    EC_CUDA_TRY(cudaMallocHost((void **)&s->h_step, ((size_t)s->chunk_rows + 1) * sizeof(int)),
+                "cudaMallocHost of step tokens");
+    EC_CUDA_TRY(cudaMallocHost((void **)&s->h_next, (size_t)s->max_batch * sizeof(int)),
+                "cudaMallocHost of next tokens");
+    EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "clearing the weight and activation arenas");
+    return 0;
+}
+
+/* ---- weight upload: host threads read tensors (fp32), the GPU converts them ---- */
+
+typedef struct {
+    ec_tensor_kind kind;
+    int layer;
+    void *dst;  /* 16-bit [rows][ld], or fp32 [rows*cols] when f32 */
+    int ld;     /* destination row stride (elements) */
+    int f32;    /* norms and biases stay fp32 */
+} upload_job;
+
+typedef struct {
+    const ec_model *m;
+    const cuda_state *s;
+    const upload_job *jobs;
+    int n_jobs;
+    int next_job;   /* guarded by lock */
+    int failed;     /* guarded by lock; stops the other threads */
+    char error[512];
+    pthread_mutex_t lock;
+} upload_ctx;
+
+static int take_job(upload_ctx *u)
+{
+    pthread_mutex_lock(&u->lock);
+    int j = u->failed ? -1 : (u->next_job < u->n_jobs ? u->next_job++ : -1);
+    pthread_mutex_unlock(&u->lock);
+    return j;
+}
+
+static int upload_one(upload_ctx *u, const upload_job *j, float *host, float *stage,
+                      cudaStream_t st)
+{
+    int rows, cols;
+    ec_tensor_shape(&u->s->cfg, j->kind, &rows, &cols);
+    if (ec_model_read_tensor(u->m, j->kind, j->layer, host) != 0) return -1;
+    const char *name = ec_tensor_kind_name(j->kind);
+    if (j->f32) {
+        EC_CUDA_TRY(cudaMemcpyAsync(j->dst, host, (size_t)rows * cols * 4, cudaMemcpyHostToDevice, st),
+                    "upload of %s (layer %d)", name, j->layer);
+        return 0;
+    }
+    int chunk = (int)(STAGE_FLOATS / (size_t)cols);
+    if (chunk < 1)
+        return ec_set_error("tensor %s: a row of %d values exceeds the upload staging buffer",
+                            name, cols);
+    for (int r0 = 0; r0 < rows; r0 += chunk) {
+        int nr = rows - r0 < chunk ? rows - r0 : chunk;
+        size_t n = (size_t)nr * cols;
+        EC_CUDA_TRY(cudaMemcpyAsync(stage, host + (size_t)r0 * cols, n * 4, cudaMemcpyHostToDevice, st),
+                    "upload of %s (layer %d, rows %d-%d)", name, j->layer, r0, r0 + nr);
+        char *dst = (char *)j->dst + (size_t)r0 * j->ld * 2;
+        if (ec_cuda_convert_f32(u->s->dt, stage, dst, nr, cols, j->ld, st) != 0) return -1;
+        /* The staging buffer is reused by the next chunk. */
+        EC_CUDA_TRY(cudaStreamSynchronize(st), "conversion of %s (layer %d)", name, j->layer);
+    }
+    return 0;
+}
+
+static int upload_worker_run(upload_ctx *u, size_t host_floats)
+{
+    EC_CUDA_TRY(cudaSetDevice(u->s->device), "cudaSetDevice(%d) in a loader thread", u->s->device);
+    float *host = (float *)malloc(host_floats * sizeof(float)), *stage = NULL;
+    cudaStream_t st = NULL;
+    int rc = host ? 0 : ec_set_error("out of host memory for a %zu-value tensor", host_floats);
+    if (rc == 0 && cudaMalloc((void **)&stage, STAGE_FLOATS * 4) != cudaSuccess)
+        rc = ec_set_error("cudaMalloc of upload staging (%zu bytes) failed", STAGE_FLOATS * 4);
+    if (rc == 0 && cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+        rc = ec_set_error("cudaStreamCreate for a loader thread failed");
+    for (int j; rc == 0 && (j = take_job(u)) >= 0;)
+        rc = upload_one(u, &u->jobs[j], host, stage, st);
+    if (st && cudaStreamSynchronize(st) != cudaSuccess && rc == 0)
+        rc = ec_set_error("finishing the weight upload failed");
+    if (st) cudaStreamDestroy(st);
+    cudaFree(stage);
+    free(host);
+    return rc;
+}
+
+typedef struct {
+    upload_ctx *u;
+    size_t host_floats;
+} upload_arg;
+
+static void *upload_worker(void *arg)
+{
+    upload_arg *a = (upload_arg *)arg;
+    if (upload_worker_run(a->u, a->host_floats) != 0) {
+        pthread_mutex_lock(&a->u->lock);
+        if (!a->u->failed) snprintf(a->u->error, sizeof a->u->error, "%s", ec_last_error());
+        a->u->failed = 1;
+        pthread_mutex_unlock(&a->u->lock);
+    }
+    return NULL;
+}
+
+static int upload_weights(cuda_state *s, const ec_model *m)
+{
+    const ec_model_config *c = &s->cfg;
+    int per_layer = 12, n = 3 + per_layer * c->n_layers, k = 0;
+    upload_job *jobs = (upload_job *)calloc((size_t)n, sizeof *jobs);
+    if (!jobs) return ec_set_error("out of host memory for the upload plan");
+    jobs[k++] = (upload_job){EC_T_TOK_EMB, 0, s->emb, c->dim, 0};
+    if (!c->tied_embeddings) jobs[k++] = (upload_job){EC_T_LM_HEAD, 0, s->head, c->dim, 0};
+    jobs[k++] = (upload_job){EC_T_FINAL_NORM, 0, s->final_norm, 0, 1};
+    size_t row_bytes = (size_t)c->dim * 2; /* one 16-bit row of the dim-wide weights */
+    for (int l = 0; l < c->n_layers; l++) {
+        cuda_layer *L = &s->layers[l];
+        char *qkv = (char *)L->wqkv, *gu = (char *)L->wgu;
+        jobs[k++] = (upload_job){EC_T_WQ, l, qkv, c->dim, 0};
+        jobs[k++] = (upload_job){EC_T_WK, l, qkv + (size_t)s->q_dim * row_bytes, c->dim, 0};
+        jobs[k++] = (upload_job){EC_T_WV, l, qkv + (size_t)(s->q_dim + s->kv_dim) * row_bytes,
+                                 c->dim, 0};
+        if (c->qkv_bias) {
+            jobs[k++] = (upload_job){EC_T_BQ, l, L->bqkv, 0, 1};
+            jobs[k++] = (upload_job){EC_T_BK, l, L->bqkv + s->q_dim, 0, 1};
+            jobs[k++] = (upload_job){EC_T_BV, l, L->bqkv + s->q_dim + s->kv_dim, 0, 1};
+        }
+        jobs[k++] = (upload_job){EC_T_WO, l, L->wo, s->q_dim, 0};
+        jobs[k++] = (upload_job){EC_T_W_GATE, l, gu, c->dim, 0};
+        jobs[k++] = (upload_job){EC_T_W_UP, l, gu + (size_t)c->hidden_dim * row_bytes, c->dim, 0};
+        jobs[k++] = (upload_job){EC_T_W_DOWN, l, L->wdown, s->hidden_pad, 0};
+        jobs[k++] = (upload_job){EC_T_ATTN_NORM, l, L->attn_norm, 0, 1};
+        jobs[k++] = (upload_job){EC_T_FFN_NORM, l, L->ffn_norm, 0, 1};
+    }
+    size_t largest = 0;
+    for (int i = 0; i < k; i++) {
+        int rows, cols;
+        ec_tensor_shape(c, jobs[i].kind, &rows, &cols);
+        if ((size_t)rows * cols > largest) largest = (size_t)rows * cols;
+    }
+    upload_ctx u;
+    memset(&u, 0, sizeof u);
+    u.m = m;
+    u.s = s;
+    u.jobs = jobs;
+    u.n_jobs = k;
+    pthread_mutex_init(&u.lock, NULL);
+    upload_arg arg = {&u, largest};
+    pthread_t tids[LOAD_THREADS_MAX];
+    int nt = load_threads(), started = 0;
+    for (; started < nt; started++)
+        if (pthread_create(&tids[started], NULL, upload_worker, &arg) != 0) break;
+    if (started == 0) upload_worker(&arg); /* no threads available: do it here */
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&u.lock);
+    free(jobs);
+    if (u.failed) return ec_set_error("%s", u.error);
+    return 0;
+}
+
+/* ---- the forward pass ---- */
+
+/* Enqueues the layers (and, when with_head, the head and argmax) for `batch` sequences of n
+ * positions whose position and tokens are already in d_step. No host synchronisation, so the
+ * decode call can be captured into a graph. */
+static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split_len, int with_head)
+{
+    const ec_model_config *c = &s->cfg;
+    int rows = batch * n, dim = c->dim;
+    cudaStream_t st = s->stream;
+    const int *pos = s->d_step, *tokens = s->d_step + 1;
+    size_t kv_layer = (size_t)s->max_batch * c->n_kv_heads * s->max_seq * c->head_dim * 2;
+    if (ec_cuda_embed(s->dt, s->emb, tokens, rows, dim, s->x, st)) return -1;
+    for (int l = 0; l < c->n_layers; l++) {
+        const cuda_layer *L = &s->layers[l];
+        char *kc = (char *)s->k_cache + l * kv_layer, *vc = (char *)s->v_cache + l * kv_layer;
+        if (ec_cuda_rmsnorm(s->dt, s->x, dim, L->attn_norm, rows, dim, c->norm_eps, s->xn, st) ||
+            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_STORE, L->wqkv, s->xn, rows, s->qkv_dim, dim,
+                           s->qkv, s->qkv_dim, NULL, st) ||
+            ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q,
+                            kc, vc, st) ||
+            ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, n_splits, split_len,
+                              s->part, s->att, st) ||
+            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_ADD, L->wo, s->att, rows, dim, s->q_dim,
+                           s->x, dim, NULL, st) ||
+            ec_cuda_rmsnorm(s->dt, s->x, dim, L->ffn_norm, rows, dim, c->norm_eps, s->xn, st) ||
+            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_SILU_MUL, L->wgu, s->xn, rows, c->hidden_dim,
+                           dim, s->h, s->hidden_pad, s->gu, st) ||
+            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_ADD, L->wdown, s->h, rows, dim, s->hidden_pad,
+                           s->x, dim, NULL, st))
+            return -1;
+    }
+    if (!with_head) return 0;
+    /* Only each sequence's last position feeds the head. */
+    if (ec_cuda_rmsnorm(s->dt, s->x + (size_t)(n - 1) * dim, (size_t)n * dim, s->final_norm, batch,
+                        dim, c->norm_eps, s->xn, st) ||
+        ec_cuda_linear(s->cublas, s->dt, EC_GEMV_STORE, s->head, s->xn, batch, c->vocab_size, dim,
+                       s->logits, c->vocab_size, NULL, st))
+        return -1;
+    return ec_cuda_argmax(s->logits, batch, c->vocab_size, s->d_next, st);
+}
+
+/* Copies the call's position and tokens [batch][n] (columns c0 .. c0+n of rows of width `width`)
+ * to the device. The caller has synchronised since h_step was last read by a copy. */
+static int upload_step(cuda_state *s, const int *tokens, int batch, int width, int c0, int n, int pos)
+{
+    s->h_step[0] = pos;
+    for (int b = 0; b < batch; b++)
+        memcpy(s->h_step + 1 + (size_t)b * n, tokens + (size_t)b * width + c0, (size_t)n * sizeof(int));
+    EC_CUDA_TRY(cudaMemcpyAsync(s->d_step, s->h_step, ((size_t)batch * n + 1) * sizeof(int),
+                                cudaMemcpyHostToDevice, s->stream),
+                "upload of %d token ids", batch * n);
+    return 0;
+}
+
+static int capture_decode(cuda_state *s, int batch)
+{
+    if (s->graph) {
+        EC_CUDA_TRY(cudaGraphExecDestroy(s->graph), "cudaGraphExecDestroy");
+        s->graph = NULL;
+    }
+    EC_CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal),
+                "cudaStreamBeginCapture of the decode step");
+    int rc = enqueue_step(s, batch, 1, s->dec_splits, EC_CUDA_DECODE_SPLIT, 1);
+    cudaGraph_t g = NULL;
+    cudaError_t end = cudaStreamEndCapture(s->stream, &g); /* always end, even after a failure */
+    if (rc != 0) {
+        if (g) cudaGraphDestroy(g);
+        return -1;
+    }
+    EC_CUDA_TRY(end, "cudaStreamEndCapture of the decode step (batch %d)", batch);
+    cudaError_t inst = cudaGraphInstantiate(&s->graph, g, 0);
+    cudaGraphDestroy(g);
+    EC_CUDA_TRY(inst, "cudaGraphInstantiate of the decode step (batch %d)", batch);
+    s->graph_batch = batch;
+    return 0;
+}
+
+static int prefill(cuda_state *s, const int *tokens, int batch, int n, int pos)
+{
+    int per_chunk = s->chunk_rows / batch; /* >= 1: chunk_rows >= max_batch */
+    for (int c0 = 0; c0 < n; c0 += per_chunk) {
+        int cn = n - c0 < per_chunk ? n - c0 : per_chunk, rows = batch * cn;
+        int ctx = pos + c0 + cn; /* longest causal context in this chunk */
+        /* As many splits as the partial buffer holds, each at least ATTN_MIN_SPLIT long. */
+        int splits = (int)(s->part_slots / (size_t)rows);
+        int most = (ctx + ATTN_MIN_SPLIT - 1) / ATTN_MIN_SPLIT;
+        if (splits > most) splits = most;
+        int split_len = ((ctx + splits - 1) / splits + 31) / 32 * 32;
+        splits = (ctx + split_len - 1) / split_len;
+        if (c0 > 0) EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "prefill chunk at %d", pos + c0);
+        if (upload_step(s, tokens, batch, n, c0, cn, pos + c0) ||
+            enqueue_step(s, batch, cn, splits, split_len, c0 + cn == n))
+            return -1;
+    }
+    return 0;
+}
+
+static int cuda_forward(ec_backend *b, const int *tokens, int batch, int n, int pos, int *next,
+                        float *logits)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    if (!s->loaded) return ec_set_error("CUDA backend: forward before a successful load");
+    if (batch < 1 || batch > s->max_batch || n < 1 || pos < 0 || pos + n > s->max_seq)
+        return ec_set_error("CUDA backend: batch %d x positions [%d, %d) outside the loaded "
+                            "%d sequences x %d positions", batch, pos, pos + n, s->max_batch,
+                            s->max_seq);
+    for (long i = 0; i < (long)batch * n; i++)
+        if (tokens[i] < 0 || tokens[i] >= s->cfg.vocab_size)
+            return ec_set_error("CUDA backend: token id %d at index %ld outside the vocabulary "
+                                "(%d)", tokens[i], i, s->cfg.vocab_size);
+    if (n > 1) {
+        if (prefill(s, tokens, batch, n, pos)) return -1;
+    } else {
+        if (upload_step(s, tokens, batch, 1, 0, 1, pos)) return -1;
+        if (!s->use_graphs) {
+            if (enqueue_step(s, batch, 1, s->dec_splits, EC_CUDA_DECODE_SPLIT, 1)) return -1;
+        } else {
+            if (s->graph_batch != batch && capture_decode(s, batch)) return -1;
+            EC_CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch of the decode step");
+        }
+    }
+    EC_CUDA_TRY(cudaMemcpyAsync(s->h_next, s->d_next, (size_t)batch * sizeof(int),
+                                cudaMemcpyDeviceToHost, s->stream),
+                "download of the next tokens");
+    if (logits)
+        EC_CUDA_TRY(cudaMemcpyAsync(logits, s->logits, (size_t)batch * s->cfg.vocab_size * 4,
+                                    cudaMemcpyDeviceToHost, s->stream),
+                    "download of the logits");
+    EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "forward pass (batch %d, positions %d-%d)",
+                batch, pos, pos + n - 1);
+    memcpy(next, s->h_next, (size_t)batch * sizeof(int));
+    return 0;
+}
+
+static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_options *o)
+{
+    const ec_model_config *c = ec_model_config_of(m);
+    if (check_config(c, o->precision)) return -1;
+    int count = 0;
+    EC_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (s->device >= count)
+        return ec_set_error("CUDA device %d does not exist (%d device(s) visible)", s->device, count);
+    EC_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice(%d)", s->device);
+    s->cfg = *c;
+    s->dt = o->precision == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16;
+    s->max_batch = o->max_batch > 0 ? o->max_batch : 1;
+    s->max_seq = o->max_seq > 0 ? o->max_seq : c->max_seq_len;
+    s->q_dim = c->n_heads * c->head_dim;
+    s->kv_dim = c->n_kv_heads * c->head_dim;
+    s->qkv_dim = s->q_dim + 2 * s->kv_dim;
+    s->hidden_pad = (c->hidden_dim + 7) / 8 * 8;
+    s->shape = (ec_cuda_attn_shape){c->n_heads, c->n_kv_heads, c->head_dim, s->max_seq,
+                                    c->rope_interleaved};
+    long rows = s->max_batch > PREFILL_TOKENS ? s->max_batch : PREFILL_TOKENS;
+    long most = (long)s->max_batch * s->max_seq;
+    s->chunk_rows = (int)(rows < most ? rows : most);
+    s->dec_splits = (s->max_seq + EC_CUDA_DECODE_SPLIT - 1) / EC_CUDA_DECODE_SPLIT;
+    size_t dec_slots = (size_t)s->max_batch * s->dec_splits;
+    s->part_slots = dec_slots > (size_t)s->chunk_rows ? dec_slots : (size_t)s->chunk_rows;
+    if (allocate(s) || upload_weights(s, m)) return -1;
+    float *inv = (float *)malloc((size_t)c->head_dim / 2 * sizeof(float));
+    if (!inv) return ec_set_error("out of host memory");
+    cpu_rope_inv_freq(c, inv);
+    cudaError_t e = cudaMemcpy(s->inv_freq, inv, (size_t)c->head_dim / 2 * sizeof(float),
+                               cudaMemcpyHostToDevice);
+    free(inv);
+    EC_CUDA_TRY(e, "upload of rope frequencies");
+    /* A prefill split can span the whole context when the partial buffer is tight. */
+    if (ec_cuda_attention_prepare(s->max_seq + 31)) return -1;
+    s->loaded = 1;
+    return 0;
+}
+
+static int cuda_load(ec_backend *b, const ec_model *m, const ec_load_options *o)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    release(s);
+    if (cuda_load_into(s, m, o) == 0) return 0;
+    release(s);
+    return -1;
+}
+
+static int cuda_synchronize(ec_backend *b)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    if (!s->loaded) return 0;
+    EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
+    return 0;
+}
+
+static void cuda_destroy(ec_backend *b)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    if (!s) return;
+    if (s->loaded || s->stream) release(s);
+    free(s);
+    b->impl = NULL;
+}
+
+static const ec_backend_ops cuda_ops = {"cuda", cuda_load, cuda_forward, cuda_synchronize,
+                                        cuda_destroy};
+
+int ec_cuda_backend_create(ec_backend **out, int device)
+{
+    ec_backend *b = (ec_backend *)calloc(1, sizeof *b);
+    cuda_state *s = (cuda_state *)calloc(1, sizeof *s);
+    if (!b || !s) {
+        free(b);
+        free(s);
+        return ec_set_error("out of host memory for the CUDA backend");
+    }
+    s->device = device;
+    s->use_graphs = 1;
+    b->ops = &cuda_ops;
+    b->impl = s;
+    *out = b;
+    return 0;
+}
+
+void ec_cuda_backend_set_graphs(ec_backend *b, int enabled)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    s->use_graphs = enabled;
+}

@@ -1,0 +1,22 @@
+/* cuda_backend.h — the CUDA backend (fp16/bf16 weights resident on one GPU, cuBLAS prefill,
+ * GEMV decode replayed from a CUDA graph). docs/cuda-backend.md describes its design. */
+#ifndef EC_ENGINE_CUDA_BACKEND_H
+#define EC_ENGINE_CUDA_BACKEND_H
+
+#include "ecocompute/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Creates an unloaded CUDA backend for device index `device`; touches no GPU until ops->load
+ * (so a GPU-less machine can still create and destroy one). */
+int ec_cuda_backend_create(ec_backend **out, int device);
+/* enabled = 0 runs each decode step as plain launches instead of replaying the captured graph
+ * (tests compare the two; a bench can measure what the graph saves). Default 1. */
+void ec_cuda_backend_set_graphs(ec_backend *b, int enabled);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,176 @@
+/* kernels_attention.cu — causal attention over the KV cache, flash-decoding style.
+ *
+ * A query's context (positions 0 .. its own) is cut into splits of split_len positions. One
+ * 128-thread block per (query head, token row, split) computes the split's scores into shared
+ * memory, their max m and sum l of exp(score - m), and the unnormalised output sum exp * v; a
+ * second kernel merges the splits with the usual rescaling by exp(m_split - m_max). Splits let a
+ * single decode sequence spread a long context over all SMs; blocks whose split starts beyond the
+ * query's position exit at once, so a graph captured with the maximum number of splits serves
+ * every position. The same kernels run the prefill (n > 1 query positions per sequence), each
+ * query with its own causal length.
+ *
+ * Within a block, TPK = next power of two of head_dim/8 lanes share one key row (16-byte loads,
+ * 8 dims per lane) and reduce the dot product with shuffles; 128/TPK keys are in flight at once.
+ * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
+#include "cuda_check.h"
+#include "kernels_common.cuh"
+
+enum { ATTN_THREADS = 128 };
+
+static int keys_lanes(int head_dim) /* TPK */
+{
+    int tpk = 1;
+    while (tpk * 8 < head_dim) tpk *= 2;
+    return tpk;
+}
+
+/* Dynamic shared memory: the split's scores, then a [groups][head_dim] partial-output table
+ * (groups * head_dim <= ATTN_THREADS * 8 since head_dim <= 8 * TPK). */
+static size_t attn_smem_bytes(int split_len)
+{
+    return ((size_t)split_len + ATTN_THREADS * 8) * sizeof(float);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ATTN_THREADS)
+    attn_split_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
+                      const int *pos, int n, int split_len, int tpk, float *part)
+{
+    extern __shared__ float smem[];
+    __shared__ float scratch[32];
+    int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    int len = *pos + t % n + 1; /* causal: positions 0 .. own */
+    int start = split * split_len;
+    if (start >= len) return; /* block-uniform */
+    int end = min(start + split_len, len);
+    int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads), b = t / n;
+    size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
+    const T *K = k_cache + head_off, *V = v_cache + head_off;
+
+    int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
+    bool active = d0 < hd;
+    float qv[8];
+    const float *qrow = q + ((size_t)t * s.n_heads + h) * hd;
+#pragma unroll
+    for (int i = 0; i < 8; i++) qv[i] = active ? qrow[d0 + i] : 0.0f;
+
+    float *scores = smem, *table = smem + split_len;
+    float norm = sqrtf((float)hd);
+    /* Every thread runs the same trip count so the group shuffles see all their lanes. */
+    for (int p0 = start; p0 < end; p0 += groups) {
+        int p = p0 + g;
+        float dot = 0.0f;
+        if (active && p < end) {
+            float kv[8];
+            ec_unpack8<T>(*reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0), kv);
+#pragma unroll
+            for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
+        }
+        dot = ec_group_sum(dot, tpk);
+        if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
+    }
+    __syncthreads();
+    int cnt = end - start;
+    float m = -INFINITY;
+    for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) m = fmaxf(m, scores[i]);
+    m = ec_block_reduce<true>(m, scratch);
+    float l = 0.0f;
+    for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) {
+        float e = expf(scores[i] - m);
+        scores[i] = e;
+        l += e;
+    }
+    l = ec_block_reduce<false>(l, scratch); /* its barriers also publish the exp'd scores */
+
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (active)
+        for (int p = start + g; p < end; p += groups) {
+            float e = scores[p - start], vv[8];
+            ec_unpack8<T>(*reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0), vv);
+#pragma unroll
+            for (int i = 0; i < 8; i++) acc[i] = fmaf(e, vv[i], acc[i]);
+        }
+    if (active)
+#pragma unroll
+        for (int i = 0; i < 8; i++) table[g * hd + d0 + i] = acc[i];
+    __syncthreads();
+    float *out = part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2);
+    for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
+        float sum = 0.0f;
+        for (int gg = 0; gg < groups; gg++) sum += table[gg * hd + d];
+        out[d] = sum;
+    }
+    if (threadIdx.x == 0) {
+        out[hd] = m;
+        out[hd + 1] = l;
+    }
+}
+
+/* One block per (head, token row), one thread per output dimension. */
+template <typename T>
+__global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, const int *pos, int n,
+                                    int n_splits, int split_len, T *out)
+{
+    int h = blockIdx.x, t = blockIdx.y, d = threadIdx.x, hd = s.head_dim;
+    if (d >= hd) return;
+    int len = *pos + t % n + 1, used = (len + split_len - 1) / split_len;
+    const float *p = part + ((size_t)t * s.n_heads + h) * n_splits * (hd + 2);
+    float m = -INFINITY;
+    for (int i = 0; i < used; i++) m = fmaxf(m, p[i * (hd + 2) + hd]);
+    float num = 0.0f, den = 0.0f;
+    for (int i = 0; i < used; i++) {
+        const float *ps = p + i * (hd + 2);
+        float w = expf(ps[hd] - m);
+        num = fmaf(w, ps[d], num);
+        den = fmaf(w, ps[hd + 1], den);
+    }
+    out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(num / den);
+}
+
+extern "C" int ec_cuda_attention_prepare(int max_split_len)
+{
+    size_t bytes = attn_smem_bytes(max_split_len);
+    int dev, limit;
+    EC_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
+    EC_CUDA_TRY(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+                "cudaDeviceGetAttribute(max shared memory per block)");
+    if (bytes + 32 * sizeof(float) > (size_t)limit)
+        return ec_set_error("attention splits of %d positions need %zu bytes of shared memory; "
+                            "the device allows %d per block", max_split_len, bytes, limit);
+    EC_CUDA_TRY(cudaFuncSetAttribute(attn_split_kernel<__half>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
+                "cudaFuncSetAttribute(attention fp16, %zu bytes of shared memory)", bytes);
+    EC_CUDA_TRY(cudaFuncSetAttribute(attn_split_kernel<__nv_bfloat16>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
+                "cudaFuncSetAttribute(attention bf16, %zu bytes of shared memory)", bytes);
+    return 0;
+}
+
+extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
+                                 const void *k_cache, const void *v_cache, const int *pos,
+                                 int batch, int n, int n_splits, int split_len, float *part,
+                                 void *out, cudaStream_t stream)
+{
+    if (s->head_dim % 8 != 0 || s->head_dim > EC_CUDA_MAX_HEAD_DIM ||
+        s->n_heads % s->n_kv_heads != 0)
+        return ec_set_error("attention: unsupported head_dim %d / heads %d / kv heads %d "
+                            "(needs head_dim a multiple of 8 up to %d, heads a multiple of kv heads)",
+                            s->head_dim, s->n_heads, s->n_kv_heads, EC_CUDA_MAX_HEAD_DIM);
+    return ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        int ntok = batch * n;
+        dim3 grid((unsigned)s->n_heads, (unsigned)ntok, (unsigned)n_splits);
+        attn_split_kernel<T><<<grid, ATTN_THREADS, attn_smem_bytes(split_len), stream>>>(
+            *s, q, (const T *)k_cache, (const T *)v_cache, pos, n, split_len,
+            keys_lanes(s->head_dim), part);
+        EC_CUDA_LAUNCHED("launch of attention kernel (%d heads x %d tokens x %d splits of %d)",
+                         s->n_heads, ntok, n_splits, split_len);
+        dim3 cgrid((unsigned)s->n_heads, (unsigned)ntok);
+        unsigned threads = (unsigned)((s->head_dim + 31) / 32 * 32);
+        attn_combine_kernel<T><<<cgrid, threads, 0, stream>>>(*s, part, pos, n, n_splits,
+                                                              split_len, (T *)out);
+        EC_CUDA_LAUNCHED("launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
+                         ntok);
+        return 0;
+    });
+}

@@ -1,0 +1,94 @@
+/* kernels_common.cuh — device helpers shared by the kernel files: 16-bit <-> fp32 conversion for
+ * both formats, 8-wide unpacking of 16-byte loads, warp and block reductions, and the switch
+ * from the C-level ec_cuda_dtype to a kernel template type. */
+#ifndef ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
+#define ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels.h"
+
+__device__ __forceinline__ float ec_to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float ec_to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> __device__ __forceinline__ T ec_from_f32(float v);
+template <> __device__ __forceinline__ __half ec_from_f32<__half>(float v)
+{
+    return __float2half_rn(v);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 ec_from_f32<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
+
+__device__ __forceinline__ float2 ec_pair_to_f32(__half2 v) { return __half22float2(v); }
+__device__ __forceinline__ float2 ec_pair_to_f32(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+
+/* The packed-pair type of T (two values per 32-bit word). */
+template <typename T> struct ec_pair;
+template <> struct ec_pair<__half> { typedef __half2 type; };
+template <> struct ec_pair<__nv_bfloat16> { typedef __nv_bfloat162 type; };
+
+/* The 8 values of a 16-byte load as fp32. */
+template <typename T> __device__ __forceinline__ void ec_unpack8(uint4 v, float out[8])
+{
+    typedef typename ec_pair<T>::type P;
+    const P *p = reinterpret_cast<const P *>(&v);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float2 f = ec_pair_to_f32(p[i]);
+        out[2 * i] = f.x;
+        out[2 * i + 1] = f.y;
+    }
+}
+
+/* Sum of the 8 products of two 16-byte loads, in fp32. */
+template <typename T> __device__ __forceinline__ float ec_dot8(uint4 a, uint4 b)
+{
+    typedef typename ec_pair<T>::type P;
+    const P *pa = reinterpret_cast<const P *>(&a);
+    const P *pb = reinterpret_cast<const P *>(&b);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float2 fa = ec_pair_to_f32(pa[i]), fb = ec_pair_to_f32(pb[i]);
+        s = fmaf(fa.x, fb.x, s);
+        s = fmaf(fa.y, fb.y, s);
+    }
+    return s;
+}
+
+/* Sum over groups of `width` consecutive lanes (width a power of two <= 32). */
+__device__ __forceinline__ float ec_group_sum(float v, int width)
+{
+    for (int o = width / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float ec_warp_sum(float v) { return ec_group_sum(v, 32); }
+__device__ __forceinline__ float ec_warp_max(float v)
+{
+    for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Block-wide sum or max; every thread gets the result. scratch holds 32 floats; blockDim.x is a
+ * multiple of 32. */
+template <bool IS_MAX> __device__ float ec_block_reduce(float v, float *scratch)
+{
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
+    __syncthreads(); /* scratch may still be read by a previous reduction */
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < nwarps ? scratch[lane] : (IS_MAX ? -INFINITY : 0.0f);
+    return IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
+}
+
+/* Calls body.template operator()<T>() with T the kernel type of dtype t. */
+template <typename F> static int ec_dispatch_dtype(ec_cuda_dtype t, F body)
+{
+    return t == EC_CUDA_BF16 ? body(__nv_bfloat16()) : body(__half());
+}
+
+#endif

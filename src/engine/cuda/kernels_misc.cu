@@ -1,0 +1,129 @@
+/* kernels_misc.cu — the small element-wise kernels: fp32 -> 16-bit conversion (weight upload),
+ * token embedding lookup into the fp32 residual stream, SiLU·mul after a cuBLAS gate/up GEMM,
+ * and greedy argmax over the logits. */
+#include "cuda_check.h"
+#include "kernels_common.cuh"
+
+#include <stdint.h>
+
+/* Grid-stride loops: a capped grid of 256-thread blocks covers any size. */
+static unsigned grid_for(size_t n)
+{
+    size_t blocks = (n + 255) / 256;
+    return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
+}
+
+template <typename T>
+__global__ void convert_kernel(const float *src, T *dst, int cols, int ld, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        dst[i / cols * ld + i % cols] = ec_from_f32<T>(src[i]);
+}
+
+extern "C" int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst, int rows,
+                                   int cols, int ld, cudaStream_t stream)
+{
+    return ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        size_t n = (size_t)rows * cols;
+        convert_kernel<T><<<grid_for(n), 256, 0, stream>>>(src, (T *)dst, cols, ld, n);
+        EC_CUDA_LAUNCHED("launch of convert kernel (%d x %d values)", rows, cols);
+        return 0;
+    });
+}
+
+/* One block per token row; dim % 8 == 0 (checked at load) so each thread moves 16 bytes. */
+template <typename T>
+__global__ void embed_kernel(const T *table, const int *tokens, int dim, float *x)
+{
+    const T *row = table + (size_t)tokens[blockIdx.x] * dim;
+    float *out = x + (size_t)blockIdx.x * dim;
+    for (int c = threadIdx.x * 8; c < dim; c += blockDim.x * 8) {
+        float v[8];
+        ec_unpack8<T>(*reinterpret_cast<const uint4 *>(row + c), v);
+#pragma unroll
+        for (int i = 0; i < 8; i++) out[c + i] = v[i];
+    }
+}
+
+extern "C" int ec_cuda_embed(ec_cuda_dtype t, const void *table, const int *tokens, int ntok,
+                             int dim, float *x, cudaStream_t stream)
+{
+    return ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        embed_kernel<T><<<ntok, 128, 0, stream>>>((const T *)table, tokens, dim, x);
+        EC_CUDA_LAUNCHED("launch of embedding kernel (%d tokens x %d)", ntok, dim);
+        return 0;
+    });
+}
+
+template <typename T> __global__ void silu_mul_kernel(const float *gu, int hidden, T *h, int ldh)
+{
+    const float *g = gu + (size_t)blockIdx.y * 2 * hidden;
+    T *out = h + (size_t)blockIdx.y * ldh;
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < hidden; j += gridDim.x * blockDim.x) {
+        float a = g[j];
+        out[j] = ec_from_f32<T>(a / (1.0f + expf(-a)) * g[hidden + j]);
+    }
+}
+
+extern "C" int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, void *h,
+                                int ldh, cudaStream_t stream)
+{
+    return ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        dim3 grid((unsigned)((hidden + 255) / 256), (unsigned)ntok);
+        silu_mul_kernel<T><<<grid, 256, 0, stream>>>(gu, hidden, (T *)h, ldh);
+        EC_CUDA_LAUNCHED("launch of silu-mul kernel (%d tokens x %d)", ntok, hidden);
+        return 0;
+    });
+}
+
+/* Folds candidate (v, i) into the best (bv, bi): larger wins, equal values go to the lower index,
+ * NaN never wins; bi == none marks "no candidate yet" (also the value of an empty candidate). */
+__device__ __forceinline__ void take_better(float &bv, int &bi, float v, int i, int none)
+{
+    if (i == none || v != v) return;
+    if (bi == none || v > bv || (v == bv && i < bi)) { bv = v; bi = i; }
+}
+
+__device__ __forceinline__ void warp_best(float &bv, int &bi, int none)
+{
+    for (int o = 16; o > 0; o /= 2) {
+        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        take_better(bv, bi, ov, oi, none);
+    }
+}
+
+/* One block per sequence: per-thread best over a strided slice, then a shuffle/shared tree. */
+__global__ void argmax_kernel(const float *logits, int vocab, int *out)
+{
+    __shared__ float sv[32];
+    __shared__ int si[32];
+    const float *row = logits + (size_t)blockIdx.x * vocab;
+    float bv = -INFINITY;
+    int bi = vocab;
+    for (int i = threadIdx.x; i < vocab; i += blockDim.x) take_better(bv, bi, row[i], i, vocab);
+    warp_best(bv, bi, vocab);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) { sv[warp] = bv; si[warp] = bi; }
+    __syncthreads();
+    if (warp == 0) {
+        int nw = blockDim.x >> 5;
+        bv = lane < nw ? sv[lane] : -INFINITY;
+        bi = lane < nw ? si[lane] : vocab;
+        warp_best(bv, bi, vocab);
+        /* An all-NaN row has no answer; 0 keeps the token id valid for the next step. */
+        if (lane == 0) out[blockIdx.x] = bi == vocab ? 0 : bi;
+    }
+}
+
+extern "C" int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out,
+                              cudaStream_t stream)
+{
+    argmax_kernel<<<batch, 1024, 0, stream>>>(logits, vocab, out);
+    EC_CUDA_LAUNCHED("launch of argmax kernel (%d x %d logits)", batch, vocab);
+    return 0;
+}

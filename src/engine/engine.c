@@ -1,0 +1,56 @@
+/* engine.c — the backend-neutral generation loop: one prefill call over the whole prompt batch,
+ * then one decode call per new token, greedy, a fixed number of tokens (never stopping early),
+ * each phase timed after the backend has synchronized. Knows nothing of the device. */
+#include "ecocompute/engine.h"
+
+#include <stdlib.h>
+
+static void phase_hook(const ec_phase_hooks *hooks, ec_phase phase, int begin)
+{
+    if (hooks && hooks->on_phase) hooks->on_phase(hooks->ctx, phase, begin);
+}
+
+int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
+                const ec_phase_hooks *hooks, ec_generate_stats *stats)
+{
+    if (batch < 1 || prompt_len < 1 || gen < 1)
+        return ec_set_error("generate: batch (%d), prompt length (%d) and new tokens (%d) must "
+                            "all be >= 1", batch, prompt_len, gen);
+    int *next = malloc((size_t)batch * sizeof *next);
+    int *step = malloc((size_t)batch * sizeof *step);
+    if (!next || !step) {
+        free(next);
+        free(step);
+        return ec_set_error("generate: out of memory");
+    }
+    phase_hook(hooks, EC_PHASE_PREFILL, 1);
+    double t0 = ec_now_s();
+    int rc = b->ops->forward(b, prompts, batch, prompt_len, 0, next, NULL);
+    if (rc == 0) rc = b->ops->synchronize(b);
+    double prefill_s = ec_now_s() - t0;
+    phase_hook(hooks, EC_PHASE_PREFILL, 0);
+    for (int i = 0; rc == 0 && i < batch; i++) out[(size_t)i * gen] = next[i];
+
+    if (rc == 0) {
+        phase_hook(hooks, EC_PHASE_DECODE, 1);
+        t0 = ec_now_s();
+        /* Token g-1 of each sequence sits at position prompt_len + g - 1 and predicts token g. */
+        for (int g = 1; rc == 0 && g < gen; g++) {
+            for (int i = 0; i < batch; i++) step[i] = out[(size_t)i * gen + g - 1];
+            rc = b->ops->forward(b, step, batch, 1, prompt_len + g - 1, next, NULL);
+            for (int i = 0; rc == 0 && i < batch; i++) out[(size_t)i * gen + g] = next[i];
+        }
+        if (rc == 0) rc = b->ops->synchronize(b);
+        double decode_s = ec_now_s() - t0;
+        phase_hook(hooks, EC_PHASE_DECODE, 0);
+        if (rc == 0 && stats) {
+            stats->prefill_s = prefill_s;
+            stats->decode_s = decode_s;
+            stats->prefill_tokens = (long)batch * prompt_len;
+            stats->decode_tokens = (long)batch * (gen - 1);
+        }
+    }
+    free(next);
+    free(step);
+    return rc;
+}

@@ -1,0 +1,455 @@
+/* test_cuda_kernels.c — every CUDA kernel against a CPU reference written here in double.
+ *
+ * Inputs are rounded to the 16-bit format first (with the quant layer's conversions), so the
+ * references see exactly the values the GPU sees; what remains is fp32 accumulation order and
+ * the final rounding of 16-bit outputs, which set each test's tolerance. Output buffers are
+ * filled with 0xFF bytes (NaN in fp16, bf16 and fp32) before every launch, so an element a
+ * kernel forgets to write fails the comparison. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ecocompute/engine.h"
+#include "ecocompute/quant.h"
+#include "engine/cuda/kernels.h"
+#include "engine/cuda/gpu_test.h"
+
+#include <math.h>
+#include <string.h>
+
+static const ec_cuda_dtype DTYPES[] = {EC_CUDA_F16, EC_CUDA_BF16};
+static const char *dname(ec_cuda_dtype t) { return t == EC_CUDA_BF16 ? "bf16" : "fp16"; }
+/* Relative rounding step of a 16-bit output (half an ulp at 11 / 8 significant bits). */
+static double round_rel(ec_cuda_dtype t) { return t == EC_CUDA_BF16 ? 1.0 / 256 : 1.0 / 2048; }
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void) /* uniform in [-1, 1) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+}
+
+static uint16_t to16(ec_cuda_dtype t, float x)
+{
+    return t == EC_CUDA_BF16 ? ec_f32_to_bf16(x) : ec_f32_to_f16(x);
+}
+static float from16(ec_cuda_dtype t, uint16_t h)
+{
+    return t == EC_CUDA_BF16 ? ec_bf16_to_f32(h) : ec_f16_to_f32(h);
+}
+
+/* Random 16-bit host array and its fp32 values. */
+static uint16_t *rand16(ec_cuda_dtype t, size_t n, float scale, float *values)
+{
+    uint16_t *h = malloc(n * 2);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = to16(t, frand() * scale);
+        values[i] = from16(t, h[i]);
+    }
+    return h;
+}
+
+static void *dev_upload(const void *host, size_t bytes)
+{
+    void *d;
+    CUDA_OK(cudaMalloc(&d, bytes));
+    CUDA_OK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+    return d;
+}
+
+static void *dev_poisoned(size_t bytes)
+{
+    void *d;
+    CUDA_OK(cudaMalloc(&d, bytes));
+    CUDA_OK(cudaMemset(d, 0xFF, bytes));
+    return d;
+}
+
+static void download(void *host, const void *dev, size_t bytes)
+{
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
+}
+
+/* |got - want| <= tol (NaN fails). */
+static void expect_near(double got, double want, double tol, const char *what, long i)
+{
+    if (!(fabs(got - want) <= tol))
+        fail_msg("%s[%ld]: got %.7g, want %.7g (tolerance %.3g)", what, i, got, want, tol);
+}
+
+static void kernel_ok(int rc)
+{
+    if (rc != 0) fail_msg("%s", ec_last_error());
+}
+
+/* ---- conversion and embedding: exact ---- */
+static void test_convert_embed(void **state)
+{
+    (void)state;
+    for (int di = 0; di < 2; di++) {
+        ec_cuda_dtype t = DTYPES[di];
+        int rows = 37, cols = 20, ld = 24;
+        float *src = malloc((size_t)rows * cols * 4);
+        for (int i = 0; i < rows * cols; i++) src[i] = frand() * 1000.0f * (float)(i % 7);
+        float *d_src = dev_upload(src, (size_t)rows * cols * 4);
+        uint16_t *d_dst = dev_poisoned((size_t)rows * ld * 2), *got = malloc((size_t)rows * ld * 2);
+        kernel_ok(ec_cuda_convert_f32(t, d_src, d_dst, rows, cols, ld, 0));
+        download(got, d_dst, (size_t)rows * ld * 2);
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < ld; c++) {
+                uint16_t want = c < cols ? to16(t, src[r * cols + c]) : 0xFFFF; /* pad untouched */
+                if (got[r * ld + c] != want)
+                    fail_msg("%s convert [%d][%d]: got 0x%04x want 0x%04x", dname(t), r, c,
+                             got[r * ld + c], want);
+            }
+        /* Embedding of a dense table [vocab][ld] (ld % 8 == 0): exact widening. */
+        int tokens[5] = {0, 36, 5, 5, 17};
+        CUDA_OK(cudaMemset(d_dst, 0, (size_t)rows * ld * 2));
+        kernel_ok(ec_cuda_convert_f32(t, d_src, d_dst, rows, cols, ld, 0));
+        int *d_tok = dev_upload(tokens, sizeof tokens);
+        float *d_x = dev_poisoned(5 * (size_t)ld * 4), x[5 * 24];
+        kernel_ok(ec_cuda_embed(t, d_dst, d_tok, 5, ld, d_x, 0));
+        download(x, d_x, sizeof x);
+        for (int i = 0; i < 5; i++)
+            for (int c = 0; c < ld; c++) {
+                float want = c < cols ? from16(t, to16(t, src[tokens[i] * cols + c])) : 0.0f;
+                if (x[i * ld + c] != want)
+                    fail_msg("%s embed [%d][%d]: got %g want %g", dname(t), i, c, x[i * ld + c], want);
+            }
+        cudaFree(d_src);
+        cudaFree(d_dst);
+        cudaFree(d_tok);
+        cudaFree(d_x);
+        free(src);
+        free(got);
+    }
+}
+
+/* ---- RMSNorm: fp32 statistics, one 16-bit rounding ---- */
+static void test_rmsnorm(void **state)
+{
+    (void)state;
+    for (int di = 0; di < 2; di++) {
+        ec_cuda_dtype t = DTYPES[di];
+        int rows = 5, dim = 4104, stride = 4200;
+        float eps = 1e-5f;
+        float *x = malloc((size_t)rows * stride * 4), *w = malloc((size_t)dim * 4);
+        for (int i = 0; i < rows * stride; i++) x[i] = frand() * (float)(1 + i % 3);
+        for (int i = 0; i < dim; i++) w[i] = 1.0f + 0.5f * frand();
+        float *d_x = dev_upload(x, (size_t)rows * stride * 4), *d_w = dev_upload(w, (size_t)dim * 4);
+        uint16_t *d_out = dev_poisoned((size_t)rows * dim * 2), *out = malloc((size_t)rows * dim * 2);
+        kernel_ok(ec_cuda_rmsnorm(t, d_x, (size_t)stride, d_w, rows, dim, eps, d_out, 0));
+        download(out, d_out, (size_t)rows * dim * 2);
+        for (int r = 0; r < rows; r++) {
+            double ss = 0;
+            for (int c = 0; c < dim; c++) ss += (double)x[r * stride + c] * x[r * stride + c];
+            double inv = 1.0 / sqrt(ss / dim + eps);
+            for (int c = 0; c < dim; c++) {
+                double want = x[r * stride + c] * inv * w[c];
+                /* 16-bit rounding of the output plus ~1e-6 from fp32 statistics */
+                expect_near(from16(t, out[r * dim + c]), want, fabs(want) * (round_rel(t) + 1e-5) + 1e-6,
+                            dname(t), r * dim + c);
+            }
+        }
+        cudaFree(d_x);
+        cudaFree(d_w);
+        cudaFree(d_out);
+        free(x);
+        free(w);
+        free(out);
+    }
+}
+
+/* ---- linear layers: GEMV (batch <= 8) and cuBLAS (batch 17), three epilogues ---- */
+static void check_linear(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode, int batch,
+                         int rows, int cols)
+{
+    int wrows = mode == EC_GEMV_SILU_MUL ? 2 * rows : rows, ldy = rows + 3;
+    float *wf = malloc((size_t)wrows * cols * 4), *xf = malloc((size_t)batch * cols * 4);
+    uint16_t *w = rand16(t, (size_t)wrows * cols, 1.0f, wf), *x = rand16(t, (size_t)batch * cols, 1.0f, xf);
+    void *d_w = dev_upload(w, (size_t)wrows * cols * 2), *d_x = dev_upload(x, (size_t)batch * cols * 2);
+    size_t ybytes = (size_t)batch * ldy * (mode == EC_GEMV_SILU_MUL ? 2 : 4);
+    float *y0 = malloc((size_t)batch * ldy * 4);
+    for (int i = 0; i < batch * ldy; i++) y0[i] = frand();
+    void *d_y = mode == EC_GEMV_ADD ? dev_upload(y0, ybytes) : dev_poisoned(ybytes);
+    float *d_gu = dev_poisoned((size_t)batch * 2 * rows * 4);
+    kernel_ok(ec_cuda_linear(cublas, t, mode, d_w, d_x, batch, rows, cols, d_y, ldy, d_gu, 0));
+    void *y = malloc(ybytes);
+    download(y, d_y, ybytes);
+    char what[96];
+    snprintf(what, sizeof what, "%s linear mode %d batch %d %dx%d", dname(t), (int)mode, batch,
+             rows, cols);
+    for (int b = 0; b < batch; b++)
+        for (int r = 0; r < rows; r++) {
+            double d0 = 0, d1 = 0, mag0 = 0, mag1 = 0;
+            for (int c = 0; c < cols; c++) {
+                double xv = xf[(size_t)b * cols + c];
+                d0 += wf[(size_t)r * cols + c] * xv;
+                mag0 += fabs(wf[(size_t)r * cols + c] * xv);
+                if (mode == EC_GEMV_SILU_MUL) {
+                    d1 += wf[(size_t)(r + rows) * cols + c] * xv;
+                    mag1 += fabs(wf[(size_t)(r + rows) * cols + c] * xv);
+                }
+            }
+            /* fp32 accumulation (GEMV shuffles or tensor-core GEMM): 5e-5 of the summed term
+             * magnitudes, ~3x the error seen from 4104-term sums, far below any wrong index. */
+            double acc_tol = 5e-5 * mag0 + 1e-6;
+            size_t i = (size_t)b * ldy + r;
+            if (mode == EC_GEMV_SILU_MUL) {
+                double silu = d0 / (1.0 + exp(-d0)), want = silu * d1;
+                double tol = fabs(want) * round_rel(t) + 5e-5 * (mag0 * fabs(d1) + mag1 * fabs(silu)) + 1e-6;
+                expect_near(from16(t, ((uint16_t *)y)[i]), want, tol, what, (long)i);
+            } else {
+                double want = d0 + (mode == EC_GEMV_ADD ? y0[i] : 0.0);
+                expect_near(((float *)y)[i], want, acc_tol, what, (long)i);
+            }
+        }
+    cudaFree(d_w);
+    cudaFree(d_x);
+    cudaFree(d_y);
+    cudaFree(d_gu);
+    free(wf);
+    free(xf);
+    free(w);
+    free(x);
+    free(y0);
+    free(y);
+}
+
+static void test_linear(void **state)
+{
+    (void)state;
+    cublasHandle_t cublas;
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) fail_msg("cublasCreate failed");
+    static const int batches[] = {1, 3, 8, 17};
+    static const int shapes[][2] = {{4097, 4104}, {64, 8}, {3, 1000}};
+    for (int di = 0; di < 2; di++)
+        for (int m = 0; m < 3; m++)
+            for (size_t bi = 0; bi < 4; bi++)
+                for (size_t si = 0; si < 3; si++) {
+                    /* The big shape once per mode at batch 1 and 17 keeps the run short. */
+                    if (si == 0 && m == EC_GEMV_SILU_MUL && (bi == 1 || bi == 2)) continue;
+                    check_linear(cublas, DTYPES[di], (ec_gemv_mode)m, batches[bi], shapes[si][0],
+                                 shapes[si][1]);
+                }
+    cublasDestroy(cublas);
+}
+
+static void test_gemv_rejects_bad_shapes(void **state)
+{
+    (void)state;
+    assert_int_equal(ec_cuda_gemv(EC_CUDA_F16, EC_GEMV_STORE, NULL, NULL, 1, 4, 12, NULL, 4, 0), -1);
+    assert_non_null(strstr(ec_last_error(), "multiple of 8"));
+    assert_int_equal(ec_cuda_gemv(EC_CUDA_F16, EC_GEMV_STORE, NULL, NULL, 9, 4, 16, NULL, 4, 0), -1);
+}
+
+/* ---- rope + KV write ---- */
+static void check_rope(ec_cuda_dtype t, int interleaved, int with_bias, int pos)
+{
+    ec_cuda_attn_shape s = {4, 2, 64, pos + 8, interleaved};
+    int batch = 2, n = 3, ntok = batch * n, half = s.head_dim / 2;
+    int q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim, w = q_dim + 2 * kv_dim;
+    float *qkv = malloc((size_t)ntok * w * 4), *bias = malloc((size_t)w * 4), inv[32];
+    for (int i = 0; i < ntok * w; i++) qkv[i] = frand();
+    for (int i = 0; i < w; i++) bias[i] = 0.1f * frand();
+    for (int j = 0; j < half; j++) inv[j] = 1.0f / powf(10000.0f, (float)(2 * j) / (float)s.head_dim);
+    float *d_qkv = dev_upload(qkv, (size_t)ntok * w * 4), *d_bias = dev_upload(bias, (size_t)w * 4);
+    float *d_inv = dev_upload(inv, sizeof inv);
+    int *d_pos = dev_upload(&pos, sizeof pos);
+    size_t cache_n = (size_t)batch * s.n_kv_heads * s.max_seq * s.head_dim;
+    float *d_q = dev_poisoned((size_t)ntok * q_dim * 4), *q = malloc((size_t)ntok * q_dim * 4);
+    uint16_t *d_k = dev_poisoned(cache_n * 2), *d_v = dev_poisoned(cache_n * 2);
+    uint16_t *k = malloc(cache_n * 2), *v = malloc(cache_n * 2);
+    kernel_ok(ec_cuda_rope_kv(t, &s, d_qkv, with_bias ? d_bias : NULL, d_inv, d_pos, batch, n, d_q,
+                              d_k, d_v, 0));
+    download(q, d_q, (size_t)ntok * q_dim * 4);
+    download(k, d_k, cache_n * 2);
+    download(v, d_v, cache_n * 2);
+    int step = interleaved ? 2 : 1, partner = interleaved ? 1 : half;
+    for (int tk = 0; tk < ntok; tk++) {
+        int b = tk / n, p = pos + tk % n;
+        const float *row = qkv + (size_t)tk * w;
+        for (int head = 0; head < s.n_heads + s.n_kv_heads; head++)
+            for (int j = 0; j < half; j++) {
+                int off = head * s.head_dim + j * step;
+                double x0 = row[off] + (with_bias ? bias[off] : 0.0);
+                double x1 = row[off + partner] + (with_bias ? bias[off + partner] : 0.0);
+                double a = (double)((float)p * inv[j]); /* the angle is formed in fp32, as on the CPU */
+                double y0 = x0 * cos(a) - x1 * sin(a), y1 = x0 * sin(a) + x1 * cos(a);
+                if (head < s.n_heads) {
+                    expect_near(q[(size_t)tk * q_dim + off], y0, 2e-6, "rope q", off);
+                    expect_near(q[(size_t)tk * q_dim + off + partner], y1, 2e-6, "rope q", off);
+                } else {
+                    int kh = head - s.n_heads, d = j * step;
+                    size_t at = (((size_t)b * s.n_kv_heads + kh) * s.max_seq + p) * s.head_dim;
+                    double tol0 = fabs(y0) * round_rel(t) + 2e-6, tol1 = fabs(y1) * round_rel(t) + 2e-6;
+                    expect_near(from16(t, k[at + d]), y0, tol0, "rope k", (long)(at + d));
+                    expect_near(from16(t, k[at + d + partner]), y1, tol1, "rope k", (long)(at + d));
+                }
+            }
+        for (int e = 0; e < kv_dim; e++) {
+            int h = e / s.head_dim, d = e % s.head_dim;
+            double want = row[q_dim + kv_dim + e] + (with_bias ? bias[q_dim + kv_dim + e] : 0.0);
+            size_t at = (((size_t)b * s.n_kv_heads + h) * s.max_seq + p) * s.head_dim + d;
+            expect_near(from16(t, v[at]), want, fabs(want) * round_rel(t) + 1e-7, "rope v", (long)at);
+        }
+    }
+    /* Positions outside [pos, pos + n) must stay untouched. */
+    size_t before = ((size_t)0 * s.n_kv_heads * s.max_seq + (pos > 0 ? pos - 1 : pos + n)) * s.head_dim;
+    assert_int_equal(k[before], 0xFFFF);
+    assert_int_equal(v[before], 0xFFFF);
+    cudaFree(d_qkv);
+    cudaFree(d_bias);
+    cudaFree(d_inv);
+    cudaFree(d_pos);
+    cudaFree(d_q);
+    cudaFree(d_k);
+    cudaFree(d_v);
+    free(qkv);
+    free(bias);
+    free(q);
+    free(k);
+    free(v);
+}
+
+static void test_rope(void **state)
+{
+    (void)state;
+    for (int di = 0; di < 2; di++)
+        for (int il = 0; il < 2; il++) {
+            check_rope(DTYPES[di], il, il, 0);
+            check_rope(DTYPES[di], il, !il, 4093); /* large angles: argument reduction */
+        }
+}
+
+/* ---- attention: decode with splits, prefill with the causal mask ---- */
+static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int split_len)
+{
+    ec_cuda_attn_shape s = {4, 2, head_dim, ctx + 3, 0};
+    int batch = 2, ntok = batch * n, pos = ctx - n; /* last query sees ctx positions */
+    int n_splits = (ctx + split_len - 1) / split_len, group = s.n_heads / s.n_kv_heads;
+    size_t cache_n = (size_t)batch * s.n_kv_heads * s.max_seq * head_dim;
+    float *kf = malloc(cache_n * 4), *vf = malloc(cache_n * 4);
+    uint16_t *k = rand16(t, cache_n, 1.0f, kf), *v = rand16(t, cache_n, 1.0f, vf);
+    size_t qn = (size_t)ntok * s.n_heads * head_dim;
+    float *q = malloc(qn * 4);
+    for (size_t i = 0; i < qn; i++) q[i] = 2.0f * frand();
+    void *d_k = dev_upload(k, cache_n * 2), *d_v = dev_upload(v, cache_n * 2);
+    float *d_q = dev_upload(q, qn * 4);
+    int *d_pos = dev_upload(&pos, sizeof pos);
+    float *d_part = dev_poisoned((size_t)ntok * s.n_heads * n_splits * (head_dim + 2) * 4);
+    uint16_t *d_out = dev_poisoned(qn * 2), *out = malloc(qn * 2);
+    kernel_ok(ec_cuda_attention_prepare(split_len));
+    kernel_ok(ec_cuda_attention(t, &s, d_q, d_k, d_v, d_pos, batch, n, n_splits, split_len, d_part,
+                                d_out, 0));
+    download(out, d_out, qn * 2);
+    double *sc = malloc((size_t)ctx * sizeof(double));
+    char what[80];
+    snprintf(what, sizeof what, "%s attention hd %d ctx %d n %d split %d", dname(t), head_dim, ctx,
+             n, split_len);
+    for (int tk = 0; tk < ntok; tk++) {
+        int b = tk / n, len = pos + tk % n + 1;
+        for (int h = 0; h < s.n_heads; h++) {
+            const float *qh = q + ((size_t)tk * s.n_heads + h) * head_dim;
+            size_t base = ((size_t)b * s.n_kv_heads + h / group) * s.max_seq * head_dim;
+            double mx = -INFINITY, sum = 0;
+            for (int p = 0; p < len; p++) {
+                double d = 0;
+                for (int i = 0; i < head_dim; i++) d += qh[i] * (double)kf[base + (size_t)p * head_dim + i];
+                sc[p] = d / sqrt((double)head_dim);
+                if (sc[p] > mx) mx = sc[p];
+            }
+            for (int p = 0; p < len; p++) sum += (sc[p] = exp(sc[p] - mx));
+            for (int i = 0; i < head_dim; i++) {
+                double o = 0;
+                for (int p = 0; p < len; p++) o += sc[p] * vf[base + (size_t)p * head_dim + i];
+                o /= sum;
+                size_t at = ((size_t)tk * s.n_heads + h) * head_dim + i;
+                /* |o| <= 1; fp32 softmax and sums, then one 16-bit rounding */
+                expect_near(from16(t, out[at]), o, fabs(o) * round_rel(t) + 2e-5, what, (long)at);
+            }
+        }
+    }
+    cudaFree(d_k);
+    cudaFree(d_v);
+    cudaFree(d_q);
+    cudaFree(d_pos);
+    cudaFree(d_part);
+    cudaFree(d_out);
+    free(kf);
+    free(vf);
+    free(k);
+    free(v);
+    free(q);
+    free(out);
+    free(sc);
+}
+
+static void test_attention_decode(void **state)
+{
+    (void)state;
+    static const int ctxs[] = {1, 7, 300, 5000};
+    for (int di = 0; di < 2; di++)
+        for (int c = 0; c < 4; c++) {
+            check_attention(DTYPES[di], 128, ctxs[c], 1, EC_CUDA_DECODE_SPLIT);
+            check_attention(DTYPES[di], 8, ctxs[c], 1, EC_CUDA_DECODE_SPLIT);
+        }
+    check_attention(EC_CUDA_F16, 64, 5000, 1, 4096); /* one long split in shared memory */
+}
+
+static void test_attention_prefill(void **state)
+{
+    (void)state;
+    for (int di = 0; di < 2; di++) {
+        check_attention(DTYPES[di], 64, 9, 9, 32);   /* whole prompt from position 0 */
+        check_attention(DTYPES[di], 64, 40, 6, 4);   /* chunk after a cached prefix, many splits */
+        check_attention(DTYPES[di], 32, 300, 17, 64);
+    }
+}
+
+/* ---- argmax: lowest index on ties, NaN never wins ---- */
+static void test_argmax(void **state)
+{
+    (void)state;
+    int batch = 4, vocab = 32000;
+    float *l = malloc((size_t)batch * vocab * 4);
+    for (int i = 0; i < batch * vocab; i++) l[i] = frand();
+    float *r1 = l + vocab, *r2 = l + 2 * vocab, *r3 = l + 3 * vocab;
+    for (int i = 0; i < vocab; i++) r1[i] = 0.5f;    /* all tied: index 0 */
+    r2[31000] = 7.0f;                                /* tie between 17 and 31000: 17 */
+    r2[17] = 7.0f;
+    r3[5] = NAN;                                     /* NaN ignored, max elsewhere */
+    r3[20000] = 3.0f;
+    float *d_l = dev_upload(l, (size_t)batch * vocab * 4);
+    int *d_out = dev_poisoned((size_t)batch * 4), out[4];
+    kernel_ok(ec_cuda_argmax(d_l, batch, vocab, d_out, 0));
+    download(out, d_out, sizeof out);
+    assert_int_equal(out[0], ec_argmax(l, vocab));
+    assert_int_equal(out[1], 0);
+    assert_int_equal(out[2], 17);
+    assert_int_equal(out[3], 20000);
+    cudaFree(d_l);
+    cudaFree(d_out);
+    free(l);
+}
+
+int main(void)
+{
+    gpu_test_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_convert_embed),
+        cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_gemv_rejects_bad_shapes),
+        cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_attention_decode),
+        cmocka_unit_test(test_attention_prefill),
+        cmocka_unit_test(test_argmax),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

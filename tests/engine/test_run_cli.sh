@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test_run_cli.sh — `ecocompute run` end to end: the 260K TinyStories model prints, byte for
+# byte, the text llama2.c prints for greedy decoding (v0 and v1 checkpoints, f32 and fp16);
+# timings go to stderr; --format json parses and carries units in its keys; bad values exit 2
+# with one line; a CUDA device fails clearly.
+set -u
+bin=${EC_BINARY:?}
+models=${EC_SHARED_DIR:?}/models
+[ -r "$models/stories260K.bin" ] || { echo "skipping: $models not readable"; exit 77; }
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The reference file's first line is llama2.c's command; the rest is what it printed.
+tail -n +2 "$models/stories260K_expected_greedy.txt" >"$tmp/expected"
+for ckpt in stories260K.bin stories260K_v1.bin; do
+  for p in f32 fp16; do
+    "$bin" run --model "$models/$ckpt" --tokenizer "$models/tok512.bin" --device cpu --gen 256 \
+      --precision $p >"$tmp/out" 2>"$tmp/err"
+    check "$ckpt $p exits 0" '[ $? -eq 0 ]'
+    check "$ckpt $p prints llama2.c's greedy text byte for byte" 'cmp -s "$tmp/out" "$tmp/expected"'
+  done
+done
+check "timings on stderr, in tok/s" 'grep -q "decode: 255 tok in .* s (.* tok/s)" "$tmp/err"'
+# One token fewer is a different text: --gen counts exactly.
+"$bin" run --model "$models/stories260K.bin" --tokenizer "$models/tok512.bin" --gen 255 \
+  --precision f32 >"$tmp/out" 2>/dev/null
+check "--gen 255 prints one token less" '! cmp -s "$tmp/out" "$tmp/expected"'
+
+json=$("$bin" run --model tiny --precision int8 --batch 2 --prompt-len 8 --gen 4 --format json)
+check "run --format json parses" 'printf "%s" "$json" | jq -e ".[0].decode_tok_per_s > 0" >/dev/null'
+check "run json: prompt and new tokens" \
+  'printf "%s" "$json" | jq -e ".[0].prompt_tokens == 8 and .[0].new_tokens == 4" >/dev/null'
+check "run json: 4 first token ids" \
+  '[ "$(printf "%s" "$json" | jq -r ".[0].first_token_ids" | wc -w)" -eq 4 ]'
+again=$("$bin" run --model tiny --precision int8 --batch 2 --prompt-len 8 --gen 4 --format json)
+ids() { printf "%s" "$1" | jq -r ".[0].first_token_ids"; }
+check "same seed, same tokens" '[ "$(ids "$json")" = "$(ids "$again")" ]'
+csv=$("$bin" run --model tiny --precision nf4 --gen 2 --prompt-len 4 --format csv)
+check "csv header names units" '[[ "$(printf "%s" "$csv" | head -1)" == *prefill_tok_per_s* ]]'
+
+usage_error() { # $1 = description, rest = arguments: must exit 2 with one line on stderr
+  local what=$1; shift
+  err=$("$bin" run "$@" 2>&1 >/dev/null); rc=$?
+  check "$what exits 2" '[ $rc -eq 2 ]'
+  check "$what: one line" '[ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
+}
+usage_error "missing --model" --precision fp16
+usage_error "--batch 0" --model tiny --batch 0
+usage_error "--gen x" --model tiny --gen x
+usage_error "--precision int3" --model tiny --precision int3
+usage_error "--format xml" --model tiny --format xml
+usage_error "--device tpu" --model tiny --device tpu
+usage_error "--outliers 2:big" --model tiny --outliers 2:big
+usage_error "--prompt without --tokenizer" --model tiny --prompt hello
+usage_error "--threads -1" --model tiny --threads -1
+usage_error "--model without value" --model
+
+err=$("$bin" run --model tiny --device cuda:0 2>&1 >/dev/null); rc=$?
+check "--device cuda exits 1" '[ $rc -eq 1 ]'
+check "--device cuda says why" '[[ "$err" == *"CUDA backend not built/not available yet"* ]]'
+err=$("$bin" run --model "$models/stories260K.bin" --prompt-len 500 --gen 100 2>&1 >/dev/null); rc=$?
+check "too many positions exits 1" '[ $rc -eq 1 ]'
+check "too many positions names max_seq_len" '[[ "$err" == *max_seq_len* ]]'
+[ $fail -eq 0 ] && echo "run cli: all checks pass"
+exit $fail
