@@ -2,6 +2,9 @@
 #include "ecocompute/engine.h"
 
 #include "engine/cpu/cpu_backend.h"
+#ifdef ECOCOMPUTE_HAVE_CUDA
+#include "engine/cuda/cuda_backend.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +53,15 @@ int ec_backend_create(ec_backend **out, const char *device)
 {
     int cuda_index;
     if (ec_device_parse(device, &cuda_index) != 0) return -1;
-    if (cuda_index >= 0)
-        return ec_set_error("device '%s': CUDA backend not built/not available yet", device);
+    if (cuda_index >= 0) {
+#ifdef ECOCOMPUTE_HAVE_CUDA
+        return ec_cuda_backend_create(out, cuda_index);
+#else
+        return ec_set_error("device '%s': this build has no CUDA backend (nvcc was not found "
+                            "when it was configured)",
+                            device);
+#endif
+    }
     ec_backend *b = calloc(1, sizeof *b);
     if (!b) return ec_set_error("out of memory");
     b->ops = &ec_cpu_backend_ops;
