@@ -17,6 +17,8 @@ typedef struct {
 
 /* The subcommands, one file each (cmd_NAME.c). */
 int cmd_version(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
+int cmd_meter(int argc, char **argv);
 
 /* The command table, defined in main.c. */
 extern const cli_command cli_commands[];

@@ -4,6 +4,8 @@
 #include <string.h>
 
 const cli_command cli_commands[] = {
+    {"gpus", "list the GPUs, what they can measure, and their power now", cmd_gpus},
+    {"meter", "run a command and measure the energy it costs", cmd_meter},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };
