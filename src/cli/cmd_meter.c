@@ -334,66 +334,79 @@ static double get(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* One human row: the quantity with its basis, the number with its unit. */
-static void row(ec_table *t, const char *what, const char *fmt, double v, const char *unit)
+/* One human row: the quantity (with its basis) and the number with its unit. */
+static void row(ec_table *t, const char *what, const char *fmt, ...) EC_PRINTF(3, 4);
+static void row(ec_table *t, const char *what, const char *fmt, ...)
 {
-    if (!isfinite(v)) return;
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
     ec_table_row(t);
     ec_table_text(t, 0, "%s", what);
-    ec_table_number(t, 1, fmt, v);
-    ec_table_text(t, 2, "%s", unit);
+    ec_table_text(t, 1, "%s", buf);
+}
+
+/* A number with its unit, or "n/a" when it could not be measured. */
+static const char *val(char *buf, size_t len, const char *fmt, double v)
+{
+    if (!isfinite(v)) return "n/a";
+    snprintf(buf, len, fmt, v);
+    return buf;
 }
 
 static void print_human(const cJSON *o, const ec_window_result *r)
 {
+    char a[64], b[64];
     ec_table *t = ec_table_new();
     ec_table_column(t, "quantity", "quantity");
     ec_table_column(t, "value", "value");
-    ec_table_column(t, "unit", "unit");
-    row(t, "duration", "%.3f", r->duration_s, "s");
+    row(t, "duration", "%.3f s", r->duration_s);
     if (r->ngpus) {
         char what[96];
         snprintf(what, sizeof what, "GPU energy, gross (%s)", r->gpu_energy_method);
-        row(t, what, "%.1f", r->gpu_energy_j, "J");
-        row(t, "GPU energy, gross (counter)", "%.1f", r->gpu_energy_counter_j, "J");
-        row(t, "GPU energy, gross (integrated power)", "%.1f", r->gpu_energy_integrated_j, "J");
-        row(t, "counter vs integrated disagreement", "%+.2f", r->gpu_disagreement_pct, "%");
-        row(t, "GPU average power, gross", "%.1f", r->gpu_avg_power_w, "W");
-        row(t, "GPU peak power (instant)", "%.1f", r->gpu_peak_power_w, "W");
-        row(t, "GPU idle power", "%.1f", r->gpu_idle_power_w, "W");
-        row(t, "GPU energy, net of idle", "%.1f", r->gpu_net_energy_j, "J");
-        row(t, "GPU energy per 1k tokens, gross", "%.2f", get(o, "gpu_j_per_1k_tokens_gross"),
-            "J");
-        row(t, "GPU energy per 1k tokens, net", "%.2f", get(o, "gpu_j_per_1k_tokens_net"), "J");
+        row(t, what, "%s%s", val(a, sizeof a, "%.1f J", r->gpu_energy_j),
+            r->incomplete ? " (incomplete)" : "");
+        if (strcmp(r->gpu_energy_method, "counter") && isfinite(r->gpu_energy_counter_j))
+            row(t, "GPU energy, gross (counter)", "%.1f J", r->gpu_energy_counter_j);
+        if (strcmp(r->gpu_energy_method, "integrated") && isfinite(r->gpu_energy_integrated_j))
+            row(t, "GPU energy, gross (integrated power)", "%.1f J", r->gpu_energy_integrated_j);
+        if (isfinite(r->gpu_disagreement_pct))
+            row(t, "integrated vs counter", "%+.2f %%", r->gpu_disagreement_pct);
+        row(t, "GPU power, gross: average / peak", "%s / %s",
+            val(a, sizeof a, "%.1f W", r->gpu_avg_power_w),
+            val(b, sizeof b, "%.1f W", r->gpu_peak_power_w));
+        if (isfinite(r->gpu_idle_power_w)) {
+            row(t, "GPU idle power", "%.1f W", r->gpu_idle_power_w);
+            row(t, "GPU energy, net of idle", "%s", val(a, sizeof a, "%.1f J", r->gpu_net_energy_j));
+        }
+        double gross = get(o, "gpu_j_per_1k_tokens_gross"), net = get(o, "gpu_j_per_1k_tokens_net");
+        if (isfinite(gross)) row(t, "GPU energy per 1k tokens, gross", "%.2f J", gross);
+        if (isfinite(net)) row(t, "GPU energy per 1k tokens, net", "%.2f J", net);
         for (int i = 0; i < r->ngpus; i++) {
             const ec_gpu_window *g = &r->gpus[i];
             snprintf(what, sizeof what, "GPU %u energy, gross (%s)", g->index, g->energy_method);
-            row(t, what, "%.1f", g->energy_j, "J");
-            snprintf(what, sizeof what, "GPU %u average / peak power", g->index);
-            ec_table_row(t);
-            ec_table_text(t, 0, "%s", what);
-            ec_table_text(t, 1, "%.1f / %.1f", g->avg_power_w, g->peak_power_w);
-            ec_table_text(t, 2, "W");
-            snprintf(what, sizeof what, "GPU %u temperature min / max", g->index);
-            ec_table_row(t);
-            ec_table_text(t, 0, "%s", what);
-            ec_table_text(t, 1, "%.0f / %.0f", g->temp_min_c, g->temp_max_c);
-            ec_table_text(t, 2, "°C");
+            row(t, what, "%s%s", val(a, sizeof a, "%.1f J", g->energy_j),
+                g->incomplete ? " (incomplete: GPU lost)" : "");
+            snprintf(what, sizeof what, "GPU %u power: average / peak", g->index);
+            row(t, what, "%s / %s", val(a, sizeof a, "%.1f W", g->avg_power_w),
+                val(b, sizeof b, "%.1f W", g->peak_power_w));
+            snprintf(what, sizeof what, "GPU %u temperature: min / max", g->index);
+            row(t, what, "%s / %s", val(a, sizeof a, "%.0f °C", g->temp_min_c),
+                val(b, sizeof b, "%.0f °C", g->temp_max_c));
         }
-        ec_table_row(t);
-        ec_table_text(t, 0, "GPU throttling (clock event reasons)");
-        ec_table_text(t, 1, "%s (0x%llx)", r->throttled ? "yes" : "no", r->clock_event_reasons);
+        row(t, "GPU throttled (clock event reasons)", "%s (0x%llx)", r->throttled ? "yes" : "no",
+            r->clock_event_reasons);
     }
     if (r->cpu_available) {
-        row(t, "CPU package energy, gross", "%.1f", r->cpu_package_energy_j, "J");
-        row(t, "DRAM energy, gross", "%.1f", r->cpu_dram_energy_j, "J");
+        row(t, "CPU package energy, gross", "%.1f J", r->cpu_package_energy_j);
+        row(t, "DRAM energy, gross", "%.1f J", r->cpu_dram_energy_j);
     } else {
-        ec_table_row(t);
-        ec_table_text(t, 0, "CPU + DRAM energy");
-        ec_table_text(t, 1, "unavailable: %s", r->cpu_unavailable);
+        row(t, "CPU + DRAM energy", "unavailable: %s", r->cpu_unavailable);
     }
-    row(t, "meter's own CPU time", "%.3f", get(o, "meter_cpu_s"), "s");
-    row(t, "exit status", "%.0f", get(o, "exit_status"), "");
+    row(t, "meter's own CPU time", "%.3f s", get(o, "meter_cpu_s"));
+    row(t, "exit status", "%.0f", get(o, "exit_status"));
     ec_table_print(t, EC_FORMAT_TABLE, stdout);
     ec_table_free(t);
 }

@@ -96,7 +96,9 @@ static void finish(const acc *a, double t0, double t1, double idle_w, ec_gpu_win
     g->net_energy_j = g->energy_j - idle_w * g->measured_s;
 }
 
-/* Sums the per-GPU figures; a sum is NaN unless every GPU contributed to it. */
+/* Sums the per-GPU figures. Gross and net energy add up what each GPU measured (a lost GPU
+ * contributes its part and flags the window incomplete); the counter and integrated sums are
+ * cross-checks, so they exist only when every GPU has one. */
 static void totals(ec_window_result *r)
 {
     int counter = 0, integrated = 0;
@@ -105,27 +107,31 @@ static void totals(ec_window_result *r)
         const ec_gpu_window *g = &r->gpus[i];
         counter += !strcmp(g->energy_method, "counter");
         integrated += !strcmp(g->energy_method, "integrated");
-        e += g->energy_j;
+        if (isfinite(g->energy_j)) {
+            e += g->energy_j;
+            net += g->net_energy_j;
+        }
         ec += g->energy_counter_j;
         ei += g->energy_integrated_j;
         idle += g->idle_power_w;
-        net += g->net_energy_j;
         r->clock_event_reasons |= g->clock_event_reasons;
         r->throttled |= g->throttled;
-        r->incomplete |= g->incomplete || !strcmp(g->energy_method, "none");
+        r->incomplete |= g->incomplete || !isfinite(g->energy_j);
         r->counter_reset |= g->counter_reset;
     }
     r->gpu_energy_method = r->ngpus == 0                ? "none"
                            : counter == r->ngpus        ? "counter"
                            : integrated == r->ngpus     ? "integrated"
+                           : counter + integrated == 0  ? "none"
                                                         : "mixed";
-    r->gpu_energy_j = r->ngpus ? e : NAN;
+    int any = counter + integrated > 0;
+    r->gpu_energy_j = any ? e : NAN;
     r->gpu_energy_counter_j = r->ngpus ? ec : NAN;
     r->gpu_energy_integrated_j = r->ngpus ? ei : NAN;
     r->gpu_disagreement_pct = isfinite(ec) && isfinite(ei) && ec > 0 ? 100.0 * (ei - ec) / ec : NAN;
-    r->gpu_avg_power_w = r->duration_s > 0 ? r->gpu_energy_j / r->duration_s : NAN;
+    r->gpu_avg_power_w = any && r->duration_s > 0 ? e / r->duration_s : NAN;
     r->gpu_idle_power_w = r->ngpus ? idle : NAN;
-    r->gpu_net_energy_j = r->ngpus ? net : NAN;
+    r->gpu_net_energy_j = any ? net : NAN;
 }
 
 /* Highest sum of instant power over one set of simultaneous readings. */
