@@ -38,7 +38,8 @@ static double keep_from_locked(const ec_meter *m)
 
 static void push_locked(ec_meter *m, const ec_gpu_sample *s, int n)
 {
-    if (m->nsamples + (size_t)n > m->cap) {
+    if (n == 0) return;
+    if (m->nsamples + (size_t)n > m->cap && m->nsamples) {
         double keep = keep_from_locked(m);
         size_t drop = 0;
         while (drop < m->nsamples && m->samples[drop].t_s < keep) drop++;
