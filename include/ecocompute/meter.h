@@ -39,21 +39,21 @@ void ec_meter_options_default(ec_meter_options *o);
 
 /* What one GPU is, recorded once at open (provenance). */
 typedef struct {
-    unsigned index;           /* NVML index (PCI bus order, not necessarily CUDA's order) */
+    unsigned index; /* NVML index (PCI bus order, not necessarily CUDA's order) */
     char name[96];
     char uuid[96];
-    char pci_bus_id[32];      /* "00000000:3B:00.0" */
-    unsigned arch;            /* nvmlDeviceArchitecture_t; see ec_gpu_arch_name() */
-    double power_limit_w;     /* enforced limit, W; NaN if unknown (likewise below) */
-    double power_default_w;   /* default limit, W */
-    double power_min_w;       /* lowest settable limit, W */
-    double power_max_w;       /* highest settable limit, W */
-    double max_sm_mhz;        /* MHz */
-    double max_mem_mhz;       /* MHz */
-    int persistence_mode;     /* 1 on, 0 off, -1 unknown */
-    int has_energy_counter;   /* nvmlDeviceGetTotalEnergyConsumption works (Volta+) */
-    int has_power_instant;    /* field 186 works */
-    int has_power_average;    /* field 185 works (Ampere-non-GA100 and newer) */
+    char pci_bus_id[32];    /* "00000000:3B:00.0" */
+    unsigned arch;          /* nvmlDeviceArchitecture_t; see ec_gpu_arch_name() */
+    double power_limit_w;   /* enforced limit, W; NaN if unknown (likewise below) */
+    double power_default_w; /* default limit, W */
+    double power_min_w;     /* lowest settable limit, W */
+    double power_max_w;     /* highest settable limit, W */
+    double max_sm_mhz;      /* MHz */
+    double max_mem_mhz;     /* MHz */
+    int persistence_mode;   /* 1 on, 0 off, -1 unknown */
+    int has_energy_counter; /* nvmlDeviceGetTotalEnergyConsumption works (Volta+) */
+    int has_power_instant;  /* field 186 works */
+    int has_power_average;  /* field 185 works (Ampere-non-GA100 and newer) */
 } ec_gpu_info;
 const char *ec_gpu_arch_name(unsigned arch); /* "Hopper", ...; "unknown" */
 
@@ -72,70 +72,71 @@ enum {
 
 /* One reading of one GPU. */
 typedef struct {
-    double t_s;                            /* CLOCK_MONOTONIC, s (see ec_now_s) */
-    unsigned long long energy_mj;          /* counter, mJ since driver load */
+    double t_s;                             /* CLOCK_MONOTONIC, s (see ec_now_s) */
+    unsigned long long energy_mj;           /* counter, mJ since driver load */
     unsigned long long clock_event_reasons; /* nvmlClocksEventReasons bits (GpuIdle = 0x1) */
-    double power_instant_w;                /* field 186, W */
-    double power_avg_w;                    /* field 185 (1 s average), W */
-    unsigned sm_mhz, mem_mhz;              /* current clocks, MHz */
-    int temp_c;                            /* °C */
-    unsigned util_gpu_pct, util_mem_pct;   /* % */
-    unsigned valid;                        /* EC_SAMPLE_* bits */
-    int gpu;                               /* position in the meter's selection */
-    unsigned long tick;                    /* sampler tick number (same for all GPUs of a tick) */
+    double power_instant_w;                 /* field 186, W */
+    double power_avg_w;                     /* field 185 (1 s average), W */
+    unsigned sm_mhz, mem_mhz;               /* current clocks, MHz */
+    int temp_c;                             /* °C */
+    unsigned util_gpu_pct, util_mem_pct;    /* % */
+    unsigned valid;                         /* EC_SAMPLE_* bits */
+    int gpu;                                /* position in the meter's selection */
+    unsigned long tick;                     /* sampler tick number (same for all GPUs of a tick) */
 } ec_gpu_sample;
 
 /* Per-GPU figures of one window. Values that could not be measured are NaN. */
 typedef struct {
-    unsigned index;             /* NVML index */
-    const char *energy_method;  /* "counter" or "integrated" (trapezoid of instant power) or "none" */
-    double energy_j;            /* gross energy by energy_method, J */
-    double energy_counter_j;    /* counter delta, J */
-    double energy_integrated_j; /* trapezoid of instant power, edges at the window's edges, J */
-    double disagreement_pct;    /* (integrated - counter) / counter × 100, % */
-    double avg_power_w;         /* energy_j / measured_s, W */
-    double peak_power_w;        /* highest instant power seen, W */
+    unsigned index; /* NVML index */
+    const char
+        *energy_method;      /* "counter" or "integrated" (trapezoid of instant power) or "none" */
+    double energy_j;         /* gross energy by energy_method, J */
+    double energy_counter_j; /* counter delta, J */
+    double energy_integrated_j;    /* trapezoid of instant power, edges at the window's edges, J */
+    double disagreement_pct;       /* (integrated - counter) / counter × 100, % */
+    double avg_power_w;            /* energy_j / measured_s, W */
+    double peak_power_w;           /* highest instant power seen, W */
     double temp_min_c, temp_max_c; /* °C */
     unsigned long long clock_event_reasons; /* OR of every reading in the window */
-    int throttled;              /* any reason other than GpuIdle (0x1) was seen */
-    int incomplete;             /* GPU lost inside the window: figures cover measured_s only */
-    int counter_reset;          /* the counter went backwards (driver reload): energy integrated */
-    double measured_s;          /* span the figures cover, s (= window duration unless incomplete) */
-    int samples;                /* readings used (sampler ticks plus the two edge readings) */
-    double idle_power_w;        /* idle baseline, W (NaN without a baseline) */
-    double net_energy_j;        /* energy_j - idle_power_w × measured_s, J (NaN without baseline) */
+    int throttled;                          /* any reason other than GpuIdle (0x1) was seen */
+    int incomplete;      /* GPU lost inside the window: figures cover measured_s only */
+    int counter_reset;   /* the counter went backwards (driver reload): energy integrated */
+    double measured_s;   /* span the figures cover, s (= window duration unless incomplete) */
+    int samples;         /* readings used (sampler ticks plus the two edge readings) */
+    double idle_power_w; /* idle baseline, W (NaN without a baseline) */
+    double net_energy_j; /* energy_j - idle_power_w × measured_s, J (NaN without baseline) */
 } ec_gpu_window;
 
 typedef struct {
     char name[64];
-    double t_begin_s;           /* CLOCK_MONOTONIC at begin, s */
-    double duration_s;          /* s */
+    double t_begin_s;  /* CLOCK_MONOTONIC at begin, s */
+    double duration_s; /* s */
     int ngpus;
     ec_gpu_window gpus[EC_METER_MAX_GPUS];
     /* Sums over the selected GPUs. */
-    const char *gpu_energy_method; /* "counter", "integrated", "mixed", or "none" (no GPU) */
-    double gpu_energy_j;        /* gross, J */
+    const char *gpu_energy_method;  /* "counter", "integrated", "mixed", or "none" (no GPU) */
+    double gpu_energy_j;            /* gross, J */
     double gpu_energy_counter_j;    /* NaN unless every GPU had a counter delta */
     double gpu_energy_integrated_j; /* NaN unless every GPU had power readings */
     double gpu_disagreement_pct;    /* %, NaN unless both sums exist */
-    double gpu_avg_power_w;     /* gpu_energy_j / duration_s, W */
-    double gpu_peak_power_w;    /* highest sum of instant power over one sampler tick, W */
-    double gpu_idle_power_w;    /* W, NaN without a baseline */
-    double gpu_net_energy_j;    /* J, NaN without a baseline */
+    double gpu_avg_power_w;         /* gpu_energy_j / duration_s, W */
+    double gpu_peak_power_w;        /* highest sum of instant power over one sampler tick, W */
+    double gpu_idle_power_w;        /* W, NaN without a baseline */
+    double gpu_net_energy_j;        /* J, NaN without a baseline */
     unsigned long long clock_event_reasons;
     int throttled, incomplete, counter_reset;
     /* RAPL: package + dram zones (never core/uncore/psys). */
     int cpu_available;
     double cpu_package_energy_j, cpu_dram_energy_j, cpu_energy_j; /* gross, J */
-    char cpu_unavailable[160];  /* reason when !cpu_available */
+    char cpu_unavailable[160];                                    /* reason when !cpu_available */
 } ec_window_result;
 
 typedef struct {
-    double duration_s;              /* s */
+    double duration_s; /* s */
     int ngpus;
     double gpu_power_w[EC_METER_MAX_GPUS]; /* W, per GPU (NaN if not measurable) */
-    double gpu_total_power_w;       /* W */
-    const char *method;             /* energy method of the baseline window */
+    double gpu_total_power_w;              /* W */
+    const char *method;                    /* energy method of the baseline window */
 } ec_idle_baseline;
 
 /* Loads NVML (ECOCOMPUTE_NVML_LIBRARY overrides the path), selects GPUs, opens RAPL

@@ -38,7 +38,10 @@ static const field fields[] = {
 };
 enum { NFIELDS = sizeof fields / sizeof *fields };
 
-static void yes_no(ec_table *t, int col, int v) { ec_table_text(t, col, "%s", v ? "yes" : "no"); }
+static void yes_no(ec_table *t, int col, int v)
+{
+    ec_table_text(t, col, "%s", v ? "yes" : "no");
+}
 
 /* Writes property k of one GPU into column col of the current row. */
 static void cell(ec_table *t, int col, int k, const ec_meter *m, const ec_gpu_info *g,
@@ -46,29 +49,69 @@ static void cell(ec_table *t, int col, int k, const ec_meter *m, const ec_gpu_in
 {
     unsigned v = s->valid;
     switch (k) {
-    case 0: ec_table_number(t, col, "%.0f", g->index); break;
-    case 1: ec_table_text(t, col, "%s", g->name); break;
-    case 2: ec_table_text(t, col, "%s", g->uuid); break;
-    case 3: ec_table_text(t, col, "%s", g->pci_bus_id); break;
-    case 4: ec_table_text(t, col, "%s", ec_gpu_arch_name(g->arch)); break;
-    case 5: ec_table_text(t, col, "%s", ec_meter_driver_version(m)); break;
-    case 6: yes_no(t, col, g->has_energy_counter); break;
-    case 7: yes_no(t, col, g->has_power_instant); break;
-    case 8: yes_no(t, col, g->has_power_average); break;
-    case 9: ec_table_number(t, col, "%.1f", g->power_limit_w); break;
-    case 10: ec_table_number(t, col, "%.1f", g->power_default_w); break;
-    case 11: ec_table_number(t, col, "%.1f", g->power_min_w); break;
-    case 12: ec_table_number(t, col, "%.1f", g->power_max_w); break;
-    case 13: ec_table_number(t, col, "%.0f", g->max_sm_mhz); break;
-    case 14: ec_table_number(t, col, "%.0f", g->max_mem_mhz); break;
+    case 0:
+        ec_table_number(t, col, "%.0f", g->index);
+        break;
+    case 1:
+        ec_table_text(t, col, "%s", g->name);
+        break;
+    case 2:
+        ec_table_text(t, col, "%s", g->uuid);
+        break;
+    case 3:
+        ec_table_text(t, col, "%s", g->pci_bus_id);
+        break;
+    case 4:
+        ec_table_text(t, col, "%s", ec_gpu_arch_name(g->arch));
+        break;
+    case 5:
+        ec_table_text(t, col, "%s", ec_meter_driver_version(m));
+        break;
+    case 6:
+        yes_no(t, col, g->has_energy_counter);
+        break;
+    case 7:
+        yes_no(t, col, g->has_power_instant);
+        break;
+    case 8:
+        yes_no(t, col, g->has_power_average);
+        break;
+    case 9:
+        ec_table_number(t, col, "%.1f", g->power_limit_w);
+        break;
+    case 10:
+        ec_table_number(t, col, "%.1f", g->power_default_w);
+        break;
+    case 11:
+        ec_table_number(t, col, "%.1f", g->power_min_w);
+        break;
+    case 12:
+        ec_table_number(t, col, "%.1f", g->power_max_w);
+        break;
+    case 13:
+        ec_table_number(t, col, "%.0f", g->max_sm_mhz);
+        break;
+    case 14:
+        ec_table_number(t, col, "%.0f", g->max_mem_mhz);
+        break;
     case 15:
         if (g->persistence_mode >= 0) yes_no(t, col, g->persistence_mode);
         break;
-    case 16: ec_table_number(t, col, "%.1f", v & EC_SAMPLE_POWER_INSTANT ? s->power_instant_w : NAN); break;
-    case 17: ec_table_number(t, col, "%.1f", v & EC_SAMPLE_POWER_AVERAGE ? s->power_avg_w : NAN); break;
-    case 18: ec_table_number(t, col, "%.0f", v & EC_SAMPLE_TEMP ? s->temp_c : NAN); break;
-    case 19: ec_table_number(t, col, "%.0f", v & EC_SAMPLE_SM_CLOCK ? s->sm_mhz : NAN); break;
-    case 20: ec_table_number(t, col, "%.0f", v & EC_SAMPLE_MEM_CLOCK ? s->mem_mhz : NAN); break;
+    case 16:
+        ec_table_number(t, col, "%.1f", v & EC_SAMPLE_POWER_INSTANT ? s->power_instant_w : NAN);
+        break;
+    case 17:
+        ec_table_number(t, col, "%.1f", v & EC_SAMPLE_POWER_AVERAGE ? s->power_avg_w : NAN);
+        break;
+    case 18:
+        ec_table_number(t, col, "%.0f", v & EC_SAMPLE_TEMP ? s->temp_c : NAN);
+        break;
+    case 19:
+        ec_table_number(t, col, "%.0f", v & EC_SAMPLE_SM_CLOCK ? s->sm_mhz : NAN);
+        break;
+    case 20:
+        ec_table_number(t, col, "%.0f", v & EC_SAMPLE_MEM_CLOCK ? s->mem_mhz : NAN);
+        break;
     case 21:
         if (v & EC_SAMPLE_CLOCK_REASONS) ec_table_text(t, col, "0x%llx", s->clock_event_reasons);
         break;
@@ -116,7 +159,8 @@ int cmd_gpus(int argc, char **argv)
         return EXIT_FAIL;
     }
     ec_gpu_sample now[EC_METER_MAX_GPUS];
-    for (int i = 0; i < n; i++) ec_meter_read(m, i, &now[i]);
+    for (int i = 0; i < n; i++)
+        ec_meter_read(m, i, &now[i]);
     ec_table *t = ec_table_new();
     if (fmt == EC_FORMAT_TABLE) {
         /* Transposed: two dozen properties read better down a page than across it. */
@@ -129,13 +173,16 @@ int cmd_gpus(int argc, char **argv)
         for (int k = 0; k < NFIELDS; k++) {
             ec_table_row(t);
             ec_table_text(t, 0, "%s", fields[k].label);
-            for (int i = 0; i < n; i++) cell(t, i + 1, k, m, ec_meter_gpu(m, i), &now[i]);
+            for (int i = 0; i < n; i++)
+                cell(t, i + 1, k, m, ec_meter_gpu(m, i), &now[i]);
         }
     } else {
-        for (int k = 0; k < NFIELDS; k++) ec_table_column(t, fields[k].key, fields[k].label);
+        for (int k = 0; k < NFIELDS; k++)
+            ec_table_column(t, fields[k].key, fields[k].label);
         for (int i = 0; i < n; i++) {
             ec_table_row(t);
-            for (int k = 0; k < NFIELDS; k++) cell(t, k, k, m, ec_meter_gpu(m, i), &now[i]);
+            for (int k = 0; k < NFIELDS; k++)
+                cell(t, k, k, m, ec_meter_gpu(m, i), &now[i]);
         }
     }
     ec_table_print(t, fmt, stdout);

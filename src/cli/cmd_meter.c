@@ -57,7 +57,8 @@ static void usage(void)
 {
     printf(
         "usage: ecocompute meter [--gpu LIST] [--interval MS] [--idle SECONDS] [--tokens N]\n"
-        "                        [--trace FILE.csv] [--format table|json|csv] -- COMMAND [ARGS...]\n\n"
+        "                        [--trace FILE.csv] [--format table|json|csv] -- COMMAND "
+        "[ARGS...]\n\n"
         "Runs COMMAND and measures the energy it costs: GPU board energy from NVML's energy\n"
         "counter (or, where a GPU has none, the integral of instant power, labelled so), the\n"
         "same energy integrated from a sampler for cross-checking, average and peak power,\n"
@@ -97,8 +98,8 @@ static int parse_args(int argc, char **argv, meter_args *a)
             return -1;
         }
         if (f[0] != '-') break; /* the command starts here */
-        static const char *with_value[] = {"--gpu", "--interval", "--idle", "--tokens",
-                                           "--trace", "--format"};
+        static const char *with_value[] = {"--gpu",    "--interval", "--idle",
+                                           "--tokens", "--trace",    "--format"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= !strcmp(f, with_value[k]);
@@ -183,7 +184,8 @@ static pid_t spawn(char **cmd, int *exit_code)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     child_pid = 0;
-    cli_fail("meter", "cannot run '%s': %s", cmd[0], n == sizeof err ? strerror(err) : "exec failed");
+    cli_fail("meter", "cannot run '%s': %s", cmd[0],
+             n == sizeof err ? strerror(err) : "exec failed");
     *exit_code = err == ENOENT || n != sizeof err ? 127 : 126;
     return -1;
 }
@@ -209,18 +211,23 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
                           const ec_idle_baseline *idle, int status, double meter_cpu_s)
 {
     cJSON *o = cJSON_CreateObject(), *cmd = cJSON_AddArrayToObject(o, "command");
-    for (char **p = a->cmd; *p; p++) cJSON_AddItemToArray(cmd, cJSON_CreateString(*p));
-    cJSON_AddNumberToObject(o, "exit_status", WIFEXITED(status) ? WEXITSTATUS(status)
-                                                                 : 128 + WTERMSIG(status));
-    if (WIFSIGNALED(status)) cJSON_AddNumberToObject(o, "child_signal", WTERMSIG(status));
-    else cJSON_AddNullToObject(o, "child_signal");
+    for (char **p = a->cmd; *p; p++)
+        cJSON_AddItemToArray(cmd, cJSON_CreateString(*p));
+    cJSON_AddNumberToObject(o, "exit_status",
+                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    if (WIFSIGNALED(status))
+        cJSON_AddNumberToObject(o, "child_signal", WTERMSIG(status));
+    else
+        cJSON_AddNullToObject(o, "child_signal");
     num(o, "duration_s", r->duration_s);
     num(o, "interval_ms", a->interval_ms);
     cJSON_AddStringToObject(o, "driver_version", ec_meter_driver_version(m));
     cJSON_AddNumberToObject(o, "gpu_count", r->ngpus);
     const char *no_gpu = ec_meter_gpu_unavailable(m);
-    if (no_gpu) cJSON_AddStringToObject(o, "gpu_unavailable", no_gpu);
-    else cJSON_AddNullToObject(o, "gpu_unavailable");
+    if (no_gpu)
+        cJSON_AddStringToObject(o, "gpu_unavailable", no_gpu);
+    else
+        cJSON_AddNullToObject(o, "gpu_unavailable");
     cJSON_AddStringToObject(o, "gpu_energy_method", r->gpu_energy_method);
     num(o, "gpu_energy_j", r->gpu_energy_j);
     num(o, "gpu_energy_counter_j", r->gpu_energy_counter_j);
@@ -232,8 +239,10 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
     num(o, "gpu_idle_power_w", r->gpu_idle_power_w);
     num(o, "gpu_net_energy_j", r->gpu_net_energy_j);
     double k = a->tokens ? 1000.0 / (double)a->tokens : NAN;
-    if (a->tokens) cJSON_AddNumberToObject(o, "tokens", (double)a->tokens);
-    else cJSON_AddNullToObject(o, "tokens");
+    if (a->tokens)
+        cJSON_AddNumberToObject(o, "tokens", (double)a->tokens);
+    else
+        cJSON_AddNullToObject(o, "tokens");
     num(o, "gpu_j_per_1k_tokens_gross", r->gpu_energy_j * k);
     num(o, "gpu_j_per_1k_tokens_net", r->gpu_net_energy_j * k);
     cJSON_AddBoolToObject(o, "incomplete", r->incomplete);
@@ -291,8 +300,10 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
             note(notes, "GPU %u was lost after %.3f s: its figures cover only that part", g->index,
                  g->measured_s);
         if (g->counter_reset)
-            note(notes, "GPU %u energy counter went backwards (driver reload?): energy integrated "
-                        "from instant power", g->index);
+            note(notes,
+                 "GPU %u energy counter went backwards (driver reload?): energy integrated "
+                 "from instant power",
+                 g->index);
         if (!strcmp(g->energy_method, "integrated") && !g->counter_reset)
             note(notes, "GPU %u has no energy counter: energy integrated from instant power",
                  g->index);
@@ -314,17 +325,22 @@ static void flatten(ec_table *t, const cJSON *o, const char *prefix)
     int i = 0;
     for (const cJSON *it = o->child; it; it = it->next, i++) {
         char key[128];
-        if (cJSON_IsArray(o)) snprintf(key, sizeof key, "%s.%d", prefix, i);
-        else snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
+        if (cJSON_IsArray(o))
+            snprintf(key, sizeof key, "%s.%d", prefix, i);
+        else
+            snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
         if (cJSON_IsArray(it) || cJSON_IsObject(it)) {
             flatten(t, it, key);
             continue;
         }
         ec_table_row(t);
         ec_table_text(t, 0, "%s", key);
-        if (cJSON_IsNumber(it)) ec_table_number(t, 1, "%.10g", it->valuedouble);
-        else if (cJSON_IsString(it)) ec_table_text(t, 1, "%s", it->valuestring);
-        else if (cJSON_IsBool(it)) ec_table_text(t, 1, "%s", cJSON_IsTrue(it) ? "true" : "false");
+        if (cJSON_IsNumber(it))
+            ec_table_number(t, 1, "%.10g", it->valuedouble);
+        else if (cJSON_IsString(it))
+            ec_table_text(t, 1, "%s", it->valuestring);
+        else if (cJSON_IsBool(it))
+            ec_table_text(t, 1, "%s", cJSON_IsTrue(it) ? "true" : "false");
     }
 }
 
@@ -379,7 +395,8 @@ static void print_human(const cJSON *o, const ec_window_result *r)
             val(b, sizeof b, "%.1f W", r->gpu_peak_power_w));
         if (isfinite(r->gpu_idle_power_w)) {
             row(t, "GPU idle power", "%.1f W", r->gpu_idle_power_w);
-            row(t, "GPU energy, net of idle", "%s", val(a, sizeof a, "%.1f J", r->gpu_net_energy_j));
+            row(t, "GPU energy, net of idle", "%s",
+                val(a, sizeof a, "%.1f J", r->gpu_net_energy_j));
         }
         double gross = get(o, "gpu_j_per_1k_tokens_gross"), net = get(o, "gpu_j_per_1k_tokens_net");
         if (isfinite(gross)) row(t, "GPU energy per 1k tokens, gross", "%.2f J", gross);

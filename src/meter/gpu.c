@@ -12,9 +12,9 @@
 
 const char *ec_gpu_arch_name(unsigned arch)
 {
-    static const char *names[] = {[2] = "Kepler", [3] = "Maxwell", [4] = "Pascal", [5] = "Volta",
-                                  [6] = "Turing", [7] = "Ampere",  [8] = "Ada",    [9] = "Hopper",
-                                  [10] = "Blackwell"};
+    static const char *names[] = {
+        [2] = "Kepler", [3] = "Maxwell", [4] = "Pascal", [5] = "Volta",     [6] = "Turing",
+        [7] = "Ampere", [8] = "Ada",     [9] = "Hopper", [10] = "Blackwell"};
     if (arch < sizeof names / sizeof *names && names[arch]) return names[arch];
     return "unknown";
 }
@@ -105,8 +105,7 @@ int ec_gpu_select(ec_meter *m, const char *selection)
     const ec_nvml *nv = &m->nv;
     unsigned count = 0;
     nvmlReturn_t r = nv->DeviceGetCount(&count);
-    if (r != NVML_SUCCESS)
-        return ec_set_error("cannot count GPUs: %s", ec_nvml_error(nv, r));
+    if (r != NVML_SUCCESS) return ec_set_error("cannot count GPUs: %s", ec_nvml_error(nv, r));
     if (count > EC_METER_MAX_GPUS) count = EC_METER_MAX_GPUS;
     nvmlDevice_t handles[EC_METER_MAX_GPUS];
     char uuids[EC_METER_MAX_GPUS][96];
@@ -118,7 +117,8 @@ int ec_gpu_select(ec_meter *m, const char *selection)
     }
     int chosen[EC_METER_MAX_GPUS], nchosen = 0;
     if (!selection || !*selection) {
-        for (unsigned i = 0; i < count; i++) chosen[nchosen++] = (int)i;
+        for (unsigned i = 0; i < count; i++)
+            chosen[nchosen++] = (int)i;
     } else {
         char *copy = strdup(selection);
         if (!copy) abort();
@@ -127,14 +127,17 @@ int ec_gpu_select(ec_meter *m, const char *selection)
         for (char *tok = copy, *next; tok && rc == 0; tok = next) {
             next = strchr(tok, ',');
             if (next) *next++ = '\0';
-            while (isspace((unsigned char)*tok)) tok++;
+            while (isspace((unsigned char)*tok))
+                tok++;
             tok[strcspn(tok, " \t")] = '\0';
             int idx = *tok ? resolve(nv, tok, uuids, count)
                            : ec_set_error("empty item in GPU list '%s'", selection);
             for (int k = 0; idx >= 0 && k < nchosen; k++)
                 if (chosen[k] == idx) idx = ec_set_error("GPU '%s' is listed twice", tok);
-            if (idx < 0) rc = -1;
-            else chosen[nchosen++] = idx;
+            if (idx < 0)
+                rc = -1;
+            else
+                chosen[nchosen++] = idx;
         }
         free(copy);
         if (rc) return -1;
@@ -218,5 +221,6 @@ void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, ec_gpu_sample *s)
 
 void ec_gpu_read_all(ec_meter *m, ec_gpu_sample *out)
 {
-    for (int i = 0; i < m->ngpus; i++) ec_gpu_read(&m->nv, &m->gpus[i], i, &out[i]);
+    for (int i = 0; i < m->ngpus; i++)
+        ec_gpu_read(&m->nv, &m->gpus[i], i, &out[i]);
 }

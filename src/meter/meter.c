@@ -35,8 +35,8 @@ ec_meter *ec_meter_open(const ec_meter_options *o)
             return NULL;
         }
     } else {
-        nvmlReturn_t r = EC_NVML(&m->nv, SystemGetDriverVersion, m->driver_version,
-                                 sizeof m->driver_version);
+        nvmlReturn_t r =
+            EC_NVML(&m->nv, SystemGetDriverVersion, m->driver_version, sizeof m->driver_version);
         if (r != NVML_SUCCESS) m->driver_version[0] = '\0';
         if (ec_gpu_select(m, o->gpus) != 0) {
             ec_meter_close(m);
@@ -68,9 +68,15 @@ void ec_meter_close(ec_meter *m)
     free(m);
 }
 
-int ec_meter_start(ec_meter *m) { return ec_sampler_start(m); }
+int ec_meter_start(ec_meter *m)
+{
+    return ec_sampler_start(m);
+}
 
-int ec_meter_gpu_count(const ec_meter *m) { return m->ngpus; }
+int ec_meter_gpu_count(const ec_meter *m)
+{
+    return m->ngpus;
+}
 
 const ec_gpu_info *ec_meter_gpu(const ec_meter *m, int i)
 {
@@ -82,7 +88,10 @@ const char *ec_meter_gpu_unavailable(const ec_meter *m)
     return m->ngpus ? NULL : m->gpu_unavailable;
 }
 
-const char *ec_meter_driver_version(const ec_meter *m) { return m->driver_version; }
+const char *ec_meter_driver_version(const ec_meter *m)
+{
+    return m->driver_version;
+}
 
 const char *ec_meter_cpu_unavailable(ec_meter *m)
 {
@@ -92,7 +101,10 @@ const char *ec_meter_cpu_unavailable(ec_meter *m)
     return why;
 }
 
-double ec_meter_interval_s(const ec_meter *m) { return m->interval_s; }
+double ec_meter_interval_s(const ec_meter *m)
+{
+    return m->interval_s;
+}
 
 int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out)
 {

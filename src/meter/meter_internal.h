@@ -25,20 +25,20 @@ typedef struct {
 } ec_window_slot;
 
 struct ec_meter {
-    ec_nvml nv;                 /* nv.lib == NULL: no driver */
+    ec_nvml nv; /* nv.lib == NULL: no driver */
     char driver_version[80];
-    char gpu_unavailable[256];  /* "" when there are GPUs */
+    char gpu_unavailable[256]; /* "" when there are GPUs */
     int ngpus;
     ec_gpu gpus[EC_METER_MAX_GPUS];
     double interval_s;
-    double t_open_s;            /* origin of the trace's t_s */
-    FILE *trace;                /* written by the sampler thread only */
+    double t_open_s; /* origin of the trace's t_s */
+    FILE *trace;     /* written by the sampler thread only */
 
-    pthread_mutex_t mu;         /* guards everything below */
-    ec_rapl *rapl;              /* NULL when unavailable ... */
-    char cpu_unavailable[160];  /* ... and this says why */
-    double rapl_read_s;         /* when RAPL was last read */
-    ec_gpu_sample *samples;     /* sampler readings still needed by an open window */
+    pthread_mutex_t mu;        /* guards everything below */
+    ec_rapl *rapl;             /* NULL when unavailable ... */
+    char cpu_unavailable[160]; /* ... and this says why */
+    double rapl_read_s;        /* when RAPL was last read */
+    ec_gpu_sample *samples;    /* sampler readings still needed by an open window */
     size_t nsamples, cap;
     ec_window_slot *windows;
     int nwindows;
@@ -48,7 +48,7 @@ struct ec_meter {
     pthread_t thread;
     int started;
     atomic_int stop;
-    unsigned long tick;         /* sampler thread only */
+    unsigned long tick; /* sampler thread only */
 };
 
 /* gpu.c */

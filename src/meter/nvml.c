@@ -15,16 +15,17 @@ static void *first_symbol(void *lib, ...)
     va_list ap;
     va_start(ap, lib);
     void *p = NULL;
-    for (const char *name; !p && (name = va_arg(ap, const char *));) p = dlsym(lib, name);
+    for (const char *name; !p && (name = va_arg(ap, const char *));)
+        p = dlsym(lib, name);
     va_end(ap);
     return p;
 }
 
 /* ISO C has no conversion from void * to a function pointer; POSIX guarantees the bytes match. */
-#define RESOLVE(field, ...)                                                                      \
-    do {                                                                                         \
-        void *p_ = first_symbol(nv->lib, __VA_ARGS__, (const char *)NULL);                       \
-        memcpy(&nv->field, &p_, sizeof p_);                                                      \
+#define RESOLVE(field, ...)                                                                        \
+    do {                                                                                           \
+        void *p_ = first_symbol(nv->lib, __VA_ARGS__, (const char *)NULL);                         \
+        memcpy(&nv->field, &p_, sizeof p_);                                                        \
     } while (0)
 
 int ec_nvml_load(ec_nvml *nv)
@@ -103,13 +104,21 @@ const char *ec_nvml_error(const ec_nvml *nv, nvmlReturn_t r)
 double ec_nvml_value(const nvmlFieldValue_t *v)
 {
     switch (v->valueType) {
-    case NVML_VALUE_TYPE_DOUBLE: return v->value.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT: return (double)v->value.uiVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG: return (double)v->value.ulVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return (double)v->value.ullVal;
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return (double)v->value.sllVal;
-    case NVML_VALUE_TYPE_SIGNED_INT: return (double)v->value.siVal;
-    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return (double)v->value.usVal;
-    default: return (double)v->value.uiVal;
+    case NVML_VALUE_TYPE_DOUBLE:
+        return v->value.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+        return (double)v->value.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+        return (double)v->value.ulVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+        return (double)v->value.ullVal;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        return (double)v->value.sllVal;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+        return (double)v->value.siVal;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+        return (double)v->value.usVal;
+    default:
+        return (double)v->value.uiVal;
     }
 }

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 typedef struct {
-    char path[512];               /* .../energy_uj */
+    char path[512]; /* .../energy_uj */
     int is_dram;
-    unsigned long long max_uj;    /* max_energy_range_uj: the counter wraps to 0 after it */
+    unsigned long long max_uj; /* max_energy_range_uj: the counter wraps to 0 after it */
     unsigned long long last_uj;
-    unsigned long long total_uj;  /* unwrapped increase since open */
+    unsigned long long total_uj; /* unwrapped increase since open */
 } zone;
 
 struct ec_rapl {
@@ -138,4 +138,7 @@ void ec_rapl_totals(const ec_rapl *r, double *package_j, double *dram_j)
     *dram_j = dram;
 }
 
-int ec_rapl_zone_count(const ec_rapl *r) { return r->nzones; }
+int ec_rapl_zone_count(const ec_rapl *r)
+{
+    return r->nzones;
+}

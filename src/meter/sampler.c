@@ -42,13 +42,15 @@ static void push_locked(ec_meter *m, const ec_gpu_sample *s, int n)
     if (m->nsamples + (size_t)n > m->cap && m->nsamples) {
         double keep = keep_from_locked(m);
         size_t drop = 0;
-        while (drop < m->nsamples && m->samples[drop].t_s < keep) drop++;
+        while (drop < m->nsamples && m->samples[drop].t_s < keep)
+            drop++;
         memmove(m->samples, m->samples + drop, (m->nsamples - drop) * sizeof *m->samples);
         m->nsamples -= drop;
     }
     if (m->nsamples + (size_t)n > m->cap) {
         m->cap = m->cap ? 2 * m->cap : 1024;
-        while (m->cap < m->nsamples + (size_t)n) m->cap *= 2;
+        while (m->cap < m->nsamples + (size_t)n)
+            m->cap *= 2;
         m->samples = realloc(m->samples, m->cap * sizeof *m->samples);
         if (!m->samples) abort();
     }
@@ -63,43 +65,46 @@ static void trace_header(FILE *f)
           f);
 }
 
-/* One CSV row; a value that failed to read is an empty cell. */
+/* One trace cell and its separator: the value when it was read, empty otherwise. Counters in mJ
+ * stay exact as doubles (below 2^53 mJ, i.e. 285,000 years at 1 kW). */
+static void cell(FILE *f, unsigned valid, unsigned bit, const char *fmt, double v)
+{
+    if (valid & bit) fprintf(f, fmt, v);
+    fputc(',', f);
+}
+
 static void trace_row(const ec_meter *m, const ec_gpu_sample *s)
 {
     FILE *f = m->trace;
     unsigned v = s->valid;
     fprintf(f, "%.6f,%u,", s->t_s - m->t_open_s, m->gpus[s->gpu].info.index);
-    if (v & EC_SAMPLE_ENERGY) fprintf(f, "%llu", s->energy_mj);
-    fputc(',', f);
-    if (v & EC_SAMPLE_POWER_INSTANT) fprintf(f, "%.3f", s->power_instant_w);
-    fputc(',', f);
-    if (v & EC_SAMPLE_POWER_AVERAGE) fprintf(f, "%.3f", s->power_avg_w);
-    fputc(',', f);
-    if (v & EC_SAMPLE_SM_CLOCK) fprintf(f, "%u", s->sm_mhz);
-    fputc(',', f);
-    if (v & EC_SAMPLE_MEM_CLOCK) fprintf(f, "%u", s->mem_mhz);
-    fputc(',', f);
-    if (v & EC_SAMPLE_TEMP) fprintf(f, "%d", s->temp_c);
-    fputc(',', f);
+    cell(f, v, EC_SAMPLE_ENERGY, "%.0f", (double)s->energy_mj);
+    cell(f, v, EC_SAMPLE_POWER_INSTANT, "%.3f", s->power_instant_w);
+    cell(f, v, EC_SAMPLE_POWER_AVERAGE, "%.3f", s->power_avg_w);
+    cell(f, v, EC_SAMPLE_SM_CLOCK, "%.0f", s->sm_mhz);
+    cell(f, v, EC_SAMPLE_MEM_CLOCK, "%.0f", s->mem_mhz);
+    cell(f, v, EC_SAMPLE_TEMP, "%.0f", s->temp_c);
     if (v & EC_SAMPLE_CLOCK_REASONS) fprintf(f, "0x%llx", s->clock_event_reasons);
     fputc(',', f);
-    if (v & EC_SAMPLE_UTIL) fprintf(f, "%u,%u", s->util_gpu_pct, s->util_mem_pct);
-    else fputc(',', f);
-    fprintf(f, ",%d\n", (v & EC_SAMPLE_LOST) != 0);
+    cell(f, v, EC_SAMPLE_UTIL, "%.0f", s->util_gpu_pct);
+    cell(f, v, EC_SAMPLE_UTIL, "%.0f", s->util_mem_pct);
+    fprintf(f, "%d\n", (v & EC_SAMPLE_LOST) != 0);
 }
 
 static void tick(ec_meter *m)
 {
     ec_gpu_sample batch[EC_METER_MAX_GPUS];
     ec_gpu_read_all(m, batch);
-    for (int i = 0; i < m->ngpus; i++) batch[i].tick = m->tick;
+    for (int i = 0; i < m->ngpus; i++)
+        batch[i].tick = m->tick;
     m->tick++;
     pthread_mutex_lock(&m->mu);
     push_locked(m, batch, m->ngpus);
     ec_rapl_poll_locked(m, ec_now_s(), 0);
     pthread_mutex_unlock(&m->mu);
     if (m->trace)
-        for (int i = 0; i < m->ngpus; i++) trace_row(m, &batch[i]);
+        for (int i = 0; i < m->ngpus; i++)
+            trace_row(m, &batch[i]);
 }
 
 static void timespec_add(struct timespec *t, long ns)
@@ -128,7 +133,8 @@ static void *sampler_main(void *arg)
          * descheduled are skipped, not replayed in a burst. */
         timespec_add(&next, period_ns);
         clock_gettime(CLOCK_MONOTONIC, &now);
-        while (before(&next, &now)) timespec_add(&next, period_ns);
+        while (before(&next, &now))
+            timespec_add(&next, period_ns);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
         }
     }

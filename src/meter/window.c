@@ -12,7 +12,7 @@
 /* Running figures of one GPU over the readings of a window, in time order. */
 typedef struct {
     int n, lost;
-    double last_t;                 /* last reading before the GPU was lost */
+    double last_t; /* last reading before the GPU was lost */
     int have_p;
     double p_first_t, p_first_w, p_last_t, p_last_w, integ_j, peak_w;
     int have_e, reset;
@@ -44,8 +44,10 @@ static void feed(acc *a, const ec_gpu_sample *s)
         a->have_p = 1;
     }
     if (s->valid & EC_SAMPLE_ENERGY) {
-        if (!a->have_e) a->e_first = s->energy_mj;
-        else if (s->energy_mj < a->e_last) a->reset = 1;
+        if (!a->have_e)
+            a->e_first = s->energy_mj;
+        else if (s->energy_mj < a->e_last)
+            a->reset = 1;
         a->e_last = s->energy_mj;
         a->have_e = 1;
     }
@@ -67,10 +69,9 @@ static void finish(const acc *a, double t0, double t1, double idle_w, ec_gpu_win
     g->energy_counter_j = a->have_e && !a->reset ? (double)(a->e_last - a->e_first) / 1000.0 : NAN;
     /* The first and last power readings are held flat out to the window's edges, so the integral
      * spans exactly the same time as the counter delta. */
-    g->energy_integrated_j =
-        a->have_p ? a->integ_j + a->p_first_w * fmax(0, a->p_first_t - t0) +
-                        a->p_last_w * fmax(0, end - a->p_last_t)
-                  : NAN;
+    g->energy_integrated_j = a->have_p ? a->integ_j + a->p_first_w * fmax(0, a->p_first_t - t0) +
+                                             a->p_last_w * fmax(0, end - a->p_last_t)
+                                       : NAN;
     g->peak_power_w = a->have_p ? a->peak_w : NAN;
     if (isfinite(g->energy_counter_j)) {
         g->energy_method = "counter";
@@ -82,11 +83,10 @@ static void finish(const acc *a, double t0, double t1, double idle_w, ec_gpu_win
         g->energy_method = "none";
         g->energy_j = NAN;
     }
-    g->disagreement_pct = isfinite(g->energy_counter_j) && isfinite(g->energy_integrated_j) &&
-                                  g->energy_counter_j > 0
-                              ? 100.0 * (g->energy_integrated_j - g->energy_counter_j) /
-                                    g->energy_counter_j
-                              : NAN;
+    g->disagreement_pct =
+        isfinite(g->energy_counter_j) && isfinite(g->energy_integrated_j) && g->energy_counter_j > 0
+            ? 100.0 * (g->energy_integrated_j - g->energy_counter_j) / g->energy_counter_j
+            : NAN;
     g->avg_power_w = g->measured_s > 0 ? g->energy_j / g->measured_s : NAN;
     g->temp_min_c = a->have_temp ? a->tmin : NAN;
     g->temp_max_c = a->have_temp ? a->tmax : NAN;
@@ -119,11 +119,11 @@ static void totals(ec_window_result *r)
         r->incomplete |= g->incomplete || !isfinite(g->energy_j);
         r->counter_reset |= g->counter_reset;
     }
-    r->gpu_energy_method = r->ngpus == 0                ? "none"
-                           : counter == r->ngpus        ? "counter"
-                           : integrated == r->ngpus     ? "integrated"
-                           : counter + integrated == 0  ? "none"
-                                                        : "mixed";
+    r->gpu_energy_method = r->ngpus == 0               ? "none"
+                           : counter == r->ngpus       ? "counter"
+                           : integrated == r->ngpus    ? "integrated"
+                           : counter + integrated == 0 ? "none"
+                                                       : "mixed";
     int any = counter + integrated > 0;
     r->gpu_energy_j = any ? e : NAN;
     r->gpu_energy_counter_j = r->ngpus ? ec : NAN;
@@ -154,7 +154,8 @@ int ec_meter_window_begin(ec_meter *m, const char *name)
     ec_gpu_read_all(m, edge);
     pthread_mutex_lock(&m->mu);
     int id = 0;
-    while (id < m->nwindows && m->windows[id].open) id++;
+    while (id < m->nwindows && m->windows[id].open)
+        id++;
     if (id == m->nwindows) {
         m->windows = realloc(m->windows, (size_t)(m->nwindows + 1) * sizeof *m->windows);
         if (!m->windows) abort();
@@ -192,7 +193,8 @@ int ec_meter_window_end(ec_meter *m, int id, ec_window_result *out)
     acc a[EC_METER_MAX_GPUS];
     memset(a, 0, sizeof a);
     double peak = power_sum(w->edge, m->ngpus);
-    for (int g = 0; g < m->ngpus; g++) feed(&a[g], &w->edge[g]);
+    for (int g = 0; g < m->ngpus; g++)
+        feed(&a[g], &w->edge[g]);
     for (size_t i = 0; i < m->nsamples;) {
         /* A tick's readings are contiguous; each GPU keeps those strictly between its edges. */
         size_t j = i;

@@ -82,7 +82,10 @@ static double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double scenario_t(void) { return mono_now() - S.t0; }
+static double scenario_t(void)
+{
+    return mono_now() - S.t0;
+}
 
 static void parse_power(fake_gpu *g, const char *v)
 {
@@ -104,15 +107,24 @@ static void parse_power(fake_gpu *g, const char *v)
 
 static void apply(fake_gpu *g, const char *key, const char *v)
 {
-    if (!strcmp(key, "power")) parse_power(g, v);
-    else if (!strcmp(key, "counter")) g->counter_off = !strcmp(v, "off");
-    else if (!strcmp(key, "instant")) g->instant_fail = !strcmp(v, "fail");
-    else if (!strcmp(key, "avg")) g->avg_fail = !strcmp(v, "fail");
-    else if (!strcmp(key, "lost")) g->lost_t = atof(v);
-    else if (!strcmp(key, "reset")) g->reset_t = atof(v);
-    else if (!strcmp(key, "reasons")) g->reasons = strtoull(v, NULL, 0);
-    else if (!strcmp(key, "temp")) g->temp = atoi(v);
-    else fprintf(stderr, "fake_nvml: unknown item '%s'\n", key);
+    if (!strcmp(key, "power"))
+        parse_power(g, v);
+    else if (!strcmp(key, "counter"))
+        g->counter_off = !strcmp(v, "off");
+    else if (!strcmp(key, "instant"))
+        g->instant_fail = !strcmp(v, "fail");
+    else if (!strcmp(key, "avg"))
+        g->avg_fail = !strcmp(v, "fail");
+    else if (!strcmp(key, "lost"))
+        g->lost_t = atof(v);
+    else if (!strcmp(key, "reset"))
+        g->reset_t = atof(v);
+    else if (!strcmp(key, "reasons"))
+        g->reasons = strtoull(v, NULL, 0);
+    else if (!strcmp(key, "temp"))
+        g->temp = atoi(v);
+    else
+        fprintf(stderr, "fake_nvml: unknown item '%s'\n", key);
 }
 
 static void parse_scenario(const char *text)
@@ -121,8 +133,12 @@ static void parse_scenario(const char *text)
     S.n = 1;
     for (int i = 0; i < MAXG; i++) {
         devices[i].index = i;
-        S.g[i] = (fake_gpu){.nseg = 1, .seg_w = {100}, .lost_t = INFINITY, .reset_t = INFINITY,
-                            .reasons = 0x1, .temp = 40};
+        S.g[i] = (fake_gpu){.nseg = 1,
+                            .seg_w = {100},
+                            .lost_t = INFINITY,
+                            .reset_t = INFINITY,
+                            .reasons = 0x1,
+                            .temp = 40};
     }
     char *copy = strdup(text ? text : ""), *save = NULL;
     for (char *item = strtok_r(copy, " \t\n", &save); item; item = strtok_r(NULL, " \t\n", &save)) {
@@ -133,8 +149,10 @@ static void parse_scenario(const char *text)
             only = atoi(item + 3);
             item = strchr(item, '.') + 1;
         }
-        if (!strcmp(item, "gpus")) S.n = atoi(v) < MAXG ? atoi(v) : MAXG;
-        else if (!strcmp(item, "init")) S.init_fail = !strcmp(v, "fail");
+        if (!strcmp(item, "gpus"))
+            S.n = atoi(v) < MAXG ? atoi(v) : MAXG;
+        else if (!strcmp(item, "init"))
+            S.init_fail = !strcmp(v, "fail");
         else
             for (int i = 0; i < MAXG; i++)
                 if (only < 0 || only == i) apply(&S.g[i], item, v);
@@ -158,7 +176,8 @@ static double integral(const fake_gpu *g, double a, double b)
 static double power_at(const fake_gpu *g, double t)
 {
     int i = 0;
-    while (i + 1 < g->nseg && t >= g->seg_t[i + 1]) i++;
+    while (i + 1 < g->nseg && t >= g->seg_t[i + 1])
+        i++;
     return g->seg_w[i];
 }
 
@@ -184,9 +203,9 @@ static const fake_gpu *dev(nvmlDevice_t d, nvmlReturn_t *r)
     return g;
 }
 
-#define DEV_OR_RETURN(d)                                                                         \
-    nvmlReturn_t r_;                                                                             \
-    const fake_gpu *g = dev(d, &r_);                                                             \
+#define DEV_OR_RETURN(d)                                                                           \
+    nvmlReturn_t r_;                                                                               \
+    const fake_gpu *g = dev(d, &r_);                                                               \
     if (!g) return r_
 
 nvmlReturn_t nvmlInit_v2(void)
@@ -197,16 +216,24 @@ nvmlReturn_t nvmlInit_v2(void)
     return S.init_fail ? 9 /* DRIVER_NOT_LOADED */ : NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlShutdown(void) { return NVML_SUCCESS; }
+nvmlReturn_t nvmlShutdown(void)
+{
+    return NVML_SUCCESS;
+}
 
 const char *nvmlErrorString(nvmlReturn_t r)
 {
     switch (r) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case 9: return "Driver Not Loaded";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+        return "Success";
+    case NVML_ERROR_NOT_SUPPORTED:
+        return "Not Supported";
+    case 9:
+        return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST:
+        return "GPU is lost";
+    default:
+        return "Unknown Error";
     }
 }
 
@@ -363,7 +390,8 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v
             v[i].value.uiVal = (unsigned)(integral(g, t - 1.0, t) * 1000.0 + 0.5);
             if (g->avg_fail) v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
             break;
-        default: v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        default:
+            v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
         }
     }
     return NVML_SUCCESS;

@@ -34,7 +34,10 @@ static ec_meter *open_fake(const char *scenario, const char *gpus, double interv
     return ec_meter_open(&o);
 }
 
-static void sleep_until(double scenario_s) { ec_sleep_s(t0 + scenario_s - ec_now_s(), NULL); }
+static void sleep_until(double scenario_s)
+{
+    ec_sleep_s(t0 + scenario_s - ec_now_s(), NULL);
+}
 
 /* ∫ of "w0 until ts, then w1" over the window, J. */
 static double step_energy(double w0, double ts, double w1, const ec_window_result *r)
@@ -124,8 +127,7 @@ static void test_one_field_fails(void **state)
     assert_int_equal(ec_meter_read(m, 0, &s), 0);
     assert_false(s.valid & EC_SAMPLE_POWER_AVERAGE);
     unsigned rest = EC_SAMPLE_ENERGY | EC_SAMPLE_POWER_INSTANT | EC_SAMPLE_SM_CLOCK |
-                    EC_SAMPLE_MEM_CLOCK | EC_SAMPLE_TEMP | EC_SAMPLE_CLOCK_REASONS |
-                    EC_SAMPLE_UTIL;
+                    EC_SAMPLE_MEM_CLOCK | EC_SAMPLE_TEMP | EC_SAMPLE_CLOCK_REASONS | EC_SAMPLE_UTIL;
     assert_int_equal(s.valid & rest, rest);
     assert_true(fabs(s.power_instant_w - 150.0) < 0.01);
     assert_int_equal(s.temp_c, 40);

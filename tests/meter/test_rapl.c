@@ -83,12 +83,12 @@ static void test_package_and_dram_summed(void **state)
     ec_rapl *r = ec_rapl_open(root, why, sizeof why);
     assert_non_null(r);
     assert_int_equal(ec_rapl_zone_count(r), 3);
-    put("intel-rapl:0", "energy_uj", "%llu", 1000000 + 10000000);  /* +10 J */
-    put("intel-rapl:1", "energy_uj", "%llu", 3000000 + 5000000);   /* +5 J */
-    put("intel-rapl:0:2", "energy_uj", "%llu", 2000000 + 2000000); /* dram +2 J */
-    put("intel-rapl:0:0", "energy_uj", "%llu", 500000 + 99000000);  /* core: ignored */
-    put("intel-rapl:0:1", "energy_uj", "%llu", 100000 + 99000000);  /* uncore: ignored */
-    put("intel-rapl:2", "energy_uj", "%llu", 9000000 + 99000000);   /* psys: ignored */
+    put("intel-rapl:0", "energy_uj", "%llu", 1000000 + 10000000);      /* +10 J */
+    put("intel-rapl:1", "energy_uj", "%llu", 3000000 + 5000000);       /* +5 J */
+    put("intel-rapl:0:2", "energy_uj", "%llu", 2000000 + 2000000);     /* dram +2 J */
+    put("intel-rapl:0:0", "energy_uj", "%llu", 500000 + 99000000);     /* core: ignored */
+    put("intel-rapl:0:1", "energy_uj", "%llu", 100000 + 99000000);     /* uncore: ignored */
+    put("intel-rapl:2", "energy_uj", "%llu", 9000000 + 99000000);      /* psys: ignored */
     put("intel-rapl-mmio:0", "energy_uj", "%llu", 7000000 + 99000000); /* duplicate: ignored */
     assert_int_equal(ec_rapl_update(r, why, sizeof why), 0);
     double pkg, dram;
