@@ -463,9 +463,9 @@ int cmd_meter(int argc, char **argv)
     ec_meter *m = ec_meter_open(&o);
     if (!m) {
         const char *why = ec_last_error();
-        /* A GPU that does not exist is a bad flag value; anything else is a failure. */
-        return strstr(why, "GPU") ? cli_usage_error("meter", "--gpu: %s", why)
-                                  : cli_fail("meter", "%s", why);
+        /* A --gpu naming no GPU is a bad flag value (exit 2); selection errors quote the item. */
+        int bad_gpu = a.gpus && (strstr(why, "GPU '") || strstr(why, "GPU list '"));
+        return bad_gpu ? cli_usage_error("meter", "--gpu: %s", why) : cli_fail("meter", "%s", why);
     }
     if (ec_meter_gpu_count(m) == 0)
         fprintf(stderr, "ecocompute meter: %s; measuring time and CPU energy only\n",
