@@ -4,11 +4,13 @@
 #include <string.h>
 
 const cli_command cli_commands[] = {
+    {"gpus", "list the GPUs, what they can measure, and their power now", cmd_gpus},
+    {"meter", "run a command and measure the energy it costs", cmd_meter},
+    {"models", "list the built-in models: shapes, parameters, weight bytes per precision",
+     cmd_models},
     {"run", "generate greedily with the engine; prefill/decode tok/s (or text)", cmd_run},
     {"eval", "accuracy of precisions vs float32 (KL, top-1, perplexity)", cmd_eval},
     {"version", "print the version and the commit it was built from", cmd_version},
-    {"models", "list the built-in models: shapes, parameters, weight bytes per precision",
-     cmd_models},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,507 @@
+/* cmd_meter.c — `ecocompute meter -- COMMAND`: runs a command as a child inside one measurement
+ * window and reports its GPU (and CPU/DRAM) energy; forwards signals to the child and returns
+ * the child's exit status. */
+#include "cli.h"
+
+#include "ecocompute/meter.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Above this, counter and integrated power disagree by more than sampling can explain. */
+#define DISAGREEMENT_WARN_PCT 5.0
+
+typedef struct {
+    const char *gpus, *trace;
+    double interval_ms, idle_s;
+    long tokens; /* 0: not given */
+    ec_format fmt;
+    char **cmd;
+} meter_args;
+
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig, siginfo_t *info, void *ctx)
+{
+    (void)ctx;
+    got_signal = sig;
+    /* A terminal's ^C or hang-up already reached the child, which shares our foreground process
+     * group; only signals sent to us alone (kill, timeout, a scheduler) are passed on. */
+    if (info->si_code > 0) return;
+    if (child_pid > 0) kill((pid_t)child_pid, sig);
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaction(forwarded[i], &sa, NULL);
+}
+
+static void usage(void)
+{
+    printf(
+        "usage: ecocompute meter [--gpu LIST] [--interval MS] [--idle SECONDS] [--tokens N]\n"
+        "                        [--trace FILE.csv] [--format table|json|csv] -- COMMAND "
+        "[ARGS...]\n\n"
+        "Runs COMMAND and measures the energy it costs: GPU board energy from NVML's energy\n"
+        "counter (or, where a GPU has none, the integral of instant power, labelled so), the\n"
+        "same energy integrated from a sampler for cross-checking, average and peak power,\n"
+        "temperature and throttling, and CPU package + DRAM energy from RAPL when readable.\n"
+        "Energy is gross (what the board drew) unless labelled net (gross - idle power x time).\n\n"
+        "  --gpu LIST       GPUs to measure: NVML indices, GPU-... UUIDs or PCI bus ids,\n"
+        "                   comma-separated (default: all)\n"
+        "  --interval MS    sampler period in milliseconds, 1..1000 (default 100)\n"
+        "  --idle SECONDS   first measure idle power for this long, then report net energy\n"
+        "  --tokens N       tokens the command produced: also report J per 1k tokens\n"
+        "  --trace FILE     write the sampler's time series as CSV\n"
+        "  --format F       table (default), json or csv\n\n"
+        "SIGINT, SIGTERM and SIGHUP are passed on to COMMAND. The exit status is COMMAND's\n"
+        "(128+N when it died from signal N; 127 when it cannot be found); the measurement is\n"
+        "printed either way. Without an NVIDIA driver, duration and CPU energy are still\n"
+        "measured. Field reference: docs/measurement.md.\n\n"
+        "examples:\n"
+        "  ecocompute meter -- python infer.py\n"
+        "  ecocompute meter --idle 10 --tokens 25600 --format json -- python infer.py\n"
+        "  ecocompute meter --gpu 0,1 --interval 10 --trace run.csv -- ./serve.sh\n");
+}
+
+/* Returns -1 to exit 0 (help), EXIT_USAGE on a usage error, 0 to run. */
+static int parse_args(int argc, char **argv, meter_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->interval_ms = 100;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            usage();
+            return -1;
+        }
+        if (f[0] != '-') break; /* the command starts here */
+        static const char *with_value[] = {"--gpu",    "--interval", "--idle",
+                                           "--tokens", "--trace",    "--format"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+            known |= !strcmp(f, with_value[k]);
+        if (!known) return cli_usage_error("meter", "unknown option '%s'", f);
+        if (i + 1 >= argc) return cli_usage_error("meter", "%s needs a value", f);
+        const char *v = argv[++i];
+        if (!strcmp(f, "--gpu")) {
+            if (!*v) return cli_usage_error("meter", "--gpu needs a GPU list");
+            a->gpus = v;
+        } else if (!strcmp(f, "--trace")) {
+            a->trace = v;
+        } else if (!strcmp(f, "--interval")) {
+            if (cli_parse_double("meter", f, v, 1, 1000, &a->interval_ms)) return EXIT_USAGE;
+        } else if (!strcmp(f, "--idle")) {
+            if (cli_parse_double("meter", f, v, 0.1, 3600, &a->idle_s)) return EXIT_USAGE;
+        } else if (!strcmp(f, "--tokens")) {
+            if (cli_parse_long("meter", f, v, 1, 1000000000000L, &a->tokens)) return EXIT_USAGE;
+        } else if (cli_parse_format("meter", v, &a->fmt)) {
+            return EXIT_USAGE;
+        }
+    }
+    if (i >= argc || !*argv[i]) return cli_usage_error("meter", "no command to run");
+    a->cmd = argv + i;
+    return 0;
+}
+
+static double cpu_time_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* Forks and execs the command. Returns the child's pid, or -1 after printing why it cannot run
+ * (*exit_code then holds 127 or 126, as a shell would). */
+static pid_t spawn(char **cmd, int *exit_code)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        *exit_code = cli_fail("meter", "pipe: %s", strerror(errno));
+        return -1;
+    }
+    /* The pipe closes on a successful exec; otherwise the child writes errno into it. */
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaddset(&block, forwarded[i]);
+    /* Blocked across fork so a signal arriving now is forwarded once child_pid is known. */
+    sigprocmask(SIG_BLOCK, &block, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+            sigaction(forwarded[i], &dfl, NULL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execvp(cmd[0], cmd);
+        int err = errno;
+        ssize_t w = write(fds[1], &err, sizeof err);
+        (void)w; /* the parent then sees a short read and reports a generic failure */
+        _exit(127);
+    }
+    if (pid > 0) child_pid = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        *exit_code = cli_fail("meter", "fork: %s", strerror(errno));
+        return -1;
+    }
+    int err = 0;
+    ssize_t n;
+    while ((n = read(fds[0], &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    close(fds[0]);
+    if (n == 0) return pid;
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    child_pid = 0;
+    cli_fail("meter", "cannot run '%s': %s", cmd[0],
+             n == sizeof err ? strerror(err) : "exec failed");
+    *exit_code = err == ENOENT || n != sizeof err ? 127 : 126;
+    return -1;
+}
+
+static void num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddItemToObject(o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static void note(cJSON *notes, const char *fmt, ...) EC_PRINTF(2, 3);
+static void note(cJSON *notes, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cJSON_AddItemToArray(notes, cJSON_CreateString(buf));
+}
+
+/* The canonical result: one JSON object whose field names carry units (docs/measurement.md). */
+static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_result *r,
+                          const ec_idle_baseline *idle, int status, double meter_cpu_s)
+{
+    cJSON *o = cJSON_CreateObject(), *cmd = cJSON_AddArrayToObject(o, "command");
+    for (char **p = a->cmd; *p; p++)
+        cJSON_AddItemToArray(cmd, cJSON_CreateString(*p));
+    cJSON_AddNumberToObject(o, "exit_status",
+                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    if (WIFSIGNALED(status))
+        cJSON_AddNumberToObject(o, "child_signal", WTERMSIG(status));
+    else
+        cJSON_AddNullToObject(o, "child_signal");
+    num(o, "duration_s", r->duration_s);
+    num(o, "interval_ms", a->interval_ms);
+    cJSON_AddStringToObject(o, "driver_version", ec_meter_driver_version(m));
+    cJSON_AddNumberToObject(o, "gpu_count", r->ngpus);
+    const char *no_gpu = ec_meter_gpu_unavailable(m);
+    if (no_gpu)
+        cJSON_AddStringToObject(o, "gpu_unavailable", no_gpu);
+    else
+        cJSON_AddNullToObject(o, "gpu_unavailable");
+    cJSON_AddStringToObject(o, "gpu_energy_method", r->gpu_energy_method);
+    num(o, "gpu_energy_j", r->gpu_energy_j);
+    num(o, "gpu_energy_counter_j", r->gpu_energy_counter_j);
+    num(o, "gpu_energy_integrated_j", r->gpu_energy_integrated_j);
+    num(o, "gpu_disagreement_pct", r->gpu_disagreement_pct);
+    num(o, "gpu_avg_power_w", r->gpu_avg_power_w);
+    num(o, "gpu_peak_power_w", r->gpu_peak_power_w);
+    num(o, "idle_duration_s", idle ? idle->duration_s : NAN);
+    num(o, "gpu_idle_power_w", r->gpu_idle_power_w);
+    num(o, "gpu_net_energy_j", r->gpu_net_energy_j);
+    double k = a->tokens ? 1000.0 / (double)a->tokens : NAN;
+    if (a->tokens)
+        cJSON_AddNumberToObject(o, "tokens", (double)a->tokens);
+    else
+        cJSON_AddNullToObject(o, "tokens");
+    num(o, "gpu_j_per_1k_tokens_gross", r->gpu_energy_j * k);
+    num(o, "gpu_j_per_1k_tokens_net", r->gpu_net_energy_j * k);
+    cJSON_AddBoolToObject(o, "incomplete", r->incomplete);
+    cJSON_AddBoolToObject(o, "counter_reset", r->counter_reset);
+    cJSON_AddBoolToObject(o, "throttled", r->throttled);
+    char hex[32];
+    snprintf(hex, sizeof hex, "0x%llx", r->clock_event_reasons);
+    cJSON_AddStringToObject(o, "clock_event_reasons", hex);
+    if (r->cpu_available) {
+        num(o, "cpu_energy_j", r->cpu_energy_j);
+        num(o, "cpu_package_energy_j", r->cpu_package_energy_j);
+        num(o, "cpu_dram_energy_j", r->cpu_dram_energy_j);
+    } else {
+        cJSON_AddStringToObject(o, "cpu_energy_unavailable", r->cpu_unavailable);
+    }
+    num(o, "meter_cpu_s", meter_cpu_s);
+    cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
+    for (int i = 0; i < r->ngpus; i++) {
+        const ec_gpu_window *g = &r->gpus[i];
+        const ec_gpu_info *in = ec_meter_gpu(m, i);
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "index", g->index);
+        cJSON_AddStringToObject(j, "name", in->name);
+        cJSON_AddStringToObject(j, "uuid", in->uuid);
+        cJSON_AddStringToObject(j, "pci_bus_id", in->pci_bus_id);
+        cJSON_AddStringToObject(j, "energy_method", g->energy_method);
+        num(j, "energy_j", g->energy_j);
+        num(j, "energy_counter_j", g->energy_counter_j);
+        num(j, "energy_integrated_j", g->energy_integrated_j);
+        num(j, "disagreement_pct", g->disagreement_pct);
+        num(j, "avg_power_w", g->avg_power_w);
+        num(j, "peak_power_w", g->peak_power_w);
+        num(j, "idle_power_w", g->idle_power_w);
+        num(j, "net_energy_j", g->net_energy_j);
+        num(j, "temp_min_c", g->temp_min_c);
+        num(j, "temp_max_c", g->temp_max_c);
+        num(j, "power_limit_w", in->power_limit_w);
+        snprintf(hex, sizeof hex, "0x%llx", g->clock_event_reasons);
+        cJSON_AddStringToObject(j, "clock_event_reasons", hex);
+        cJSON_AddBoolToObject(j, "throttled", g->throttled);
+        cJSON_AddBoolToObject(j, "incomplete", g->incomplete);
+        cJSON_AddBoolToObject(j, "counter_reset", g->counter_reset);
+        num(j, "measured_s", g->measured_s);
+        cJSON_AddNumberToObject(j, "samples", g->samples);
+        cJSON_AddItemToArray(gpus, j);
+    }
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    if (WIFSIGNALED(status))
+        note(notes, "the command died from signal %d (%s); its measurement is still valid",
+             WTERMSIG(status), strsignal(WTERMSIG(status)));
+    if (no_gpu) note(notes, "no GPU measured: %s", no_gpu);
+    for (int i = 0; i < r->ngpus; i++) {
+        const ec_gpu_window *g = &r->gpus[i];
+        if (g->incomplete)
+            note(notes, "GPU %u was lost after %.3f s: its figures cover only that part", g->index,
+                 g->measured_s);
+        if (g->counter_reset)
+            note(notes,
+                 "GPU %u energy counter went backwards (driver reload?): energy integrated "
+                 "from instant power",
+                 g->index);
+        if (!strcmp(g->energy_method, "integrated") && !g->counter_reset)
+            note(notes, "GPU %u has no energy counter: energy integrated from instant power",
+                 g->index);
+        if (fabs(g->disagreement_pct) > DISAGREEMENT_WARN_PCT)
+            note(notes, "GPU %u: counter and integrated power disagree by %+.1f%%", g->index,
+                 g->disagreement_pct);
+        if (g->throttled)
+            note(notes, "GPU %u clocks were limited (reasons 0x%llx)", g->index,
+                 g->clock_event_reasons);
+    }
+    if (r->duration_s < 5 && r->ngpus)
+        note(notes, "window shorter than 5 s: the energy counter updates about every 100 ms");
+    return o;
+}
+
+/* CSV: the JSON object flattened to field,value rows ("gpus.0.energy_j"). */
+static void flatten(ec_table *t, const cJSON *o, const char *prefix)
+{
+    int i = 0;
+    for (const cJSON *it = o->child; it; it = it->next, i++) {
+        char key[128];
+        if (cJSON_IsArray(o))
+            snprintf(key, sizeof key, "%s.%d", prefix, i);
+        else
+            snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
+        if (cJSON_IsArray(it) || cJSON_IsObject(it)) {
+            flatten(t, it, key);
+            continue;
+        }
+        ec_table_row(t);
+        ec_table_text(t, 0, "%s", key);
+        if (cJSON_IsNumber(it))
+            ec_table_number(t, 1, "%.10g", it->valuedouble);
+        else if (cJSON_IsString(it))
+            ec_table_text(t, 1, "%s", it->valuestring);
+        else if (cJSON_IsBool(it))
+            ec_table_text(t, 1, "%s", cJSON_IsTrue(it) ? "true" : "false");
+    }
+}
+
+static double get(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* One human row: the quantity (with its basis) and the number with its unit. */
+static void row(ec_table *t, const char *what, const char *fmt, ...) EC_PRINTF(3, 4);
+static void row(ec_table *t, const char *what, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ec_table_row(t);
+    ec_table_text(t, 0, "%s", what);
+    ec_table_text(t, 1, "%s", buf);
+}
+
+/* A number with its unit, or "n/a" when it could not be measured. */
+static const char *val(char *buf, size_t len, const char *fmt, double v)
+{
+    if (!isfinite(v)) return "n/a";
+    snprintf(buf, len, fmt, v);
+    return buf;
+}
+
+static void print_human(const cJSON *o, const ec_window_result *r)
+{
+    char a[64], b[64];
+    ec_table *t = ec_table_new();
+    ec_table_column(t, "quantity", "quantity");
+    ec_table_column(t, "value", "value");
+    row(t, "duration", "%.3f s", r->duration_s);
+    if (r->ngpus) {
+        char what[96];
+        snprintf(what, sizeof what, "GPU energy, gross (%s)", r->gpu_energy_method);
+        row(t, what, "%s%s", val(a, sizeof a, "%.1f J", r->gpu_energy_j),
+            r->incomplete ? " (incomplete)" : "");
+        if (strcmp(r->gpu_energy_method, "counter") && isfinite(r->gpu_energy_counter_j))
+            row(t, "GPU energy, gross (counter)", "%.1f J", r->gpu_energy_counter_j);
+        if (strcmp(r->gpu_energy_method, "integrated") && isfinite(r->gpu_energy_integrated_j))
+            row(t, "GPU energy, gross (integrated power)", "%.1f J", r->gpu_energy_integrated_j);
+        if (isfinite(r->gpu_disagreement_pct))
+            row(t, "integrated vs counter", "%+.2f %%", r->gpu_disagreement_pct);
+        row(t, "GPU power, gross: average / peak", "%s / %s",
+            val(a, sizeof a, "%.1f W", r->gpu_avg_power_w),
+            val(b, sizeof b, "%.1f W", r->gpu_peak_power_w));
+        if (isfinite(r->gpu_idle_power_w)) {
+            row(t, "GPU idle power", "%.1f W", r->gpu_idle_power_w);
+            row(t, "GPU energy, net of idle", "%s",
+                val(a, sizeof a, "%.1f J", r->gpu_net_energy_j));
+        }
+        double gross = get(o, "gpu_j_per_1k_tokens_gross"), net = get(o, "gpu_j_per_1k_tokens_net");
+        if (isfinite(gross)) row(t, "GPU energy per 1k tokens, gross", "%.2f J", gross);
+        if (isfinite(net)) row(t, "GPU energy per 1k tokens, net", "%.2f J", net);
+        for (int i = 0; i < r->ngpus; i++) {
+            const ec_gpu_window *g = &r->gpus[i];
+            snprintf(what, sizeof what, "GPU %u energy, gross (%s)", g->index, g->energy_method);
+            row(t, what, "%s%s", val(a, sizeof a, "%.1f J", g->energy_j),
+                g->incomplete ? " (incomplete: GPU lost)" : "");
+            snprintf(what, sizeof what, "GPU %u power: average / peak", g->index);
+            row(t, what, "%s / %s", val(a, sizeof a, "%.1f W", g->avg_power_w),
+                val(b, sizeof b, "%.1f W", g->peak_power_w));
+            snprintf(what, sizeof what, "GPU %u temperature: min / max", g->index);
+            row(t, what, "%s / %s", val(a, sizeof a, "%.0f °C", g->temp_min_c),
+                val(b, sizeof b, "%.0f °C", g->temp_max_c));
+        }
+        row(t, "GPU throttled (clock event reasons)", "%s (0x%llx)", r->throttled ? "yes" : "no",
+            r->clock_event_reasons);
+    }
+    if (r->cpu_available) {
+        row(t, "CPU package energy, gross", "%.1f J", r->cpu_package_energy_j);
+        row(t, "DRAM energy, gross", "%.1f J", r->cpu_dram_energy_j);
+    } else {
+        row(t, "CPU + DRAM energy", "unavailable: %s", r->cpu_unavailable);
+    }
+    row(t, "meter's own CPU time", "%.3f s", get(o, "meter_cpu_s"));
+    row(t, "exit status", "%.0f", get(o, "exit_status"));
+    ec_table_print(t, EC_FORMAT_TABLE, stdout);
+    ec_table_free(t);
+}
+
+static void print_result(const meter_args *a, const cJSON *o, const ec_window_result *r)
+{
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");
+    if (a->fmt == EC_FORMAT_JSON) {
+        char *s = cJSON_Print(o);
+        printf("%s\n", s);
+        free(s);
+    } else if (a->fmt == EC_FORMAT_CSV) {
+        ec_table *t = ec_table_new();
+        ec_table_column(t, "field", "field");
+        ec_table_column(t, "value", "value");
+        flatten(t, o, "");
+        ec_table_print(t, EC_FORMAT_CSV, stdout);
+        ec_table_free(t);
+    } else {
+        print_human(o, r);
+    }
+    fflush(stdout);
+    for (const cJSON *n = notes->child; n; n = n->next)
+        fprintf(stderr, "ecocompute meter: note: %s\n", n->valuestring);
+}
+
+int cmd_meter(int argc, char **argv)
+{
+    meter_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    ec_meter_options o;
+    ec_meter_options_default(&o);
+    o.gpus = a.gpus;
+    o.interval_s = a.interval_ms / 1000.0;
+    o.trace_path = a.trace;
+    ec_meter *m = ec_meter_open(&o);
+    if (!m) {
+        const char *why = ec_last_error();
+        /* A --gpu naming no GPU is a bad flag value (exit 2); selection errors quote the item. */
+        int bad_gpu = a.gpus && (strstr(why, "GPU '") || strstr(why, "GPU list '"));
+        return bad_gpu ? cli_usage_error("meter", "--gpu: %s", why) : cli_fail("meter", "%s", why);
+    }
+    if (ec_meter_gpu_count(m) == 0)
+        fprintf(stderr, "ecocompute meter: %s; measuring time and CPU energy only\n",
+                ec_meter_gpu_unavailable(m));
+    install_handlers();
+    if (ec_meter_start(m) != 0) {
+        rc = cli_fail("meter", "%s", ec_last_error());
+        ec_meter_close(m);
+        return rc;
+    }
+    ec_idle_baseline idle, *have_idle = NULL;
+    if (a.idle_s > 0) {
+        if (ec_meter_idle_baseline(m, a.idle_s, (const volatile int *)&got_signal, &idle) != 0) {
+            rc = got_signal ? 128 + got_signal : EXIT_FAIL;
+            cli_fail("meter", "%s; the command was not run", ec_last_error());
+            ec_meter_close(m);
+            return rc;
+        }
+        have_idle = &idle;
+    }
+    double cpu0 = cpu_time_s();
+    int win = ec_meter_window_begin(m, "run");
+    pid_t pid = spawn(a.cmd, &rc);
+    int status = 0;
+    if (pid > 0) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        child_pid = 0;
+    }
+    ec_window_result r;
+    ec_meter_window_end(m, win, &r);
+    double meter_cpu = cpu_time_s() - cpu0;
+    cJSON *res = pid > 0 ? result_json(&a, m, &r, have_idle, status, meter_cpu) : NULL;
+    ec_meter_close(m); /* stops the sampler: the trace is complete before we report */
+    if (!res) return rc;
+    print_result(&a, res, &r);
+    cJSON_Delete(res);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

@@ -1,0 +1,114 @@
+/* meter.c — opening and closing a meter: NVML, GPU selection, RAPL and the trace file; the
+ * accessors of what was found. */
+#include "meter_internal.h"
+
+#include "ecocompute/common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ec_meter_options_default(ec_meter_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->interval_s = 0.1; /* the energy counter and instant power update about every 100 ms */
+}
+
+ec_meter *ec_meter_open(const ec_meter_options *o)
+{
+    if (!(o->interval_s >= 0.001 && o->interval_s <= 1.0)) {
+        ec_set_error("sampling interval must be between 1 ms and 1 s, got %g s", o->interval_s);
+        return NULL;
+    }
+    ec_meter *m = calloc(1, sizeof *m);
+    if (!m) abort();
+    pthread_mutex_init(&m->mu, NULL);
+    m->interval_s = o->interval_s;
+    m->t_open_s = ec_now_s();
+    if (ec_nvml_load(&m->nv) != 0) {
+        /* No driver is a normal state (CI, CPU-only hosts), not an error; a selection that can
+         * never match is. */
+        snprintf(m->gpu_unavailable, sizeof m->gpu_unavailable, "%s", ec_last_error());
+        if (o->gpus && *o->gpus) {
+            ec_set_error("cannot select GPU '%s': %s", o->gpus, m->gpu_unavailable);
+            ec_meter_close(m);
+            return NULL;
+        }
+    } else {
+        nvmlReturn_t r =
+            EC_NVML(&m->nv, SystemGetDriverVersion, m->driver_version, sizeof m->driver_version);
+        if (r != NVML_SUCCESS) m->driver_version[0] = '\0';
+        if (ec_gpu_select(m, o->gpus) != 0) {
+            ec_meter_close(m);
+            return NULL;
+        }
+    }
+    m->rapl = ec_rapl_open(NULL, m->cpu_unavailable, sizeof m->cpu_unavailable);
+    if (o->trace_path && *o->trace_path) {
+        m->trace = fopen(o->trace_path, "w");
+        if (!m->trace) {
+            ec_set_error("cannot write trace %s: %s", o->trace_path, strerror(errno));
+            ec_meter_close(m);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+void ec_meter_close(ec_meter *m)
+{
+    if (!m) return;
+    ec_sampler_stop(m);
+    if (m->trace) fclose(m->trace);
+    ec_rapl_close(m->rapl);
+    ec_nvml_unload(&m->nv);
+    free(m->samples);
+    free(m->windows);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+int ec_meter_start(ec_meter *m)
+{
+    return ec_sampler_start(m);
+}
+
+int ec_meter_gpu_count(const ec_meter *m)
+{
+    return m->ngpus;
+}
+
+const ec_gpu_info *ec_meter_gpu(const ec_meter *m, int i)
+{
+    return i >= 0 && i < m->ngpus ? &m->gpus[i].info : NULL;
+}
+
+const char *ec_meter_gpu_unavailable(const ec_meter *m)
+{
+    return m->ngpus ? NULL : m->gpu_unavailable;
+}
+
+const char *ec_meter_driver_version(const ec_meter *m)
+{
+    return m->driver_version;
+}
+
+const char *ec_meter_cpu_unavailable(ec_meter *m)
+{
+    pthread_mutex_lock(&m->mu);
+    const char *why = m->rapl ? NULL : m->cpu_unavailable;
+    pthread_mutex_unlock(&m->mu);
+    return why;
+}
+
+double ec_meter_interval_s(const ec_meter *m)
+{
+    return m->interval_s;
+}
+
+int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out)
+{
+    if (i < 0 || i >= m->ngpus) return ec_set_error("no GPU at position %d", i);
+    ec_gpu_read(&m->nv, &m->gpus[i], i, out);
+    return 0;
+}

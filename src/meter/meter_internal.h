@@ -1,0 +1,66 @@
+/* meter_internal.h — the meter's state, shared by the files of src/meter (not a public API). */
+#ifndef EC_METER_INTERNAL_H
+#define EC_METER_INTERNAL_H
+
+#include "ecocompute/meter.h"
+#include "nvml.h"
+#include "rapl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+typedef struct {
+    nvmlDevice_t handle;
+    ec_gpu_info info;
+} ec_gpu;
+
+/* An open window: what was read at its begin edge. */
+typedef struct {
+    int open;
+    char name[64];
+    double t_begin_s;
+    ec_gpu_sample edge[EC_METER_MAX_GPUS];
+    double cpu_package_j, cpu_dram_j; /* RAPL totals at begin */
+} ec_window_slot;
+
+struct ec_meter {
+    ec_nvml nv; /* nv.lib == NULL: no driver */
+    char driver_version[80];
+    char gpu_unavailable[256]; /* "" when there are GPUs */
+    int ngpus;
+    ec_gpu gpus[EC_METER_MAX_GPUS];
+    double interval_s;
+    double t_open_s; /* origin of the trace's t_s */
+    FILE *trace;     /* written by the sampler thread only */
+
+    pthread_mutex_t mu;        /* guards everything below */
+    ec_rapl *rapl;             /* NULL when unavailable ... */
+    char cpu_unavailable[160]; /* ... and this says why */
+    double rapl_read_s;        /* when RAPL was last read */
+    ec_gpu_sample *samples;    /* sampler readings still needed by an open window */
+    size_t nsamples, cap;
+    ec_window_slot *windows;
+    int nwindows;
+    int has_idle;
+    double idle_power_w[EC_METER_MAX_GPUS];
+
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    unsigned long tick; /* sampler thread only */
+};
+
+/* gpu.c */
+int ec_gpu_select(ec_meter *m, const char *selection);
+void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, ec_gpu_sample *s);
+/* Reads every selected GPU now, for window edges. */
+void ec_gpu_read_all(ec_meter *m, ec_gpu_sample *out);
+
+/* sampler.c */
+int ec_sampler_start(ec_meter *m);
+void ec_sampler_stop(ec_meter *m);
+/* Reads RAPL if it is due (or if force); call with m->mu held. */
+void ec_rapl_poll_locked(ec_meter *m, double now_s, int force);
+
+#endif

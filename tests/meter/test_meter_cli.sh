@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# test_meter_cli.sh — `ecocompute meter` end to end with the fake NVML (2 GPUs at 200 W each) and
+# a fake powercap tree: exit status, signal forwarding, crashes, JSON/CSV output, the trace,
+# --idle/--tokens, no driver, and bad flag values.
+set -u
+bin=${EC_BINARY:?}
+fake=${FAKE_NVML_LIBRARY:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
+# Evaluates a Python expression over the JSON object in file $1 as `j`; exits nonzero if false.
+jcheck() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }
+
+mkdir -p "$tmp/pc/intel-rapl:0"
+echo package-0 >"$tmp/pc/intel-rapl:0/name"
+echo 1000 >"$tmp/pc/intel-rapl:0/energy_uj"
+echo 262143328850 >"$tmp/pc/intel-rapl:0/max_energy_range_uj"
+export ECOCOMPUTE_NVML_LIBRARY=$fake ECOCOMPUTE_POWERCAP_ROOT=$tmp/pc FAKE_NVML="gpus=2 power=200"
+
+# Exit status propagates; the measurement is printed.
+"$bin" meter -- sh -c 'exit 3' >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "exit 3 propagates (got $rc)" '[ $rc -eq 3 ]'
+check "table shows gross GPU energy" 'grep -q "GPU energy, gross (counter)" "$tmp/out"'
+check "table shows duration in s" 'grep -Eq "^duration +[0-9.]+ +s" "$tmp/out"'
+check "table shows CPU energy" 'grep -q "CPU package energy, gross" "$tmp/out"'
+"$bin" meter true >/dev/null 2>&1; check "command without -- runs" '[ $? -eq 0 ]'
+
+# JSON: one object with the documented fields; 2 GPUs × 200 W.
+"$bin" meter --format json --tokens 500 -- sleep 0.3 >"$tmp/j.json" 2>/dev/null; rc=$?
+check "json run exits 0" '[ $rc -eq 0 ]'
+check "json parses" 'python3 -m json.tool "$tmp/j.json" >/dev/null'
+check "json energy = 400 W x duration" \
+  'jcheck "$tmp/j.json" "abs(j[\"gpu_energy_j\"] - 400*j[\"duration_s\"]) < 1 and j[\"gpu_energy_method\"] == \"counter\""'
+check "json per-GPU records" \
+  'jcheck "$tmp/j.json" "len(j[\"gpus\"]) == 2 and j[\"gpus\"][1][\"uuid\"].startswith(\"GPU-\") and j[\"gpu_count\"] == 2"'
+check "json J per 1k tokens" \
+  'jcheck "$tmp/j.json" "abs(j[\"gpu_j_per_1k_tokens_gross\"] - 2*j[\"gpu_energy_j\"]) < 1e-6 and j[\"gpu_net_energy_j\"] is None"'
+check "json CPU energy from RAPL" 'jcheck "$tmp/j.json" "j[\"cpu_energy_j\"] == 0 and \"cpu_energy_unavailable\" not in j"'
+check "json meter_cpu_s" 'jcheck "$tmp/j.json" "0 <= j[\"meter_cpu_s\"] < j[\"duration_s\"]"'
+
+# --idle: constant power, so net energy is ~0 and idle power is 400 W.
+"$bin" meter --idle 0.3 --format json -- sleep 0.2 >"$tmp/i.json" 2>/dev/null
+check "idle power and net energy" \
+  'jcheck "$tmp/i.json" "abs(j[\"gpu_idle_power_w\"] - 400) < 2 and abs(j[\"gpu_net_energy_j\"]) < 1 and j[\"idle_duration_s\"] >= 0.3"'
+
+# CSV: field,value rows.
+"$bin" meter --format csv -- true >"$tmp/c.csv" 2>/dev/null
+check "csv header" '[ "$(head -1 "$tmp/c.csv" | tr -d "\r")" = "field,value" ]'
+check "csv has per-GPU fields" 'grep -q "^gpus.1.energy_j," "$tmp/c.csv"'
+
+# Trace: header with units and one row per GPU per tick; a failing field is an empty cell.
+FAKE_NVML="gpus=2 power=200 gpu1.avg=fail" "$bin" meter --interval 10 --trace "$tmp/t.csv" -- sleep 0.3 >/dev/null 2>&1
+hdr="t_s,gpu,energy_mj,power_instant_w,power_avg_w,sm_mhz,mem_mhz,temp_c,clock_event_reasons,util_gpu_pct,util_mem_pct,lost"
+check "trace header" '[ "$(head -1 "$tmp/t.csv")" = "$hdr" ]'
+rows=$(($(wc -l <"$tmp/t.csv") - 1))
+check "trace rows ($rows)" '[ $rows -ge 20 ] && [ $rows -le 70 ]'
+check "trace: failed field is empty" 'awk -F, "NR>1 && \$2==1 && \$5!=\"\" {bad=1} END{exit bad}" "$tmp/t.csv"'
+check "trace: other GPU has it" 'awk -F, "NR>1 && \$2==0 && \$5==\"\" {bad=1} END{exit bad}" "$tmp/t.csv"'
+
+# SIGTERM to the meter reaches the child; the meter reports 143 and still prints.
+start=$(date +%s)
+"$bin" meter --format json -- sleep 30 >"$tmp/s.json" 2>"$tmp/s.err" &
+pid=$!
+sleep 0.5
+kill -TERM $pid
+wait $pid; rc=$?
+check "SIGTERM: exit 143 (got $rc)" '[ $rc -eq 143 ]'
+check "SIGTERM: child stopped promptly" '[ $(($(date +%s) - start)) -lt 10 ]'
+check "SIGTERM: measurement printed" 'jcheck "$tmp/s.json" "j[\"child_signal\"] == 15 and j[\"duration_s\"] >= 0.4"'
+
+# A crashing child: 139 and the measurement, noted.
+"$bin" meter -- sh -c 'kill -SEGV $$' >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "SEGV: exit 139 (got $rc)" '[ $rc -eq 139 ]'
+check "SEGV: measurement printed" 'grep -q "GPU energy, gross" "$tmp/out"'
+check "SEGV: noted" 'grep -q "died from signal 11" "$tmp/err"'
+
+# Command not found: 127 like a shell, with a message.
+"$bin" meter -- /nonexistent/command >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "not found: 127 (got $rc)" '[ $rc -eq 127 ]'
+check "not found: message" 'grep -q "cannot run" "$tmp/err"'
+
+# Lost GPU and counter reset are reported, not silent.
+FAKE_NVML="gpus=2 power=200 gpu1.lost=0.2" "$bin" meter --format json -- sleep 0.4 >"$tmp/l.json" 2>"$tmp/err"
+check "lost GPU: incomplete" 'jcheck "$tmp/l.json" "j[\"incomplete\"] and j[\"gpus\"][1][\"incomplete\"]"'
+check "lost GPU: noted" 'grep -q "GPU 1 was lost" "$tmp/err"'
+
+# No driver: still runs, reports duration and CPU energy; RAPL absent is "unavailable".
+ECOCOMPUTE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 ECOCOMPUTE_POWERCAP_ROOT=/nonexistent \
+  "$bin" meter --format json -- sh -c 'exit 0' >"$tmp/n.json" 2>"$tmp/err"; rc=$?
+check "no driver: exit 0" '[ $rc -eq 0 ]'
+check "no driver: message" 'grep -q "measuring time and CPU energy only" "$tmp/err"'
+check "no driver: json" \
+  'jcheck "$tmp/n.json" "j[\"gpu_count\"] == 0 and j[\"gpu_energy_j\"] is None and j[\"cpu_energy_unavailable\"].startswith(\"no powercap\")"'
+
+# Bad values: one line on stderr, exit 2.
+for args in "--interval -5 -- true" "--interval 0 -- true" "--interval abc -- true" \
+  "--idle -1 -- true" "--tokens 0 -- true" "--format xml -- true" "--" "" "--gpu 7 -- true" \
+  "--gpu GPU-nope -- true" "--trace"; do
+  # shellcheck disable=SC2086
+  err=$("$bin" meter $args 2>&1 >/dev/null); rc=$?
+  check "'meter $args' exits 2 (got $rc)" '[ $rc -eq 2 ]'
+  check "'meter $args' one line" '[ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
+done
+
+[ $fail -eq 0 ] && echo "meter cli: all checks pass"
+exit $fail
