@@ -60,7 +60,7 @@ PY
 
   section "3. steady fp16 matmul load (~10 s)"
   cat >"$out/load.py" <<'PY'
-import time, torch
+import sys, time, torch
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
 b = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
 torch.cuda.synchronize()
@@ -71,7 +71,8 @@ while time.monotonic() < end:
         c = a @ b
     torch.cuda.synchronize()
     n += 10
-print(f"matmuls: {n}, TFLOP/s: {n * 2 * 8192**3 / 10.0 / 1e12:.0f}")
+# stderr: the meter's JSON owns stdout
+print(f"matmuls: {n}, TFLOP/s: {n * 2 * 8192**3 / 10.0 / 1e12:.0f}", file=sys.stderr)
 PY
   meter load --trace "$out/load_trace.csv" -- python3 "$out/load.py"
 fi
@@ -84,7 +85,8 @@ section "summary"
 cpu_share() {
   python3 -c 'import json,sys
 j = json.load(open(sys.argv[1]))
-print("%.2f %%" % (100 * j["meter_cpu_s"] / j["duration_s"]))' "$1" 2>/dev/null || echo n/a
+print("%.3f %% (whole meter process %.2f %%)" % (100 * j["sampler_cpu_s"] / j["duration_s"],
+      100 * j["meter_cpu_s"] / j["duration_s"]))' "$1" 2>/dev/null || echo n/a
 }
 {
   printf '%-34s %s\n' "check" "result"

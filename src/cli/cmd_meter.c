@@ -259,6 +259,7 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
         cJSON_AddStringToObject(o, "cpu_energy_unavailable", r->cpu_unavailable);
     }
     num(o, "meter_cpu_s", meter_cpu_s);
+    num(o, "sampler_cpu_s", ec_meter_sampler_cpu_s(m));
     cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
     for (int i = 0; i < r->ngpus; i++) {
         const ec_gpu_window *g = &r->gpus[i];
@@ -422,7 +423,8 @@ static void print_human(const cJSON *o, const ec_window_result *r)
     } else {
         row(t, "CPU + DRAM energy", "unavailable: %s", r->cpu_unavailable);
     }
-    row(t, "meter's own CPU time", "%.3f s", get(o, "meter_cpu_s"));
+    row(t, "meter's own CPU time", "%.3f s (sampler thread %.3f s)", get(o, "meter_cpu_s"),
+        get(o, "sampler_cpu_s"));
     row(t, "exit status", "%.0f", get(o, "exit_status"));
     ec_table_print(t, EC_FORMAT_TABLE, stdout);
     ec_table_free(t);

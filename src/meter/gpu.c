@@ -160,7 +160,7 @@ static int ok(nvmlReturn_t r, unsigned *valid)
     return r == NVML_SUCCESS;
 }
 
-void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, ec_gpu_sample *s)
+void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, int telemetry, ec_gpu_sample *s)
 {
     memset(s, 0, sizeof *s);
     s->gpu = pos;
@@ -191,7 +191,7 @@ void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, ec_gpu_sample *s)
     if (!(v & (EC_SAMPLE_ENERGY | EC_SAMPLE_LOST)) && g->info.has_energy_counter &&
         ok(EC_NVML(nv, DeviceGetTotalEnergyConsumption, g->handle, &s->energy_mj), &v))
         v |= EC_SAMPLE_ENERGY;
-    if (!(v & EC_SAMPLE_LOST)) {
+    if (telemetry && !(v & EC_SAMPLE_LOST)) {
         if (ok(EC_NVML(nv, DeviceGetClockInfo, g->handle, NVML_CLOCK_SM, &s->sm_mhz), &v))
             v |= EC_SAMPLE_SM_CLOCK;
         if (ok(EC_NVML(nv, DeviceGetClockInfo, g->handle, NVML_CLOCK_MEM, &s->mem_mhz), &v))
@@ -219,8 +219,8 @@ void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, ec_gpu_sample *s)
     s->valid = v & EC_SAMPLE_LOST ? EC_SAMPLE_LOST : v;
 }
 
-void ec_gpu_read_all(ec_meter *m, ec_gpu_sample *out)
+void ec_gpu_read_all(ec_meter *m, int telemetry, ec_gpu_sample *out)
 {
     for (int i = 0; i < m->ngpus; i++)
-        ec_gpu_read(&m->nv, &m->gpus[i], i, &out[i]);
+        ec_gpu_read(&m->nv, &m->gpus[i], i, telemetry, &out[i]);
 }

@@ -93,6 +93,8 @@ const char *ec_meter_driver_version(const ec_meter *m)
     return m->driver_version;
 }
 
+double ec_meter_sampler_cpu_s(ec_meter *m) { return atomic_load(&m->sampler_cpu_s); }
+
 const char *ec_meter_cpu_unavailable(ec_meter *m)
 {
     pthread_mutex_lock(&m->mu);
@@ -109,6 +111,6 @@ double ec_meter_interval_s(const ec_meter *m)
 int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out)
 {
     if (i < 0 || i >= m->ngpus) return ec_set_error("no GPU at position %d", i);
-    ec_gpu_read(&m->nv, &m->gpus[i], i, out);
+    ec_gpu_read(&m->nv, &m->gpus[i], i, 1, out);
     return 0;
 }

@@ -49,13 +49,16 @@ struct ec_meter {
     int started;
     atomic_int stop;
     unsigned long tick; /* sampler thread only */
+    _Atomic double sampler_cpu_s; /* CPU time the sampler thread has used, s */
 };
 
 /* gpu.c */
 int ec_gpu_select(ec_meter *m, const char *selection);
-void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, ec_gpu_sample *s);
-/* Reads every selected GPU now, for window edges. */
-void ec_gpu_read_all(ec_meter *m, ec_gpu_sample *out);
+/* Reads energy and power (one NVML call); with `telemetry` also clocks, temperature, clock-event
+ * reasons and utilisation, four more calls that change slowly and cost most of a tick's CPU. */
+void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, int telemetry, ec_gpu_sample *s);
+/* Reads every selected GPU now (window edges read with telemetry). */
+void ec_gpu_read_all(ec_meter *m, int telemetry, ec_gpu_sample *out);
 
 /* sampler.c */
 int ec_sampler_start(ec_meter *m);

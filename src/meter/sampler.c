@@ -91,10 +91,14 @@ static void trace_row(const ec_meter *m, const ec_gpu_sample *s)
     fprintf(f, "%d\n", (v & EC_SAMPLE_LOST) != 0);
 }
 
-static void tick(ec_meter *m)
+/* Clocks, temperatures, event reasons and utilisation are read at most every 100 ms: NVML
+ * refreshes them no faster, and reading them every millisecond would cost a whole core. */
+#define TELEMETRY_PERIOD_S 0.1
+
+static void tick(ec_meter *m, unsigned long telemetry_every)
 {
     ec_gpu_sample batch[EC_METER_MAX_GPUS];
-    ec_gpu_read_all(m, batch);
+    ec_gpu_read_all(m, m->tick % telemetry_every == 0, batch);
     for (int i = 0; i < m->ngpus; i++)
         batch[i].tick = m->tick;
     m->tick++;
@@ -125,10 +129,14 @@ static void *sampler_main(void *arg)
 {
     ec_meter *m = arg;
     long period_ns = (long)(m->interval_s * 1e9 + 0.5);
-    struct timespec next, now;
+    unsigned long telemetry_every = (unsigned long)(TELEMETRY_PERIOD_S / m->interval_s + 0.5);
+    if (telemetry_every < 1) telemetry_every = 1;
+    struct timespec next, now, cpu;
     clock_gettime(CLOCK_MONOTONIC, &next);
     while (!atomic_load(&m->stop)) {
-        tick(m);
+        tick(m, telemetry_every);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+        atomic_store(&m->sampler_cpu_s, (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9);
         /* Absolute deadlines keep the grid fixed however long a tick took; ticks missed while
          * descheduled are skipped, not replayed in a burst. */
         timespec_add(&next, period_ns);

@@ -151,7 +151,7 @@ int ec_meter_window_begin(ec_meter *m, const char *name)
 {
     ec_gpu_sample edge[EC_METER_MAX_GPUS];
     double t0 = ec_now_s();
-    ec_gpu_read_all(m, edge);
+    ec_gpu_read_all(m, 1, edge);
     pthread_mutex_lock(&m->mu);
     int id = 0;
     while (id < m->nwindows && m->windows[id].open)
@@ -177,7 +177,7 @@ int ec_meter_window_end(ec_meter *m, int id, ec_window_result *out)
 {
     ec_gpu_sample edge[EC_METER_MAX_GPUS];
     double t1 = ec_now_s();
-    ec_gpu_read_all(m, edge);
+    ec_gpu_read_all(m, 1, edge);
     pthread_mutex_lock(&m->mu);
     if (id < 0 || id >= m->nwindows || !m->windows[id].open) {
         pthread_mutex_unlock(&m->mu);
