@@ -160,16 +160,20 @@ static int ok(nvmlReturn_t r, unsigned *valid)
     return r == NVML_SUCCESS;
 }
 
-void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, int telemetry, ec_gpu_sample *s)
+void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, unsigned what, ec_gpu_sample *s)
 {
     memset(s, 0, sizeof *s);
     s->gpu = pos;
     unsigned v = 0;
+    /* f[0] (the energy counter) is left out unless asked for: reading it costs milliseconds of
+     * CPU per call on Hopper, the power fields microseconds (docs/measurement.md). */
     nvmlFieldValue_t f[3] = {{.fieldId = NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION},
                              {.fieldId = NVML_FI_DEV_POWER_INSTANT},
                              {.fieldId = NVML_FI_DEV_POWER_AVERAGE}};
+    int counter = (what & EC_READ_COUNTER) != 0;
+    for (int i = 0; i < 3; i++) f[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
     double t0 = ec_now_s();
-    nvmlReturn_t r = EC_NVML(nv, DeviceGetFieldValues, g->handle, 3, f);
+    nvmlReturn_t r = EC_NVML(nv, DeviceGetFieldValues, g->handle, 3 - !counter, f + !counter);
     s->t_s = 0.5 * (t0 + ec_now_s());
     /* The call succeeds when any value was filled, so each value carries its own verdict. */
     if (ok(r, &v)) {
@@ -188,10 +192,10 @@ void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, int telemetry, ec_
             v |= EC_SAMPLE_POWER_AVERAGE;
         }
     }
-    if (!(v & (EC_SAMPLE_ENERGY | EC_SAMPLE_LOST)) && g->info.has_energy_counter &&
+    if (counter && !(v & (EC_SAMPLE_ENERGY | EC_SAMPLE_LOST)) && g->info.has_energy_counter &&
         ok(EC_NVML(nv, DeviceGetTotalEnergyConsumption, g->handle, &s->energy_mj), &v))
         v |= EC_SAMPLE_ENERGY;
-    if (telemetry && !(v & EC_SAMPLE_LOST)) {
+    if ((what & EC_READ_TELEMETRY) && !(v & EC_SAMPLE_LOST)) {
         if (ok(EC_NVML(nv, DeviceGetClockInfo, g->handle, NVML_CLOCK_SM, &s->sm_mhz), &v))
             v |= EC_SAMPLE_SM_CLOCK;
         if (ok(EC_NVML(nv, DeviceGetClockInfo, g->handle, NVML_CLOCK_MEM, &s->mem_mhz), &v))
@@ -219,8 +223,8 @@ void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, int telemetry, ec_
     s->valid = v & EC_SAMPLE_LOST ? EC_SAMPLE_LOST : v;
 }
 
-void ec_gpu_read_all(ec_meter *m, int telemetry, ec_gpu_sample *out)
+void ec_gpu_read_all(ec_meter *m, unsigned what, ec_gpu_sample *out)
 {
     for (int i = 0; i < m->ngpus; i++)
-        ec_gpu_read(&m->nv, &m->gpus[i], i, telemetry, &out[i]);
+        ec_gpu_read(&m->nv, &m->gpus[i], i, what, &out[i]);
 }

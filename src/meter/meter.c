@@ -111,6 +111,6 @@ double ec_meter_interval_s(const ec_meter *m)
 int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out)
 {
     if (i < 0 || i >= m->ngpus) return ec_set_error("no GPU at position %d", i);
-    ec_gpu_read(&m->nv, &m->gpus[i], i, 1, out);
+    ec_gpu_read(&m->nv, &m->gpus[i], i, EC_READ_ALL, out);
     return 0;
 }

@@ -66,7 +66,12 @@ static void finish(const acc *a, double t0, double t1, double idle_w, ec_gpu_win
     g->incomplete = a->lost;
     g->counter_reset = a->reset;
     g->samples = a->n;
-    g->energy_counter_j = a->have_e && !a->reset ? (double)(a->e_last - a->e_first) / 1000.0 : NAN;
+    /* A lost GPU's last counter reading can be up to a second older than its last power reading
+     * (the sampler reads the counter sparingly), so its energy comes from the integral, which
+     * spans exactly the time it was measured. */
+    g->energy_counter_j = a->have_e && !a->reset && !a->lost
+                              ? (double)(a->e_last - a->e_first) / 1000.0
+                              : NAN;
     /* The first and last power readings are held flat out to the window's edges, so the integral
      * spans exactly the same time as the counter delta. */
     g->energy_integrated_j = a->have_p ? a->integ_j + a->p_first_w * fmax(0, a->p_first_t - t0) +
@@ -151,7 +156,7 @@ int ec_meter_window_begin(ec_meter *m, const char *name)
 {
     ec_gpu_sample edge[EC_METER_MAX_GPUS];
     double t0 = ec_now_s();
-    ec_gpu_read_all(m, 1, edge);
+    ec_gpu_read_all(m, EC_READ_ALL, edge);
     pthread_mutex_lock(&m->mu);
     int id = 0;
     while (id < m->nwindows && m->windows[id].open)
@@ -177,7 +182,7 @@ int ec_meter_window_end(ec_meter *m, int id, ec_window_result *out)
 {
     ec_gpu_sample edge[EC_METER_MAX_GPUS];
     double t1 = ec_now_s();
-    ec_gpu_read_all(m, 1, edge);
+    ec_gpu_read_all(m, EC_READ_ALL, edge);
     pthread_mutex_lock(&m->mu);
     if (id < 0 || id >= m->nwindows || !m->windows[id].open) {
         pthread_mutex_unlock(&m->mu);

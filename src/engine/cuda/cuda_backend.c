@@ -538,7 +538,10 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     free(inv);
     EC_CUDA_TRY(e, "upload of rope frequencies");
     /* A prefill split can span the whole context when the partial buffer is tight. */
-    if (ec_cuda_attention_prepare(s->max_seq + 31)) return -1;
+    /* Prefill splits are at most max_seq (rounded up to 32); decode splits are always
+     * EC_CUDA_DECODE_SPLIT long, even when the cache is shorter than that. */
+    int longest_split = s->max_seq + 31 > EC_CUDA_DECODE_SPLIT ? s->max_seq + 31 : EC_CUDA_DECODE_SPLIT;
+    if (ec_cuda_attention_prepare(longest_split)) return -1;
     s->loaded = 1;
     return 0;
 }
