@@ -131,13 +131,6 @@ typedef struct {
     long agree, count;
 } accuracy;
 
-static void keep_reference(void *ctx, int t, const float *logits)
-{
-    accuracy *acc = ctx;
-    size_t n = (size_t)acc->batch * acc->vocab;
-    memcpy(acc->ref + (size_t)t * n, logits, n * sizeof *logits);
-}
-
 static void compare_with_reference(void *ctx, int t, const float *logits)
 {
     accuracy *acc = ctx;
@@ -248,30 +241,44 @@ static void print_rows(const eval_args *e, const eval_row *rows, long ppl_tokens
     ec_table_free(t);
 }
 
-/* The reference: seeded prompts continued greedily by f32 to T tokens, and its logits. */
+/* The reference pass: each step keeps the f32 logits and, past the prompt, appends their
+ * greedy token to the sequence, so generating and teacher forcing are one pass. */
+typedef struct {
+    accuracy *acc;
+    int *seq; /* [batch][T] */
+    int T, prompt_len;
+} reference;
+
+static void keep_and_extend(void *ctx, int t, const float *logits)
+{
+    reference *r = ctx;
+    accuracy *acc = r->acc;
+    size_t n = (size_t)acc->batch * acc->vocab;
+    memcpy(acc->ref + (size_t)t * n, logits, n * sizeof *logits);
+    if (t + 1 < r->prompt_len || t + 1 >= r->T) return;
+    for (int i = 0; i < acc->batch; i++)
+        r->seq[(size_t)i * r->T + t + 1] = ec_argmax(logits + (size_t)i * acc->vocab, acc->vocab);
+}
+
+/* Seeded prompts continued greedily by f32 to T tokens (seq), and f32's logits (acc->ref). */
 static int reference_pass(const eval_args *e, const ec_model *m, int *seq, accuracy *acc)
 {
     const ec_model_config *c = ec_model_config_of(m);
     int B = e->a.batch, T = e->tokens, L = e->a.prompt_len;
     int *prompt = malloc((size_t)B * L * sizeof *prompt);
-    int *cont = malloc((size_t)B * T * sizeof *cont);
     ec_backend *b = NULL;
-    int rc = prompt && cont ? 0 : cli_fail(CMD, "out of memory");
+    int rc = prompt ? 0 : cli_fail(CMD, "out of memory");
     if (rc == 0) rc = cli_open_backend(CMD, &e->a, m, EC_PREC_F32, B, T, &b);
     if (rc == 0) {
         ec_prompt_synthetic(e->a.seed, c->vocab_size, B, L, prompt);
-        if (T > L && ec_generate(b, prompt, B, L, T - L, cont, NULL, NULL) != 0)
-            rc = cli_fail(CMD, "%s", ec_last_error());
-        for (int i = 0; rc == 0 && i < B; i++) {
+        for (int i = 0; i < B; i++)
             memcpy(seq + (size_t)i * T, prompt + (size_t)i * L, (size_t)L * sizeof *seq);
-            memcpy(seq + (size_t)i * T + L, cont + (size_t)i * (T - L), (size_t)(T - L) * sizeof *seq);
-        }
+        reference r = {acc, seq, T, L};
+        if (teacher_force(b, seq, B, T, c->vocab_size, keep_and_extend, &r) != 0)
+            rc = cli_fail(CMD, "%s", ec_last_error());
     }
-    if (rc == 0 && teacher_force(b, seq, B, T, c->vocab_size, keep_reference, acc) != 0)
-        rc = cli_fail(CMD, "%s", ec_last_error());
     ec_backend_destroy(b);
     free(prompt);
-    free(cont);
     return rc;
 }
 
