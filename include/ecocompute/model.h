@@ -63,6 +63,8 @@ const char *ec_tensor_kind_name(ec_tensor_kind k);
 /* Shape of a tensor: 2-D tensors give rows x cols, 1-D give rows = 1, cols = length. */
 void ec_tensor_shape(const ec_model_config *c, ec_tensor_kind k, int *rows, int *cols);
 int ec_tensor_is_linear(ec_tensor_kind k); /* quantizable projection (q,k,v,o,gate,up,down) */
+int ec_tensor_is_per_layer(ec_tensor_kind k); /* one per layer (norms, projections, biases) */
+uint64_t ec_tensor_numel(const ec_model_config *c, ec_tensor_kind k); /* rows * cols */
 uint64_t ec_model_param_count(const ec_model_config *c);
 /* Bytes of all weights when linear layers are stored in `prec` and everything else (embedding,
  * head, norms, biases) in 16-bit, the engine's default; a tied head is counted once. */

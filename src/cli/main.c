@@ -7,6 +7,8 @@ const cli_command cli_commands[] = {
     {"run", "generate greedily with the engine; prefill/decode tok/s (or text)", cmd_run},
     {"eval", "accuracy of precisions vs float32 (KL, top-1, perplexity)", cmd_eval},
     {"version", "print the version and the commit it was built from", cmd_version},
+    {"models", "list the built-in models: shapes, parameters, weight bytes per precision",
+     cmd_models},
     {NULL, NULL, NULL},
 };
 

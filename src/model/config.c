@@ -61,21 +61,6 @@ static int tensor_present(const ec_model_config *c, ec_tensor_kind k)
     return 1;
 }
 
-/* TEMPORARY until branch quant (ec_precision_weight_bytes) is merged. */
-static uint64_t linear_bytes(ec_precision prec, int rows, int cols)
-{
-    uint64_t r = (uint64_t)rows, c = (uint64_t)cols, nb = (c + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
-    switch (prec) {
-    case EC_PREC_F32: return 4 * r * c;
-    case EC_PREC_FP16: case EC_PREC_BF16: return 2 * r * c;
-    case EC_PREC_INT8: case EC_PREC_INT8_MIXED: case EC_PREC_FP8: return r * c + 4 * r;
-    case EC_PREC_NF4: return r * ((c + 1) / 2) + 4 * r * nb;
-    case EC_PREC_NF4_DQ:
-        return r * ((c + 1) / 2) + r * nb + 4 * ((r * nb + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK) + 4;
-    default: return 0;
-    }
-}
-
 /* Sums bytes_of(kind) over every stored tensor; per-layer kinds count n_layers times. */
 static uint64_t sum_tensors(const ec_model_config *c, ec_precision prec, int weigh_bytes)
 {
@@ -87,7 +72,7 @@ static uint64_t sum_tensors(const ec_model_config *c, ec_precision prec, int wei
         uint64_t v = (uint64_t)rows * (uint64_t)cols;
         if (weigh_bytes)
             v = ec_tensor_is_linear((ec_tensor_kind)k)
-                    ? linear_bytes(prec, rows, cols)
+                    ? (uint64_t)ec_precision_weight_bytes(prec, rows, cols)
                     : 2 * v;
         total += ec_tensor_is_per_layer((ec_tensor_kind)k) ? v * (uint64_t)c->n_layers : v;
     }

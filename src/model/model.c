@@ -69,7 +69,7 @@ int ec_model_open(ec_model **out, const char *name_or_path, const ec_model_optio
         rc = ec_set_error("%s: not a catalog model (see 'ecocompute models'), and no such file or "
                           "directory", name_or_path);
     else if (S_ISDIR(st.st_mode))
-        rc = ec_set_error("%s: Hugging Face directories are not supported yet", name_or_path);
+        rc = ec_hf_open(m, name_or_path);
     else
         rc = ec_llama2c_open(m, name_or_path);
     if (rc) {

@@ -25,9 +25,6 @@ void ec_unmap_file(ec_mapped_file *f);
 /* Rejects configs whose shapes cannot describe a decoder (zero sizes, heads not dividing,
  * overflowing tensor sizes); `what` names the source in the message. */
 int ec_model_config_check(const ec_model_config *c, const char *what);
-/* Number of elements of tensor (kind) for this config. */
-uint64_t ec_tensor_numel(const ec_model_config *c, ec_tensor_kind k);
-int ec_tensor_is_per_layer(ec_tensor_kind k);
 
 int ec_synthetic_open(ec_model *m, const ec_model_config *c, const ec_model_options *o);
 int ec_llama2c_open(ec_model *m, const char *path);

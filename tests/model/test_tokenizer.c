@@ -121,6 +121,86 @@ static void test_round_trip(void **state)
     ec_tokenizer_free(big);
 }
 
+/* The vocabulary straight from the file, independent of the loader under test. */
+typedef struct {
+    char *str[512];
+    float score[512];
+} raw_vocab;
+
+static void read_raw_vocab(const char *path, raw_vocab *v)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    int32_t maxlen, len;
+    assert_int_equal(fread(&maxlen, 4, 1, f), 1);
+    for (int i = 0; i < 512; i++) {
+        assert_int_equal(fread(&v->score[i], 4, 1, f), 1);
+        assert_int_equal(fread(&len, 4, 1, f), 1);
+        v->str[i] = calloc((size_t)len + 1, 1);
+        assert_int_equal(fread(v->str[i], 1, (size_t)len, f), (size_t)len);
+    }
+    fclose(f);
+}
+
+static int raw_lookup(const raw_vocab *v, const char *s)
+{
+    for (int id = 0; id < 512; id++)
+        if (!strcmp(s, v->str[id])) return id;
+    return -1;
+}
+
+/* run.c's encoder for ASCII text, as written there: one token per character, then rescan for the
+ * best-scoring adjacent pair (leftmost on ties), merge, repeat. The fast encoder must match it. */
+static int reference_encode(const raw_vocab *v, const char *text, int *tok)
+{
+    int n = 0;
+    tok[n++] = 1;
+    tok[n++] = raw_lookup(v, " ");
+    for (const char *c = text; *c; c++) {
+        char one[2] = {*c, 0};
+        int id = raw_lookup(v, one);
+        tok[n++] = id >= 0 ? id : (unsigned char)*c + 3;
+    }
+    char buf[256];
+    for (;;) {
+        float best = -1e10f;
+        int best_id = -1, best_i = -1;
+        for (int i = 0; i + 1 < n; i++) {
+            snprintf(buf, sizeof buf, "%s%s", v->str[tok[i]], v->str[tok[i + 1]]);
+            int id = raw_lookup(v, buf);
+            if (id >= 0 && v->score[id] > best) best = v->score[id], best_id = id, best_i = i;
+        }
+        if (best_i < 0) return n;
+        tok[best_i] = best_id;
+        memmove(tok + best_i + 1, tok + best_i + 2, (size_t)(n - best_i - 2) * sizeof *tok);
+        n--;
+    }
+}
+
+static void test_matches_reference(void **state)
+{
+    (void)state;
+    ec_tokenizer *t = load(tok512, 512);
+    raw_vocab v;
+    read_raw_vocab(tok512, &v);
+    char *text = read_text(sample);
+    if (strlen(text) > 1500) text[1500] = '\0'; /* the reference is slow */
+    for (char *c = text; *c; c++)
+        if ((unsigned char)*c >= 0x80) *c = '?';
+    size_t len = strlen(text);
+    int *fast = malloc((len + 3) * sizeof *fast), *ref = malloc((len + 3) * sizeof *ref);
+    int n = ec_tokenizer_encode(t, text, 1, fast);
+    int m = reference_encode(&v, text, ref);
+    assert_true(m < (int)len * 3 / 4); /* merges really happened */
+    assert_int_equal(n, m);
+    assert_memory_equal(fast, ref, (size_t)n * sizeof *fast);
+    for (int i = 0; i < 512; i++) free(v.str[i]);
+    free(fast);
+    free(ref);
+    free(text);
+    ec_tokenizer_free(t);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -150,6 +230,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_encoding),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_matches_reference),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
