@@ -23,14 +23,14 @@ const char *ec_kernels_name(ec_kernels k); /* "fused", "reference" */
 int ec_kernels_parse(const char *name, ec_kernels *out);
 
 typedef struct {
-    ec_precision precision;  /* format of the linear layers (default fp16) */
-    ec_kernels kernels;      /* GPU kernel family; the CPU backend has one */
-    float int8_threshold;    /* int8-mixed outlier threshold (default EC_INT8_THRESHOLD) */
-    int quantize_head;       /* also quantize the output head (default: 16-bit) */
-    int max_batch;           /* KV cache is allocated for this many sequences (default 1) ... */
-    int max_seq;             /* ... of up to this many positions; 0 = the model's max_seq_len */
-    int threads;             /* CPU backend worker threads; 0 = all cores */
-    int device;              /* CUDA device index */
+    ec_precision precision; /* format of the linear layers (default fp16) */
+    ec_kernels kernels;     /* GPU kernel family; the CPU backend has one */
+    float int8_threshold;   /* int8-mixed outlier threshold (default EC_INT8_THRESHOLD) */
+    int quantize_head;      /* also quantize the output head (default: 16-bit) */
+    int max_batch;          /* KV cache is allocated for this many sequences (default 1) ... */
+    int max_seq;            /* ... of up to this many positions; 0 = the model's max_seq_len */
+    int threads;            /* CPU backend worker threads; 0 = all cores */
+    int device;             /* CUDA device index */
 } ec_load_options;
 void ec_load_options_default(ec_load_options *o);
 

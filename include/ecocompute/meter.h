@@ -150,6 +150,9 @@ const ec_gpu_info *ec_meter_gpu(const ec_meter *m, int i);
 /* Why there are no GPUs ("no NVIDIA driver: ..."), or NULL when there are. */
 const char *ec_meter_gpu_unavailable(const ec_meter *m);
 const char *ec_meter_driver_version(const ec_meter *m); /* "" when unknown */
+/* CPU time (user + system) the sampler thread has used since it started, s: the meter's
+ * overhead on the host, which must stay negligible next to the work it measures. */
+double ec_meter_sampler_cpu_s(ec_meter *m);
 /* Why RAPL is unavailable, or NULL when it is readable. */
 const char *ec_meter_cpu_unavailable(ec_meter *m);
 double ec_meter_interval_s(const ec_meter *m);

@@ -21,34 +21,35 @@ typedef struct {
 
 static void usage(void)
 {
-    printf("usage: ecocompute eval --model NAME|DIR|FILE.bin [options]\n\n"
-           "Measures how far each precision's next-token distribution is from the float32 model's.\n"
-           "A seeded synthetic prompt is continued greedily by the f32 model to --tokens positions;\n"
-           "that sequence is teacher-forced through every precision and, at each position, compared\n"
-           "with f32: mean KL(p_f32 || p_P) in nats, top-1 agreement in %%, max |logit difference|.\n"
-           "With --ppl, also the perplexity over a text file in windows of the model's max_seq_len\n"
-           "(each window starts with BOS; every text token is predicted once).\n\n"
-           "options:\n"
-           "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
-           "  --precision P[,P..]  precisions to evaluate (default fp16,bf16,int8,int8-mixed,nf4,"
-           "nf4-dq,fp8)\n"
-           "  --device D           cpu | cuda[:N] (default cpu)\n"
-           "  --tokens T           positions compared per sequence (default %d)\n"
-           "  --prompt-len L       of which synthetic prompt tokens (default %d, at most T)\n"
-           "  --batch B            sequences, each from its own seeded prompt (default 1)\n"
-           "  --seed S             synthetic weights and prompt tokens (default 1)\n"
-           "  --threads T          CPU threads, 0 = all cores (default 0)\n"
-           "  --ppl FILE           text file for perplexity (needs --tokenizer)\n"
-           "  --tokenizer TOK      llama2.c tokenizer of the model\n"
-           "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
-           "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
-           "  --quantize-head      store the output head in P too (default: 16-bit)\n"
-           "  --format F           table | json | csv\n\n"
-           "examples:\n"
-           "  ecocompute eval --model small --precision fp16,int8,int8-mixed,nf4 --outliers 4:40\n"
-           "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
-           "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n",
-           DEFAULT_TOKENS, DEFAULT_PROMPT_LEN, (double)EC_INT8_THRESHOLD);
+    printf(
+        "usage: ecocompute eval --model NAME|DIR|FILE.bin [options]\n\n"
+        "Measures how far each precision's next-token distribution is from the float32 model's.\n"
+        "A seeded synthetic prompt is continued greedily by the f32 model to --tokens positions;\n"
+        "that sequence is teacher-forced through every precision and, at each position, compared\n"
+        "with f32: mean KL(p_f32 || p_P) in nats, top-1 agreement in %%, max |logit difference|.\n"
+        "With --ppl, also the perplexity over a text file in windows of the model's max_seq_len\n"
+        "(each window starts with BOS; every text token is predicted once).\n\n"
+        "options:\n"
+        "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
+        "  --precision P[,P..]  precisions to evaluate (default fp16,bf16,int8,int8-mixed,nf4,"
+        "nf4-dq,fp8)\n"
+        "  --device D           cpu | cuda[:N] (default cpu)\n"
+        "  --tokens T           positions compared per sequence (default %d)\n"
+        "  --prompt-len L       of which synthetic prompt tokens (default %d, at most T)\n"
+        "  --batch B            sequences, each from its own seeded prompt (default 1)\n"
+        "  --seed S             synthetic weights and prompt tokens (default 1)\n"
+        "  --threads T          CPU threads, 0 = all cores (default 0)\n"
+        "  --ppl FILE           text file for perplexity (needs --tokenizer)\n"
+        "  --tokenizer TOK      llama2.c tokenizer of the model\n"
+        "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
+        "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
+        "  --quantize-head      store the output head in P too (default: 16-bit)\n"
+        "  --format F           table | json | csv\n\n"
+        "examples:\n"
+        "  ecocompute eval --model small --precision fp16,int8,int8-mixed,nf4 --outliers 4:40\n"
+        "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
+        "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n",
+        DEFAULT_TOKENS, DEFAULT_PROMPT_LEN, (double)EC_INT8_THRESHOLD);
 }
 
 static int parse_precisions(const char *list, eval_args *e)
@@ -94,7 +95,8 @@ static int parse(int argc, char **argv, eval_args *e)
         }
     }
     if (rc != 0) return rc;
-    if (!e->a.prompt_len) e->a.prompt_len = e->tokens < DEFAULT_PROMPT_LEN ? e->tokens : DEFAULT_PROMPT_LEN;
+    if (!e->a.prompt_len)
+        e->a.prompt_len = e->tokens < DEFAULT_PROMPT_LEN ? e->tokens : DEFAULT_PROMPT_LEN;
     if (e->a.prompt_len > e->tokens)
         return cli_usage_error(CMD, "--prompt-len (%d) exceeds --tokens (%d)", e->a.prompt_len,
                                e->tokens);
@@ -113,7 +115,8 @@ static int teacher_force(ec_backend *b, const int *seq, int batch, int T, int vo
     float *logits = malloc((size_t)batch * vocab * sizeof *logits);
     int rc = step && next && logits ? 0 : ec_set_error("out of memory");
     for (int t = 0; rc == 0 && t < T; t++) {
-        for (int i = 0; i < batch; i++) step[i] = seq[(size_t)i * T + t];
+        for (int i = 0; i < batch; i++)
+            step[i] = seq[(size_t)i * T + t];
         rc = b->ops->forward(b, step, batch, 1, t, next, logits);
         if (rc == 0) on_step(ctx, t, logits);
     }
@@ -130,13 +133,6 @@ typedef struct {
     double kl_sum, max_dlogit;
     long agree, count;
 } accuracy;
-
-static void keep_reference(void *ctx, int t, const float *logits)
-{
-    accuracy *acc = ctx;
-    size_t n = (size_t)acc->batch * acc->vocab;
-    memcpy(acc->ref + (size_t)t * n, logits, n * sizeof *logits);
-}
 
 static void compare_with_reference(void *ctx, int t, const float *logits)
 {
@@ -248,30 +244,44 @@ static void print_rows(const eval_args *e, const eval_row *rows, long ppl_tokens
     ec_table_free(t);
 }
 
-/* The reference: seeded prompts continued greedily by f32 to T tokens, and its logits. */
+/* The reference pass: each step keeps the f32 logits and, past the prompt, appends their
+ * greedy token to the sequence, so generating and teacher forcing are one pass. */
+typedef struct {
+    accuracy *acc;
+    int *seq; /* [batch][T] */
+    int T, prompt_len;
+} reference;
+
+static void keep_and_extend(void *ctx, int t, const float *logits)
+{
+    reference *r = ctx;
+    accuracy *acc = r->acc;
+    size_t n = (size_t)acc->batch * acc->vocab;
+    memcpy(acc->ref + (size_t)t * n, logits, n * sizeof *logits);
+    if (t + 1 < r->prompt_len || t + 1 >= r->T) return;
+    for (int i = 0; i < acc->batch; i++)
+        r->seq[(size_t)i * r->T + t + 1] = ec_argmax(logits + (size_t)i * acc->vocab, acc->vocab);
+}
+
+/* Seeded prompts continued greedily by f32 to T tokens (seq), and f32's logits (acc->ref). */
 static int reference_pass(const eval_args *e, const ec_model *m, int *seq, accuracy *acc)
 {
     const ec_model_config *c = ec_model_config_of(m);
     int B = e->a.batch, T = e->tokens, L = e->a.prompt_len;
     int *prompt = malloc((size_t)B * L * sizeof *prompt);
-    int *cont = malloc((size_t)B * T * sizeof *cont);
     ec_backend *b = NULL;
-    int rc = prompt && cont ? 0 : cli_fail(CMD, "out of memory");
+    int rc = prompt ? 0 : cli_fail(CMD, "out of memory");
     if (rc == 0) rc = cli_open_backend(CMD, &e->a, m, EC_PREC_F32, B, T, &b);
     if (rc == 0) {
         ec_prompt_synthetic(e->a.seed, c->vocab_size, B, L, prompt);
-        if (T > L && ec_generate(b, prompt, B, L, T - L, cont, NULL, NULL) != 0)
-            rc = cli_fail(CMD, "%s", ec_last_error());
-        for (int i = 0; rc == 0 && i < B; i++) {
+        for (int i = 0; i < B; i++)
             memcpy(seq + (size_t)i * T, prompt + (size_t)i * L, (size_t)L * sizeof *seq);
-            memcpy(seq + (size_t)i * T + L, cont + (size_t)i * (T - L), (size_t)(T - L) * sizeof *seq);
-        }
+        reference r = {acc, seq, T, L};
+        if (teacher_force(b, seq, B, T, c->vocab_size, keep_and_extend, &r) != 0)
+            rc = cli_fail(CMD, "%s", ec_last_error());
     }
-    if (rc == 0 && teacher_force(b, seq, B, T, c->vocab_size, keep_reference, acc) != 0)
-        rc = cli_fail(CMD, "%s", ec_last_error());
     ec_backend_destroy(b);
     free(prompt);
-    free(cont);
     return rc;
 }
 
@@ -292,8 +302,9 @@ static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *t
         acc.agree = acc.count = 0;
         rows[i].ppl = NAN;
         rc = cli_open_backend(CMD, &e->a, m, e->precs[i], B, max_seq, &b);
-        if (rc == 0 && (teacher_force(b, seq, B, T, V, compare_with_reference, &acc) != 0 ||
-                        (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, &rows[i].ppl) != 0)))
+        if (rc == 0 &&
+            (teacher_force(b, seq, B, T, V, compare_with_reference, &acc) != 0 ||
+             (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, &rows[i].ppl) != 0)))
             rc = cli_fail(CMD, "%s: %s", ec_precision_name(e->precs[i]), ec_last_error());
         rows[i].kl = acc.kl_sum / (double)acc.count;
         rows[i].top1_pct = 100.0 * (double)acc.agree / (double)acc.count;

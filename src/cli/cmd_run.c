@@ -22,32 +22,33 @@ typedef struct {
 
 static void usage(void)
 {
-    printf("usage: ecocompute run --model NAME|DIR|FILE.bin [options]\n\n"
-           "Generates greedily with the ecocompute engine: prefill a batch of prompts, then decode\n"
-           "exactly --gen new tokens per sequence (never stopping early). Prints prefill and decode\n"
-           "throughput and the first generated token ids of sequence 0.\n\n"
-           "options:\n"
-           "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
-           "  --precision P        f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
-           "  --device D           cpu | cuda[:N] (default cpu)\n"
-           "  --batch B            sequences (default 1)\n"
-           "  --prompt-len L       synthetic prompt tokens per sequence (default %d)\n"
-           "  --gen G              new tokens per sequence, the first from the prefill (default %d)\n"
-           "  --seed S             synthetic weights and prompt tokens (default 1)\n"
-           "  --threads T          CPU threads, 0 = all cores (default 0)\n"
-           "  --tokenizer TOK      llama2.c tokenizer: the prompt is BOS + --prompt TEXT (or BOS\n"
-           "                       alone) and the text is printed on stdout, timings on stderr\n"
-           "  --prompt TEXT        prompt text (needs --tokenizer)\n"
-           "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
-           "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
-           "  --quantize-head      store the output head in P too (default: 16-bit)\n"
-           "  --format F           table | json | csv (with --tokenizer: adds a text column)\n\n"
-           "examples:\n"
-           "  ecocompute run --model tiny --precision int8 --batch 4 --gen 32\n"
-           "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
-           "--gen 256\n"
-           "  ecocompute run --model small --precision nf4 --format json\n",
-           DEFAULT_PROMPT_LEN, DEFAULT_GEN, (double)EC_INT8_THRESHOLD);
+    printf(
+        "usage: ecocompute run --model NAME|DIR|FILE.bin [options]\n\n"
+        "Generates greedily with the ecocompute engine: prefill a batch of prompts, then decode\n"
+        "exactly --gen new tokens per sequence (never stopping early). Prints prefill and decode\n"
+        "throughput and the first generated token ids of sequence 0.\n\n"
+        "options:\n"
+        "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
+        "  --precision P        f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
+        "  --device D           cpu | cuda[:N] (default cpu)\n"
+        "  --batch B            sequences (default 1)\n"
+        "  --prompt-len L       synthetic prompt tokens per sequence (default %d)\n"
+        "  --gen G              new tokens per sequence, the first from the prefill (default %d)\n"
+        "  --seed S             synthetic weights and prompt tokens (default 1)\n"
+        "  --threads T          CPU threads, 0 = all cores (default 0)\n"
+        "  --tokenizer TOK      llama2.c tokenizer: the prompt is BOS + --prompt TEXT (or BOS\n"
+        "                       alone) and the text is printed on stdout, timings on stderr\n"
+        "  --prompt TEXT        prompt text (needs --tokenizer)\n"
+        "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
+        "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
+        "  --quantize-head      store the output head in P too (default: 16-bit)\n"
+        "  --format F           table | json | csv (with --tokenizer: adds a text column)\n\n"
+        "examples:\n"
+        "  ecocompute run --model tiny --precision int8 --batch 4 --gen 32\n"
+        "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
+        "--gen 256\n"
+        "  ecocompute run --model small --precision nf4 --format json\n",
+        DEFAULT_PROMPT_LEN, DEFAULT_GEN, (double)EC_INT8_THRESHOLD);
 }
 
 static int parse(int argc, char **argv, run_args *r)
@@ -86,8 +87,7 @@ static int parse(int argc, char **argv, run_args *r)
 static void put_piece(const char *piece, FILE *out)
 {
     if (!piece || !piece[0]) return;
-    if (!piece[1] && !isprint((unsigned char)piece[0]) && !isspace((unsigned char)piece[0]))
-        return;
+    if (!piece[1] && !isprint((unsigned char)piece[0]) && !isspace((unsigned char)piece[0])) return;
     fputs(piece, out);
 }
 
@@ -104,7 +104,10 @@ static char *decode_text(const ec_tokenizer *tok, const int *seq, int n)
     return text;
 }
 
-static double rate(long tokens, double seconds) { return tokens > 0 ? tokens / seconds : NAN; }
+static double rate(long tokens, double seconds)
+{
+    return tokens > 0 ? tokens / seconds : NAN;
+}
 
 static void print_table(const run_args *r, const ec_generate_stats *st, double load_s,
                         int prompt_len, const int *out, const char *text)
@@ -151,7 +154,8 @@ static int build_prompts(const run_args *r, const ec_model_config *c, const ec_t
     const char *text = r->prompt ? r->prompt : "";
     int *one = malloc((strlen(text) + 3) * sizeof *one);
     if (!one) return cli_fail(CMD, "out of memory");
-    *prompt_len = tok ? ec_tokenizer_encode(tok, text, 1, one) : (r->a.prompt_len ? r->a.prompt_len : DEFAULT_PROMPT_LEN);
+    *prompt_len = tok ? ec_tokenizer_encode(tok, text, 1, one)
+                      : (r->a.prompt_len ? r->a.prompt_len : DEFAULT_PROMPT_LEN);
     *prompts = malloc((size_t)r->a.batch * (size_t)*prompt_len * sizeof **prompts);
     if (*prompt_len < 1 || !*prompts) {
         free(one);
@@ -176,8 +180,10 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     int *seq = malloc(((size_t)prompt_len + r->gen) * sizeof *seq);
     ec_backend *b = NULL;
     double t0 = ec_now_s();
-    if (!out || !seq) rc = cli_fail(CMD, "out of memory");
-    else rc = cli_open_backend(CMD, &r->a, m, r->precision, r->a.batch, prompt_len + r->gen - 1, &b);
+    if (!out || !seq)
+        rc = cli_fail(CMD, "out of memory");
+    else
+        rc = cli_open_backend(CMD, &r->a, m, r->precision, r->a.batch, prompt_len + r->gen - 1, &b);
     double load_s = ec_now_s() - t0;
     ec_generate_stats st;
     if (rc == 0 && ec_generate(b, prompts, r->a.batch, prompt_len, r->gen, out, NULL, &st) != 0)
@@ -191,10 +197,11 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     }
     if (rc == 0 && tok && !r->a.format_given) {
         printf("%s\n", text);
-        fprintf(stderr, "prefill: %ld tok in %.4f s (%.1f tok/s); decode: %ld tok in %.4f s "
-                        "(%.1f tok/s)\n", st.prefill_tokens, st.prefill_s,
-                rate(st.prefill_tokens, st.prefill_s), st.decode_tokens, st.decode_s,
-                rate(st.decode_tokens, st.decode_s));
+        fprintf(stderr,
+                "prefill: %ld tok in %.4f s (%.1f tok/s); decode: %ld tok in %.4f s "
+                "(%.1f tok/s)\n",
+                st.prefill_tokens, st.prefill_s, rate(st.prefill_tokens, st.prefill_s),
+                st.decode_tokens, st.decode_s, rate(st.decode_tokens, st.decode_s));
     } else if (rc == 0) {
         print_table(r, &st, load_s, prompt_len, out, text);
     }

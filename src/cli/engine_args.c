@@ -33,7 +33,8 @@ static int parse_outliers(const char *cmd, const char *text, ec_model_options *o
     char count[32];
     const char *colon = strchr(text, ':');
     size_t n = colon ? (size_t)(colon - text) : strlen(text);
-    if (n >= sizeof count) return cli_usage_error(cmd, "--outliers expects K[:MAG], got '%s'", text), -1;
+    if (n >= sizeof count)
+        return cli_usage_error(cmd, "--outliers expects K[:MAG], got '%s'", text), -1;
     memcpy(count, text, n);
     count[n] = '\0';
     long k;
@@ -55,18 +56,23 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
         a->quantize_head = 1;
         return 1;
     }
-    static const char *const valued[] = {"--model",   "--device",  "--tokenizer",      "--batch",
-                                         "--seed",    "--threads", "--outliers",       "--format",
-                                         "--int8-threshold",       "--prompt-len",     NULL};
+    static const char *const valued[] = {
+        "--model",    "--device", "--tokenizer",      "--batch",      "--seed", "--threads",
+        "--outliers", "--format", "--int8-threshold", "--prompt-len", NULL};
     int known = 0;
-    for (int k = 0; valued[k]; k++) known |= !strcmp(flag, valued[k]);
+    for (int k = 0; valued[k]; k++)
+        known |= !strcmp(flag, valued[k]);
     if (!known) return 0;
     const char *val = cli_flag_value(cmd, argc, argv, i);
     if (!val) return -1;
-    if (!strcmp(flag, "--model")) a->model = val;
-    else if (!strcmp(flag, "--device")) a->device = val;
-    else if (!strcmp(flag, "--tokenizer")) a->tokenizer = val;
-    else if (!strcmp(flag, "--outliers")) return parse_outliers(cmd, val, &a->model_opts) ? -1 : 1;
+    if (!strcmp(flag, "--model"))
+        a->model = val;
+    else if (!strcmp(flag, "--device"))
+        a->device = val;
+    else if (!strcmp(flag, "--tokenizer"))
+        a->tokenizer = val;
+    else if (!strcmp(flag, "--outliers"))
+        return parse_outliers(cmd, val, &a->model_opts) ? -1 : 1;
     else if (!strcmp(flag, "--format")) {
         a->format_given = 1;
         return cli_parse_format(cmd, val, &a->format) ? -1 : 1;
@@ -106,7 +112,8 @@ int cli_engine_args_check(const char *cmd, const cli_engine_args *a)
 int cli_open_model(const char *cmd, const cli_engine_args *a, ec_model **m, ec_tokenizer **tok)
 {
     *tok = NULL;
-    if (ec_model_open(m, a->model, &a->model_opts) != 0) return cli_fail(cmd, "%s", ec_last_error());
+    if (ec_model_open(m, a->model, &a->model_opts) != 0)
+        return cli_fail(cmd, "%s", ec_last_error());
     if (a->tokenizer &&
         ec_tokenizer_load(tok, a->tokenizer, ec_model_config_of(*m)->vocab_size) != 0) {
         ec_model_close(*m);

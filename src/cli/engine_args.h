@@ -9,18 +9,18 @@
 #include <stdint.h>
 
 typedef struct {
-    const char *model;     /* --model NAME|DIR|FILE.bin (required) */
-    const char *device;    /* --device cpu|cuda[:N] (default cpu) */
-    const char *tokenizer; /* --tokenizer TOK (llama2.c tokenizer file) */
-    int batch;             /* --batch B (default 1) */
-    int prompt_len;        /* --prompt-len L; 0 = not given */
-    uint64_t seed;         /* --seed S: synthetic weights and synthetic prompt tokens */
-    int threads;           /* --threads T (0 = all cores) */
+    const char *model;           /* --model NAME|DIR|FILE.bin (required) */
+    const char *device;          /* --device cpu|cuda[:N] (default cpu) */
+    const char *tokenizer;       /* --tokenizer TOK (llama2.c tokenizer file) */
+    int batch;                   /* --batch B (default 1) */
+    int prompt_len;              /* --prompt-len L; 0 = not given */
+    uint64_t seed;               /* --seed S: synthetic weights and synthetic prompt tokens */
+    int threads;                 /* --threads T (0 = all cores) */
     ec_model_options model_opts; /* --outliers K[:MAG], --seed */
-    float int8_threshold;  /* --int8-threshold T */
-    int quantize_head;     /* --quantize-head */
-    ec_format format;      /* --format */
-    int format_given;      /* --format appeared (run prints text without it) */
+    float int8_threshold;        /* --int8-threshold T */
+    int quantize_head;           /* --quantize-head */
+    ec_format format;            /* --format */
+    int format_given;            /* --format appeared (run prints text without it) */
 } cli_engine_args;
 
 void cli_engine_args_default(cli_engine_args *a);

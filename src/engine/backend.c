@@ -9,13 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *ec_kernels_name(ec_kernels k) { return k == EC_KERNELS_REFERENCE ? "reference" : "fused"; }
+const char *ec_kernels_name(ec_kernels k)
+{
+    return k == EC_KERNELS_REFERENCE ? "reference" : "fused";
+}
 
 int ec_kernels_parse(const char *name, ec_kernels *out)
 {
-    if (!strcmp(name, "fused")) *out = EC_KERNELS_FUSED;
-    else if (!strcmp(name, "reference")) *out = EC_KERNELS_REFERENCE;
-    else return ec_set_error("unknown kernel family '%s' (fused, reference)", name);
+    if (!strcmp(name, "fused"))
+        *out = EC_KERNELS_FUSED;
+    else if (!strcmp(name, "reference"))
+        *out = EC_KERNELS_REFERENCE;
+    else
+        return ec_set_error("unknown kernel family '%s' (fused, reference)", name);
     return 0;
 }
 

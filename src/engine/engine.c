@@ -15,7 +15,8 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
 {
     if (batch < 1 || prompt_len < 1 || gen < 1)
         return ec_set_error("generate: batch (%d), prompt length (%d) and new tokens (%d) must "
-                            "all be >= 1", batch, prompt_len, gen);
+                            "all be >= 1",
+                            batch, prompt_len, gen);
     int *next = malloc((size_t)batch * sizeof *next);
     int *step = malloc((size_t)batch * sizeof *step);
     if (!next || !step) {
@@ -29,16 +30,19 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
     if (rc == 0) rc = b->ops->synchronize(b);
     double prefill_s = ec_now_s() - t0;
     phase_hook(hooks, EC_PHASE_PREFILL, 0);
-    for (int i = 0; rc == 0 && i < batch; i++) out[(size_t)i * gen] = next[i];
+    for (int i = 0; rc == 0 && i < batch; i++)
+        out[(size_t)i * gen] = next[i];
 
     if (rc == 0) {
         phase_hook(hooks, EC_PHASE_DECODE, 1);
         t0 = ec_now_s();
         /* Token g-1 of each sequence sits at position prompt_len + g - 1 and predicts token g. */
         for (int g = 1; rc == 0 && g < gen; g++) {
-            for (int i = 0; i < batch; i++) step[i] = out[(size_t)i * gen + g - 1];
+            for (int i = 0; i < batch; i++)
+                step[i] = out[(size_t)i * gen + g - 1];
             rc = b->ops->forward(b, step, batch, 1, prompt_len + g - 1, next, NULL);
-            for (int i = 0; rc == 0 && i < batch; i++) out[(size_t)i * gen + g] = next[i];
+            for (int i = 0; rc == 0 && i < batch; i++)
+                out[(size_t)i * gen + g] = next[i];
         }
         if (rc == 0) rc = b->ops->synchronize(b);
         double decode_s = ec_now_s() - t0;

@@ -17,7 +17,8 @@ int ec_argmax(const float *x, int n)
 static double log_sum_exp(const float *x, int n)
 {
     double max = x[ec_argmax(x, n)], sum = 0.0;
-    for (int i = 0; i < n; i++) sum += exp((double)x[i] - max);
+    for (int i = 0; i < n; i++)
+        sum += exp((double)x[i] - max);
     return max + log(sum);
 }
 

@@ -31,7 +31,8 @@ ec_backend *test_load(const ec_model *m, ec_precision p, int max_batch, int max_
     o.threads = threads;
     ec_backend *b = NULL;
     assert_int_equal(ec_backend_create(&b, "cpu"), 0);
-    if (b->ops->load(b, m, &o) != 0) fail_msg("loading at %s: %s", ec_precision_name(p), ec_last_error());
+    if (b->ops->load(b, m, &o) != 0)
+        fail_msg("loading at %s: %s", ec_precision_name(p), ec_last_error());
     return b;
 }
 

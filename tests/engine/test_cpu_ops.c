@@ -21,7 +21,8 @@ static void rmsnorm_scales_to_unit_rms(void **state)
     float y[4];
     cpu_rmsnorm(y, x, w, 4, 0.0f);
     float inv = 1.0f / sqrtf((1 + 4 + 9 + 16) / 4.0f);
-    for (int i = 0; i < 4; i++) assert_float_equal(y[i], w[i] * x[i] * inv, 1e-6);
+    for (int i = 0; i < 4; i++)
+        assert_float_equal(y[i], w[i] * x[i] * inv, 1e-6);
 }
 
 /* Rotate-half on a head equals interleaved rotation on the same head with its pairs moved from
@@ -65,9 +66,12 @@ static void llama3_scaling_keeps_high_and_slows_low_frequencies(void **state)
     int kept = 0, slowed = 0, blended = 0;
     for (int j = 0; j < 64; j++) {
         float wavelen = 2.0f * 3.14159265f / a[j];
-        if (wavelen < 8192 / 4.0f) kept += b[j] == a[j];
-        else if (wavelen > 8192 / 1.0f) slowed += fabsf(b[j] - a[j] / 8) <= 1e-6f * a[j];
-        else blended += b[j] < a[j] && b[j] > a[j] / 8;
+        if (wavelen < 8192 / 4.0f)
+            kept += b[j] == a[j];
+        else if (wavelen > 8192 / 1.0f)
+            slowed += fabsf(b[j] - a[j] / 8) <= 1e-6f * a[j];
+        else
+            blended += b[j] < a[j] && b[j] > a[j] / 8;
     }
     assert_int_equal(kept + slowed + blended, 64);
     assert_true(kept > 0 && slowed > 0 && blended > 0);
@@ -124,7 +128,8 @@ static void pool_runs_each_part_once(void **state)
         ec_pool_run(p, count_call, &log, parts);
         int expect = parts > 3 ? 3 : parts;
         assert_int_equal(log.parts_seen, expect);
-        for (int t = 0; t < 8; t++) assert_int_equal(log.calls[t], t < expect);
+        for (int t = 0; t < 8; t++)
+            assert_int_equal(log.calls[t], t < expect);
     }
     assert_int_equal(ec_pool_parts(p, 10.0), 1);
     assert_int_equal(ec_pool_parts(p, 1e9), 3);

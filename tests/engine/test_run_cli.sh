@@ -4,11 +4,7 @@
 # timings go to stderr; --format json parses and carries units in its keys; bad values exit 2
 # with one line; a CUDA device fails clearly.
 set -u
-bin=${EC_BINARY:?}
-models=${EC_SHARED_DIR:?}/models
-[ -r "$models/stories260K.bin" ] || { echo "skipping: $models not readable"; exit 77; }
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
+. "$(dirname "$0")/cli_test_lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -40,22 +36,16 @@ check "same seed, same tokens" '[ "$(ids "$json")" = "$(ids "$again")" ]'
 csv=$("$bin" run --model tiny --precision nf4 --gen 2 --prompt-len 4 --format csv)
 check "csv header names units" '[[ "$(printf "%s" "$csv" | head -1)" == *prefill_tok_per_s* ]]'
 
-usage_error() { # $1 = description, rest = arguments: must exit 2 with one line on stderr
-  local what=$1; shift
-  err=$("$bin" run "$@" 2>&1 >/dev/null); rc=$?
-  check "$what exits 2" '[ $rc -eq 2 ]'
-  check "$what: one line" '[ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
-}
-usage_error "missing --model" --precision fp16
-usage_error "--batch 0" --model tiny --batch 0
-usage_error "--gen x" --model tiny --gen x
-usage_error "--precision int3" --model tiny --precision int3
-usage_error "--format xml" --model tiny --format xml
-usage_error "--device tpu" --model tiny --device tpu
-usage_error "--outliers 2:big" --model tiny --outliers 2:big
-usage_error "--prompt without --tokenizer" --model tiny --prompt hello
-usage_error "--threads -1" --model tiny --threads -1
-usage_error "--model without value" --model
+usage_error run "missing --model" --precision fp16
+usage_error run "--batch 0" --model tiny --batch 0
+usage_error run "--gen x" --model tiny --gen x
+usage_error run "--precision int3" --model tiny --precision int3
+usage_error run "--format xml" --model tiny --format xml
+usage_error run "--device tpu" --model tiny --device tpu
+usage_error run "--outliers 2:big" --model tiny --outliers 2:big
+usage_error run "--prompt without --tokenizer" --model tiny --prompt hello
+usage_error run "--threads -1" --model tiny --threads -1
+usage_error run "--model without value" --model
 
 # No machine has GPU 99: with or without a CUDA build this is a one-line failure, exit 1.
 err=$("$bin" run --model tiny --device cuda:99 2>&1 >/dev/null); rc=$?
@@ -65,5 +55,4 @@ check "--device cuda:99 one line" '[ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
 err=$("$bin" run --model "$models/stories260K.bin" --prompt-len 500 --gen 100 2>&1 >/dev/null); rc=$?
 check "too many positions exits 1" '[ $rc -eq 1 ]'
 check "too many positions names max_seq_len" '[[ "$err" == *max_seq_len* ]]'
-[ $fail -eq 0 ] && echo "run cli: all checks pass"
-exit $fail
+finish "run cli"

@@ -27,7 +27,8 @@ static void greedy(const char *file, ec_precision p, int *out /* [GEN] */)
 static int matching_prefix(const int *a, const int *b)
 {
     int n = 0;
-    while (n < GEN && a[n] == b[n]) n++;
+    while (n < GEN && a[n] == b[n])
+        n++;
     return n;
 }
 

@@ -23,18 +23,27 @@ typedef struct {
     float *head_out;            /* [max_batch][vocab] logits */
     /* Activations of one call, rows = batch * n, grown to the largest call seen. */
     int cap_rows;
-    float *x;        /* [rows][dim] residual stream */
-    float *xb;       /* [rows][dim] normed input / projection output */
-    float *q;        /* [rows][n_heads*head_dim] */
-    float *k, *v;    /* [rows][kv_dim] */
-    float *att;      /* [rows][n_heads*head_dim] attention output */
+    float *x;         /* [rows][dim] residual stream */
+    float *xb;        /* [rows][dim] normed input / projection output */
+    float *q;         /* [rows][n_heads*head_dim] */
+    float *k, *v;     /* [rows][kv_dim] */
+    float *att;       /* [rows][n_heads*head_dim] attention output */
     float *gate, *up; /* [rows][hidden_dim] */
 } cpu_state;
 
-static int kv_dim(const ec_model_config *c) { return c->n_kv_heads * c->head_dim; }
-static int q_dim(const ec_model_config *c) { return c->n_heads * c->head_dim; }
+static int kv_dim(const ec_model_config *c)
+{
+    return c->n_kv_heads * c->head_dim;
+}
+static int q_dim(const ec_model_config *c)
+{
+    return c->n_heads * c->head_dim;
+}
 
-static float *alloc_floats(size_t n) { return malloc((n ? n : 1) * sizeof(float)); }
+static float *alloc_floats(size_t n)
+{
+    return malloc((n ? n : 1) * sizeof(float));
+}
 
 static void free_activations(cpu_state *s)
 {
@@ -77,7 +86,8 @@ static void cpu_destroy(ec_backend *b)
     free_activations(s);
     float *bufs[] = {s->inv_freq, s->rope_cos, s->rope_sin, s->k_cache,
                      s->v_cache,  s->scores,   s->last,     s->head_out};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
     free(s);
     b->impl = NULL;
 }
@@ -109,8 +119,8 @@ static int cpu_load(ec_backend *b, const ec_model *m, const ec_load_options *o)
     s->scores = alloc_floats((size_t)threads * max_seq);
     s->last = alloc_floats((size_t)o->max_batch * c->dim);
     s->head_out = alloc_floats((size_t)o->max_batch * c->vocab_size);
-    if (!s->inv_freq || !s->rope_cos || !s->rope_sin || !s->k_cache || !s->v_cache ||
-        !s->scores || !s->last || !s->head_out) {
+    if (!s->inv_freq || !s->rope_cos || !s->rope_sin || !s->k_cache || !s->v_cache || !s->scores ||
+        !s->last || !s->head_out) {
         cpu_destroy(b);
         return ec_set_error("cpu backend: out of memory for a KV cache of %zu floats x 2", cache);
     }
@@ -168,7 +178,8 @@ static void rope_and_cache(cpu_state *s, int layer, int n, int pos, int rows)
 
 static void add_into(float *x, const float *y, size_t n)
 {
-    for (size_t i = 0; i < n; i++) x[i] += y[i];
+    for (size_t i = 0; i < n; i++)
+        x[i] += y[i];
 }
 
 static int layer_forward(cpu_state *s, int l, int n, int pos, int rows)
@@ -207,8 +218,8 @@ static int check_call(const cpu_state *s, const int *tokens, int batch, int n, i
     if (batch < 1 || batch > s->max_batch)
         return ec_set_error("cpu backend: batch %d outside 1..%d", batch, s->max_batch);
     if (n < 1 || pos < 0 || pos + n > s->max_seq)
-        return ec_set_error("cpu backend: positions [%d, %d) outside the cache of %d", pos,
-                            pos + n, s->max_seq);
+        return ec_set_error("cpu backend: positions [%d, %d) outside the cache of %d", pos, pos + n,
+                            s->max_seq);
     for (int i = 0; i < batch * n; i++)
         if (tokens[i] < 0 || tokens[i] >= s->cfg.vocab_size)
             return ec_set_error("cpu backend: token id %d outside the vocabulary (0..%d)",

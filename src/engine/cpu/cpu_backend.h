@@ -10,23 +10,23 @@
 extern const ec_backend_ops ec_cpu_backend_ops;
 
 typedef struct {
-    float *attn_norm;             /* [dim] */
-    ec_qmatrix wq;                /* [n_heads*head_dim][dim] */
-    ec_qmatrix wk, wv;            /* [kv_dim][dim] */
-    float *bq;                    /* [n_heads*head_dim], NULL without qkv_bias */
-    float *bk, *bv;               /* [kv_dim], NULL without qkv_bias */
-    ec_qmatrix wo;                /* [dim][n_heads*head_dim] */
-    float *ffn_norm;              /* [dim] */
-    ec_qmatrix w_gate, w_up;      /* [hidden_dim][dim] */
-    ec_qmatrix w_down;            /* [dim][hidden_dim] */
+    float *attn_norm;        /* [dim] */
+    ec_qmatrix wq;           /* [n_heads*head_dim][dim] */
+    ec_qmatrix wk, wv;       /* [kv_dim][dim] */
+    float *bq;               /* [n_heads*head_dim], NULL without qkv_bias */
+    float *bk, *bv;          /* [kv_dim], NULL without qkv_bias */
+    ec_qmatrix wo;           /* [dim][n_heads*head_dim] */
+    float *ffn_norm;         /* [dim] */
+    ec_qmatrix w_gate, w_up; /* [hidden_dim][dim] */
+    ec_qmatrix w_down;       /* [dim][hidden_dim] */
 } cpu_layer;
 
 typedef struct {
-    ec_qmatrix tok_emb;  /* [vocab][dim], 16-bit (f32 for the f32 precision) */
-    ec_qmatrix lm_head;  /* [vocab][dim]; unused when head_is_emb */
-    int head_is_emb;     /* tied and not quantized: the head reads tok_emb (stored once) */
-    float *final_norm;   /* [dim] */
-    cpu_layer *layers;   /* [n_layers] */
+    ec_qmatrix tok_emb; /* [vocab][dim], 16-bit (f32 for the f32 precision) */
+    ec_qmatrix lm_head; /* [vocab][dim]; unused when head_is_emb */
+    int head_is_emb;    /* tied and not quantized: the head reads tok_emb (stored once) */
+    float *final_norm;  /* [dim] */
+    cpu_layer *layers;  /* [n_layers] */
     int n_layers;
 } cpu_weights;
 

@@ -7,10 +7,10 @@
 
 typedef struct {
     const ec_qmatrix *m;
-    const float *x;  /* [rows][m->cols] */
+    const float *x; /* [rows][m->cols] */
     const ec_qact *act;
     int rows;
-    float *y;        /* [rows][m->rows] */
+    float *y; /* [rows][m->rows] */
 } linear_job;
 
 static void linear_part(void *arg, int t, int n)
@@ -30,11 +30,11 @@ int cpu_linear(ec_pool *pool, const ec_qmatrix *m, const float *x, int rows, con
     memset(&act, 0, sizeof act);
     if (int8 && ec_qact_prepare(&act, m, x, rows) != 0) return -1;
     linear_job job = {m, x, int8 ? &act : NULL, rows, y};
-    ec_pool_run(pool, linear_part, &job,
-                ec_pool_parts(pool, (double)rows * m->rows * m->cols));
+    ec_pool_run(pool, linear_part, &job, ec_pool_parts(pool, (double)rows * m->rows * m->cols));
     if (int8) ec_qact_free(&act);
     if (bias)
         for (int b = 0; b < rows; b++)
-            for (int r = 0; r < m->rows; r++) y[(size_t)b * m->rows + r] += bias[r];
+            for (int r = 0; r < m->rows; r++)
+                y[(size_t)b * m->rows + r] += bias[r];
     return 0;
 }

@@ -6,11 +6,13 @@
 void cpu_rmsnorm(float *out, const float *x, const float *w, int n, float eps)
 {
     float ss = 0.0f;
-    for (int i = 0; i < n; i++) ss += x[i] * x[i];
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
     ss /= (float)n;
     ss += eps;
     ss = 1.0f / sqrtf(ss);
-    for (int i = 0; i < n; i++) out[i] = w[i] * (ss * x[i]);
+    for (int i = 0; i < n; i++)
+        out[i] = w[i] * (ss * x[i]);
 }
 
 /* Llama-3 rope scaling (as in Hugging Face's _compute_llama3_parameters): long wavelengths are
@@ -72,7 +74,8 @@ void cpu_attend(float *out, const float *q, const float *k, const float *v, int 
     for (int t = 0; t < len; t++) {
         const float *kt = k + (size_t)t * stride;
         float s = 0.0f;
-        for (int i = 0; i < head_dim; i++) s += q[i] * kt[i];
+        for (int i = 0; i < head_dim; i++)
+            s += q[i] * kt[i];
         s /= norm;
         scores[t] = s;
         if (s > max) max = s;
@@ -82,11 +85,14 @@ void cpu_attend(float *out, const float *q, const float *k, const float *v, int 
         scores[t] = expf(scores[t] - max);
         sum += scores[t];
     }
-    for (int t = 0; t < len; t++) scores[t] /= sum;
-    for (int i = 0; i < head_dim; i++) out[i] = 0.0f;
+    for (int t = 0; t < len; t++)
+        scores[t] /= sum;
+    for (int i = 0; i < head_dim; i++)
+        out[i] = 0.0f;
     for (int t = 0; t < len; t++) {
         const float *vt = v + (size_t)t * stride;
-        for (int i = 0; i < head_dim; i++) out[i] += scores[t] * vt[i];
+        for (int i = 0; i < head_dim; i++)
+            out[i] += scores[t] * vt[i];
     }
 }
 

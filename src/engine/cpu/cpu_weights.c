@@ -96,7 +96,8 @@ int cpu_weights_load(cpu_weights *w, const ec_model *m, const ec_load_options *o
     if (rc == 0 && !w->head_is_emb)
         rc = load_matrix(&w->lm_head, m, EC_T_LM_HEAD, 0, head, o, scratch);
     if (rc == 0) rc = load_vector(&w->final_norm, m, EC_T_FINAL_NORM, 0);
-    for (int l = 0; rc == 0 && l < c->n_layers; l++) rc = load_layer(&w->layers[l], m, l, o, scratch);
+    for (int l = 0; rc == 0 && l < c->n_layers; l++)
+        rc = load_layer(&w->layers[l], m, l, o, scratch);
     free(scratch);
     if (rc != 0) cpu_weights_free(w);
     return rc;
@@ -113,7 +114,8 @@ void cpu_weights_free(cpu_weights *w)
         cpu_layer *L = &w->layers[l];
         ec_qmatrix *mats[N_LINEAR];
         layer_linears(L, mats);
-        for (int i = 0; i < N_LINEAR; i++) ec_qmatrix_free(mats[i]);
+        for (int i = 0; i < N_LINEAR; i++)
+            ec_qmatrix_free(mats[i]);
         free(L->attn_norm);
         free(L->ffn_norm);
         free(L->bq);

@@ -35,7 +35,8 @@ static void *worker_main(void *start_arg)
     unsigned long seen = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->generation == seen && !p->stop) pthread_cond_wait(&p->go, &p->mu);
+        while (p->generation == seen && !p->stop)
+            pthread_cond_wait(&p->go, &p->mu);
         if (p->stop) break;
         seen = p->generation;
         ec_pool_fn fn = p->fn;
@@ -87,7 +88,8 @@ void ec_pool_destroy(ec_pool *p)
     p->stop = 1;
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 1; i < p->n && p->workers; i++) pthread_join(p->workers[i - 1], NULL);
+    for (int i = 1; i < p->n && p->workers; i++)
+        pthread_join(p->workers[i - 1], NULL);
     pthread_cond_destroy(&p->go);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
@@ -95,7 +97,10 @@ void ec_pool_destroy(ec_pool *p)
     free(p);
 }
 
-int ec_pool_threads(const ec_pool *p) { return p->n; }
+int ec_pool_threads(const ec_pool *p)
+{
+    return p->n;
+}
 
 void ec_pool_run(ec_pool *p, ec_pool_fn fn, void *arg, int parts)
 {
@@ -114,7 +119,8 @@ void ec_pool_run(ec_pool *p, ec_pool_fn fn, void *arg, int parts)
     pthread_mutex_unlock(&p->mu);
     fn(arg, 0, parts);
     pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+    while (p->pending > 0)
+        pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }
 
