@@ -7,5 +7,9 @@ dir=${1:-build}; shift || true
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+# Configure output is noise unless it fails; then show all of it (set -e stops here).
+if ! log=$(cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" 2>&1); then
+  printf '%s\n' "$log" >&2
+  exit 1
+fi
 cmake --build "$dir" -j "$(nproc)"
