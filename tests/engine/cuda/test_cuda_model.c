@@ -32,8 +32,7 @@ static ec_backend *open_backend(const char *device, const ec_model *m, ec_precis
     o.max_batch = max_batch;
     o.max_seq = max_seq;
     ec_backend *b;
-    /* The factory does not know "cuda" until the lead wires ec_cuda_backend_create into it. */
-    int rc = strcmp(device, "cuda") ? ec_backend_create(&b, device) : ec_cuda_backend_create(&b, 0);
+    int rc = ec_backend_create(&b, device);
     if (rc != 0) fail_msg("create %s: %s", device, ec_last_error());
     if (b->ops->load(b, m, &o) != 0) fail_msg("load on %s: %s", device, ec_last_error());
     return b;
