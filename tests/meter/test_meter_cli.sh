@@ -57,6 +57,12 @@ rows=$(($(wc -l <"$tmp/t.csv") - 1))
 check "trace rows ($rows)" '[ $rows -ge 20 ] && [ $rows -le 70 ]'
 check "trace: failed field is empty" 'awk -F, "NR>1 && \$2==1 && \$5!=\"\" {bad=1} END{exit bad}" "$tmp/t.csv"'
 check "trace: other GPU has it" 'awk -F, "NR>1 && \$2==0 && \$5==\"\" {bad=1} END{exit bad}" "$tmp/t.csv"'
+# The sampler's schedule: instant power every tick; the costly energy counter at most once a
+# second (0.3 s at 10 ms: only the first tick); telemetry (SM clock) every 100 ms (~every 10th).
+check "trace: power on every tick" 'awk -F, "NR>1 && \$4==\"\" {bad=1} END{exit bad}" "$tmp/t.csv"'
+check "trace: counter read once in 0.3 s" '[ "$(awk -F, "NR>1 && \$2==0 && \$3!=\"\"" "$tmp/t.csv" | wc -l)" -eq 1 ]'
+clocks=$(awk -F, 'NR>1 && $2==0 && $6!=""' "$tmp/t.csv" | wc -l)
+check "trace: telemetry every ~100 ms ($clocks of $((rows / 2)) ticks)" '[ $clocks -ge 2 ] && [ $clocks -le 5 ]'
 
 # SIGTERM to the meter reaches the child; the meter reports 143 and still prints.
 start=$(date +%s)
