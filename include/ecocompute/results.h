@@ -1,0 +1,100 @@
+/* ecocompute/results.h — one measured run as a flat record: the unit that `bench` stores, that
+ * `export` writes (one row per run, the documented column set of docs/data-schema.md), that
+ * `import` reads back (also mapped from the seeds' published files), and that `analyze` and
+ * `validate` work on. The results database (store.h) keeps more structure (sessions,
+ * configurations, runs, phases, traces); this record is its denormalised view.
+ *
+ * Conventions: a number that is unknown or was not measured is NaN (empty in CSV, null in JSON),
+ * a count that is unknown is -1, a text that is unknown is "". Energies are joules, times
+ * seconds, powers watts. "gross" is what the board drew; "net" is gross minus the session's idle
+ * power × duration. A record from another source says which of the two its energy figures are
+ * (energy_definition), because the seeds mixed them. */
+#ifndef ECOCOMPUTE_RESULTS_H
+#define ECOCOMPUTE_RESULTS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    EC_ENERGY_GROSS = 0, /* whole-board energy */
+    EC_ENERGY_NET,       /* idle power × duration subtracted */
+    EC_ENERGY_UNKNOWN    /* the source does not say */
+} ec_energy_definition;
+const char *ec_energy_definition_name(ec_energy_definition d); /* "gross", "net", "unknown" */
+int ec_energy_definition_parse(const char *text, ec_energy_definition *out);
+
+/* Quality-gate outcome of the configuration a run belongs to (DESIGN §4). */
+typedef enum {
+    EC_GATE_PASS = 0,  /* CV of throughput and power within the gates */
+    EC_GATE_FAIL,      /* still outside the gates after the bounded re-runs; kept, marked */
+    EC_GATE_PENDING,   /* configuration not finished yet (interrupted sweep) */
+    EC_GATE_UNKNOWN    /* imported: the source applied no gates we know of */
+} ec_gate_status;
+const char *ec_gate_status_name(ec_gate_status g); /* "pass", "fail", "pending", "unknown" */
+int ec_gate_status_parse(const char *text, ec_gate_status *out);
+
+/* One measured phase of a run (prefill or decode). */
+typedef struct {
+    double time_s;              /* wall time, s */
+    long tokens;                /* tokens processed (prefill) or produced (decode); -1 unknown */
+    double gpu_energy_j;        /* gross GPU energy by gpu_energy_method, J */
+    double gpu_energy_net_j;    /* gross − idle × time, J */
+    double gpu_energy_counter_j;    /* counter delta, J */
+    double gpu_energy_integrated_j; /* trapezoid of instant power, J */
+    double cpu_energy_j;        /* RAPL package + DRAM, gross, J (NaN: unavailable) */
+    double avg_power_w, peak_power_w; /* W */
+} ec_phase_record;
+
+typedef struct {
+    /* ---- where the row comes from (every row keeps it, also after import/export) ---- */
+    char source[128];   /* "ecocompute" or the imported file, e.g. "ecocompute-ai/data/x.csv" */
+    char licence[32];   /* "CC-BY-4.0", "MIT", ... ("" for our own measurements) */
+    ec_energy_definition energy_definition; /* what energy_j_per_1k (below) is */
+    char session_id[64]; /* sessions group runs measured in one sitting with one idle baseline */
+    long run_id;         /* unique within the database; -1 for rows not from a database */
+
+    /* ---- environment (provenance of the session) ---- */
+    char gpu_name[96], gpu_uuid[96], gpu_arch[32], driver[32], cuda[16];
+    double power_limit_w;
+    char host_cpu[96];
+    char ecocompute_version[16], git_commit[24];
+    char timestamp_utc[32]; /* run start, ISO 8601 */
+
+    /* ---- configuration ---- */
+    char model[64];        /* catalog name or the source's model name */
+    double params_b;       /* parameters, billions */
+    char precision[16];    /* ec_precision_name(): "fp16", "int8-mixed", "nf4", ... */
+    char kernels[16];      /* "fused", "reference", or the source's stack ("bitsandbytes") */
+    char device[16];       /* "cuda:0", "cpu" */
+    int batch;             /* sequences per run */
+    int prompt_len;        /* tokens per prompt; -1 unknown */
+    int gen_len;           /* new tokens per sequence (fixed, never stopping early) */
+    int run_index;         /* 0-based measured run within its configuration */
+    ec_gate_status gate;
+
+    /* ---- measured ---- */
+    double idle_power_w;   /* session's idle baseline, W */
+    ec_phase_record prefill, decode;
+    double total_time_s;   /* whole run (prefill + decode), s */
+    double gpu_energy_j;   /* whole run, gross, J */
+    double gpu_energy_net_j;
+    double tok_s;          /* decode tokens / decode time (the seeds' "throughput") */
+    double j_per_1k_gross; /* whole-run gross energy per 1000 generated tokens, J */
+    double j_per_1k_net;   /* the same, idle-subtracted, J */
+    double energy_j_per_1k; /* the source's own figure under energy_definition (imports) */
+    double avg_power_w, peak_power_w;
+    double temp_max_c;
+    double sm_mhz_avg;
+    unsigned long long clock_event_reasons;
+    char gpu_energy_method[16]; /* "counter", "integrated", "mixed", "unknown" */
+    double disagreement_pct; /* counter vs integrated power, % */
+    /* ---- quality, when measured with the run or reported by the source ---- */
+    double perplexity;
+    double kl_vs_f32; /* mean KL of next-token distributions vs float32, nats */
+} ec_run_record;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
