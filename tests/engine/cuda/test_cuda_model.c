@@ -1,10 +1,10 @@
 /* test_cuda_model.c — the CUDA backend end to end against the CPU backend.
  *
- * - synthetic `tiny` and `small` in fp16: greedy tokens equal the CPU backend's (fp16 weights,
- *   fp32 activations) for 33 steps at batch 1, 4 and 12 (12 exercises the cuBLAS decode path),
- *   and the prefill logits agree within 2% of the largest logit magnitude (16-bit activations
- *   on the GPU, fp32 on the CPU);
- * - bf16 on `tiny`: tokens reported, logits within 5% (bf16 keeps 8 significant bits);
+ * - synthetic `tiny` and `small` in fp16 against the CPU backend (fp16 weights, fp32
+ *   activations): `small` at batch 1 matches 33 free-running greedy steps; at batch 1, 4 and 12
+ *   teacher-forced steps agree except near-ties (|Δ CPU logit| <= 0.02); prefill logits agree
+ *   within 2% of the largest logit magnitude (16-bit activations on the GPU, fp32 on the CPU);
+ * - bf16 on `tiny`: the same with ties up to 0.1 and logits within 5% (8 significant bits);
  * - graph replay vs plain launches: identical tokens (the same kernels in the same order);
  * - stories260K (a real llama2.c v0 checkpoint, interleaved rope, hidden 172 → padded): fp16
  *   greedy tokens against the CPU backend's fp32 tokens (which reproduce the golden text);
@@ -86,7 +86,47 @@ static double logits_gap(ec_backend *cpu, ec_backend *gpu, const ec_model_config
     return gap / mag;
 }
 
-static void compare_with_cpu(const char *name, ec_precision p, double logit_tol, int require_tokens)
+/* Teacher-forced greedy agreement: both backends are fed the CPU's tokens for `steps` steps and
+ * their argmax compared at every step and sequence. The GPU rounds activations and the KV cache
+ * to 16 bits where the CPU keeps fp32, so a differing argmax is acceptable only as a near-tie:
+ * the CPU's own logit for the GPU's pick must be within tie_tol of the CPU's best. Returns the
+ * number of disagreements; *worst gets the largest CPU-side gap among them. */
+static int forced_disagreements(ec_backend *cpu, ec_backend *gpu, const ec_model_config *c,
+                                int batch, int prompt_len, int steps, double tie_tol,
+                                double *worst)
+{
+    int *tok = malloc((size_t)batch * prompt_len * sizeof(int)), nc[16], ng[16], bad = 0;
+    size_t nl = (size_t)batch * c->vocab_size;
+    float *lc = malloc(nl * 4), *lg = malloc(nl * 4);
+    ec_prompt_synthetic(7, c->vocab_size, batch, prompt_len, tok);
+    *worst = 0;
+    for (int step = 0; step < steps; step++) {
+        int n = step == 0 ? prompt_len : 1, pos = step == 0 ? 0 : prompt_len + step - 1;
+        if (cpu->ops->forward(cpu, tok, batch, n, pos, nc, lc) != 0 ||
+            gpu->ops->forward(gpu, tok, batch, n, pos, ng, lg) != 0)
+            fail_msg("forward at step %d: %s", step, ec_last_error());
+        for (int b = 0; b < batch; b++) {
+            if (nc[b] == ng[b]) continue;
+            const float *l = lc + (size_t)b * c->vocab_size;
+            double gap = (double)l[nc[b]] - l[ng[b]];
+            printf("  step %d sequence %d: cpu %d, cuda %d; cpu logits %.5f vs %.5f (gap %.5f)\n",
+                   step, b, nc[b], ng[b], l[nc[b]], l[ng[b]], gap);
+            if (gap > *worst) *worst = gap;
+            if (gap > tie_tol) bad++;
+        }
+        memcpy(tok, nc, (size_t)batch * sizeof(int)); /* next input: the CPU's tokens */
+    }
+    free(tok);
+    free(lc);
+    free(lg);
+    return bad;
+}
+
+/* Free-running greedy tokens of both backends (reported; at batch 1 on `small` the first
+ * require_free steps must match) and teacher-forced agreement (asserted: only near-ties may
+ * differ) at batch 1, 4 and 12 (12 exercises the cuBLAS decode path). */
+static void compare_with_cpu(const char *name, ec_precision p, double logit_tol, int require_free,
+                             double tie_tol)
 {
     ec_model *m = open_model(name);
     const ec_model_config *c = ec_model_config_of(m);
@@ -98,13 +138,18 @@ static void compare_with_cpu(const char *name, ec_precision p, double logit_tol,
         int batch = batches[i];
         int *tc = generate(cpu, c, batch, prompt_len, gen), *tg = generate(gpu, c, batch, prompt_len, gen);
         int same = first_mismatch(tc, tg, batch * gen);
-        printf("%s %s batch %d: %d of %d tokens equal to the CPU backend's\n", name,
-               ec_precision_name(p), batch, same, batch * gen);
-        if (require_tokens && same != batch * gen)
-            fail_msg("%s batch %d: token %d (sequence %d, step %d) differs: cpu %d, cuda %d", name,
-                     batch, same, same / gen, same % gen, tc[same], tg[same]);
+        printf("%s %s batch %d free-running: first %d of %d tokens equal to the CPU backend's\n",
+               name, ec_precision_name(p), batch, same, batch * gen);
+        if (batch == 1 && same < require_free)
+            fail_msg("%s batch 1: step %d differs: cpu %d, cuda %d (need %d equal steps)", name,
+                     same, tc[same], tg[same], require_free);
         free(tc);
         free(tg);
+        double worst;
+        int bad = forced_disagreements(cpu, gpu, c, batch, prompt_len, gen, tie_tol, &worst);
+        printf("%s %s batch %d teacher-forced: %d disagreements beyond a %.3f logit tie "
+               "(largest gap %.5f)\n", name, ec_precision_name(p), batch, bad, tie_tol, worst);
+        assert_int_equal(bad, 0);
     }
     double gap = logits_gap(cpu, gpu, c, 4, prompt_len);
     printf("%s %s prefill logits: max gap %.4f of the largest logit (tolerance %.2f)\n", name,
@@ -115,9 +160,11 @@ static void compare_with_cpu(const char *name, ec_precision p, double logit_tol,
     ec_model_close(m);
 }
 
-static void test_tiny_fp16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_FP16, 0.02, 1); }
-static void test_small_fp16(void **state) { (void)state; compare_with_cpu("small", EC_PREC_FP16, 0.02, 1); }
-static void test_tiny_bf16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_BF16, 0.05, 0); }
+/* fp16 keeps 11 significant bits: logits of a few units carry ~1e-3 rounding per activation, so
+ * 0.02 absolute is a tie at these model sizes; bf16 (8 bits) gets 0.1. */
+static void test_tiny_fp16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_FP16, 0.02, 0, 0.02); }
+static void test_small_fp16(void **state) { (void)state; compare_with_cpu("small", EC_PREC_FP16, 0.02, 33, 0.02); }
+static void test_tiny_bf16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_BF16, 0.05, 0, 0.1); }
 
 static void test_graph_matches_plain_launches(void **state)
 {
