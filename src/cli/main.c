@@ -6,6 +6,8 @@
 const cli_command cli_commands[] = {
     {"gpus", "list the GPUs, what they can measure, and their power now", cmd_gpus},
     {"meter", "run a command and measure the energy it costs", cmd_meter},
+    {"calibrate", "measure the GPU's ceilings: idle W, read/copy GB/s, fp16 TFLOP/s, pJ/byte",
+     cmd_calibrate},
     {"models", "list the built-in models: shapes, parameters, weight bytes per precision",
      cmd_models},
     {"run", "generate greedily with the engine; prefill/decode tok/s (or text)", cmd_run},
