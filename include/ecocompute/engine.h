@@ -56,6 +56,10 @@ struct ec_backend {
 
 /* Parses a device name: "cpu" (index -1), "cuda" (index 0), "cuda:N". -1 if malformed. */
 int ec_device_parse(const char *device, int *cuda_index);
+/* The GPU a device name runs on, as the meter selects it: "GPU-<uuid>" for cuda[:N] (CUDA's
+ * device order can differ from NVML's). -1 (ec_last_error) for "cpu", a malformed name, a
+ * missing device, or a build without the CUDA backend. */
+int ec_device_gpu_uuid(const char *device, char *buf, size_t len);
 /* Creates an empty backend by device name (then call ops->load). -1 (ec_last_error) if the
  * name is malformed or that backend is not built. */
 int ec_backend_create(ec_backend **out, const char *device);
@@ -82,6 +86,14 @@ typedef struct {
  * needs prompt_len + gen - 1 positions. hooks may be NULL. Returns 0 or -1 (ec_last_error). */
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
                 const ec_phase_hooks *hooks, ec_generate_stats *stats);
+
+/* Bytes a decode step must read from memory at least: every linear weight in `prec`, the
+ * norms, the 16-bit head (the embedding table only by the rows it looks up, i.e. not at all
+ * when untied), and the K and V caches of `batch` sequences over `context` positions (16-bit,
+ * as the CUDA backend keeps them). Over the memory bandwidth, this is the step's time floor:
+ * the denominator of "% of roofline". */
+double ec_decode_step_bytes(const ec_model_config *c, ec_precision prec, int batch,
+                            double context);
 
 /* Synthetic prompts: out [batch][len] token ids in [3, vocab) (ids 0-2 are the special
  * unk/bos/eos of Llama vocabularies), a pure function of (seed, index). */

@@ -3,6 +3,7 @@
 #include "calib_gpu.h"
 
 #include "ecocompute/common.h"
+#include "engine/cuda/cuda_backend.h"
 #include "engine/cuda/cuda_check.h"
 
 #include <cublas_v2.h>
@@ -52,15 +53,6 @@ __global__ void fill_pattern(uint4 *dst, size_t n)
     }
 }
 
-static void format_uuid(const cudaUUID_t *u, char *out, size_t len)
-{
-    const unsigned char *b = (const unsigned char *)u->bytes;
-    snprintf(out, len,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
-}
-
 static int allocate(ec_calib_gpu *g)
 {
     EC_CUDA_TRY(cudaMalloc(&g->a, g->bytes), "cudaMalloc of the sweep buffer (%zu bytes)", g->bytes);
@@ -87,7 +79,7 @@ extern "C" int ec_calib_gpu_open(ec_calib_gpu **out, int device, size_t buffer_b
     EC_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     memset(info, 0, sizeof *info);
     snprintf(info->name, sizeof info->name, "%s", prop.name);
-    format_uuid(&prop.uuid, info->uuid, sizeof info->uuid);
+    if (ec_cuda_device_uuid(device, info->uuid, sizeof info->uuid) != 0) return -1;
     info->total_mem_bytes = prop.totalGlobalMem;
     info->sm_count = prop.multiProcessorCount;
 

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -596,4 +597,19 @@ void ec_cuda_backend_set_graphs(ec_backend *b, int enabled)
 {
     cuda_state *s = (cuda_state *)b->impl;
     s->use_graphs = enabled;
+}
+
+int ec_cuda_device_uuid(int device, char *buf, size_t len)
+{
+    int count = 0;
+    EC_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (device < 0 || device >= count)
+        return ec_set_error("CUDA device %d does not exist (%d device(s) visible)", device, count);
+    struct cudaDeviceProp prop;
+    EC_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties(%d)", device);
+    const unsigned char *b = (const unsigned char *)prop.uuid.bytes;
+    snprintf(buf, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+             b[13], b[14], b[15]);
+    return 0;
 }

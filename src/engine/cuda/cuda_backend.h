@@ -12,6 +12,8 @@ extern "C" {
 /* Creates an unloaded CUDA backend for device index `device`; touches no GPU until ops->load
  * (so a GPU-less machine can still create and destroy one). */
 int ec_cuda_backend_create(ec_backend **out, int device);
+/* "GPU-<uuid>" of CUDA device `device`, the form NVML (and so the meter) selects GPUs by. */
+int ec_cuda_device_uuid(int device, char *buf, size_t len);
 /* enabled = 0 runs each decode step as plain launches instead of replaying the captured graph
  * (tests compare the two; a bench can measure what the graph saves). Default 1. */
 void ec_cuda_backend_set_graphs(ec_backend *b, int enabled);
