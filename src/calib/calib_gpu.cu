@@ -53,6 +53,17 @@ __global__ void fill_pattern(uint4 *dst, size_t n)
     }
 }
 
+/* Finite fp16 values spread over [-0.5, 0.5): a GEMM's power depends on how many bits toggle,
+ * so constant inputs would understate what real weights and activations draw. */
+__global__ void fill_half(__half *dst, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)(i * 2654435761u) ^ (unsigned)(i >> 16);
+        dst[i] = __float2half((float)(h & 0xffffu) / 65536.0f - 0.5f);
+    }
+}
+
 static int allocate(ec_calib_gpu *g)
 {
     EC_CUDA_TRY(cudaMalloc(&g->a, g->bytes), "cudaMalloc of the sweep buffer (%zu bytes)", g->bytes);
@@ -165,11 +176,11 @@ extern "C" int ec_calib_gpu_gemm(ec_calib_gpu *g, double seconds, ec_calib_load 
     size_t elems = (size_t)n * (size_t)n;
     if (3 * elems * sizeof(__half) > 2 * g->bytes)
         return ec_set_error("GEMM of %d^3 does not fit the calibration buffers", n);
-    /* A and B live in the (patterned) sweep buffer, C in the copy buffer: values do not matter
-     * for speed, only that they are finite, which the fp16 view of the pattern is not always —
-     * so fill A and B with a constant first. */
+    /* A and B live in the sweep buffer (overwriting its pattern: the GEMM runs last), C in the
+     * copy buffer. */
     __half *a = (__half *)g->a, *b = a + elems, *c = (__half *)g->b;
-    EC_CUDA_TRY(cudaMemset(a, 0x3c, 2 * elems * sizeof(__half)), "cudaMemset of GEMM inputs");
+    fill_half<<<g->blocks, 256>>>(a, 2 * elems);
+    EC_CUDA_LAUNCHED("fill_half (GEMM inputs)");
     float alpha = 1.0f, beta = 0.0f;
     auto launch = [&]() {
         cublasStatus_t st = cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a,

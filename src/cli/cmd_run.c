@@ -189,13 +189,19 @@ static double roofline_pct(const run_args *r, const run_meter *rm, const ec_mode
     return 100.0 * (bytes / rm->calib.read.rate) / (st->decode_s / steps);
 }
 
-static void add_energy_columns(ec_table *t, const run_args *r, const run_meter *rm,
-                               const ec_model_config *c, const ec_generate_stats *st,
-                               int prompt_len)
+typedef struct {
+    const char *key, *label, *fmt;
+    double v;
+} energy_cell;
+enum { ENERGY_CELLS = 10 };
+
+/* The --energy figures of the run, one table cell each (the energy method is added as text). */
+static void energy_cells(const run_args *r, const run_meter *rm, const ec_model_config *c,
+                         const ec_generate_stats *st, int prompt_len, energy_cell *out)
 {
     const ec_window_result *pre = &rm->phase[EC_PHASE_PREFILL], *dec = &rm->phase[EC_PHASE_DECODE];
     double k = 1000.0 / (double)st->decode_tokens;
-    struct { const char *key, *label, *fmt; double v; } cols[] = {
+    energy_cell cells[ENERGY_CELLS] = {
         {"idle_power_w", "Idle (W)", "%.1f", dec->gpu_idle_power_w},
         {"prefill_energy_j_gross", "Prefill (J gross)", "%.2f", pre->gpu_energy_j},
         {"decode_energy_j_gross", "Decode (J gross)", "%.2f", dec->gpu_energy_j},
@@ -209,12 +215,7 @@ static void add_energy_columns(ec_table *t, const run_args *r, const run_meter *
         {"roofline_pct", "Roofline (% of calibrated read BW)", "%.1f",
          roofline_pct(r, rm, c, st, prompt_len)},
     };
-    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
-        int col = ec_table_column(t, cols[i].key, cols[i].label);
-        ec_table_number(t, col, cols[i].fmt, cols[i].v);
-    }
-    int col = ec_table_column(t, "energy_method", "Energy method");
-    ec_table_text(t, col, "%s", dec->gpu_energy_method);
+    memcpy(out, cells, sizeof cells);
 }
 
 static double rate(long tokens, double seconds)
@@ -241,6 +242,14 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     int c_dec_ms = ec_table_column(t, "decode_ms_per_step", "Decode (ms/step)");
     int c_ids = ec_table_column(t, "first_token_ids", "First tokens (ids)");
     int c_text = text ? ec_table_column(t, "text", "Text") : -1;
+    energy_cell energy[ENERGY_CELLS];
+    int c_energy[ENERGY_CELLS], c_method = -1;
+    if (rm) {
+        energy_cells(r, rm, c, st, prompt_len, energy);
+        for (int i = 0; i < ENERGY_CELLS; i++)
+            c_energy[i] = ec_table_column(t, energy[i].key, energy[i].label);
+        c_method = ec_table_column(t, "energy_method", "Energy method");
+    }
     ec_table_row(t);
     ec_table_text(t, c_model, "%s", r->a.model);
     ec_table_text(t, c_prec, "%s", ec_precision_name(r->precision));
@@ -259,7 +268,11 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
         snprintf(ids + strlen(ids), sizeof ids - strlen(ids), i ? " %d" : "%d", out[i]);
     ec_table_text(t, c_ids, "%s", ids);
     if (text) ec_table_text(t, c_text, "%s", text);
-    if (rm) add_energy_columns(t, r, rm, c, st, prompt_len);
+    if (rm) {
+        for (int i = 0; i < ENERGY_CELLS; i++)
+            ec_table_number(t, c_energy[i], energy[i].fmt, energy[i].v);
+        ec_table_text(t, c_method, "%s", rm->phase[EC_PHASE_DECODE].gpu_energy_method);
+    }
     ec_table_print(t, r->a.format, stdout);
     ec_table_free(t);
 }
