@@ -10,12 +10,13 @@
  * query with its own causal length.
  *
  * Within a block, TPK = next power of two of head_dim/8 lanes share one key row (16-byte loads,
- * 8 dims per lane) and reduce the dot product with shuffles; 128/TPK keys are in flight at once.
+ * 8 dims per lane) and reduce the dot product with shuffles; each group loads ATTN_KEYS rows
+ * before using them, so 4 * 128/TPK keys are in flight at once.
  * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
-enum { ATTN_THREADS = 128 };
+enum { ATTN_THREADS = 128, ATTN_KEYS = 4 /* key rows in flight per lane group */ };
 
 static int keys_lanes(int head_dim) /* TPK */
 {
@@ -56,18 +57,26 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 
     float *scores = smem, *table = smem + split_len;
     float norm = sqrtf((float)hd);
-    /* Every thread runs the same trip count so the group shuffles see all their lanes. */
-    for (int p0 = start; p0 < end; p0 += groups) {
-        int p = p0 + g;
-        float dot = 0.0f;
-        if (active && p < end) {
-            float kv[8];
-            ec_unpack8<T>(*reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0), kv);
+    /* Every thread runs the same trip count so the group shuffles see all their lanes. Each
+     * group loads ATTN_KEYS rows before using any: decode is latency-bound here. */
+    for (int p0 = start; p0 < end; p0 += groups * ATTN_KEYS) {
+        uint4 kr[ATTN_KEYS];
+#pragma unroll
+        for (int u = 0; u < ATTN_KEYS; u++) {
+            int p = p0 + g + u * groups;
+            kr[u] = active && p < end ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
+                                      : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < ATTN_KEYS; u++) {
+            int p = p0 + g + u * groups;
+            float kv[8], dot = 0.0f;
+            ec_unpack8<T>(kr[u], kv);
 #pragma unroll
             for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
+            dot = ec_group_sum(dot, tpk);
+            if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
         }
-        dot = ec_group_sum(dot, tpk);
-        if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
     }
     __syncthreads();
     int cnt = end - start;
@@ -84,11 +93,24 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (active)
-        for (int p = start + g; p < end; p += groups) {
-            float e = scores[p - start], vv[8];
-            ec_unpack8<T>(*reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0), vv);
+        for (int p0 = start + g; p0 < end; p0 += groups * ATTN_KEYS) {
+            uint4 vr[ATTN_KEYS];
+            float e[ATTN_KEYS];
 #pragma unroll
-            for (int i = 0; i < 8; i++) acc[i] = fmaf(e, vv[i], acc[i]);
+            for (int u = 0; u < ATTN_KEYS; u++) {
+                int p = p0 + u * groups;
+                bool in = p < end;
+                vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                           : make_uint4(0, 0, 0, 0);
+                e[u] = in ? scores[p - start] : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < ATTN_KEYS; u++) {
+                float vv[8];
+                ec_unpack8<T>(vr[u], vv);
+#pragma unroll
+                for (int i = 0; i < 8; i++) acc[i] = fmaf(e[u], vv[i], acc[i]);
+            }
         }
     if (active)
 #pragma unroll
