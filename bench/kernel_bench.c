@@ -100,7 +100,8 @@ static int run_attention(void *p)
 {
     layer_ctx *c = p;
     return ec_cuda_attention(EC_CUDA_F16, &c->s, c->q, c->kc, c->vc, c->pos, c->batch, 1,
-                             c->splits, EC_CUDA_DECODE_SPLIT, c->part, c->att, c->st);
+                             c->splits, ec_cuda_decode_split_len(c->s.max_seq), c->part, c->att,
+                             c->st);
 }
 
 int main(int argc, char **argv)
@@ -145,7 +146,8 @@ int main(int argc, char **argv)
         layer_ctx L = {0};
         L.s = (ec_cuda_attn_shape){c->n_heads, c->n_kv_heads, c->head_dim, context + 1, 0};
         L.batch = batch;
-        L.splits = (context + EC_CUDA_DECODE_SPLIT) / EC_CUDA_DECODE_SPLIT;
+        int split = ec_cuda_decode_split_len(context + 1);
+        L.splits = (context + split) / split;
         L.dim = c->dim;
         size_t cache = (size_t)batch * kv_dim * (context + 1) * 2;
         L.x = dev_alloc((size_t)batch * c->dim * 4);
@@ -162,7 +164,7 @@ int main(int argc, char **argv)
         L.eps = 1e-5f;
         L.st = st;
         CHECK(cudaMemcpy(L.pos, &context, sizeof(int), cudaMemcpyHostToDevice));
-        if (ec_cuda_attention_prepare(EC_CUDA_DECODE_SPLIT) != 0) return 1;
+        if (ec_cuda_attention_prepare(split) != 0) return 1;
         double norm = time_us(run_norm, &L, st), rope = time_us(run_rope, &L, st),
                att = time_us(run_attention, &L, st);
         printf("%-20s %5d %8.1f\n%-20s %5d %8.1f\n%-20s %5d %8.1f %10.1f %8.0f\n", "rmsnorm",

@@ -49,7 +49,8 @@ typedef struct {
     int q_dim, kv_dim, qkv_dim;
     int hidden_pad;    /* hidden_dim rounded up to 8: the down-proj's 16-byte loads */
     int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
-    int dec_splits;    /* attention splits of EC_CUDA_DECODE_SPLIT positions covering max_seq */
+    int dec_split;     /* positions per decode attention split (ec_cuda_decode_split_len) */
+    int dec_splits;    /* decode attention splits covering max_seq */
     size_t part_slots; /* (token row, split) pairs the attention partials hold */
 
     cudaStream_t stream;
@@ -433,7 +434,7 @@ static int capture_decode(cuda_state *s, int batch)
     }
     EC_CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal),
                 "cudaStreamBeginCapture of the decode step");
-    int rc = enqueue_step(s, batch, 1, s->dec_splits, EC_CUDA_DECODE_SPLIT, 1);
+    int rc = enqueue_step(s, batch, 1, s->dec_splits, s->dec_split, 1);
     cudaGraph_t g = NULL;
     cudaError_t end = cudaStreamEndCapture(s->stream, &g); /* always end, even after a failure */
     if (rc != 0) {
@@ -486,7 +487,7 @@ static int cuda_forward(ec_backend *b, const int *tokens, int batch, int n, int 
     } else {
         if (upload_step(s, tokens, batch, 1, 0, 1, pos)) return -1;
         if (!s->use_graphs) {
-            if (enqueue_step(s, batch, 1, s->dec_splits, EC_CUDA_DECODE_SPLIT, 1)) return -1;
+            if (enqueue_step(s, batch, 1, s->dec_splits, s->dec_split, 1)) return -1;
         } else {
             if (s->graph_batch != batch && capture_decode(s, batch)) return -1;
             EC_CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch of the decode step");
@@ -527,7 +528,8 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     long rows = s->max_batch > PREFILL_TOKENS ? s->max_batch : PREFILL_TOKENS;
     long most = (long)s->max_batch * s->max_seq;
     s->chunk_rows = (int)(rows < most ? rows : most);
-    s->dec_splits = (s->max_seq + EC_CUDA_DECODE_SPLIT - 1) / EC_CUDA_DECODE_SPLIT;
+    s->dec_split = ec_cuda_decode_split_len(s->max_seq);
+    s->dec_splits = (s->max_seq + s->dec_split - 1) / s->dec_split;
     size_t dec_slots = (size_t)s->max_batch * s->dec_splits;
     s->part_slots = dec_slots > (size_t)s->chunk_rows ? dec_slots : (size_t)s->chunk_rows;
     if (allocate(s) || upload_weights(s, m)) return -1;
@@ -540,8 +542,8 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     EC_CUDA_TRY(e, "upload of rope frequencies");
     /* A prefill split can span the whole context when the partial buffer is tight. */
     /* Prefill splits are at most max_seq (rounded up to 32); decode splits are always
-     * EC_CUDA_DECODE_SPLIT long, even when the cache is shorter than that. */
-    int longest_split = s->max_seq + 31 > EC_CUDA_DECODE_SPLIT ? s->max_seq + 31 : EC_CUDA_DECODE_SPLIT;
+     * dec_split long, even when the cache is shorter than that. */
+    int longest_split = s->max_seq + 31 > s->dec_split ? s->max_seq + 31 : s->dec_split;
     if (ec_cuda_attention_prepare(longest_split)) return -1;
     s->loaded = 1;
     return 0;

@@ -22,8 +22,6 @@ typedef enum { EC_CUDA_F16 = 0, EC_CUDA_BF16 } ec_cuda_dtype;
  * larger ones use cuBLAS GEMMs, whose tensor-core tiles win once the batch fills an MMA tile.
  * Chosen without measurement (see docs/cuda-backend.md). */
 #define EC_CUDA_GEMV_MAX_BATCH 8
-/* Positions per attention split at decode (flash-decoding), so short contexts still spread. */
-#define EC_CUDA_DECODE_SPLIT 128
 /* The attention kernels handle head_dim up to this (8 lanes x 16-byte loads per key row). */
 #define EC_CUDA_MAX_HEAD_DIM 256
 
@@ -94,6 +92,11 @@ int ec_cuda_rope_kv(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q
 int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
                       const void *k_cache, const void *v_cache, const int *pos, int batch, int n,
                       int n_splits, int split_len, float *part, void *out, cudaStream_t stream);
+/* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions:
+ * 32 (one round of loads per block, so a decode step's attention is a single latency) unless
+ * that makes more than 64 splits per sequence, whose partials would then outgrow the
+ * activations at long contexts; then the shortest multiple of 32 giving 64 splits. */
+int ec_cuda_decode_split_len(int max_seq);
 /* Raises the kernel's dynamic shared-memory limit for splits of up to max_split_len positions
  * (call once, outside graph capture); -1 if the device cannot hold them. */
 int ec_cuda_attention_prepare(int max_split_len);

@@ -149,6 +149,14 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
     out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(num / den);
 }
 
+extern "C" int ec_cuda_decode_split_len(int max_seq)
+{
+    enum { MIN_SPLIT = 32, MAX_SPLITS = 64 };
+    int len = (max_seq + MAX_SPLITS - 1) / MAX_SPLITS;
+    len = (len + MIN_SPLIT - 1) / MIN_SPLIT * MIN_SPLIT;
+    return len > MIN_SPLIT ? len : MIN_SPLIT;
+}
+
 extern "C" int ec_cuda_attention_prepare(int max_split_len)
 {
     size_t bytes = attn_smem_bytes(max_split_len);
