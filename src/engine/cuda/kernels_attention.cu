@@ -40,6 +40,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     extern __shared__ float smem[];
     __shared__ float scratch[32];
     int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    ec_wait_inputs();
     int len = *pos + t % n + 1; /* causal: positions 0 .. own */
     int start = split * split_len;
     if (start >= len) return; /* block-uniform */
@@ -134,6 +135,7 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
                                     int n_splits, int split_len, T *out)
 {
     int h = blockIdx.x, t = blockIdx.y, d = threadIdx.x, hd = s.head_dim;
+    ec_wait_inputs();
     if (d >= hd) return;
     int len = *pos + t % n + 1, used = (len + split_len - 1) / split_len;
     const float *p = part + ((size_t)t * s.n_heads + h) * n_splits * (hd + 2);
@@ -190,16 +192,17 @@ extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, c
         typedef decltype(tag) T;
         int ntok = batch * n;
         dim3 grid((unsigned)s->n_heads, (unsigned)ntok, (unsigned)n_splits);
-        attn_split_kernel<T><<<grid, ATTN_THREADS, attn_smem_bytes(split_len), stream>>>(
-            *s, q, (const T *)k_cache, (const T *)v_cache, pos, n, split_len,
-            keys_lanes(s->head_dim), part);
-        EC_CUDA_LAUNCHED("launch of attention kernel (%d heads x %d tokens x %d splits of %d)",
+        EC_CUDA_TRY(ec_launch(attn_split_kernel<T>, grid, dim3(ATTN_THREADS),
+                              attn_smem_bytes(split_len), stream, *s, q, (const T *)k_cache,
+                              (const T *)v_cache, pos, n, split_len, keys_lanes(s->head_dim),
+                              part),
+                    "launch of attention kernel (%d heads x %d tokens x %d splits of %d)",
                          s->n_heads, ntok, n_splits, split_len);
         dim3 cgrid((unsigned)s->n_heads, (unsigned)ntok);
         unsigned threads = (unsigned)((s->head_dim + 31) / 32 * 32);
-        attn_combine_kernel<T><<<cgrid, threads, 0, stream>>>(*s, part, pos, n, n_splits,
-                                                              split_len, (T *)out);
-        EC_CUDA_LAUNCHED("launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
+        EC_CUDA_TRY(ec_launch(attn_combine_kernel<T>, cgrid, dim3(threads), 0, stream, *s, part,
+                              pos, n, n_splits, split_len, (T *)out),
+                    "launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
                          ntok);
         return 0;
     });

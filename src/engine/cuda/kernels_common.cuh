@@ -85,6 +85,54 @@ template <bool IS_MAX> __device__ float ec_block_reduce(float v, float *scratch)
     return IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
 }
 
+/* ---- programmatic dependent launch (PDL, sm_90+) ----
+ * A decode step is a chain of ~300 short kernels. Launched with ec_launch, a kernel may start
+ * while its predecessor in the stream is still finishing, so its launch and prologue (weight
+ * prefetches) overlap the predecessor's tail. The price: before it reads or writes any
+ * activation (anything another kernel of the step touches) it must call ec_wait_inputs(), which
+ * returns once every earlier kernel has finished and its writes are visible. Weights are
+ * read-only for the whole run and may be touched before. On older GPUs both are plain. */
+__device__ __forceinline__ void ec_wait_inputs()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+}
+
+/* Whether the current device supports PDL (compute capability 9.0 or newer); asked once per
+ * device and thread. */
+static inline bool ec_pdl_supported()
+{
+    static thread_local int cached_dev = -1, cached = 0;
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return false;
+    if (dev != cached_dev) {
+        cached = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+                     cudaSuccess && major >= 9;
+        cached_dev = dev;
+    }
+    return cached != 0;
+}
+
+/* kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation
+ * allowed where the device supports it. Returns the launch's error. */
+template <typename... P, typename... A>
+static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t stream, A... args)
+{
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = ec_pdl_supported() ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+}
+
 /* Calls body.template operator()<T>() with T the kernel type of dtype t. */
 template <typename F> static int ec_dispatch_dtype(ec_cuda_dtype t, F body)
 {

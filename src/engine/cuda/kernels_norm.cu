@@ -15,6 +15,7 @@ __global__ void __launch_bounds__(NORM_THREADS)
     rmsnorm_kernel(const float *x, size_t x_stride, const float *w, int dim, float eps, T *out)
 {
     __shared__ float scratch[32];
+    ec_wait_inputs();
     const float *row = x + blockIdx.x * x_stride;
     float held[NORM_HELD], ss = 0.0f;
 #pragma unroll
@@ -43,8 +44,9 @@ extern "C" int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride,
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        rmsnorm_kernel<T><<<rows, NORM_THREADS, 0, stream>>>(x, x_stride, w, dim, eps, (T *)out);
-        EC_CUDA_LAUNCHED("launch of rmsnorm kernel (%d rows x %d)", rows, dim);
+        EC_CUDA_TRY(ec_launch(rmsnorm_kernel<T>, dim3(rows), dim3(NORM_THREADS), 0, stream, x,
+                              x_stride, w, dim, eps, (T *)out),
+                    "launch of rmsnorm kernel (%d rows x %d)", rows, dim);
         return 0;
     });
 }

@@ -16,6 +16,7 @@ __global__ void rope_kv_kernel(ec_cuda_attn_shape s, const float *qkv, const flo
                                const float *inv_freq, const int *pos, int n, float *q,
                                T *k_cache, T *v_cache)
 {
+    ec_wait_inputs();
     int t = blockIdx.y, b = t / n, p = *pos + t % n;
     int half = s.head_dim / 2, q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
     const float *row = qkv + (size_t)t * (q_dim + 2 * kv_dim);
@@ -57,9 +58,9 @@ extern "C" int ec_cuda_rope_kv(ec_cuda_dtype t, const ec_cuda_attn_shape *s, con
         typedef decltype(tag) T;
         int items = (s->n_heads + s->n_kv_heads) * (s->head_dim / 2) + s->n_kv_heads * s->head_dim;
         dim3 grid((unsigned)((items + 127) / 128), (unsigned)(batch * n));
-        rope_kv_kernel<T><<<grid, 128, 0, stream>>>(*s, qkv, bias, inv_freq, pos, n, q,
-                                                   (T *)k_cache, (T *)v_cache);
-        EC_CUDA_LAUNCHED("launch of rope/KV-write kernel (%d x %d tokens)", batch, n);
+        EC_CUDA_TRY(ec_launch(rope_kv_kernel<T>, grid, dim3(128), 0, stream, *s, qkv, bias,
+                              inv_freq, pos, n, q, (T *)k_cache, (T *)v_cache),
+                    "launch of rope/KV-write kernel (%d x %d tokens)", batch, n);
         return 0;
     });
 }
