@@ -6,6 +6,8 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels.h"
 
@@ -99,16 +101,18 @@ __device__ __forceinline__ void ec_wait_inputs()
 #endif
 }
 
-/* Whether the current device supports PDL (compute capability 9.0 or newer); asked once per
- * device and thread. */
+/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer; asked
+ * once per device and thread) and ECOCOMPUTE_CUDA_PDL is not "0" (so a benchmark can measure
+ * what it brings). */
 static inline bool ec_pdl_supported()
 {
     static thread_local int cached_dev = -1, cached = 0;
     int dev = 0, major = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return false;
     if (dev != cached_dev) {
+        const char *env = getenv("ECOCOMPUTE_CUDA_PDL");
         cached = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                     cudaSuccess && major >= 9;
+                     cudaSuccess && major >= 9 && !(env && !strcmp(env, "0"));
         cached_dev = dev;
     }
     return cached != 0;

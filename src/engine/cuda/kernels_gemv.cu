@@ -30,13 +30,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     const uint4 *w0 = reinterpret_cast<const uint4 *>(w + (size_t)r0 * cols);
     const uint4 *w1 = reinterpret_cast<const uint4 *>(w + (size_t)r1 * cols);
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-    /* Before the inputs are ready (see ec_launch): pull this warp's weight rows towards L2, one
-     * prefetch per 128-byte line, while the previous kernel finishes. */
-    for (int k = lane * 8; k < n16; k += 32 * 8) {
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + k));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(w1 + k));
-    }
-    ec_wait_inputs();
+    ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
 
     float acc0[B], acc1[B];
 #pragma unroll
