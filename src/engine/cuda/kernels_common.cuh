@@ -85,6 +85,13 @@ template <bool IS_MAX> __device__ float ec_block_reduce(float v, float *scratch)
     return IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
 }
 
+/* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */
+static inline unsigned ec_grid_for(size_t n)
+{
+    size_t blocks = (n + 255) / 256;
+    return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
+}
+
 /* Calls body.template operator()<T>() with T the kernel type of dtype t. */
 template <typename F> static int ec_dispatch_dtype(ec_cuda_dtype t, F body)
 {
