@@ -34,6 +34,10 @@ static void usage(void)
         "  --precision P[,P..]  precisions to evaluate (default fp16,bf16,int8,int8-mixed,nf4,"
         "nf4-dq,fp8)\n"
         "  --device D           cpu | cuda[:N] (default cpu)\n"
+        "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
+        "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
+        "                       LLM.int8()'s separate kernels and host syncs, no graph); the CPU\n"
+        "                       backend has one implementation and ignores it\n"
         "  --tokens T           positions compared per sequence (default %d)\n"
         "  --prompt-len L       of which synthetic prompt tokens (default %d, at most T)\n"
         "  --batch B            sequences, each from its own seeded prompt (default 1)\n"
@@ -48,7 +52,8 @@ static void usage(void)
         "examples:\n"
         "  ecocompute eval --model small --precision fp16,int8,int8-mixed,nf4 --outliers 4:40\n"
         "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
-        "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n",
+        "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n"
+        "  ecocompute eval --model small --device cuda --kernels reference --precision int8-mixed\n",
         DEFAULT_TOKENS, DEFAULT_PROMPT_LEN, (double)EC_INT8_THRESHOLD);
 }
 
