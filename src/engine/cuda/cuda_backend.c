@@ -237,9 +237,9 @@ static int allocate(cuda_state *s)
     if (!s->layers) return ec_set_error("out of host memory for %d layers", c->n_layers);
     ec_cuda_qshape qshape = linear_shape(s);
     size_t weights = plan_weights(s, 0), kv = 2 * kv_bytes(s);
-    size_t acts = plan_activations(s, 0) + ec_cuda_qctx_bytes(&qshape);
+    size_t acts = plan_activations(s, 0), linear_scratch = ec_cuda_qctx_bytes(&qshape);
     size_t staging = (size_t)load_threads() * STAGE_FLOATS * 4;
-    size_t need = weights + acts + kv + CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE;
+    size_t need = weights + acts + linear_scratch + kv + CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE;
     size_t free_b, total_b;
     EC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo on device %d", s->device);
     if (need > free_b)
@@ -247,7 +247,7 @@ static int allocate(cuda_state *s)
                             "device %d: needs %zu bytes (weights %zu, KV cache %zu, activations "
                             "%zu, load staging and runtime %zu) but only %zu of %zu are free",
                             c->name, ec_precision_name(s->prec), s->max_batch,
-                            s->max_seq, s->device, need, weights, kv, acts,
+                            s->max_seq, s->device, need, weights, kv, acts + linear_scratch,
                             CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE, free_b, total_b);
     EC_CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     EC_CUBLAS_TRY(cublasCreate(&s->cublas), "cublasCreate");

@@ -357,8 +357,9 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
                                  const int8_t *xq, int ntok, int32_t *acc, int ldc)
 {
     /* Column-major view as in linear.cu: acc^T (rows x ntok) = op_T(W) * xq^T. m is rounded up
-     * to 4 (the weights are allocated with 4-row padding, see qweight.c) so every dimension
-     * meets the int8 tensor-core alignment rules; the extra rows are never read. */
+     * to 4 (int8 weights are allocated with 3 zero rows after the last, see qlinear.c) so every
+     * dimension meets the int8 tensor-core alignment rules; the extra output rows are never
+     * read. */
     const int32_t alpha = 1, beta = 0;
     int m = (rows + 3) / 4 * 4;
     EC_CUBLAS_TRY(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, m, ntok, ld, &alpha, w,

@@ -18,12 +18,12 @@ int ec_cuda_qweight_ld(ec_precision prec, int cols)
     return is_int8(prec) ? round_up(cols, 16) : cols;
 }
 
-/* int8 data has its rows padded to a multiple of 4 (zero rows) so the int8 GEMM can always run
- * m = round4(rows) (ec_cuda_int8_gemm). */
+/* int8 data has 3 zero rows after the last, so the int8 GEMM of any segment can round its m up
+ * to a multiple of 4 (ec_cuda_int8_gemm) without reading past the allocation. */
 static size_t data_bytes(ec_precision prec, int rows, int cols)
 {
     size_t ld = (size_t)ec_cuda_qweight_ld(prec, cols);
-    return is_int8(prec) ? (size_t)round_up(rows, 4) * ld : (size_t)rows * ld * 2;
+    return is_int8(prec) ? ((size_t)rows + 3) * ld : (size_t)rows * ld * 2;
 }
 
 size_t ec_cuda_qweight_bytes(ec_precision prec, int rows, int cols)

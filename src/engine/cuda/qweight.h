@@ -32,7 +32,8 @@ typedef struct {
     ec_precision prec; /* fp16, bf16, int8, int8-mixed */
     int rows, cols;    /* logical shape; cols = the width of the activations x it multiplies */
     int ld;            /* row stride of data in elements: cols for 16-bit, round16(cols) int8 */
-    void *data;        /* 16-bit [rows][ld] or int8 [rows][ld]; columns [cols, ld) zero */
+    void *data;        /* 16-bit [rows][ld] or int8 [rows + 3][ld]; columns [cols, ld) and the
+                        * 3 extra int8 rows zero (the int8 GEMM rounds m up to 4) */
     float *scales;     /* int8: [rows] row absmax (quant.h); NULL for 16-bit */
     float threshold;   /* int8-mixed outlier threshold (|x| >= threshold); 0 = int8 */
     int n_segments;    /* 1..EC_CUDA_MAX_SEGMENTS, covering rows in order */
