@@ -23,6 +23,7 @@ typedef struct {
     const char *prompt; /* --prompt TEXT (needs --tokenizer) */
     int energy;         /* --energy: meter the prefill and decode phases */
     double idle_s;      /* --idle S: idle baseline before generating (0 = none) */
+    int verbose;        /* --verbose: int8-mixed outlier columns per layer on stderr */
 } run_args;
 
 static void usage(void)
@@ -36,6 +37,10 @@ static void usage(void)
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
         "  --precision P        f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
         "  --device D           cpu | cuda[:N] (default cpu)\n"
+        "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
+        "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
+        "                       LLM.int8()'s separate kernels and host syncs, no graph); the CPU\n"
+        "                       backend has one implementation and ignores it\n"
         "  --batch B            sequences (default 1)\n"
         "  --prompt-len L       synthetic prompt tokens per sequence (default %d)\n"
         "  --gen G              new tokens per sequence, the first from the prefill (default %d)\n"
@@ -52,10 +57,14 @@ static void usage(void)
         "                       of the bandwidth roofline when `calibrate` has run on this GPU\n"
         "  --idle S             with --energy: idle baseline first, seconds (default 5; 0 =\n"
         "                       none, then no net figures)\n"
-        "  --format F           table | json | csv (with --tokenizer: adds a text column)\n\n"
+        "  --format F           table | json | csv (with --tokenizer: adds a text column)\n"
+        "  --verbose            int8-mixed: print the average number of outlier activation\n"
+        "                       columns per layer and linear input (stderr)\n\n"
         "examples:\n"
         "  ecocompute run --model Llama-2-7B --device cuda --prompt-len 512 --energy\n"
         "  ecocompute run --model tiny --precision int8 --batch 4 --gen 32\n"
+        "  ecocompute run --model small --precision int8-mixed --outliers 4:40 --device cuda \\\n"
+        "      --kernels reference --verbose\n"
         "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
         "--gen 256\n"
         "  ecocompute run --model small --precision nf4 --format json\n",
@@ -70,6 +79,7 @@ static int parse(int argc, char **argv, run_args *r)
     r->prompt = NULL;
     r->energy = 0;
     r->idle_s = 5.0;
+    r->verbose = 0;
     for (int i = 1; i < argc; i++) {
         int shared = cli_engine_arg(CMD, argc, argv, &i, &r->a);
         if (shared < 0) return EXIT_USAGE;
@@ -77,6 +87,10 @@ static int parse(int argc, char **argv, run_args *r)
         const char *flag = argv[i];
         if (!strcmp(flag, "--energy")) {
             r->energy = 1;
+            continue;
+        }
+        if (!strcmp(flag, "--verbose")) {
+            r->verbose = 1;
             continue;
         }
         if (strcmp(flag, "--precision") && strcmp(flag, "--gen") && strcmp(flag, "--prompt") &&
@@ -301,6 +315,45 @@ static int build_prompts(const run_args *r, const ec_model_config *c, const ec_t
     return 0;
 }
 
+/* --verbose: per layer, the mean outlier columns per call of each linear input, then the mean. */
+static int print_outlier_stats(const run_args *r, ec_backend *b, int n_layers)
+{
+    if (r->precision != EC_PREC_INT8_MIXED) {
+        fprintf(stderr, "outlier columns: only counted for int8-mixed (precision is %s)\n",
+                ec_precision_name(r->precision));
+        return 0;
+    }
+    if (!b->ops->outlier_stats) {
+        fprintf(stderr, "outlier columns: the %s backend does not count them\n", b->ops->name);
+        return 0;
+    }
+    double *avg = malloc((size_t)n_layers * EC_LINEAR_INPUTS * sizeof *avg), sum = 0;
+    if (!avg) return cli_fail(CMD, "out of memory");
+    if (b->ops->outlier_stats(b, avg) != 0) {
+        free(avg);
+        return cli_fail(CMD, "%s", ec_last_error());
+    }
+    fprintf(stderr, "outlier columns per call (|x| >= %g in any token), averaged over calls:\n",
+            (double)r->a.int8_threshold);
+    fprintf(stderr, "%-6s", "layer");
+    for (int i = 0; i < EC_LINEAR_INPUTS; i++)
+        fprintf(stderr, " %9s", ec_linear_input_name((ec_linear_input)i));
+    fputc('\n', stderr);
+    for (int l = 0; l < n_layers; l++) {
+        fprintf(stderr, "%-6d", l);
+        for (int i = 0; i < EC_LINEAR_INPUTS; i++) {
+            double v = avg[(size_t)l * EC_LINEAR_INPUTS + i];
+            fprintf(stderr, " %9.2f", v);
+            sum += v;
+        }
+        fputc('\n', stderr);
+    }
+    fprintf(stderr, "mean over layers and inputs: %.3f outlier columns\n",
+            sum / ((double)n_layers * EC_LINEAR_INPUTS));
+    free(avg);
+    return 0;
+}
+
 static int generate_and_report(const run_args *r, const ec_model *m, const ec_tokenizer *tok)
 {
     const ec_model_config *c = ec_model_config_of(m);
@@ -341,6 +394,7 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     } else if (rc == 0) {
         print_table(r, r->energy ? &rm : NULL, c, &st, load_s, prompt_len, out, text);
     }
+    if (rc == 0 && r->verbose) rc = print_outlier_stats(r, b, c->n_layers);
     free(text);
     ec_backend_destroy(b);
     free(seq);

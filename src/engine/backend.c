@@ -25,6 +25,12 @@ int ec_kernels_parse(const char *name, ec_kernels *out)
     return 0;
 }
 
+const char *ec_linear_input_name(ec_linear_input i)
+{
+    static const char *const names[EC_LINEAR_INPUTS] = {"qkv", "o", "gate/up", "down"};
+    return i >= 0 && i < EC_LINEAR_INPUTS ? names[i] : "?";
+}
+
 void ec_load_options_default(ec_load_options *o)
 {
     memset(o, 0, sizeof *o);

@@ -11,6 +11,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,9 @@ int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, voi
  * wins), the same rule as the CPU backend. */
 int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, cudaStream_t stream);
 
+/* y [ntok][ldy] += t [ntok][ldt] (fp32, n columns): the reference family's residual add. */
+int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);
+
 /* ---- kernels_norm.cu ---- */
 /* out [rows][dim] (16-bit) = x[r] * w / sqrt(mean(x[r]^2) + eps); row r of x starts at
  * x + r*x_stride (fp32), so the prefill can normalise only each sequence's last position. */
@@ -67,6 +71,60 @@ int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *
 int ec_cuda_linear(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode, const void *w,
                    const void *x, int batch, int rows, int cols, void *y, int ldy, float *gu,
                    cudaStream_t stream);
+
+/* The cuBLAS GEMM of the 16-bit path on its own: y fp32 [m][ldy] = x W^T + beta * y, with
+ * w [rows][ldw] and x [m][ldx] 16-bit (ldw, ldx >= cols). */
+int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ldw, const void *x,
+                   int ldx, int m, int rows, int cols, float *y, int ldy, float beta);
+
+/* ---- kernels_int8.cu: LLM.int8() building blocks (numerics: docs/formats.md) ----
+ * Activations x are fp16 [ntok][cols] (row stride cols); quantized activations xq are int8
+ * [ntok][ld] with ld % 16 == 0 and columns [cols, ld) zero; int8 weights w are [rows][ld] with
+ * per-row absmax wscale [rows]; outlier lists are ascending column indices. */
+
+/* Outlier columns of x (any token with |x| >= threshold > 0): flags [cols] (every entry written,
+ * 0 or 1), ocols [cols] the flagged columns ascending, *ocount their number; when stat is not
+ * NULL, stat[0] += count and stat[1] += 1. One block, no host synchronisation. */
+int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, int *flags,
+                          int *ocols, int *ocount, unsigned long long *stat, cudaStream_t stream);
+/* Per-token quantization: xscale [ntok] = absmax / 127 over the columns not flagged (flags may be
+ * NULL: none flagged), xq = rne(x / absmax * 127), flagged and pad columns 0. One block per
+ * token. */
+int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const int *flags,
+                          int8_t *xq, float *xscale, cudaStream_t stream);
+/* Both of the above in one single-block launch, for the decode batches of the fused GEMV
+ * (threshold 0: no outlier scan, *ocount = 0). */
+int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold, int *flags,
+                         int *ocols, int *ocount, int8_t *xq, float *xscale,
+                         unsigned long long *stat, cudaStream_t stream);
+/* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH): dp4a over one pass of the int8 rows,
+ * the outlier columns' fp16 products from x added in the same kernel, then the ec_gemv_mode
+ * epilogue (SILU_MUL: rows = output rows, w holds 2*rows). y as ec_cuda_gemv. */
+int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
+                      const int8_t *xq, const float *xscale, const void *x, int cols,
+                      const int *ocols, const int *ocount, int batch, void *y, int ldy,
+                      cudaStream_t stream);
+/* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
+ * x_q·w_q): scales, the outlier columns' fp16 products (from w and x, ascending), then the
+ * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold
+ * 2*rows). */
+int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc, const float *wscale,
+                          int rows, const int8_t *w, int ld, const float *xscale, const void *x,
+                          int cols, const int *ocols, const int *ocount, int ntok, void *y,
+                          int ldy, cudaStream_t stream);
+/* int8 x int8 -> int32 through cuBLAS (tensor cores): acc [ntok][ldc] = xq · wᵀ over ld columns
+ * (ld % 16 == 0, ldc % 4 == 0: cuBLAS's int8 alignment rules). */
+int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int rows, int ld, const int8_t *xq,
+                      int ntok, int32_t *acc, int ldc);
+/* Reference pieces (bitsandbytes' separate kernels): y fp32 [ntok][ldy] = acc * wscale/127 *
+ * xscale; xo fp16 [ntok][n] = x[:, ocols]; wo fp16 [rows][n] = fp16(w[:, ocols] * wscale/127),
+ * with n = the host's copy of the outlier count. */
+int ec_cuda_int8_dequant(const int32_t *acc, int ldc, const float *wscale, int rows,
+                         const float *xscale, int ntok, float *y, int ldy, cudaStream_t stream);
+int ec_cuda_int8_gather_x(const void *x, int ntok, int cols, const int *ocols, int n, void *xo,
+                          cudaStream_t stream);
+int ec_cuda_int8_weight_cols(const int8_t *w, const float *wscale, int rows, int ld,
+                             const int *ocols, int n, void *wo, cudaStream_t stream);
 
 /* ---- kernels_rope.cu ---- */
 typedef struct {

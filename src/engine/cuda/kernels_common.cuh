@@ -137,6 +137,13 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
 }
 
+/* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */
+static inline unsigned ec_grid_for(size_t n)
+{
+    size_t blocks = (n + 255) / 256;
+    return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
+}
+
 /* Calls body.template operator()<T>() with T the kernel type of dtype t. */
 template <typename F> static int ec_dispatch_dtype(ec_cuda_dtype t, F body)
 {

@@ -1,17 +1,10 @@
 /* kernels_misc.cu — the small element-wise kernels: fp32 -> 16-bit conversion (weight upload),
  * token embedding lookup into the fp32 residual stream, SiLU·mul after a cuBLAS gate/up GEMM,
- * and greedy argmax over the logits. */
+ * the residual add of the reference kernel family, and greedy argmax over the logits. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
 #include <stdint.h>
-
-/* Grid-stride loops: a capped grid of 256-thread blocks covers any size. */
-static unsigned grid_for(size_t n)
-{
-    size_t blocks = (n + 255) / 256;
-    return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
-}
 
 template <typename T>
 __global__ void convert_kernel(const float *src, T *dst, int cols, int ld, size_t n)
@@ -27,7 +20,7 @@ extern "C" int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst,
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         size_t n = (size_t)rows * cols;
-        convert_kernel<T><<<grid_for(n), 256, 0, stream>>>(src, (T *)dst, cols, ld, n);
+        convert_kernel<T><<<ec_grid_for(n), 256, 0, stream>>>(src, (T *)dst, cols, ld, n);
         EC_CUDA_LAUNCHED("launch of convert kernel (%d x %d values)", rows, cols);
         return 0;
     });
@@ -82,6 +75,24 @@ extern "C" int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int 
                     "launch of silu-mul kernel (%d tokens x %d)", ntok, hidden);
         return 0;
     });
+}
+
+__global__ void add_kernel(float *y, int ldy, const float *t, int ldt, int n, size_t total)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t row = i / (size_t)n, col = i % (size_t)n;
+        y[row * ldy + col] += t[row * ldt + col];
+    }
+}
+
+extern "C" int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n,
+                           cudaStream_t stream)
+{
+    size_t total = (size_t)ntok * n;
+    add_kernel<<<ec_grid_for(total), 256, 0, stream>>>(y, ldy, t, ldt, n, total);
+    EC_CUDA_LAUNCHED("launch of add kernel (%d tokens x %d)", ntok, n);
+    return 0;
 }
 
 /* Folds candidate (v, i) into the best (bv, bi): larger wins, equal values go to the lower index,

@@ -9,6 +9,15 @@
  * - stories260K (a real llama2.c v0 checkpoint, interleaved rope, hidden 172 → padded): fp16
  *   greedy tokens against the CPU backend's fp32 tokens (which reproduce the golden text);
  *   matched prefix printed, at least 200 of 255 required;
+ * - the reference kernel family (fp16: one cuBLAS GEMM per linear, no graph) the same way;
+ * - int8 and int8-mixed (on `small` with injected outlier dims) in both kernel families against
+ *   the CPU backend's int8 formats, teacher-forced, with a wider tie (0.15) and logit tolerance
+ *   (6%): the GPU quantizes fp16 activations where the CPU quantizes fp32 ones, so about one
+ *   code in 16 can round the other way (127 · 2⁻¹¹ ≈ 0.06 of a code step) — int8's own error
+ *   (half a code step everywhere) is larger still;
+ * - the int8-mixed outlier-column counts per layer and linear input after one prefill: the two
+ *   backends count the same columns except where an activation sits within fp16 rounding of the
+ *   threshold (per entry within 1 column + 2%; how many entries are identical is printed);
  * - an unsupported precision and an oversized KV cache fail with clear messages. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,12 +32,13 @@
 #include <math.h>
 #include <string.h>
 
-static ec_backend *open_backend(const char *device, const ec_model *m, ec_precision p, int max_batch,
-                                int max_seq)
+static ec_backend *open_backend_k(const char *device, const ec_model *m, ec_precision p,
+                                  ec_kernels kernels, int max_batch, int max_seq)
 {
     ec_load_options o;
     ec_load_options_default(&o);
     o.precision = p;
+    o.kernels = kernels;
     o.max_batch = max_batch;
     o.max_seq = max_seq;
     ec_backend *b;
@@ -38,12 +48,28 @@ static ec_backend *open_backend(const char *device, const ec_model *m, ec_precis
     return b;
 }
 
-static ec_model *open_model(const char *name)
+static ec_backend *open_backend(const char *device, const ec_model *m, ec_precision p, int max_batch,
+                                int max_seq)
+{
+    return open_backend_k(device, m, p, EC_KERNELS_FUSED, max_batch, max_seq);
+}
+
+/* outliers > 0: synthetic weights with that many outlier hidden dims of magnitude 40 (as
+ * `--outliers K:40`), which every layer's int8-mixed inputs then carry. */
+static ec_model *open_model_outliers(const char *name, int outliers)
 {
     ec_model *m;
-    if (ec_model_open(&m, name, NULL) != 0) fail_msg("open %s: %s", name, ec_last_error());
+    ec_model_options o;
+    ec_model_options_default(&o);
+    if (outliers > 0) {
+        o.outliers = outliers;
+        o.outlier_mag = 40.0f;
+    }
+    if (ec_model_open(&m, name, &o) != 0) fail_msg("open %s: %s", name, ec_last_error());
     return m;
 }
+
+static ec_model *open_model(const char *name) { return open_model_outliers(name, 0); }
 
 /* Greedy tokens [batch][gen] of a backend for the synthetic prompt of (seed 7). */
 static int *generate(ec_backend *b, const ec_model_config *c, int batch, int prompt_len, int gen)
@@ -125,14 +151,16 @@ static int forced_disagreements(ec_backend *cpu, ec_backend *gpu, const ec_model
 /* Free-running greedy tokens of both backends (reported; at batch 1 on `small` the first
  * require_free steps must match) and teacher-forced agreement (asserted: only near-ties may
  * differ) at batch 1, 4 and 12 (12 exercises the cuBLAS decode path). */
-static void compare_with_cpu(const char *name, ec_precision p, double logit_tol, int require_free,
-                             double tie_tol)
+static void compare_family_with_cpu(const char *name, int outliers, ec_precision p,
+                                    ec_kernels kernels, double logit_tol, int require_free,
+                                    double tie_tol)
 {
-    ec_model *m = open_model(name);
+    ec_model *m = open_model_outliers(name, outliers);
     const ec_model_config *c = ec_model_config_of(m);
     int prompt_len = 16, gen = 33, max_seq = prompt_len + gen;
     ec_backend *cpu = open_backend("cpu", m, p, 12, max_seq);
-    ec_backend *gpu = open_backend("cuda", m, p, 12, max_seq);
+    ec_backend *gpu = open_backend_k("cuda", m, p, kernels, 12, max_seq);
+    printf("%s %s, %s kernels:\n", name, ec_precision_name(p), ec_kernels_name(kernels));
     static const int batches[] = {1, 4, 12};
     for (int i = 0; i < 3; i++) {
         int batch = batches[i];
@@ -160,11 +188,80 @@ static void compare_with_cpu(const char *name, ec_precision p, double logit_tol,
     ec_model_close(m);
 }
 
+static void compare_with_cpu(const char *name, ec_precision p, double logit_tol, int require_free,
+                             double tie_tol)
+{
+    compare_family_with_cpu(name, 0, p, EC_KERNELS_FUSED, logit_tol, require_free, tie_tol);
+}
+
 /* fp16 keeps 11 significant bits: logits of a few units carry ~1e-3 rounding per activation, so
  * 0.02 absolute is a tie at these model sizes; bf16 (8 bits) gets 0.1. */
 static void test_tiny_fp16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_FP16, 0.02, 0, 0.02); }
 static void test_small_fp16(void **state) { (void)state; compare_with_cpu("small", EC_PREC_FP16, 0.02, 33, 0.02); }
 static void test_tiny_bf16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_BF16, 0.05, 0, 0.1); }
+
+static void test_small_fp16_reference(void **state)
+{
+    (void)state;
+    compare_family_with_cpu("small", 0, EC_PREC_FP16, EC_KERNELS_REFERENCE, 0.02, 33, 0.02);
+}
+
+/* `small` with 4 injected outlier dims (synthetic "outlier features"), so int8-mixed takes its
+ * 16-bit path in every layer. */
+static void test_small_int8(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        ec_kernels kernels = k ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
+        compare_family_with_cpu("small", 4, EC_PREC_INT8, kernels, 0.06, 0, 0.15);
+        compare_family_with_cpu("small", 4, EC_PREC_INT8_MIXED, kernels, 0.06, 0, 0.15);
+    }
+}
+
+/* Outlier-column statistics of one prefill (batch 4 x 16 tokens) on both backends. */
+static void test_outlier_counts(void **state)
+{
+    (void)state;
+    ec_model *m = open_model_outliers("small", 4);
+    const ec_model_config *c = ec_model_config_of(m);
+    int batch = 4, len = 16, next[4], *prompts = malloc((size_t)batch * len * sizeof(int));
+    size_t n = (size_t)c->n_layers * EC_LINEAR_INPUTS;
+    double *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    ec_prompt_synthetic(3, c->vocab_size, batch, len, prompts);
+    ec_backend *cpu = open_backend("cpu", m, EC_PREC_INT8_MIXED, batch, len);
+    if (cpu->ops->forward(cpu, prompts, batch, len, 0, next, NULL) != 0 ||
+        cpu->ops->outlier_stats(cpu, want) != 0)
+        fail_msg("cpu: %s", ec_last_error());
+    for (int k = 0; k < 2; k++) {
+        ec_kernels kernels = k ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
+        ec_backend *gpu = open_backend_k("cuda", m, EC_PREC_INT8_MIXED, kernels, batch, len);
+        if (gpu->ops->forward(gpu, prompts, batch, len, 0, next, NULL) != 0 ||
+            gpu->ops->outlier_stats(gpu, got) != 0)
+            fail_msg("cuda: %s", ec_last_error());
+        int same = 0, bad = 0;
+        double total_cpu = 0, total_gpu = 0;
+        for (size_t i = 0; i < n; i++) {
+            same += got[i] == want[i];
+            total_cpu += want[i];
+            total_gpu += got[i];
+            if (fabs(got[i] - want[i]) > 1.0 + 0.02 * want[i]) {
+                printf("  layer %zu %s: cpu %.2f, cuda %.2f outlier columns\n", i / EC_LINEAR_INPUTS,
+                       ec_linear_input_name((ec_linear_input)(i % EC_LINEAR_INPUTS)), want[i], got[i]);
+                bad++;
+            }
+        }
+        printf("outlier columns (%s kernels): %d of %zu layer inputs identical; total cpu %.1f, "
+               "cuda %.1f\n", ec_kernels_name(kernels), same, n, total_cpu, total_gpu);
+        assert_true(total_cpu > 0); /* the injected outlier dims do cross the threshold */
+        assert_int_equal(bad, 0);
+        ec_backend_destroy(gpu);
+    }
+    ec_backend_destroy(cpu);
+    free(prompts);
+    free(want);
+    free(got);
+    ec_model_close(m);
+}
 
 static void test_graph_matches_plain_launches(void **state)
 {
@@ -241,6 +338,9 @@ int main(void)
         cmocka_unit_test(test_tiny_fp16),
         cmocka_unit_test(test_small_fp16),
         cmocka_unit_test(test_tiny_bf16),
+        cmocka_unit_test(test_small_fp16_reference),
+        cmocka_unit_test(test_small_int8),
+        cmocka_unit_test(test_outlier_counts),
         cmocka_unit_test(test_graph_matches_plain_launches),
         cmocka_unit_test(test_stories260k),
         cmocka_unit_test(test_clear_errors),
