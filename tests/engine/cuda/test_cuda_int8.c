@@ -304,7 +304,11 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
                                 ldexp(fabs(u), -22);
                     tol += 2 * (dg * fabs(u) + du * fabs(g));
                 }
-                tally_check(&t, (long)i, b, r, ec_f16_to_f32(((uint16_t *)y)[i]), want, tol);
+                float got = ec_f16_to_f32(((uint16_t *)y)[i]);
+                /* Beyond fp16's range the 16-bit output saturates to inf, as it must. */
+                if (isinf(ec_f16_to_f32(ec_f32_to_f16((float)want))) && got == ec_f16_to_f32(ec_f32_to_f16((float)want)))
+                    continue;
+                tally_check(&t, (long)i, b, r, got, want, tol);
             } else {
                 /* The CPU value, plus the residual in ADD mode, in the same fp32 operation. */
                 float want = mode == EC_GEMV_ADD ? y0[i] + f->yref[ri] : f->yref[ri];
