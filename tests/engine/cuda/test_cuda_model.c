@@ -148,6 +148,27 @@ static int forced_disagreements(ec_backend *cpu, ec_backend *gpu, const ec_model
     return bad;
 }
 
+/* Mean KL(softmax(a) || softmax(b)) of two backends' prefill logits (batch 4, seed 11). */
+static double prefill_kl(ec_backend *a, ec_backend *b, const ec_model_config *c, int prompt_len)
+{
+    enum { BATCH = 4 };
+    int *prompts = malloc((size_t)BATCH * prompt_len * sizeof(int)), next[BATCH];
+    size_t nl = (size_t)BATCH * c->vocab_size;
+    float *la = malloc(nl * 4), *lb = malloc(nl * 4);
+    ec_prompt_synthetic(11, c->vocab_size, BATCH, prompt_len, prompts);
+    if (a->ops->forward(a, prompts, BATCH, prompt_len, 0, next, la) != 0 ||
+        b->ops->forward(b, prompts, BATCH, prompt_len, 0, next, lb) != 0)
+        fail_msg("forward: %s", ec_last_error());
+    double kl = 0;
+    for (int i = 0; i < BATCH; i++)
+        kl += ec_logits_kl(la + (size_t)i * c->vocab_size, lb + (size_t)i * c->vocab_size,
+                           c->vocab_size) / BATCH;
+    free(prompts);
+    free(la);
+    free(lb);
+    return kl;
+}
+
 /* Free-running greedy tokens of both backends (reported; at batch 1 on `small` the first
  * require_free steps must match) and teacher-forced agreement (asserted: only near-ties may
  * differ) at batch 1, 4 and 12 (12 exercises the cuBLAS decode path). */
@@ -180,10 +201,21 @@ static void compare_family_with_cpu(const char *name, int outliers, ec_precision
                bad, batch * gen, tie_tol, worst, 100 * max_bad_frac);
         assert_true(bad <= max_bad_frac * batch * gen);
     }
-    double gap = logits_gap(cpu, gpu, c, 4, prompt_len);
-    printf("%s %s prefill logits: max gap %.4f of the largest logit (tolerance %.2f)\n", name,
-           ec_precision_name(p), gap, logit_tol);
-    assert_true(gap <= logit_tol);
+    if (p == EC_PREC_INT8 || p == EC_PREC_INT8_MIXED) {
+        /* Codes that differ in the last bit move int8 logits by whole steps, so the bound is
+         * the format's own error: GPU vs CPU must stay well below CPU int8 vs float32. */
+        ec_backend *f32 = open_backend("cpu", m, EC_PREC_F32, 12, max_seq);
+        double impl = prefill_kl(cpu, gpu, c, prompt_len), fmt = prefill_kl(f32, cpu, c, prompt_len);
+        printf("%s %s prefill KL: cuda vs cpu %.3g nats, cpu vs float32 %.3g nats\n", name,
+               ec_precision_name(p), impl, fmt);
+        assert_true(impl <= 0.5 * fmt);
+        ec_backend_destroy(f32);
+    } else {
+        double gap = logits_gap(cpu, gpu, c, 4, prompt_len);
+        printf("%s %s prefill logits: max gap %.4f of the largest logit (tolerance %.2f)\n", name,
+               ec_precision_name(p), gap, logit_tol);
+        assert_true(gap <= logit_tol);
+    }
     ec_backend_destroy(cpu);
     ec_backend_destroy(gpu);
     ec_model_close(m);
