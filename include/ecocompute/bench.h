@@ -67,8 +67,9 @@ typedef struct {
 } ec_bench_spec;
 void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, fused, b=1 */
 /* The spec as JSON (stored with each session so that `bench --resume` can run it again);
- * malloc'd. */
+ * malloc'd. Keys are the field names above; precisions and kernels by name. */
 char *ec_bench_spec_to_json(const ec_bench_spec *s);
+/* Reads such JSON over the defaults: "models" is required, any other key may be left out. */
 int ec_bench_spec_from_json(const char *json, ec_bench_spec *s);
 /* The protocol parameters that identify a configuration besides its own values. */
 void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len);

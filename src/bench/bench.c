@@ -422,10 +422,9 @@ static int evaluate(const ec_bench_spec *s, ec_store *st, const sweep_item *it, 
         snprintf(note, len, "gate not applicable: %zu measured run(s), no CV", n);
         return 0;
     }
-    char cvs[128];
-    snprintf(cvs, sizeof cvs, "CV tok/s %.2f %% (< %g), CV power %s%.2f %% (< %g)", t.cv_pct,
-             s->cv_tok_pct, isnan(p.cv_pct) ? "n/a " : "", isnan(p.cv_pct) ? 0.0 : p.cv_pct,
-             s->cv_power_pct);
+    char cvs[128], pw[48] = "n/a (no GPU power)";
+    if (!isnan(p.cv_pct)) snprintf(pw, sizeof pw, "%.2f %% (< %g)", p.cv_pct, s->cv_power_pct);
+    snprintf(cvs, sizeof cvs, "CV tok/s %.2f %% (< %g), CV power %s", t.cv_pct, s->cv_tok_pct, pw);
     if (tok_ok && pow_ok) {
         *gate = EC_GATE_PASS;
         snprintf(note, len, "gate pass: %s", cvs);

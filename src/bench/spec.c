@@ -1,5 +1,5 @@
 /* spec.c — the sweep specification: defaults, its JSON form (stored with every session so that
- * `bench --resume` can run the last sweep again) and the protocol key that, with a
+ * `bench --resume` can run the last sweep again; also the format of `bench --config FILE`) and the protocol key that, with a
  * configuration's own values, identifies it across resumes. */
 #include "ecocompute/bench.h"
 
@@ -86,11 +86,14 @@ char *ec_bench_spec_to_json(const ec_bench_spec *s)
     return text;
 }
 
+/* Keys other than "models" may be absent (a config file names what it changes); a present key
+ * must be valid. */
 static int get_number(const cJSON *o, const char *key, double lo, double hi, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
-        return ec_set_error("stored sweep: '%s' missing or out of range", key);
+        return ec_set_error("sweep: '%s' must be a number in [%g, %g]", key, lo, hi);
     *out = v->valuedouble;
     return 0;
 }
@@ -98,23 +101,25 @@ static int get_number(const cJSON *o, const char *key, double lo, double hi, dou
 static int get_ints(const cJSON *o, const char *key, int lo, int hi, int *v, int *n)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key), *it;
+    if (!a) return 0;
     *n = 0;
-    if (!cJSON_IsArray(a)) return ec_set_error("stored sweep: '%s' missing", key);
+    if (!cJSON_IsArray(a)) return ec_set_error("sweep: '%s' must be a list", key);
     cJSON_ArrayForEach(it, a)
     {
         if (*n == EC_BENCH_MAX_LIST || !cJSON_IsNumber(it) || it->valuedouble < lo ||
             it->valuedouble > hi)
-            return ec_set_error("stored sweep: bad '%s'", key);
+            return ec_set_error("sweep: bad '%s'", key);
         v[(*n)++] = (int)it->valuedouble;
     }
-    return *n ? 0 : ec_set_error("stored sweep: '%s' is empty", key);
+    return *n ? 0 : ec_set_error("sweep: '%s' is empty", key);
 }
 
 static int get_text(const cJSON *o, const char *key, char *out, size_t len)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
     if (!cJSON_IsString(v) || strlen(v->valuestring) >= len)
-        return ec_set_error("stored sweep: bad '%s'", key);
+        return ec_set_error("sweep: bad '%s'", key);
     memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
     return 0;
 }
@@ -124,15 +129,16 @@ static int get_names(const cJSON *o, const char *key, int (*parse)(const char *,
                      void *out, int *n)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key), *it;
+    if (!a && strcmp(key, "models") != 0) return 0;
     *n = 0;
-    if (!cJSON_IsArray(a)) return ec_set_error("stored sweep: '%s' missing", key);
+    if (!cJSON_IsArray(a)) return ec_set_error("sweep: '%s' must be a list", key);
     cJSON_ArrayForEach(it, a)
     {
         if (*n == EC_BENCH_MAX_LIST || !cJSON_IsString(it) || parse(it->valuestring, out, *n))
-            return ec_set_error("stored sweep: bad '%s'", key);
+            return ec_set_error("sweep: bad '%s'", key);
         (*n)++;
     }
-    return *n ? 0 : ec_set_error("stored sweep: '%s' is empty", key);
+    return *n ? 0 : ec_set_error("sweep: '%s' is empty", key);
 }
 
 static int parse_model(const char *t, void *out, int i)
@@ -157,9 +163,10 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        return ec_set_error("stored sweep is not a JSON object");
+        return ec_set_error("the sweep is not a JSON object");
     }
-    double warmup, runs, reruns, seed, threads, thr;
+    double warmup = s->warmup, runs = s->runs, reruns = s->max_reruns, seed = (double)s->seed,
+           threads = s->threads, thr = (double)s->int8_threshold;
     const cJSON *aut = cJSON_GetObjectItemCaseSensitive(o, "stabilize_auto");
     int rc = get_names(o, "models", parse_model, s->models, &s->nmodels) ||
              get_names(o, "precisions", parse_prec, s->precisions, &s->nprecisions) ||
@@ -179,7 +186,8 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_number(o, "seed", 0, 0x7fffffff, &seed) ||
              get_number(o, "threads", 0, 1024, &threads) ||
              get_number(o, "int8_threshold", 0, 1e6, &thr);
-    if (!rc && !cJSON_IsBool(aut)) rc = ec_set_error("stored sweep: 'stabilize_auto' missing");
+    if (!rc && aut && !cJSON_IsBool(aut))
+        rc = ec_set_error("sweep: 'stabilize_auto' must be true or false");
     cJSON_Delete(o);
     if (rc) return -1;
     s->warmup = (int)warmup;
@@ -188,6 +196,6 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
     s->seed = (uint64_t)seed;
     s->threads = (int)threads;
     s->int8_threshold = (float)thr;
-    s->stabilize_auto = cJSON_IsTrue(aut);
+    if (aut) s->stabilize_auto = cJSON_IsTrue(aut);
     return 0;
 }

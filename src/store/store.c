@@ -753,7 +753,17 @@ int ec_store_insert_run(ec_store *s, long config_id_, int attempt, const ec_run_
                         long *run_id)
 {
     if (exec(s, "BEGIN IMMEDIATE") != 0) return -1;
-    if (insert_run_rows(s, config_id_, r->session_id, attempt, r, NULL, 0, run_id) != 0 ||
+    /* The model's size is known once it is open, after its configuration was created. */
+    sqlite3_stmt *st;
+    int rc = prepare(s, "UPDATE configurations SET params_b = ?2 WHERE id = ?1 AND params_b IS NULL",
+                     &st);
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, config_id_);
+        if (isfinite(r->params_b)) sqlite3_bind_double(st, 2, r->params_b);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(s, "storing the model size");
+        sqlite3_finalize(st);
+    }
+    if (rc != 0 || insert_run_rows(s, config_id_, r->session_id, attempt, r, NULL, 0, run_id) != 0 ||
         exec(s, "COMMIT") != 0) {
         rollback(s);
         return -1;
