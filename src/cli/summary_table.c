@@ -29,8 +29,9 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
 {
     int people = fmt == EC_FORMAT_TABLE;
     ec_table *t = ec_table_new();
-    int c_src = people ? -1 : ec_table_column(t, "source", "Source");
+    /* "model" first: a summary file must not look like a run export (those start "source"). */
     int c_model = ec_table_column(t, "model", "Model");
+    int c_src = people ? -1 : ec_table_column(t, "source", "Source");
     int c_prec = ec_table_column(t, "precision", "Precision");
     int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_dev = ec_table_column(t, "device", "Device");

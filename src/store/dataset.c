@@ -354,8 +354,10 @@ static int parse_csv(const char *name, const char *data, size_t len, record_vec 
     csv_reader cr = {.p = data, .end = data + len};
     int rc = csv_next(&cr, name, 1);
     const ec_column **map = NULL;
+    /* An export's header is plain names starting with "source"; anything else (JSON arrays,
+     * other CSV files, binary data) is some other kind of file. */
     if (rc <= 0 || cr.nfields == 0 || strcmp(cr.fields[0], "source") != 0) {
-        rc = rc < 0 ? -1 : 1;
+        rc = 1;
         goto done;
     }
     size_t ncols = cr.nfields;
