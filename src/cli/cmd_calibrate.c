@@ -5,6 +5,7 @@
 
 #include "ecocompute/calib.h"
 #include "ecocompute/engine.h"
+#include "ecocompute/store.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static void usage(void)
     printf(
         "usage: ecocompute calibrate [--device cuda[:N]] [--idle SECONDS] [--seconds SECONDS]\n"
         "                            [--buffer-gib GIB] [--gemm-n N] [--output FILE]\n"
-        "                            [--format table|json|csv]\n\n"
+        "                            [--db PATH | --no-db] [--format table|json|csv]\n\n"
         "Measures the GPU's physical ceilings with ecocompute's meter, each load in its own\n"
         "measurement window: idle power with a CUDA context alive; HBM read bandwidth (a\n"
         "read-only sweep with 16-byte loads over a buffer far larger than L2); device-to-device\n"
@@ -39,15 +40,18 @@ static void usage(void)
         "  --output FILE     where to save the JSON (default: the calibration store,\n"
         "                    $XDG_DATA_HOME/ecocompute/calibration-<GPU UUID>.json, or\n"
         "                    ~/.local/share/... when XDG_DATA_HOME is unset)\n"
+        "  --db PATH         also store it in this results database (default %s)\n"
+        "  --no-db           do not store it in a results database\n"
         "  --format F        table (default), json or csv, on stdout\n\n"
         "examples:\n"
         "  ecocompute calibrate\n"
         "  ecocompute calibrate --device cuda:1 --format json\n"
-        "  ecocompute calibrate --seconds 3 --idle 2 --output h100.json\n");
+        "  ecocompute calibrate --seconds 3 --idle 2 --output h100.json --no-db\n",
+        ec_store_default_path());
 }
 
 static int parse_args(int argc, char **argv, ec_calib_options *o, const char **output,
-                      ec_format *fmt)
+                      const char **db, ec_format *fmt)
 {
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
@@ -55,8 +59,12 @@ static int parse_args(int argc, char **argv, ec_calib_options *o, const char **o
             usage();
             return -1;
         }
+        if (!strcmp(f, "--no-db")) {
+            *db = NULL;
+            continue;
+        }
         static const char *with_value[] = {"--device", "--idle",   "--seconds", "--buffer-gib",
-                                           "--gemm-n", "--output", "--format"};
+                                           "--gemm-n", "--output", "--format",  "--db"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= !strcmp(f, with_value[k]);
@@ -78,6 +86,8 @@ static int parse_args(int argc, char **argv, ec_calib_options *o, const char **o
             o->gemm_n = (int)n;
         } else if (!strcmp(f, "--output")) {
             *output = v;
+        } else if (!strcmp(f, "--db")) {
+            *db = v;
         } else if (cli_parse_format("calibrate", v, fmt)) {
             return EXIT_USAGE;
         }
@@ -137,9 +147,9 @@ int cmd_calibrate(int argc, char **argv)
 {
     ec_calib_options o;
     ec_calib_options_default(&o);
-    const char *output = NULL;
+    const char *output = NULL, *db = ec_store_default_path();
     ec_format fmt = EC_FORMAT_TABLE;
-    int rc = parse_args(argc, argv, &o, &output, &fmt);
+    int rc = parse_args(argc, argv, &o, &output, &db, &fmt);
     if (rc) return rc < 0 ? EXIT_OK : rc;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -153,6 +163,17 @@ int cmd_calibrate(int argc, char **argv)
         return cli_fail("calibrate", "%s", ec_last_error());
     if (ec_calibration_save(&c, path) != 0) return cli_fail("calibrate", "%s", ec_last_error());
     fprintf(stderr, "calibrate: saved to %s\n", path);
+    if (db) {
+        ec_store *st = NULL;
+        if (ec_store_open(&st, db, 0) != 0 || ec_store_insert_calibration(st, &c) != 0) {
+            rc = cli_fail("calibrate", "%s (the JSON is saved)", ec_last_error());
+            if (st) ec_store_close(st);
+            print_result(&c, fmt);
+            return rc;
+        }
+        ec_store_close(st);
+        fprintf(stderr, "calibrate: stored in %s\n", db);
+    }
     print_result(&c, fmt);
     return EXIT_OK;
 }

@@ -12,6 +12,9 @@ const cli_command cli_commands[] = {
      cmd_models},
     {"run", "generate greedily with the engine; prefill/decode tok/s (or text)", cmd_run},
     {"eval", "accuracy of precisions vs float32 (KL, top-1, perplexity)", cmd_eval},
+    {"bench", "sweep configurations under the measurement protocol; store every run", cmd_bench},
+    {"export", "write stored runs (or per-configuration summaries) as CSV or JSON", cmd_export},
+    {"import", "store runs from export files and the seeds' published data", cmd_import},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };
