@@ -5,6 +5,8 @@
 #   calibrate  `ecocompute calibrate`: idle W, read/copy bandwidth, fp16 GEMM, pJ/byte
 #   ours       ecocompute fp16 decode with --energy: Llama-2-7B batch 1/8/64, TinyLlama-1.1B and
 #              Llama-3.1-8B batch 1; prompt 512, 256 new tokens
+#   quant      issue #5: Llama-2-7B (6 injected outlier dims of magnitude 40) batch 1/8/64,
+#              fp16 / int8 / int8-mixed x fused / reference kernels, with --energy (1 run each)
 #   torch      the same shapes in PyTorch + transformers eager (the seeds' stack), metered by
 #              `ecocompute meter --trace` (bench/torch_baseline.py); skipped without torch;
 #              TORCH_COMPILE=1 adds static cache + torch.compile at batch 1
@@ -42,7 +44,20 @@ for step in "${steps[@]}"; do
             [ -s "$out/ecocompute.csv" ] || head -1 "$out/run.csv" >"$out/ecocompute.csv"
             tail -n +2 "$out/run.csv" >>"$out/ecocompute.csv"
         done
-        cut -d, -f1,4,8-14 "$out/ecocompute.csv" ;;
+        cut -d, -f1,5,9-15 "$out/ecocompute.csv" ;;
+    quant)
+        rm -f "$out/quant.csv"
+        for k in fused reference; do
+            for b in 1 8 64; do
+                for p in fp16 int8 int8-mixed; do
+                    "$bin" run --model Llama-2-7B --precision "$p" --kernels "$k" --device cuda \
+                        --batch "$b" --prompt-len 512 --gen 256 --energy --idle 3 \
+                        --format csv >"$out/run.csv"
+                    [ -s "$out/quant.csv" ] || head -1 "$out/run.csv" >"$out/quant.csv"
+                    tail -n +2 "$out/run.csv" >>"$out/quant.csv"
+                done
+            done
+        done ;;
     torch)
         if ! "$python" -c 'import torch, transformers' 2>/dev/null; then
             echo "torch: not importable with $python; skipped"
@@ -59,8 +74,10 @@ for step in "${steps[@]}"; do
             python3 bench/trace_energy.py "$out/torch_$mode.trace.csv" \
                 "$out/torch_$mode.marks.csv" >"$out/torch_$mode.energy.csv"
         done ;;
-    *) echo "gpu.sh: unknown step '$step' (tests calibrate ours torch)" >&2; exit 2 ;;
+    *) echo "gpu.sh: unknown step '$step' (tests calibrate ours quant torch)" >&2; exit 2 ;;
     esac
 done
 echo
-[ -s "$out/ecocompute.csv" ] && python3 bench/report.py "$out" | tee "$out/table.txt"
+if [ -s "$out/ecocompute.csv" ] || [ -s "$out/quant.csv" ]; then
+    python3 bench/report.py "$out" | tee "$out/table.txt"
+fi

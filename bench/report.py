@@ -52,8 +52,42 @@ def torch_rows(path):
     return out
 
 
+def print_table(hdr, table):
+    def fmt(v):
+        if isinstance(v, float):
+            return "-" if v != v else (f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}")
+        return str(v)
+
+    cells = [hdr] + [[fmt(v) for v in row] for row in table]
+    widths = [max(len(row[i]) for row in cells if i < len(row)) for i in range(len(hdr))]
+    for row in cells:
+        print("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(row, widths))))
+
+
+def quant_table(rows):
+    """Issue #5's table: each precision against fp16 of the same kernel family and batch."""
+    by = {(r["kernels"], int(r["batch"]), r["precision"]): r for r in rows}
+    hdr = ["kernels", "precision", "batch", "tok/s", "J/1k gross", "J/1k net", "avg W",
+           "dE gross vs fp16 %", "dE net vs fp16 %", "tok/s vs fp16"]
+    table = []
+    for (k, b, p), r in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        base = by.get((k, b, "fp16"), {})
+        g, n = num(r["decode_j_per_1k_tok_gross"]), num(r["decode_j_per_1k_tok_net"])
+        bg, bn = num(base.get("decode_j_per_1k_tok_gross")), num(base.get("decode_j_per_1k_tok_net"))
+        tok = num(r["decode_tok_per_s"])
+        table.append([k, p, b, tok, g, n, num(r["decode_avg_power_w"]), 100 * (g / bg - 1),
+                      100 * (n / bn - 1), tok / num(base.get("decode_tok_per_s"))])
+    print_table(hdr, table)
+
+
 def main():
     d = sys.argv[1]
+    if os.path.exists(os.path.join(d, "quant.csv")):
+        quant_table(read_csv(os.path.join(d, "quant.csv")))
+        print()
+    if not os.path.exists(os.path.join(d, "ecocompute.csv")):
+        return
     eco = read_csv(os.path.join(d, "ecocompute.csv"))
     torch = {}
     for p in sorted(glob.glob(os.path.join(d, "torch_*.energy.csv"))):
@@ -81,16 +115,7 @@ def main():
             table.append([name, model, batch, t["tok_s"], t["ms_step"], roof * t["tok_s"] / tok_s,
                           t["j1k_gross"], t["j1k_net"], t["avg_w"], "", ""])
 
-    def fmt(v):
-        if isinstance(v, float):
-            return "-" if v != v else (f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}")
-        return str(v)
-
-    cells = [hdr] + [[fmt(v) for v in row] for row in table]
-    widths = [max(len(row[i]) for row in cells if i < len(row)) for i in range(len(hdr))]
-    for row in cells:
-        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(row, widths))))
+    print_table(hdr, table)
 
 
 if __name__ == "__main__":

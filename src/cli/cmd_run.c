@@ -245,6 +245,7 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     int c_model = ec_table_column(t, "model", "Model");
     int c_prec = ec_table_column(t, "precision", "Precision");
     int c_dev = ec_table_column(t, "device", "Device");
+    int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_batch = ec_table_column(t, "batch", "Batch (seq)");
     int c_prompt = ec_table_column(t, "prompt_tokens", "Prompt (tok)");
     int c_gen = ec_table_column(t, "new_tokens", "New (tok)");
@@ -268,6 +269,7 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     ec_table_text(t, c_model, "%s", r->a.model);
     ec_table_text(t, c_prec, "%s", ec_precision_name(r->precision));
     ec_table_text(t, c_dev, "%s", r->a.device);
+    ec_table_text(t, c_kern, "%s", ec_kernels_name(r->a.kernels));
     ec_table_number(t, c_batch, "%.0f", r->a.batch);
     ec_table_number(t, c_prompt, "%.0f", prompt_len);
     ec_table_number(t, c_gen, "%.0f", r->gen);
