@@ -10,6 +10,10 @@ const cli_command cli_commands[] = {
      cmd_models},
     {"run", "generate greedily with the engine; prefill/decode tok/s (or text)", cmd_run},
     {"eval", "accuracy of precisions vs float32 (KL, top-1, perplexity)", cmd_eval},
+    {"analyze", "statistics, deltas vs a baseline, scaling and crossover fits over datasets",
+     cmd_analyze},
+    {"validate", "check a dataset for internal consistency (energy, roofline, summaries)",
+     cmd_validate},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };
