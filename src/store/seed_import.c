@@ -78,6 +78,21 @@ static void copy(char *dst, size_t cap, const char *src)
 }
 #define COPY(field, src) copy(field, sizeof(field), src)
 
+/* The record's source: the path, or when it does not fit, its folder (which groups the files of
+ * one experiment) + "/..." + the end of the file name (which keeps the extension). */
+static void set_source(char *dst, size_t cap, const char *path)
+{
+    size_t len = strlen(path);
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) : 0;
+    if (len < cap || dir + 5 + 8 >= cap) {
+        copy(dst, cap, path);
+        return;
+    }
+    size_t tail = cap - 1 - dir - 4; /* "/..." */
+    snprintf(dst, cap, "%.*s/...%s", (int)dir, path, path + len - tail);
+}
+
 static ec_run_record *add_rec(recs *rs, ec_energy_definition def)
 {
     if (rs->n == rs->cap) {
@@ -92,7 +107,7 @@ static ec_run_record *add_rec(recs *rs, ec_energy_definition def)
     }
     ec_run_record *r = &rs->v[rs->n++];
     ec_run_record_init(r);
-    COPY(r->source, rs->source);
+    set_source(r->source, sizeof r->source, rs->source);
     COPY(r->licence, rs->licence);
     r->energy_definition = def;
     return r;
