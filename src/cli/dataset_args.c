@@ -1,4 +1,5 @@
-/* dataset_args.c — reads the files and folders named on a command line into run records. */
+/* dataset_args.c — reads the files and folders named on a command line into run records:
+ * ecocompute exports and the seeds' published files (ec_dataset_read). */
 #include "dataset_args.h"
 
 #include <dirent.h>
@@ -8,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "store/seed_import.h"
+#include "ecocompute/store.h"
 
 typedef struct {
     ec_run_record *v;
@@ -35,7 +36,7 @@ static int read_file(acc *a, const char *path, int named)
 {
     ec_run_record *r;
     size_t n;
-    if (ec_seed_read(path, &r, &n)) {
+    if (ec_dataset_read(path, &r, &n)) {
         if (named) return -1;
         /* Inside a folder, other files (metadata, fitted curves) are expected: say, go on. */
         fprintf(stderr, "skipped %s\n", ec_last_error());

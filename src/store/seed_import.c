@@ -19,6 +19,7 @@
 #include "common/csv.h"
 #include "ecocompute/analysis.h"
 #include "ecocompute/common.h"
+#include "ecocompute/store.h"
 
 /* Licences of the seed repositories (research/seed-repositories.md §6). */
 #define LIC_ECO_AI "CC-BY-4.0"      /* hongping-zh/ecocompute-ai: LICENSE file */
@@ -45,32 +46,6 @@ typedef struct {
     size_t n, cap;
     const char *source, *licence;
 } recs;
-
-void ec_run_record_init(ec_run_record *r)
-{
-    memset(r, 0, sizeof *r);
-    r->energy_definition = EC_ENERGY_UNKNOWN;
-    r->run_id = -1;
-    r->power_limit_w = NAN;
-    r->params_b = NAN;
-    r->batch = -1;
-    r->prompt_len = -1;
-    r->gen_len = -1;
-    r->run_index = 0;
-    r->gate = EC_GATE_UNKNOWN;
-    r->idle_power_w = NAN;
-    ec_phase_record *ph[2] = {&r->prefill, &r->decode};
-    for (int i = 0; i < 2; i++) {
-        ph[i]->time_s = ph[i]->gpu_energy_j = ph[i]->gpu_energy_net_j = NAN;
-        ph[i]->gpu_energy_counter_j = ph[i]->gpu_energy_integrated_j = ph[i]->cpu_energy_j = NAN;
-        ph[i]->avg_power_w = ph[i]->peak_power_w = NAN;
-        ph[i]->tokens = -1;
-    }
-    r->total_time_s = r->gpu_energy_j = r->gpu_energy_net_j = r->tok_s = NAN;
-    r->j_per_1k_gross = r->j_per_1k_net = r->energy_j_per_1k = NAN;
-    r->avg_power_w = r->peak_power_w = r->temp_max_c = r->sm_mhz_avg = NAN;
-    r->disagreement_pct = r->perplexity = r->kl_vs_f32 = NAN;
-}
 
 static void copy(char *dst, size_t cap, const char *src)
 {
@@ -107,6 +82,7 @@ static ec_run_record *add_rec(recs *rs, ec_energy_definition def)
     }
     ec_run_record *r = &rs->v[rs->n++];
     ec_run_record_init(r);
+    r->run_index = 0; /* a run unless the mapping says it is a summary (-1) */
     set_source(r->source, sizeof r->source, rs->source);
     COPY(r->licence, rs->licence);
     r->energy_definition = def;

@@ -17,7 +17,4 @@
  * "PATH: not a recognised seed-data file (...)" or a parse error naming the file and line. */
 int ec_seed_read(const char *path, ec_run_record **out, size_t *n);
 
-/* Sets every field of r to "unknown" (NaN, -1, ""), gate unknown, run_index 0. */
-void ec_run_record_init(ec_run_record *r);
-
 #endif

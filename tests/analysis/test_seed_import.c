@@ -177,7 +177,7 @@ static void refuses_non_data(void **state)
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", root, files[i]);
-        ec_run_record *r = (ec_run_record *)1;
+        ec_run_record *r = NULL;
         size_t n = 7;
         assert_int_equal(ec_seed_read(path, &r, &n), -1);
         assert_null(r);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ecocompute/analysis.h"
-#include "store/seed_import.h"
+#include "ecocompute/store.h"
 
 #define N 12
 
