@@ -16,17 +16,21 @@
 
 #include "dataset_args.h"
 #include "ecocompute/analysis.h"
+#include "ecocompute/store.h"
 
 #define CMD "analyze"
 
 static void usage(void)
 {
-    printf("usage: ecocompute analyze FILE|FOLDER... [filters] [options]\n\n"
-           "Statistics over datasets (the seeds' published CSV/JSON files). Energies are J per\n"
+    printf("usage: ecocompute analyze FILE|FOLDER... | --db PATH [filters] [options]\n\n"
+           "Statistics over datasets: the results database (--db), ecocompute exports, or the\n"
+           "seeds' published CSV/JSON files. Energies are J per\n"
            "1000 generated tokens in each row's definition (gross, net = idle-subtracted, or\n"
            "unknown), never mixed in one comparison. Tables:\n"
            "  configs    per configuration: n, mean, sd, CV, 95%% CI (Student t), tok/s, W, and\n"
            "             %% of the datasheet memory-bandwidth roofline (bytes of the model per step)\n"
+           "             and, with --db, of the GPU's calibrated read bandwidth (ecocompute\n"
+           "             calibrate) when the database has a calibration of that GPU\n"
            "  deltas     Δ energy vs the baseline precision: J/1k and %% with 95%% CI, Welch's t-test\n"
            "             (unequal variances, Welch-Satterthwaite df) two-sided p\n"
            "  ranking    configurations of one GPU, model and batch, lowest energy first\n"
@@ -38,6 +42,7 @@ static void usage(void)
            "  --precision P   precision is P (fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8)\n"
            "  --gpu G         GPU name contains G (case-insensitive)\n"
            "options:\n"
+           "  --db PATH       the results database (default path: %s)\n"
            "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
            "  --table T       only table T (configs, deltas, ranking, scaling, crossover);\n"
            "                  needed with --format csv\n"
@@ -45,7 +50,9 @@ static void usage(void)
            "examples:\n"
            "  ecocompute analyze ../shared/seed-data/ecocompute-ai/data/a800_results\n"
            "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
-           "  ecocompute analyze batch_raw.csv --table scaling --format csv\n");
+           "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
+           "  ecocompute analyze --db results.db --model llama --baseline fp16\n",
+           ec_store_default_path());
 }
 
 /* ---- configurations ---------------------------------------------------------------- */
@@ -55,7 +62,8 @@ typedef struct {
     ec_summary e, tok, w; /* energy J/1k, tok/s, W */
     const char *def;      /* "gross", "net", "unknown" or "mixed" */
     ec_energy_definition defv;
-    double roofline_pct;
+    double roofline_pct;     /* of the datasheet bandwidth bound */
+    double roofline_cal_pct; /* of the calibrated read bandwidth bound (--db) */
 } config;
 
 static int icontains(const char *hay, const char *needle)
@@ -86,18 +94,17 @@ static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
            same_folder(a->source, b->source);
 }
 
-static void roofline_of(config *c)
+/* tok/s of a configuration as % of what bandwidth bw (bytes/s) allows; NaN if unknown. */
+static double roofline_pct(const config *c, double bw)
 {
     ec_precision p;
-    double bw = ec_gpu_peak_bandwidth(c->key->gpu_name);
     ec_roofline rf;
-    c->roofline_pct = NAN;
     if (!isfinite(bw) || c->key->batch < 1 || !(c->tok.mean > 0) ||
         ec_precision_from_text(c->key->precision, &p) ||
         ec_roofline_decode(ec_catalog_match(c->key->model), c->key->params_b, p, c->key->batch,
                            c->key->prompt_len, bw, &rf))
-        return;
-    c->roofline_pct = 100.0 * c->tok.mean / rf.max_tok_s;
+        return NAN;
+    return 100.0 * c->tok.mean / rf.max_tok_s;
 }
 
 static int build_configs(const ec_run_record *r, size_t n, config **out, size_t *nout)
@@ -142,7 +149,8 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
         int kinds = defs[0] + defs[1] + defs[2];
         cc->defv = defs[0] ? EC_ENERGY_GROSS : defs[1] ? EC_ENERGY_NET : EC_ENERGY_UNKNOWN;
         cc->def = kinds > 1 ? "mixed" : ec_energy_definition_name(cc->defv);
-        roofline_of(cc);
+        cc->roofline_pct = roofline_pct(cc, ec_gpu_peak_bandwidth(key->gpu_name));
+        cc->roofline_cal_pct = NAN;
         k++;
     }
     free(e), free(t), free(w);
@@ -190,6 +198,7 @@ static ec_table *table_configs(const config *c, size_t n)
     int c_tok = ec_table_column(t, "tok_per_s_mean", "tok/s");
     int c_w = ec_table_column(t, "power_w_mean", "Power (W)");
     int c_rf = ec_table_column(t, "roofline_datasheet_pct", "Roofline (% datasheet BW)");
+    int c_rc = ec_table_column(t, "roofline_calibrated_pct", "Roofline (% calibrated BW)");
     for (size_t i = 0; i < n; i++) {
         ec_table_row(t);
         key_cells(t, k, c[i].key);
@@ -204,6 +213,7 @@ static ec_table *table_configs(const config *c, size_t n)
         ec_table_number(t, c_tok, "%.2f", c[i].tok.mean);
         ec_table_number(t, c_w, "%.1f", c[i].w.mean);
         ec_table_number(t, c_rf, "%.1f", c[i].roofline_pct);
+        ec_table_number(t, c_rc, "%.1f", c[i].roofline_cal_pct);
     }
     return t;
 }
@@ -438,6 +448,24 @@ out:
     return t;
 }
 
+/* With the database: % of the roofline at the GPU's measured read bandwidth, for configurations
+ * whose GPU (by UUID) has a calibration. Without one the column stays empty. */
+static void calibrated_rooflines(const char *cmd, const char *db, config *c, size_t n)
+{
+    ec_store *s;
+    if (ec_store_open(&s, db, 1)) {
+        cli_fail(cmd, "%s (no calibrated rooflines)", ec_last_error());
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ec_calibration cal;
+        if (!c[i].key->gpu_uuid[0] || ec_store_latest_calibration(s, c[i].key->gpu_uuid, &cal))
+            continue;
+        c[i].roofline_cal_pct = roofline_pct(&c[i], cal.read_bw_bytes_s);
+    }
+    ec_store_close(s);
+}
+
 /* ---- command -------------------------------------------------------------------------- */
 
 static const char *const table_names[] = {"configs", "deltas", "ranking", "scaling", "crossover"};
@@ -457,6 +485,7 @@ int cmd_analyze(int argc, char **argv)
     char **paths = calloc((size_t)argc, sizeof *paths);
     if (!paths) return cli_fail(CMD, "out of memory");
     int np = 0, rc = EXIT_USAGE;
+    const char *db = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -464,7 +493,7 @@ int cmd_analyze(int argc, char **argv)
             free(paths);
             return EXIT_OK;
         }
-        int takes = !strcmp(a, "--format") || !strcmp(a, "--model") ||
+        int takes = !strcmp(a, "--db") || !strcmp(a, "--format") || !strcmp(a, "--model") ||
                     !strcmp(a, "--precision") || !strcmp(a, "--gpu") ||
                     !strcmp(a, "--baseline") || !strcmp(a, "--table");
         if (takes && i + 1 >= argc) {
@@ -474,6 +503,8 @@ int cmd_analyze(int argc, char **argv)
         ec_precision p;
         if (!strcmp(a, "--format")) {
             if (cli_parse_format(CMD, argv[++i], &fmt)) goto out;
+        } else if (!strcmp(a, "--db")) {
+            db = argv[++i];
         } else if (!strcmp(a, "--model")) {
             model = argv[++i];
         } else if (!strcmp(a, "--gpu")) {
@@ -502,8 +533,9 @@ int cmd_analyze(int argc, char **argv)
             paths[np++] = argv[i];
         }
     }
-    if (!np) {
-        cli_usage_error(CMD, "name at least one file or folder to analyse");
+    if (!np == !db) {
+        cli_usage_error(CMD, db ? "give files or --db, not both"
+                                : "name at least one file or folder to analyse, or --db PATH");
         goto out;
     }
     if (fmt == EC_FORMAT_CSV && only < 0) {
@@ -512,9 +544,10 @@ int cmd_analyze(int argc, char **argv)
     }
     ec_run_record *all;
     size_t nall;
-    int nfiles;
+    int nfiles = 0;
     rc = EXIT_FAIL;
-    if (cli_load_dataset(CMD, paths, np, &all, &nall, &nfiles)) goto out;
+    if (db ? cli_load_db(CMD, db, &all, &nall) : cli_load_dataset(CMD, paths, np, &all, &nall, &nfiles))
+        goto out;
     /* The filters select records; --precision keeps the baseline so deltas still have one. */
     size_t n = 0;
     for (size_t i = 0; i < nall; i++)
@@ -528,6 +561,7 @@ int cmd_analyze(int argc, char **argv)
         free(all);
         goto out;
     }
+    if (db) calibrated_rooflines(CMD, db, c, nc);
     delta *d = malloc((nc ? nc : 1) * sizeof *d);
     size_t nd = 0;
     for (size_t i = 0; d && i < nc; i++) {
@@ -576,8 +610,9 @@ int cmd_analyze(int argc, char **argv)
         }
         if (fmt == EC_FORMAT_JSON && only < 0) fputs("}\n", stdout);
         for (int k = 0; k < NTABLES; k++) ec_table_free(t[k]);
-        fprintf(stderr, "%zu records from %d files: %zu configurations, %zu deltas vs %s\n", n,
-                nfiles, nshow, nd, base);
+        if (db) fprintf(stderr, "%zu records from %s", n, db);
+        else fprintf(stderr, "%zu records from %d files", n, nfiles);
+        fprintf(stderr, ": %zu configurations, %zu deltas vs %s\n", nshow, nd, base);
         rc = EXIT_OK;
     }
     free(shown);

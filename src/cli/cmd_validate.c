@@ -9,6 +9,7 @@
 
 #include "dataset_args.h"
 #include "ecocompute/analysis.h"
+#include "ecocompute/store.h"
 
 #define CMD "validate"
 
@@ -16,11 +17,12 @@ static void usage(void)
 {
     ec_validate_options d;
     ec_validate_options_default(&d);
-    printf("usage: ecocompute validate FILE|FOLDER... [options]\n\n"
+    printf("usage: ecocompute validate FILE|FOLDER... | --db PATH [options]\n\n"
            "Checks a dataset for internal consistency and lists each finding with its severity,\n"
            "check, where (file and configuration) and what is wrong. FILEs are the seeds'\n"
            "published CSV/JSON files (recognised by their columns/keys); a FOLDER is searched\n"
-           "for them, skipping other files with a note on stderr.\n\n"
+           "for them, skipping other files with a note on stderr. Exports of ecocompute\n"
+           "(ecocompute export) are read too; --db checks the results database.\n\n"
            "checks:\n"
            "  energy-identity          energy per 1k tokens vs 1000 x power / throughput (gross)\n"
            "                           or (power - idle) (net), and joules vs power x time\n"
@@ -31,6 +33,8 @@ static void usage(void)
            "  summary-mismatch         a summary row vs the mean of its runs\n"
            "  duplicate-values         two models with the same energies at several precisions\n\n"
            "options:\n"
+           "  --db PATH           check every run of the results database (default path:\n"
+           "                      %s)\n"
            "  --energy-tol PCT    energy identity tolerance, %% (default %g)\n"
            "  --summary-tol PCT   summary vs runs tolerance, %% (default %g)\n"
            "  --format F          table (default), json or csv\n\n"
@@ -38,8 +42,9 @@ static void usage(void)
            "not be read), 2 usage error.\n\n"
            "examples:\n"
            "  ecocompute validate ../shared/seed-data\n"
+           "  ecocompute validate --db results.db\n"
            "  ecocompute validate a800_summary.csv energy_mistral_7b_fp16.json --format json\n",
-           d.energy_tol_pct, d.summary_tol_pct);
+           ec_store_default_path(), d.energy_tol_pct, d.summary_tol_pct);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -50,12 +55,19 @@ int cmd_validate(int argc, char **argv)
     char **paths = calloc((size_t)argc, sizeof *paths);
     if (!paths) return cli_fail(CMD, "out of memory");
     int np = 0, rc = EXIT_USAGE;
+    const char *db = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
             free(paths);
             return EXIT_OK;
+        } else if (!strcmp(a, "--db")) {
+            if (i + 1 >= argc) {
+                cli_usage_error(CMD, "--db needs a path");
+                goto out;
+            }
+            db = argv[++i];
         } else if (!strcmp(a, "--format") || !strcmp(a, "--energy-tol") ||
                    !strcmp(a, "--summary-tol")) {
             if (i + 1 >= argc) {
@@ -75,15 +87,18 @@ int cmd_validate(int argc, char **argv)
             paths[np++] = argv[i];
         }
     }
-    if (!np) {
-        cli_usage_error(CMD, "name at least one file or folder to check");
+    if (!np == !db) {
+        cli_usage_error(CMD, db ? "give files or --db, not both"
+                                : "name at least one file or folder to check, or --db PATH");
         goto out;
     }
     ec_run_record *r;
     size_t n;
     int nfiles;
     rc = EXIT_FAIL;
-    if (cli_load_dataset(CMD, paths, np, &r, &n, &nfiles)) goto out;
+    nfiles = 0;
+    if (db ? cli_load_db(CMD, db, &r, &n) : cli_load_dataset(CMD, paths, np, &r, &n, &nfiles))
+        goto out;
     ec_findings f = {0};
     if (ec_validate(r, n, &opt, &f)) {
         cli_fail(CMD, "%s", ec_last_error());
@@ -111,7 +126,10 @@ int cmd_validate(int argc, char **argv)
     if (fmt == EC_FORMAT_TABLE && !f.n) printf("no findings\n");
     else ec_table_print(t, fmt, stdout);
     ec_table_free(t);
-    fprintf(stderr, "%zu records from %d files: %zu errors, %zu warnings, %zu notes\n", n, nfiles,
+    char from[64];
+    if (db) snprintf(from, sizeof from, "the database");
+    else snprintf(from, sizeof from, "%d files", nfiles);
+    fprintf(stderr, "%zu records from %s: %zu errors, %zu warnings, %zu notes\n", n, from,
             count[EC_SEV_ERROR], count[EC_SEV_WARNING], count[EC_SEV_INFO]);
     rc = (count[EC_SEV_ERROR] || count[EC_SEV_WARNING]) ? EXIT_FAIL : EXIT_OK;
     ec_findings_free(&f);

@@ -119,3 +119,16 @@ int cli_load_dataset(const char *cmd, char *const *paths, int npaths, ec_run_rec
     *nfiles = a.files;
     return 0;
 }
+
+int cli_load_db(const char *cmd, const char *path, ec_run_record **out, size_t *n)
+{
+    ec_store *s;
+    if (ec_store_open(&s, path, 1)) {
+        cli_fail(cmd, "%s", ec_last_error());
+        return -1;
+    }
+    int rc = ec_store_load_runs(s, NULL, out, n);
+    if (rc) cli_fail(cmd, "%s: %s", path, ec_last_error());
+    ec_store_close(s);
+    return rc ? -1 : 0;
+}

@@ -1,5 +1,5 @@
-/* dataset_args.h — loading the datasets that analyze and validate work on: files (the seeds'
- * published CSV/JSON files) and folders of them. */
+/* dataset_args.h — loading the datasets that analyze and validate work on: files (ecocompute
+ * exports, the seeds' published CSV/JSON files), folders of them, or the results database. */
 #ifndef ECOCOMPUTE_CLI_DATASET_ARGS_H
 #define ECOCOMPUTE_CLI_DATASET_ARGS_H
 
@@ -13,5 +13,9 @@
  * returns -1. *nfiles counts the files read. */
 int cli_load_dataset(const char *cmd, char *const *paths, int npaths, ec_run_record **out,
                      size_t *n, int *nfiles);
+
+/* Loads every run of the results database at path (read-only). On failure prints
+ * "ecocompute CMD: message" and returns -1. */
+int cli_load_db(const char *cmd, const char *path, ec_run_record **out, size_t *n);
 
 #endif

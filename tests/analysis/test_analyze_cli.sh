@@ -48,6 +48,14 @@ check "filters: one configuration shown" '[ "$(printf "%s" "$json" | jq ".config
 check "filters: its delta vs fp16 is there" \
   'printf "%s" "$json" | jq -e "(.deltas | length) == 1 and .deltas[0].model == \"Yi-1.5-9B\"" >/dev/null'
 
+# The same dataset through the results database gives the same deltas.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$bin" import --db "$tmp/r.db" "$a800"/energy_*.json >/dev/null 2>&1
+a=$("$bin" analyze "$a800" --table deltas --format csv 2>/dev/null | cut -d, -f2- | sort)
+b=$("$bin" analyze --db "$tmp/r.db" --table deltas --format csv 2>/dev/null | cut -d, -f2- | sort)
+check "--db: deltas equal those from the files" '[ -n "$a" ] && [ "$a" = "$b" ]'
+
 out=$("$bin" analyze "$a800" 2>/dev/null)
 check "table output names units" '[[ "$out" == *"J/1k tok"* && "$out" == *"Energy def"* && "$out" == *"p (Welch)"* ]]'
 err=$("$bin" analyze "$a800" --format csv 2>&1 >/dev/null); rc=$?

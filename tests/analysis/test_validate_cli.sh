@@ -86,6 +86,17 @@ check "planted energy: exit 1" '[ $rc -eq 1 ]'
 check "planted energy: row 2 flagged" \
   'printf "%s" "$json" | jq -e "length == 1 and .[0].check == \"energy-identity\" and .[0].row == 2" >/dev/null'
 
+# Through the results database and an export file: the same findings as from the seed files.
+"$bin" import --db "$tmp/r.db" "$raw" "$dash" >/dev/null 2>&1
+check "import into a database" '[ $? -eq 0 ]'
+json=$("$bin" validate --db "$tmp/r.db" --format json 2>/dev/null); rc=$?
+check "--db: exit 1, the 6 dashboard power mismatches" '[ $rc -eq 1 ] && [ "$(n "$json" summary-mismatch error)" -eq 6 ]'
+"$bin" export --db "$tmp/r.db" -o "$tmp/x.json" --format json >/dev/null 2>&1
+json=$("$bin" validate "$tmp/x.json" --format json 2>/dev/null)
+check "export file: the same 6 mismatches" '[ "$(n "$json" summary-mismatch error)" -eq 6 ]'
+err=$("$bin" validate --db "$tmp/r.db" "$raw" 2>&1 >/dev/null); rc=$?
+check "--db and files: exit 2" '[ $rc -eq 2 ]'
+
 # CLI contract.
 err=$("$bin" validate 2>&1 >/dev/null); rc=$?
 check "no file: exit 2" '[ $rc -eq 2 ]'
