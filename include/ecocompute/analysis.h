@@ -170,12 +170,14 @@ int ec_check_energy_definitions(const ec_run_record *r, size_t n, const ec_valid
 /* roofline: tok/s above what the GPU's peak memory bandwidth allows for model, precision, batch. */
 int ec_check_roofline(const ec_run_record *r, size_t n, const ec_validate_options *o,
                       ec_findings *f);
-/* output-length: configurations compared (same source, gpu, model, batch, different precision)
- * whose generated lengths differ, and runs within one configuration that differ. */
+/* output-length: configurations compared (one source folder, same gpu, model and batch,
+ * different precisions) whose generated lengths differ, and runs of one configuration that
+ * differ. */
 int ec_check_output_lengths(const ec_run_record *r, size_t n, const ec_validate_options *o,
                             ec_findings *f);
-/* summary-mismatch: a summary row whose tok/s, power or energy differs from the mean of the runs
- * of the same gpu/model/precision/batch (any source) beyond summary_tol_pct. */
+/* summary-mismatch: a summary row whose tok/s, power or energy differs beyond summary_tol_pct
+ * from the mean of the runs (any source) of exactly its configuration: gpu, model, precision,
+ * batch, prompt and output length, and session when both name one. */
 int ec_check_summaries(const ec_run_record *r, size_t n, const ec_validate_options *o,
                        ec_findings *f);
 /* duplicate-values: two different models whose configurations carry equal energy figures
