@@ -15,6 +15,10 @@ const cli_command cli_commands[] = {
     {"bench", "sweep configurations under the measurement protocol; store every run", cmd_bench},
     {"export", "write stored runs (or per-configuration summaries) as CSV or JSON", cmd_export},
     {"import", "store runs from export files and the seeds' published data", cmd_import},
+    {"analyze", "statistics, deltas vs a baseline, scaling and crossover fits over datasets",
+     cmd_analyze},
+    {"validate", "check a dataset for internal consistency (energy, roofline, summaries)",
+     cmd_validate},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };

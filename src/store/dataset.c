@@ -2,6 +2,7 @@
  * them back, losslessly (numbers are written with the fewest digits that read back to the same
  * double). Files that are not exports go to the readers of the seeds' published files. */
 #include "ecocompute/store.h"
+#include "store/seed_import.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -518,14 +519,17 @@ int ec_dataset_parse(const char *name, const char *data, size_t len, ec_run_reco
     return rc;
 }
 
-/* MERGE POINT: files that are not ecocompute exports. The seeds' published CSV/JSON files are
- * read by ec_seed_read (src/store/seed_import.c, from the analysis branch); when that lands,
- * this function becomes `return ec_seed_read(path, out, n);`. */
+/* Files that are not ecocompute exports: the seeds' published CSV/JSON files, recognised by
+ * their columns or keys (seed_import.c); anything else is refused there with the reason. */
+/* Not our export: maybe one of the seeds' published files (seed_import.c). */
 static int read_foreign(const char *path, ec_run_record **out, size_t *n)
 {
-    (void)out;
-    (void)n;
-    return ec_set_error("%s: not an ecocompute export", path);
+    if (ec_seed_read(path, out, n) == 0) return 0;
+    char why[512];
+    snprintf(why, sizeof why, "%s", ec_last_error()); /* ec_set_error reuses that buffer */
+    const char *colon = strstr(why, ": not a recognised seed-data file");
+    if (!colon) return -1; /* a seed file that is damaged: its own message names the problem */
+    return ec_set_error("%s: not an ecocompute export, and%s", path, colon + 1);
 }
 
 int ec_dataset_read(const char *path, ec_run_record **out, size_t *n)

@@ -1,0 +1,208 @@
+/* roofline.c — the memory-bandwidth bound on decode throughput, and the datasheet bandwidth of
+ * the GPUs that appear in our own and in foreign data.
+ *
+ * At small batch a decode step reads every weight once plus each sequence's KV cache, and does
+ * little arithmetic per byte, so tokens/s ≤ batch · bandwidth / bytes per step. With the
+ * datasheet peak as bandwidth this is an upper bound no real measurement can beat (DESIGN §6: an
+ * H100 streams ~3.03 of its 3.35 TB/s), which is what `validate` uses it for. */
+#include "ecocompute/analysis.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include "ecocompute/common.h"
+
+/* Peak memory bandwidth, bytes/s, from NVIDIA's datasheets / product pages:
+ *  H100 SXM5 80GB 3.35 TB/s, H100 PCIe 80GB 2.0 TB/s — "NVIDIA H100 Tensor Core GPU" datasheet;
+ *  H200 SXM 141GB 4.8 TB/s — "NVIDIA H200 Tensor Core GPU" datasheet;
+ *  A100 80GB SXM 2.039 TB/s, A100 80GB PCIe 1.935 TB/s, A100 40GB 1.555 TB/s — "NVIDIA A100
+ *    Tensor Core GPU" datasheet (2021);
+ *  A800 80GB 2.039 TB/s (SXM) / 1.935 TB/s (PCIe), A800 40GB PCIe 1.555 TB/s — NVIDIA A800
+ *    product brief (the A100's memory system with a cut NVLink);
+ *  RTX 4090 and RTX 4090 D 1,008 GB/s (384-bit GDDR6X at 21 Gbps) — NVIDIA Ada GPU architecture
+ *    whitepaper v2.1, table 2; the 4090 D keeps the memory system;
+ *  RTX 5090 1,792 GB/s and RTX PRO 6000 Blackwell 1,792 GB/s (512-bit GDDR7 at 28 Gbps) —
+ *    NVIDIA RTX Blackwell GPU architecture whitepaper v1.0 / RTX PRO 6000 datasheet;
+ *  RTX 3090 936 GB/s — NVIDIA Ampere GA102 whitepaper v2.0, table 9;
+ *  Tesla T4 320 GB/s — NVIDIA T4 datasheet; L4 300 GB/s — NVIDIA L4 datasheet;
+ *  L40S 864 GB/s — NVIDIA L40S datasheet; V100 SXM2/PCIe 900 GB/s — NVIDIA V100 datasheet.
+ * Order matters: the first pattern whose words all appear in the name wins, so variants come
+ * before the plain name. */
+static const struct {
+    const char *words[3]; /* lowercase whole words that must all appear */
+    double bytes_per_s;
+} gpu_bw[] = {
+    {{"h100", "pcie"}, 2.0e12},
+    {{"h100"}, 3.35e12},
+    {{"h200"}, 4.8e12},
+    {{"a100", "40gb"}, 1.555e12},
+    {{"a100", "pcie"}, 1.935e12},
+    {{"a100"}, 2.039e12},
+    {{"a800", "40gb"}, 1.555e12},
+    {{"a800", "pcie"}, 1.935e12},
+    {{"a800"}, 2.039e12},
+    {{"4090d"}, 1.008e12},
+    {{"4090", "d"}, 1.008e12},
+    {{"4090"}, 1.008e12},
+    {{"5090"}, 1.792e12},
+    {{"pro", "6000", "blackwell"}, 1.792e12},
+    {{"3090"}, 0.936e12},
+    {{"t4"}, 0.32e12},
+    {{"l4"}, 0.30e12},
+    {{"l40s"}, 0.864e12},
+    {{"v100"}, 0.90e12},
+};
+
+/* 1 if word occurs in text as a whole word (text lowercased, words split at non-alphanumerics,
+ * so "A800-SXM4-80GB" has the words a800, sxm4, 80gb). */
+static int has_word(const char *text, const char *word)
+{
+    size_t wl = strlen(word);
+    for (const char *p = text; *p;) {
+        while (*p && !isalnum((unsigned char)*p)) p++;
+        const char *s = p;
+        while (*p && isalnum((unsigned char)*p)) p++;
+        if ((size_t)(p - s) == wl) {
+            size_t i = 0;
+            while (i < wl && tolower((unsigned char)s[i]) == word[i]) i++;
+            if (i == wl) return 1;
+        }
+    }
+    return 0;
+}
+
+double ec_gpu_peak_bandwidth(const char *gpu_name)
+{
+    if (!gpu_name || !*gpu_name) return NAN;
+    for (size_t i = 0; i < sizeof gpu_bw / sizeof *gpu_bw; i++) {
+        int all = 1;
+        for (int w = 0; w < 3 && gpu_bw[i].words[w]; w++)
+            all &= has_word(gpu_name, gpu_bw[i].words[w]);
+        if (all) return gpu_bw[i].bytes_per_s;
+    }
+    return NAN;
+}
+
+/* Lowercased "family-size" key of a model name: the org prefix ("mistralai/") dropped and the
+ * name cut after its size token ("7B", "1.5B"); the whole name when it has none. */
+static void model_key(const char *name, char *key, size_t cap, int *has_size)
+{
+    if (cap == 0) return;
+    const char *slash = strrchr(name, '/');
+    const char *s = slash ? slash + 1 : name;
+    size_t n = 0;
+    *has_size = 0;
+    while (*s && n + 1 < cap) {
+        /* a token runs to the next '-', '_' or space */
+        const char *t = s;
+        while (*s && *s != '-' && *s != '_' && *s != ' ') s++;
+        size_t tl = (size_t)(s - t);
+        int size_tok = tl >= 2 && (t[tl - 1] == 'b' || t[tl - 1] == 'B');
+        for (size_t i = 0; size_tok && i + 1 < tl; i++)
+            if (!isdigit((unsigned char)t[i]) && t[i] != '.') size_tok = 0;
+        if (n && n + 1 < cap) key[n++] = '-';
+        for (size_t i = 0; i < tl && n + 1 < cap; i++) key[n++] = (char)tolower((unsigned char)t[i]);
+        if (size_tok) {
+            *has_size = 1;
+            break;
+        }
+        if (*s) s++;
+    }
+    key[n] = '\0';
+}
+
+void ec_model_family_key(const char *name, char *key, size_t cap)
+{
+    int has_size;
+    model_key(name ? name : "", key, cap, &has_size);
+}
+
+const ec_model_config *ec_catalog_match(const char *name)
+{
+    if (!name || !*name) return NULL;
+    char want[96], have[96];
+    int want_size, have_size;
+    model_key(name, want, sizeof want, &want_size);
+    for (size_t i = 0; i < ec_catalog_count(); i++) {
+        const ec_model_config *c = ec_catalog_get(i);
+        model_key(c->name, have, sizeof have, &have_size);
+        if (want_size && have_size && !strcmp(want, have)) return c;
+        if (!want_size && !have_size) {
+            /* "Phi-3-mini" names "Phi-3-mini-4k" and "phi-3-mini-4k-instruct" names it too:
+             * one key is the other's prefix, ending at a token boundary. */
+            size_t a = strlen(want), b = strlen(have), m = a < b ? a : b;
+            const char *longer = a > b ? want : have;
+            if (m && !strncmp(want, have, m) && (a == b || longer[m] == '-')) return c;
+        }
+    }
+    return NULL;
+}
+
+int ec_precision_from_text(const char *text, ec_precision *out)
+{
+    char t[32];
+    size_t n = 0;
+    for (const char *p = text; p && *p && n + 1 < sizeof t; p++)
+        t[n++] = (*p == ' ' || *p == '_') ? '-' : (char)tolower((unsigned char)*p);
+    t[n] = '\0';
+    static const struct {
+        const char *text;
+        ec_precision p;
+    } alias[] = {
+        {"float16", EC_PREC_FP16},       {"half", EC_PREC_FP16},
+        {"bfloat16", EC_PREC_BF16},      {"float32", EC_PREC_F32},
+        {"fp32", EC_PREC_F32},
+        /* bitsandbytes' load_in_8bit default is LLM.int8() (threshold 6): the seeds' "INT8" */
+        {"int8-default", EC_PREC_INT8_MIXED}, {"int8", EC_PREC_INT8_MIXED},
+        {"int8-pure", EC_PREC_INT8},     {"pure-int8", EC_PREC_INT8},
+        {"nf4dq", EC_PREC_NF4_DQ},       {"fp8-e4m3", EC_PREC_FP8},
+    };
+    for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
+        if (!strcmp(t, alias[i].text)) {
+            *out = alias[i].p;
+            return 0;
+        }
+    if (ec_precision_parse(t, out) == 0) return 0;
+    return ec_set_error("unknown precision '%s'", text ? text : "(null)");
+}
+
+/* Bytes per parameter when only a parameter count is known: the quantized formats' codes
+ * without their scales, so the bound errs on the generous side. */
+static double bytes_per_param(ec_precision p)
+{
+    switch (p) {
+    case EC_PREC_F32: return 4.0;
+    case EC_PREC_FP16:
+    case EC_PREC_BF16: return 2.0;
+    case EC_PREC_INT8:
+    case EC_PREC_INT8_MIXED:
+    case EC_PREC_FP8: return 1.0;
+    case EC_PREC_NF4:
+    case EC_PREC_NF4_DQ: return 0.5;
+    default: return NAN;
+    }
+}
+
+int ec_roofline_decode(const ec_model_config *model, double params_b, ec_precision prec,
+                       int batch, int context_len, double bandwidth_Bps, ec_roofline *out)
+{
+    out->weight_bytes = out->kv_bytes = out->max_tok_s = NAN;
+    out->from_catalog = model != NULL;
+    if ((unsigned)prec >= EC_PREC_COUNT) return ec_set_error("roofline: unknown precision");
+    if (batch < 1) batch = 1;
+    if (model) {
+        out->weight_bytes = (double)ec_model_weight_bytes(model, prec);
+        /* K and V, fp16, every layer and KV head, for each sequence's whole context. */
+        out->kv_bytes = context_len > 0 ? 2.0 * model->n_layers * model->n_kv_heads *
+                                              model->head_dim * 2.0 * context_len * batch
+                                        : 0.0;
+    } else if (params_b > 0) {
+        out->weight_bytes = params_b * 1e9 * bytes_per_param(prec);
+        out->kv_bytes = 0.0;
+    } else {
+        return ec_set_error("roofline: neither a known model nor a parameter count");
+    }
+    out->max_tok_s = batch * bandwidth_Bps / (out->weight_bytes + out->kv_bytes);
+    return 0;
+}

@@ -1,0 +1,625 @@
+/* cmd_analyze.c — `ecocompute analyze`: per-configuration statistics of energy per token, Δ vs a
+ * baseline precision (95% CI, Welch's t-test), ranking by energy, batch-size scaling fits,
+ * crossover model sizes, and the share of the memory-bandwidth roofline reached.
+ *
+ * Configurations: records grouped by ec_group_configs. A source's summary row stands for its
+ * configuration only when no runs of the same configuration are loaded (runs carry the spread
+ * that the statistics need). Comparisons stay within one experiment where they can: a baseline
+ * from the same folder of the same source is preferred over one from elsewhere, and never one of
+ * another energy definition. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset_args.h"
+#include "ecocompute/analysis.h"
+#include "ecocompute/store.h"
+
+#define CMD "analyze"
+
+static void usage(void)
+{
+    printf("usage: ecocompute analyze FILE|FOLDER... | --db PATH [filters] [options]\n\n"
+           "Statistics over datasets: the results database (--db), ecocompute exports, or the\n"
+           "seeds' published CSV/JSON files. Energies are J per\n"
+           "1000 generated tokens in each row's definition (gross, net = idle-subtracted, or\n"
+           "unknown), never mixed in one comparison. Tables:\n"
+           "  configs    per configuration: n, mean, sd, CV, 95%% CI (Student t), tok/s, W, and\n"
+           "             %% of the datasheet memory-bandwidth roofline (bytes of the model per step)\n"
+           "             and, with --db, of the GPU's calibrated read bandwidth (ecocompute\n"
+           "             calibrate) when the database has a calibration of that GPU\n"
+           "  deltas     Δ energy vs the baseline precision: J/1k and %% with 95%% CI, Welch's t-test\n"
+           "             (unequal variances, Welch-Satterthwaite df) two-sided p\n"
+           "  ranking    configurations of one GPU, model and batch, lowest energy first\n"
+           "  scaling    energy/1k tok ≈ a·B^-b over batch sizes B (log-log least squares, R²)\n"
+           "  crossover  per GPU and precision: Δ%% vs baseline linear in ln(parameters); the size\n"
+           "             where it crosses zero with a 95%% CI, or 'no crossover in range'\n\n"
+           "filters:\n"
+           "  --model M       model name contains M (case-insensitive)\n"
+           "  --precision P   precision is P (fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8)\n"
+           "  --gpu G         GPU name contains G (case-insensitive)\n"
+           "options:\n"
+           "  --db PATH       the results database (default path: %s)\n"
+           "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
+           "  --table T       only table T (configs, deltas, ranking, scaling, crossover);\n"
+           "                  needed with --format csv\n"
+           "  --format F      table (default), json (one object keyed by table) or csv\n\n"
+           "examples:\n"
+           "  ecocompute analyze ../shared/seed-data/ecocompute-ai/data/a800_results\n"
+           "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
+           "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
+           "  ecocompute analyze --db results.db --model llama --baseline fp16\n",
+           ec_store_default_path());
+}
+
+/* ---- configurations ---------------------------------------------------------------- */
+
+typedef struct {
+    const ec_run_record *key;
+    ec_summary e, tok, w; /* energy J/1k, tok/s, W */
+    const char *def;      /* "gross", "net", "unknown" or "mixed" */
+    ec_energy_definition defv;
+    double roofline_pct;     /* of the datasheet bandwidth bound */
+    double roofline_cal_pct; /* of the calibrated read bandwidth bound (--db) */
+} config;
+
+static int icontains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++) {
+        size_t i = 0;
+        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n) return 1;
+    }
+    return n == 0;
+}
+
+static int same_folder(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
+    return la == lb && !strncmp(a, b, la);
+}
+
+/* The configuration of a run with a matching summary row: same key but for summary-ness. */
+static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
+{
+    return !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->model, b->model) &&
+           !strcmp(a->precision, b->precision) && a->batch == b->batch &&
+           a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
+           same_folder(a->source, b->source);
+}
+
+/* tok/s of a configuration as % of what bandwidth bw (bytes/s) allows; NaN if unknown. */
+static double roofline_pct(const config *c, double bw)
+{
+    ec_precision p;
+    ec_roofline rf;
+    if (!isfinite(bw) || c->key->batch < 1 || !(c->tok.mean > 0) ||
+        ec_precision_from_text(c->key->precision, &p) ||
+        ec_roofline_decode(ec_catalog_match(c->key->model), c->key->params_b, p, c->key->batch,
+                           c->key->prompt_len, bw, &rf))
+        return NAN;
+    return 100.0 * c->tok.mean / rf.max_tok_s;
+}
+
+static int build_configs(const ec_run_record *r, size_t n, config **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    ec_config_group *g;
+    size_t ng;
+    if (ec_group_configs(r, n, &g, &ng)) return -1;
+    config *c = calloc(ng ? ng : 1, sizeof *c);
+    double *e = malloc((n ? n : 1) * sizeof *e), *t = malloc((n ? n : 1) * sizeof *t),
+           *w = malloc((n ? n : 1) * sizeof *w);
+    if (!c || !e || !t || !w) {
+        free(c), free(e), free(t), free(w);
+        ec_groups_free(g, ng);
+        return ec_set_error("out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ng; i++) {
+        const ec_run_record *key = g[i].key;
+        if (ec_record_is_summary(key)) {
+            int superseded = 0;
+            for (size_t j = 0; j < ng && !superseded; j++)
+                superseded = !ec_record_is_summary(g[j].key) && same_but_summary(g[j].key, key);
+            if (superseded) continue;
+        }
+        int defs[3] = {0, 0, 0};
+        for (size_t j = 0; j < g[i].n; j++) {
+            const ec_run_record *x = &r[g[i].rows[j]];
+            ec_energy_definition d;
+            e[j] = ec_record_energy_per_1k(x, &d);
+            if (isfinite(e[j])) defs[d] = 1;
+            t[j] = x->tok_s;
+            w[j] = x->avg_power_w;
+        }
+        config *cc = &c[k];
+        cc->key = key;
+        ec_summarize(e, g[i].n, &cc->e);
+        if (!cc->e.n) continue; /* perplexity-only rows: nothing to analyse here */
+        ec_summarize(t, g[i].n, &cc->tok);
+        ec_summarize(w, g[i].n, &cc->w);
+        int kinds = defs[0] + defs[1] + defs[2];
+        cc->defv = defs[0] ? EC_ENERGY_GROSS : defs[1] ? EC_ENERGY_NET : EC_ENERGY_UNKNOWN;
+        cc->def = kinds > 1 ? "mixed" : ec_energy_definition_name(cc->defv);
+        cc->roofline_pct = roofline_pct(cc, ec_gpu_peak_bandwidth(key->gpu_name));
+        cc->roofline_cal_pct = NAN;
+        k++;
+    }
+    free(e), free(t), free(w);
+    ec_groups_free(g, ng);
+    *out = c;
+    *nout = k;
+    return 0;
+}
+
+/* ---- tables --------------------------------------------------------------------------- */
+
+static void key_columns(ec_table *t, int *cols)
+{
+    cols[0] = ec_table_column(t, "source", "Source");
+    cols[1] = ec_table_column(t, "gpu", "GPU");
+    cols[2] = ec_table_column(t, "model", "Model");
+    cols[3] = ec_table_column(t, "precision", "Precision");
+    cols[4] = ec_table_column(t, "batch", "Batch");
+    cols[5] = ec_table_column(t, "gen_tokens", "Gen (tok)");
+}
+
+static void key_cells(ec_table *t, const int *cols, const ec_run_record *k)
+{
+    ec_table_text(t, cols[0], "%s", k->source);
+    ec_table_text(t, cols[1], "%s", k->gpu_name);
+    ec_table_text(t, cols[2], "%s", k->model);
+    ec_table_text(t, cols[3], "%s", k->precision);
+    if (k->batch > 0) ec_table_number(t, cols[4], "%.0f", k->batch);
+    if (k->gen_len > 0) ec_table_number(t, cols[5], "%.0f", k->gen_len);
+}
+
+static ec_table *table_configs(const config *c, size_t n)
+{
+    ec_table *t = ec_table_new();
+    int k[6];
+    key_columns(t, k);
+    int c_kind = ec_table_column(t, "kind", "Kind");
+    int c_n = ec_table_column(t, "n", "n");
+    int c_def = ec_table_column(t, "energy_definition", "Energy def");
+    int c_mean = ec_table_column(t, "energy_j_per_1k_mean", "J/1k tok");
+    int c_sd = ec_table_column(t, "energy_j_per_1k_sd", "sd (J/1k)");
+    int c_cv = ec_table_column(t, "energy_cv_pct", "CV (%)");
+    int c_lo = ec_table_column(t, "energy_ci95_lo", "95% CI lo (J/1k)");
+    int c_hi = ec_table_column(t, "energy_ci95_hi", "95% CI hi (J/1k)");
+    int c_tok = ec_table_column(t, "tok_per_s_mean", "tok/s");
+    int c_w = ec_table_column(t, "power_w_mean", "Power (W)");
+    int c_rf = ec_table_column(t, "roofline_datasheet_pct", "Roofline (% datasheet BW)");
+    int c_rc = ec_table_column(t, "roofline_calibrated_pct", "Roofline (% calibrated BW)");
+    for (size_t i = 0; i < n; i++) {
+        ec_table_row(t);
+        key_cells(t, k, c[i].key);
+        ec_table_text(t, c_kind, "%s", ec_record_is_summary(c[i].key) ? "summary" : "runs");
+        ec_table_number(t, c_n, "%.0f", (double)c[i].e.n);
+        ec_table_text(t, c_def, "%s", c[i].def);
+        ec_table_number(t, c_mean, "%.1f", c[i].e.mean);
+        ec_table_number(t, c_sd, "%.1f", c[i].e.sd);
+        ec_table_number(t, c_cv, "%.2f", c[i].e.cv_pct);
+        ec_table_number(t, c_lo, "%.1f", c[i].e.ci_lo);
+        ec_table_number(t, c_hi, "%.1f", c[i].e.ci_hi);
+        ec_table_number(t, c_tok, "%.2f", c[i].tok.mean);
+        ec_table_number(t, c_w, "%.1f", c[i].w.mean);
+        ec_table_number(t, c_rf, "%.1f", c[i].roofline_pct);
+        ec_table_number(t, c_rc, "%.1f", c[i].roofline_cal_pct);
+    }
+    return t;
+}
+
+/* The baseline configuration for c: baseline precision, same GPU, model, batch, lengths and
+ * energy definition; the same folder of the same source first, then runs before summaries. */
+static const config *baseline_of(const config *c, const config *all, size_t n, const char *base)
+{
+    const config *best = NULL;
+    int best_score = -1;
+    for (size_t i = 0; i < n; i++) {
+        const ec_run_record *a = c->key, *b = all[i].key;
+        if (strcmp(b->precision, base) || strcmp(a->gpu_name, b->gpu_name) ||
+            strcmp(a->model, b->model) || a->batch != b->batch || a->gen_len != b->gen_len ||
+            a->prompt_len != b->prompt_len || strcmp(c->def, all[i].def) ||
+            !strcmp(c->def, "mixed"))
+            continue;
+        int score = 2 * same_folder(a->source, b->source) + !ec_record_is_summary(b);
+        if (score > best_score) {
+            best = &all[i];
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+typedef struct {
+    const config *c, *b;
+    ec_welch w;
+} delta;
+
+static ec_table *table_deltas(const delta *d, size_t n, const char *base)
+{
+    ec_table *t = ec_table_new();
+    int k[6];
+    key_columns(t, k);
+    int c_def = ec_table_column(t, "energy_definition", "Energy def");
+    int c_vs = ec_table_column(t, "baseline_source", "Baseline source");
+    int c_nb = ec_table_column(t, "n", "n (vs base)");
+    int c_d = ec_table_column(t, "delta_j_per_1k", "Δ J/1k");
+    int c_p = ec_table_column(t, "delta_pct", "Δ (%)");
+    int c_lo = ec_table_column(t, "delta_pct_ci95_lo", "95% CI lo (%)");
+    int c_hi = ec_table_column(t, "delta_pct_ci95_hi", "95% CI hi (%)");
+    int c_df = ec_table_column(t, "welch_df", "Welch df");
+    int c_pv = ec_table_column(t, "welch_p", "p (Welch)");
+    for (size_t i = 0; i < n; i++) {
+        ec_table_row(t);
+        key_cells(t, k, d[i].c->key);
+        ec_table_text(t, c_def, "%s", d[i].c->def);
+        ec_table_text(t, c_vs, "%s (%s)", d[i].b->key->source, base);
+        ec_table_text(t, c_nb, "%zu vs %zu", d[i].c->e.n, d[i].b->e.n);
+        ec_table_number(t, c_d, "%+.1f", d[i].w.diff);
+        ec_table_number(t, c_p, "%+.1f", d[i].w.pct);
+        ec_table_number(t, c_lo, "%+.1f", d[i].w.pct_lo);
+        ec_table_number(t, c_hi, "%+.1f", d[i].w.pct_hi);
+        ec_table_number(t, c_df, "%.1f", d[i].w.df);
+        ec_table_number(t, c_pv, "%.3g", d[i].w.p);
+    }
+    return t;
+}
+
+static int by_rank(const void *x, const void *y)
+{
+    const config *a = *(const config *const *)x, *b = *(const config *const *)y;
+    int s;
+    if ((s = strcmp(a->key->gpu_name, b->key->gpu_name))) return s;
+    if ((s = strcmp(a->key->model, b->key->model))) return s;
+    if (a->key->batch != b->key->batch) return a->key->batch < b->key->batch ? -1 : 1;
+    if ((s = strcmp(a->def, b->def))) return s;
+    return (a->e.mean > b->e.mean) - (a->e.mean < b->e.mean);
+}
+
+static ec_table *table_ranking(const config *c, size_t n)
+{
+    ec_table *t = ec_table_new();
+    int c_rank = ec_table_column(t, "rank", "Rank");
+    int k[6];
+    key_columns(t, k);
+    int c_def = ec_table_column(t, "energy_definition", "Energy def");
+    int c_e = ec_table_column(t, "energy_j_per_1k_mean", "J/1k tok");
+    int c_x = ec_table_column(t, "vs_best_pct", "vs best (%)");
+    const config **s = malloc((n ? n : 1) * sizeof *s);
+    if (!s) return t;
+    for (size_t i = 0; i < n; i++) s[i] = &c[i];
+    qsort(s, n, sizeof *s, by_rank);
+    int rank = 0;
+    double best = NAN;
+    for (size_t i = 0; i < n; i++) {
+        const config *p = i ? s[i - 1] : NULL;
+        /* a new comparison: GPU, model, batch and definition */
+        if (!p || strcmp(p->key->gpu_name, s[i]->key->gpu_name) ||
+            strcmp(p->key->model, s[i]->key->model) || p->key->batch != s[i]->key->batch ||
+            strcmp(p->def, s[i]->def)) {
+            rank = 0;
+            best = s[i]->e.mean;
+        }
+        ec_table_row(t);
+        ec_table_number(t, c_rank, "%.0f", ++rank);
+        key_cells(t, k, s[i]->key);
+        ec_table_text(t, c_def, "%s", s[i]->def);
+        ec_table_number(t, c_e, "%.1f", s[i]->e.mean);
+        ec_table_number(t, c_x, "%+.1f", 100.0 * (s[i]->e.mean / best - 1.0));
+    }
+    free(s);
+    return t;
+}
+
+/* Batch scaling: per source folder, GPU, model, precision, lengths and definition, every value
+ * of every configuration (runs, or summary means) against its batch size. */
+static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r, size_t nr)
+{
+    ec_table *t = ec_table_new();
+    int c_src = ec_table_column(t, "source", "Source");
+    int c_gpu = ec_table_column(t, "gpu", "GPU");
+    int c_model = ec_table_column(t, "model", "Model");
+    int c_prec = ec_table_column(t, "precision", "Precision");
+    int c_def = ec_table_column(t, "energy_definition", "Energy def");
+    int c_b = ec_table_column(t, "batches", "Batches");
+    int c_n = ec_table_column(t, "n", "n");
+    int c_a = ec_table_column(t, "a_j_per_1k", "a (J/1k at B=1)");
+    int c_bb = ec_table_column(t, "b", "b (exponent)");
+    int c_blo = ec_table_column(t, "b_ci95_lo", "b 95% lo");
+    int c_bhi = ec_table_column(t, "b_ci95_hi", "b 95% hi");
+    int c_r2 = ec_table_column(t, "r2", "R²");
+    char *done = calloc(n ? n : 1, 1);
+    double *x = malloc((nr ? nr : 1) * sizeof *x), *y = malloc((nr ? nr : 1) * sizeof *y);
+    if (!done || !x || !y) goto out;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i] || c[i].key->batch < 1) continue;
+        const ec_run_record *a = c[i].key;
+        size_t m = 0;
+        int bmin = a->batch, bmax = a->batch, distinct = 0;
+        for (size_t j = i; j < n; j++) {
+            const ec_run_record *b = c[j].key;
+            if (b->batch < 1 || !same_folder(a->source, b->source) ||
+                strcmp(a->gpu_name, b->gpu_name) || strcmp(a->model, b->model) ||
+                strcmp(a->precision, b->precision) || a->gen_len != b->gen_len ||
+                a->prompt_len != b->prompt_len || strcmp(c[i].def, c[j].def) ||
+                ec_record_is_summary(a) != ec_record_is_summary(b))
+                continue;
+            done[j] = 1;
+            distinct++;
+            bmin = b->batch < bmin ? b->batch : bmin;
+            bmax = b->batch > bmax ? b->batch : bmax;
+            for (size_t q = 0; q < nr; q++)
+                if (ec_same_config(&r[q], b)) {
+                    ec_energy_definition d;
+                    x[m] = b->batch;
+                    y[m++] = ec_record_energy_per_1k(&r[q], &d);
+                }
+        }
+        ec_power_fit f;
+        if (distinct < 3 || ec_fit_power_law(x, y, m, &f)) continue; /* a law needs 3 sizes */
+        ec_table_row(t);
+        ec_table_text(t, c_src, "%s", a->source);
+        ec_table_text(t, c_gpu, "%s", a->gpu_name);
+        ec_table_text(t, c_model, "%s", a->model);
+        ec_table_text(t, c_prec, "%s", a->precision);
+        ec_table_text(t, c_def, "%s", c[i].def);
+        ec_table_text(t, c_b, "%d sizes, %d-%d", distinct, bmin, bmax);
+        ec_table_number(t, c_n, "%.0f", (double)f.n);
+        ec_table_number(t, c_a, "%.1f", f.a);
+        ec_table_number(t, c_bb, "%.3f", f.b);
+        ec_table_number(t, c_blo, "%.3f", f.b_lo);
+        ec_table_number(t, c_bhi, "%.3f", f.b_hi);
+        ec_table_number(t, c_r2, "%.4f", f.r2);
+    }
+out:
+    free(done), free(x), free(y);
+    return t;
+}
+
+/* Crossover: per GPU, precision, batch and definition, Δ% vs baseline against model size. */
+static ec_table *table_crossover(const delta *d, size_t n)
+{
+    ec_table *t = ec_table_new();
+    int c_gpu = ec_table_column(t, "gpu", "GPU");
+    int c_prec = ec_table_column(t, "precision", "Precision");
+    int c_bs = ec_table_column(t, "batch", "Batch");
+    int c_def = ec_table_column(t, "energy_definition", "Energy def");
+    int c_n = ec_table_column(t, "sizes", "Sizes");
+    int c_rng = ec_table_column(t, "range_b", "Range (B params)");
+    int c_sl = ec_table_column(t, "slope_pct_per_ln_b", "Slope (%/ln B)");
+    int c_x = ec_table_column(t, "crossover_b", "Crossover (B params)");
+    int c_lo = ec_table_column(t, "crossover_ci95_lo_b", "95% lo (B)");
+    int c_hi = ec_table_column(t, "crossover_ci95_hi_b", "95% hi (B)");
+    int c_r2 = ec_table_column(t, "r2", "R²");
+    int c_v = ec_table_column(t, "verdict", "Verdict");
+    char *done = calloc(n ? n : 1, 1);
+    double *x = malloc((n ? n : 1) * sizeof *x), *y = malloc((n ? n : 1) * sizeof *y);
+    if (!done || !x || !y) goto out;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i]) continue;
+        const ec_run_record *a = d[i].c->key;
+        size_t m = 0, sizes = 0;
+        for (size_t j = i; j < n; j++) {
+            const ec_run_record *b = d[j].c->key;
+            if (strcmp(a->gpu_name, b->gpu_name) || strcmp(a->precision, b->precision) ||
+                a->batch != b->batch || strcmp(d[i].c->def, d[j].c->def))
+                continue;
+            done[j] = 1;
+            if (!(b->params_b > 0) || !isfinite(d[j].w.pct)) continue;
+            int seen = 0;
+            for (size_t q = 0; q < m; q++) seen |= x[q] == b->params_b;
+            sizes += !seen;
+            x[m] = b->params_b;
+            y[m++] = d[j].w.pct;
+        }
+        ec_crossover cr;
+        if (sizes < 2 || ec_fit_crossover(x, y, m, &cr)) continue;
+        ec_table_row(t);
+        ec_table_text(t, c_gpu, "%s", a->gpu_name);
+        ec_table_text(t, c_prec, "%s", a->precision);
+        if (a->batch > 0) ec_table_number(t, c_bs, "%.0f", a->batch);
+        ec_table_text(t, c_def, "%s", d[i].c->def);
+        ec_table_number(t, c_n, "%.0f", (double)sizes);
+        ec_table_text(t, c_rng, "%.2f-%.2f", cr.min_b, cr.max_b);
+        ec_table_number(t, c_sl, "%+.2f", cr.line.slope);
+        if (cr.found) {
+            ec_table_number(t, c_x, "%.2f", cr.params_b);
+            ec_table_number(t, c_lo, "%.2f", cr.lo_b);
+            ec_table_number(t, c_hi, "%.2f", cr.hi_b);
+        }
+        ec_table_number(t, c_r2, "%.3f", cr.line.r2);
+        ec_table_text(t, c_v, "%s", cr.found ? "crossover in range"
+                                    : cr.line.intercept + cr.line.slope * log(cr.min_b) > 0
+                                        ? "no crossover in range (costs more)"
+                                               : "no crossover in range (saves)");
+    }
+out:
+    free(done), free(x), free(y);
+    return t;
+}
+
+/* With the database: % of the roofline at the GPU's measured read bandwidth, for configurations
+ * whose GPU (by UUID) has a calibration. Without one the column stays empty. */
+static void calibrated_rooflines(const char *cmd, const char *db, config *c, size_t n)
+{
+    ec_store *s;
+    if (ec_store_open(&s, db, 1)) {
+        cli_fail(cmd, "%s (no calibrated rooflines)", ec_last_error());
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ec_calibration cal;
+        if (!c[i].key->gpu_uuid[0] || ec_store_latest_calibration(s, c[i].key->gpu_uuid, &cal))
+            continue;
+        c[i].roofline_cal_pct = roofline_pct(&c[i], cal.read.rate);
+    }
+    ec_store_close(s);
+}
+
+/* ---- command -------------------------------------------------------------------------- */
+
+static const char *const table_names[] = {"configs", "deltas", "ranking", "scaling", "crossover"};
+#define NTABLES 5
+
+static int keep(const ec_run_record *r, const char *model, const char *prec, const char *gpu)
+{
+    return (!model || icontains(r->model, model)) && (!prec || !strcmp(r->precision, prec)) &&
+           (!gpu || icontains(r->gpu_name, gpu));
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+    ec_format fmt = EC_FORMAT_TABLE;
+    const char *model = NULL, *prec = NULL, *gpu = NULL, *base = "fp16";
+    int only = -1;
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    if (!paths) return cli_fail(CMD, "out of memory");
+    int np = 0, rc = EXIT_USAGE;
+    const char *db = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage();
+            free(paths);
+            return EXIT_OK;
+        }
+        int takes = !strcmp(a, "--db") || !strcmp(a, "--format") || !strcmp(a, "--model") ||
+                    !strcmp(a, "--precision") || !strcmp(a, "--gpu") ||
+                    !strcmp(a, "--baseline") || !strcmp(a, "--table");
+        if (takes && i + 1 >= argc) {
+            cli_usage_error(CMD, "%s needs a value", a);
+            goto out;
+        }
+        ec_precision p;
+        if (!strcmp(a, "--format")) {
+            if (cli_parse_format(CMD, argv[++i], &fmt)) goto out;
+        } else if (!strcmp(a, "--db")) {
+            db = argv[++i];
+        } else if (!strcmp(a, "--model")) {
+            model = argv[++i];
+        } else if (!strcmp(a, "--gpu")) {
+            gpu = argv[++i];
+        } else if (!strcmp(a, "--precision") || !strcmp(a, "--baseline")) {
+            const char *v = argv[++i];
+            if (ec_precision_parse(v, &p)) {
+                cli_usage_error(CMD, "%s: %s", a, ec_last_error());
+                goto out;
+            }
+            if (!strcmp(a, "--precision")) prec = v;
+            else base = v;
+        } else if (!strcmp(a, "--table")) {
+            const char *v = argv[++i];
+            for (int k = 0; k < NTABLES; k++)
+                if (!strcmp(v, table_names[k])) only = k;
+            if (only < 0) {
+                cli_usage_error(CMD, "--table must be configs, deltas, ranking, scaling or "
+                                     "crossover, got '%s'", v);
+                goto out;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            cli_usage_error(CMD, "unknown option '%s'", a);
+            goto out;
+        } else {
+            paths[np++] = argv[i];
+        }
+    }
+    if (!np == !db) {
+        cli_usage_error(CMD, db ? "give files or --db, not both"
+                                : "name at least one file or folder to analyse, or --db PATH");
+        goto out;
+    }
+    if (fmt == EC_FORMAT_CSV && only < 0) {
+        cli_usage_error(CMD, "--format csv prints one table: add --table NAME");
+        goto out;
+    }
+    ec_run_record *all;
+    size_t nall;
+    int nfiles = 0;
+    rc = EXIT_FAIL;
+    if (db ? cli_load_db(CMD, db, &all, &nall) : cli_load_dataset(CMD, paths, np, &all, &nall, &nfiles))
+        goto out;
+    /* The filters select records; --precision keeps the baseline so deltas still have one. */
+    size_t n = 0;
+    for (size_t i = 0; i < nall; i++)
+        if (keep(&all[i], model, NULL, gpu) &&
+            (!prec || !strcmp(all[i].precision, prec) || !strcmp(all[i].precision, base)))
+            all[n++] = all[i];
+    config *c = NULL;
+    size_t nc = 0;
+    if (build_configs(all, n, &c, &nc)) {
+        cli_fail(CMD, "%s", ec_last_error());
+        free(all);
+        goto out;
+    }
+    if (db) calibrated_rooflines(CMD, db, c, nc);
+    delta *d = malloc((nc ? nc : 1) * sizeof *d);
+    size_t nd = 0;
+    for (size_t i = 0; d && i < nc; i++) {
+        if (!strcmp(c[i].key->precision, base)) continue;
+        const config *b = baseline_of(&c[i], c, nc, base);
+        if (!b) continue;
+        d[nd].c = &c[i];
+        d[nd].b = b;
+        /* The test needs n ≥ 2 on both sides; Δ% alone is still reported without it. */
+        ec_welch_test(&c[i].e, &b->e, &d[nd].w);
+        nd++;
+    }
+    /* --precision: the baseline's own rows served the deltas; the tables show the one asked. */
+    size_t nshow = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (!prec || !strcmp(c[i].key->precision, prec)) nshow++;
+    config *shown = malloc((nshow ? nshow : 1) * sizeof *shown);
+    if (!d || !shown) {
+        rc = cli_fail(CMD, "out of memory");
+    } else {
+        nshow = 0;
+        for (size_t i = 0; i < nc; i++)
+            if (!prec || !strcmp(c[i].key->precision, prec)) shown[nshow++] = c[i];
+        ec_table *t[NTABLES] = {
+            table_configs(shown, nshow), table_deltas(d, nd, base), table_ranking(shown, nshow),
+            table_scaling(shown, nshow, all, n), table_crossover(d, nd)};
+        static const char *const titles[] = {
+            "Configurations (energy per 1000 generated tokens)",
+            "Δ energy vs baseline (95% CI; Welch's t-test)", "Ranking by energy",
+            "Batch-size scaling: energy/1k tok ≈ a·B^-b", "Crossover model size (Δ% vs baseline = 0)"};
+        if (fmt == EC_FORMAT_JSON && only < 0) fputs("{", stdout);
+        for (int k = 0, first = 1; k < NTABLES; k++) {
+            if (only >= 0 && k != only) continue;
+            if (fmt == EC_FORMAT_JSON && only < 0) {
+                printf("%s\"%s\":", first ? "" : ",", table_names[k]);
+            } else if (fmt == EC_FORMAT_TABLE) {
+                printf("%s== %s ==\n", first ? "" : "\n", titles[k]);
+                if (!ec_table_rows(t[k])) {
+                    printf("(none)\n");
+                    first = 0;
+                    continue;
+                }
+            }
+            ec_table_print(t[k], fmt, stdout);
+            first = 0;
+        }
+        if (fmt == EC_FORMAT_JSON && only < 0) fputs("}\n", stdout);
+        for (int k = 0; k < NTABLES; k++) ec_table_free(t[k]);
+        if (db) fprintf(stderr, "%zu records from %s", n, db);
+        else fprintf(stderr, "%zu records from %d files", n, nfiles);
+        fprintf(stderr, ": %zu configurations, %zu deltas vs %s\n", nshow, nd, base);
+        rc = EXIT_OK;
+    }
+    free(shown);
+    free(d);
+    free(c);
+    free(all);
+out:
+    free(paths);
+    return rc;
+}
