@@ -27,14 +27,15 @@ extern "C" int ec_cuda_quant_tables(float **tables)
     if (e != cudaSuccess) {
         cudaFree(*tables);
         *tables = NULL;
-        return ec_cuda_fail(__FILE__, __LINE__, e, "upload of quant tables (%zu bytes)", sizeof host);
+        return ec_cuda_fail(__FILE__, __LINE__, e, "upload of quant tables (%zu bytes)",
+                            sizeof host);
     }
     return 0;
 }
 
 /* ---- input checks shared by both families ---- */
-static int check_qweight(const ec_cuda_qweight *w, ec_gemv_mode mode, int ldx, int batch, int ldy,
-                         const char *family)
+static int check_qweight(const ec_cuda_packed_weight *w, ec_gemv_mode mode, int ldx, int batch,
+                         int ldy, const char *family)
 {
     if (w->prec != EC_PREC_NF4 && w->prec != EC_PREC_NF4_DQ && w->prec != EC_PREC_FP8)
         return ec_set_error("%s quantized linear: precision %s has no kernel here", family,
@@ -57,15 +58,16 @@ static int check_qweight(const ec_cuda_qweight *w, ec_gemv_mode mode, int ldx, i
             if (!w->seg[s].qscales || !w->seg[s].qscale_absmax ||
                 (s > 0 && (w->seg[s].row0 <= w->seg[s - 1].row0 || w->seg[s].row0 >= w->rows)))
                 return ec_set_error("%s nf4-dq linear: segment %d (row %d) is empty, unordered "
-                                    "or has no scales", family, s, w->seg[s].row0);
+                                    "or has no scales",
+                                    family, s, w->seg[s].row0);
         }
     }
     return 0;
 }
 
-extern "C" int ec_cuda_qlinear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_qweight *w,
-                                     const void *x, int ldx, int batch, void *y, int ldy,
-                                     cudaStream_t stream)
+extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
+                                           const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                           int batch, void *y, int ldy, cudaStream_t stream)
 {
     if (check_qweight(w, mode, ldx, batch, ldy, "fused")) return -1;
     if (w->prec == EC_PREC_FP8) return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, stream);
@@ -73,10 +75,11 @@ extern "C" int ec_cuda_qlinear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const e
 }
 
 /* ---- nf4-dq absmax decode: absmax [rows * nblocks] fp32 ---- */
-__global__ void nf4dq_absmax_kernel(const ec_cuda_qweight w, float *absmax)
+__global__ void nf4dq_absmax_kernel(const ec_cuda_packed_weight w, float *absmax)
 {
     __shared__ float s_map[256];
-    for (int i = threadIdx.x; i < 256; i += blockDim.x) s_map[i] = w.tables[16 + i];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x)
+        s_map[i] = w.tables[16 + i];
     __syncthreads();
     int nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
     size_t n = (size_t)w.rows * nb;
@@ -85,7 +88,8 @@ __global__ void nf4dq_absmax_kernel(const ec_cuda_qweight w, float *absmax)
         absmax[i] = ec_nf4_block_absmax<true>(w, s_map, (int)(i / nb), (int)(i % nb));
 }
 
-extern "C" int ec_cuda_nf4dq_absmax(const ec_cuda_qweight *w, float *absmax, cudaStream_t stream)
+extern "C" int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absmax,
+                                    cudaStream_t stream)
 {
     size_t n = (size_t)w->rows * (size_t)((w->cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK);
     unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
@@ -97,7 +101,7 @@ extern "C" int ec_cuda_nf4dq_absmax(const ec_cuda_qweight *w, float *absmax, cud
 /* ---- whole-weight dequantization: w16 [rows][cols] 16-bit ---- */
 /* nf4: absmax [rows][nblocks] (the fp32 array, or the decoded nf4-dq one). */
 template <typename T>
-__global__ void nf4_dequant_kernel(const ec_cuda_qweight w, const float *absmax, T *w16)
+__global__ void nf4_dequant_kernel(const ec_cuda_packed_weight w, const float *absmax, T *w16)
 {
     __shared__ float s_code[16];
     if (threadIdx.x < 16) s_code[threadIdx.x] = w.tables[threadIdx.x];
@@ -113,7 +117,7 @@ __global__ void nf4_dequant_kernel(const ec_cuda_qweight w, const float *absmax,
     }
 }
 
-template <typename T> __global__ void fp8_dequant_kernel(const ec_cuda_qweight w, T *w16)
+template <typename T> __global__ void fp8_dequant_kernel(const ec_cuda_packed_weight w, T *w16)
 {
     size_t n = (size_t)w.rows * w.cols;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -123,8 +127,8 @@ template <typename T> __global__ void fp8_dequant_kernel(const ec_cuda_qweight w
     }
 }
 
-extern "C" int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_qweight *w, const float *absmax,
-                                void *w16, cudaStream_t stream)
+extern "C" int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w,
+                                const float *absmax, void *w16, cudaStream_t stream)
 {
     size_t n = (size_t)w->rows * (size_t)w->cols;
     unsigned blocks = (unsigned)((n + 255) / 256 < 16384 ? (n + 255) / 256 : 16384);
@@ -133,8 +137,10 @@ extern "C" int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_qweight *w, const
         return ec_set_error("nf4-dq dequantization needs the decoded absmax");
     ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        if (w->prec == EC_PREC_FP8) fp8_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, (T *)w16);
-        else nf4_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, am, (T *)w16);
+        if (w->prec == EC_PREC_FP8)
+            fp8_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, (T *)w16);
+        else
+            nf4_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, am, (T *)w16);
         return 0;
     });
     EC_CUDA_LAUNCHED("launch of %s dequantization (%d x %d)", ec_precision_name(w->prec), w->rows,
@@ -144,8 +150,8 @@ extern "C" int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_qweight *w, const
 
 /* ---- naive nf4 GEMV, batch 1: y [rows] fp32 (STORE or ADD), one warp per row ---- */
 template <typename T, bool ADD>
-__global__ void nf4_naive_gemv_kernel(const ec_cuda_qweight w, const float *absmax, const T *x,
-                                      float *y)
+__global__ void nf4_naive_gemv_kernel(const ec_cuda_packed_weight w, const float *absmax,
+                                      const T *x, float *y)
 {
     __shared__ float s_code[16];
     if (threadIdx.x < 16) s_code[threadIdx.x] = w.tables[threadIdx.x];
@@ -177,10 +183,10 @@ static int gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w16, const
     return 0;
 }
 
-extern "C" int ec_cuda_qlinear_reference(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode,
-                                         const ec_cuda_qweight *w, const void *x, int ldx,
-                                         int batch, void *y, int ldy, const ec_cuda_qscratch *s,
-                                         cudaStream_t stream)
+extern "C" int ec_cuda_packed_linear_reference(cublasHandle_t cublas, ec_cuda_dtype t,
+                                               ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                                               const void *x, int ldx, int batch, void *y, int ldy,
+                                               const ec_cuda_packed_scratch *s, cudaStream_t stream)
 {
     if (check_qweight(w, mode, ldx, batch, ldy, "reference")) return -1;
     bool naive = w->prec != EC_PREC_FP8 && batch == 1, silu = mode == EC_GEMV_SILU_MUL;
@@ -200,8 +206,12 @@ extern "C" int ec_cuda_qlinear_reference(cublasHandle_t cublas, ec_cuda_dtype t,
         unsigned blocks = (unsigned)((w->rows + 7) / 8);
         ec_dispatch_dtype(t, [&](auto tag) {
             typedef decltype(tag) T;
-            if (add) nf4_naive_gemv_kernel<T, true><<<blocks, 256, 0, stream>>>(*w, absmax, (const T *)x, out);
-            else nf4_naive_gemv_kernel<T, false><<<blocks, 256, 0, stream>>>(*w, absmax, (const T *)x, out);
+            if (add)
+                nf4_naive_gemv_kernel<T, true>
+                    <<<blocks, 256, 0, stream>>>(*w, absmax, (const T *)x, out);
+            else
+                nf4_naive_gemv_kernel<T, false>
+                    <<<blocks, 256, 0, stream>>>(*w, absmax, (const T *)x, out);
             return 0;
         });
         EC_CUDA_LAUNCHED("launch of naive %s GEMV (%d x %d)", ec_precision_name(w->prec), w->rows,

@@ -11,7 +11,8 @@
 
 #include "kernels_quant.cuh"
 
-namespace {
+namespace
+{
 
 /* Two E4M3 codes (bits 0-7 = first column) as an fp16 pair, exactly. */
 __device__ __forceinline__ __half2 e4m3x2_to_half2(uint32_t two)
@@ -35,11 +36,13 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 struct Fp8 {
     static constexpr bool TABLES = false;
     static constexpr int GEMV_COLS = 16; /* columns per 16-byte load */
-    struct Piece { uint4 lo, hi; };      /* a lane's 32 columns in the tensor-core kernel */
+    struct Piece {
+        uint4 lo, hi;
+    }; /* a lane's 32 columns in the tensor-core kernel */
 
     /* 16 codes of `row` from column col0; past the row code 0 (0.0), never another row. */
     template <bool VEC>
-    __device__ static uint4 load16(const ec_cuda_qweight &w, int row, int col0)
+    __device__ static uint4 load16(const ec_cuda_packed_weight &w, int row, int col0)
     {
         const uint8_t *p = w.codes + (size_t)row * w.cols;
         if constexpr (VEC) {
@@ -60,11 +63,11 @@ struct Fp8 {
     }
 
     template <bool VEC>
-    __device__ static uint4 load_chunk(const ec_cuda_qweight &w, int row, int k)
+    __device__ static uint4 load_chunk(const ec_cuda_packed_weight &w, int row, int k)
     {
         return load16<VEC>(w, row, 16 * k);
     }
-    __device__ static float chunk_scale(const ec_cuda_qweight &w, const float *, int row, int)
+    __device__ static float chunk_scale(const ec_cuda_packed_weight &w, const float *, int row, int)
     {
         return __ldg(w.scales + row);
     }
@@ -74,7 +77,8 @@ struct Fp8 {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             uint32_t wd = ec_word(c, 2 * j + h);
-            float2 a = __half22float2(e4m3x2_to_half2(wd)), b = __half22float2(e4m3x2_to_half2(wd >> 16));
+            float2 a = __half22float2(e4m3x2_to_half2(wd)),
+                   b = __half22float2(e4m3x2_to_half2(wd >> 16));
             v[4 * h] = a.x;
             v[4 * h + 1] = a.y;
             v[4 * h + 2] = b.x;
@@ -83,7 +87,7 @@ struct Fp8 {
     }
 
     template <bool VEC>
-    __device__ static void load_piece(const ec_cuda_qweight &w, const float *, int row, int c,
+    __device__ static void load_piece(const ec_cuda_packed_weight &w, const float *, int row, int c,
                                       bool valid, Piece &p, float &scale)
     {
         scale = 1.0f; /* applied by out_scale */
@@ -95,18 +99,20 @@ struct Fp8 {
         p.hi = load16<VEC>(w, row, c + 16);
     }
     /* k-step s: columns 4s .. 4s+3 = word s of the piece, as two exact 16-bit pairs. */
-    template <typename T>
-    __device__ static uint2 afrag(const Piece &p, float, int s, const float *)
+    template <typename T> __device__ static uint2 afrag(const Piece &p, float, int s, const float *)
     {
         uint32_t wd = s < 4 ? ec_word(p.lo, s) : ec_word(p.hi, s - 4);
         return make_uint2(e4m3x2_to_pair<T>(wd), e4m3x2_to_pair<T>(wd >> 16));
     }
-    __device__ static float out_scale(const ec_cuda_qweight &w, int row) { return __ldg(w.scales + row); }
+    __device__ static float out_scale(const ec_cuda_packed_weight &w, int row)
+    {
+        return __ldg(w.scales + row);
+    }
 };
 
 } // namespace
 
-extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_qweight *w,
+extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                  const void *x, int ldx, int batch, void *y, int ldy,
                                  cudaStream_t stream)
 {

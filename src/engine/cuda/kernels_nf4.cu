@@ -9,7 +9,8 @@
  * (16 floats in 16 banks, so lanes never conflict), the dynamic map next to them. */
 #include "kernels_quant.cuh"
 
-namespace {
+namespace
+{
 
 template <bool DQ> struct Nf4 {
     static constexpr bool TABLES = true; /* s_tab[0..16) values, s_tab[16..272) dynamic map */
@@ -19,7 +20,7 @@ template <bool DQ> struct Nf4 {
     /* 16 bytes of row `row` from byte byte0 (a multiple of 16); past the row the pad code 7
      * (0.0) so the unaligned path never reads another row's bytes. */
     template <bool VEC>
-    __device__ static uint4 load16(const ec_cuda_qweight &w, int row, int byte0)
+    __device__ static uint4 load16(const ec_cuda_packed_weight &w, int row, int byte0)
     {
         int rb = (w.cols + 1) / 2;
         const uint8_t *p = w.codes + (size_t)row * rb;
@@ -42,11 +43,12 @@ template <bool DQ> struct Nf4 {
     }
 
     template <bool VEC>
-    __device__ static uint4 load_chunk(const ec_cuda_qweight &w, int row, int k)
+    __device__ static uint4 load_chunk(const ec_cuda_packed_weight &w, int row, int k)
     {
         return load16<VEC>(w, row, 16 * k);
     }
-    __device__ static float chunk_scale(const ec_cuda_qweight &w, const float *s_tab, int row, int k)
+    __device__ static float chunk_scale(const ec_cuda_packed_weight &w, const float *s_tab, int row,
+                                        int k)
     {
         return ec_nf4_block_absmax<DQ>(w, s_tab + 16, row, k / 2);
     }
@@ -64,8 +66,8 @@ template <bool DQ> struct Nf4 {
 
     /* Columns [c, c+32) of `row` and their block's absmax; zero weights when !valid. */
     template <bool VEC>
-    __device__ static void load_piece(const ec_cuda_qweight &w, const float *s_tab, int row, int c,
-                                      bool valid, Piece &p, float &scale)
+    __device__ static void load_piece(const ec_cuda_packed_weight &w, const float *s_tab, int row,
+                                      int c, bool valid, Piece &p, float &scale)
     {
         if (!valid) {
             p = make_uint4(0, 0, 0, 0);
@@ -86,12 +88,15 @@ template <bool DQ> struct Nf4 {
                           ec_pack2<T>(s_tab[hi >> 4] * scale, s_tab[hi & 15u] * scale));
     }
     /* The scale is inside each weight already. */
-    __device__ static float out_scale(const ec_cuda_qweight &, int) { return 1.0f; }
+    __device__ static float out_scale(const ec_cuda_packed_weight &, int)
+    {
+        return 1.0f;
+    }
 };
 
 } // namespace
 
-extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_qweight *w,
+extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                  const void *x, int ldx, int batch, void *y, int ldy,
                                  cudaStream_t stream)
 {

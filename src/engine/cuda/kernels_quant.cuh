@@ -67,7 +67,8 @@ template <> __device__ __forceinline__ uint32_t ec_pack2<__nv_bfloat16>(float lo
 /* d [16x8 fp32 fragment] += A [16x16] * B [16x8], 16-bit inputs, fp32 accumulation. */
 template <typename T>
 __device__ __forceinline__ void ec_mma16816(float d[4], const uint32_t a[4], uint2 b);
-template <> __device__ __forceinline__ void ec_mma16816<__half>(float d[4], const uint32_t a[4], uint2 b)
+template <>
+__device__ __forceinline__ void ec_mma16816<__half>(float d[4], const uint32_t a[4], uint2 b)
 {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};"
@@ -85,13 +86,15 @@ __device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uin
 
 /* 8 activations xr[col .. col+8) as fp32; unaligned shapes read element-wise, 0 past cols. */
 template <typename T, bool VEC>
-__device__ __forceinline__ void ec_load_x8(const T *__restrict__ xr, int col, int cols, float out[8])
+__device__ __forceinline__ void ec_load_x8(const T *__restrict__ xr, int col, int cols,
+                                           float out[8])
 {
     if constexpr (VEC) {
         ec_unpack8<T>(__ldg(reinterpret_cast<const uint4 *>(xr + col)), out);
     } else {
 #pragma unroll
-        for (int i = 0; i < 8; i++) out[i] = col + i < cols ? ec_to_f32(xr[col + i]) : 0.0f;
+        for (int i = 0; i < 8; i++)
+            out[i] = col + i < cols ? ec_to_f32(xr[col + i]) : 0.0f;
     }
 }
 
@@ -113,10 +116,12 @@ __device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, i
 /* Copies the format tables (nf4 values, dynamic map) into shared memory; every thread of the
  * block must call it (it ends with __syncthreads). */
 template <class F>
-__device__ __forceinline__ void ec_load_qtables(const ec_cuda_qweight &w, float *s_tab /* [272] */)
+__device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
+                                                float *s_tab /* [272] */)
 {
     if (F::TABLES)
-        for (int i = threadIdx.x; i < EC_CUDA_QTABLES_FLOATS; i += blockDim.x) s_tab[i] = w.tables[i];
+        for (int i = threadIdx.x; i < EC_CUDA_QTABLES_FLOATS; i += blockDim.x)
+            s_tab[i] = w.tables[i];
     __syncthreads();
 }
 
@@ -124,8 +129,8 @@ __device__ __forceinline__ void ec_load_qtables(const ec_cuda_qweight &w, float 
  * nf4-dq segment as map[q] * absmax2 + offset with two roundings, no fma, as the CPU does.
  * map = the dynamic map [256] (in shared memory). */
 template <bool DQ>
-__device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_qweight &w, const float *map,
-                                                     int row, int blk)
+__device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_packed_weight &w,
+                                                     const float *map, int row, int blk)
 {
     int nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
     if (!DQ) return __ldg(w.scales + (size_t)row * nb + blk);
@@ -140,7 +145,7 @@ __device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_qweight &w, c
 /* ---- GEMV, batch 1..8 ---- */
 template <class F, typename T, int B, int MODE, bool VEC>
 __global__ void __launch_bounds__(QGEMV_WARPS * 32)
-    qgemv_kernel(const ec_cuda_qweight w, const T *__restrict__ x, int ldx, void *y, int ldy)
+    qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, void *y, int ldy)
 {
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     ec_load_qtables<F>(w, s_tab);
@@ -153,7 +158,8 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
 
     float acc0[B], acc1[B];
 #pragma unroll
-    for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.0f;
+    for (int b = 0; b < B; b++)
+        acc0[b] = acc1[b] = 0.0f;
 
     for (int base = lane; base < nchunks; base += 32 * QGEMV_UNROLL) {
         uint4 c0[QGEMV_UNROLL], c1[QGEMV_UNROLL];
@@ -177,7 +183,8 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
             if (k >= nchunks) continue;
             float p0[B], p1[B]; /* this chunk's sum(value * x), scaled once below */
 #pragma unroll
-            for (int b = 0; b < B; b++) p0[b] = p1[b] = 0.0f;
+            for (int b = 0; b < B; b++)
+                p0[b] = p1[b] = 0.0f;
 #pragma unroll
             for (int j = 0; j < F::GEMV_COLS / 8; j++) {
                 float v0[8], v1[8];
@@ -231,7 +238,7 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
 /* ---- tensor cores, batch 9..64 per CTA (grid.y walks the batch in chunks of 64) ---- */
 template <class F, typename T, int NT, int MODE, bool VEC>
 __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
-    qmma_kernel(const ec_cuda_qweight w, const T *__restrict__ x, int ldx, int batch, void *y,
+    qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy)
 {
     constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
@@ -264,7 +271,8 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
 #pragma unroll
         for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) acc[m][n][i] = 0.0f;
+            for (int i = 0; i < 4; i++)
+                acc[m][n][i] = 0.0f;
 
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     for (int kc = warp; kc < nchunks; kc += QMMA_KSPLIT) {
@@ -295,7 +303,8 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
                                ? ec_load_x4<T, VEC>(xb + (size_t)tok * ldx, c + 4 * s, w.cols)
                                : make_uint2(0, 0);
 #pragma unroll
-                for (int m = 0; m < MT; m++) ec_mma16816<T>(acc[m][n], a[m], bx);
+                for (int m = 0; m < MT; m++)
+                    ec_mma16816<T>(acc[m][n], a[m], bx);
             }
         }
     }
@@ -304,16 +313,18 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
     float *flat = &acc[0][0][0];
     if (warp > 0) {
 #pragma unroll
-        for (int i = 0; i < NACC; i++) s_red[warp - 1][i][lane] = flat[i];
+        for (int i = 0; i < NACC; i++)
+            s_red[warp - 1][i][lane] = flat[i];
     }
     __syncthreads();
     if (warp > 0) return;
 #pragma unroll
     for (int k = 0; k < QMMA_KSPLIT - 1; k++)
 #pragma unroll
-        for (int i = 0; i < NACC; i++) flat[i] += s_red[k][i][lane];
+        for (int i = 0; i < NACC; i++)
+            flat[i] += s_red[k][i][lane];
 
-    /* C fragment: acc[..][0..1] = row g, tokens 2t, 2t+1; acc[..][2..3] = row g+8. */
+            /* C fragment: acc[..][0..1] = row g, tokens 2t, 2t+1; acc[..][2..3] = row g+8. */
 #pragma unroll
     for (int m = 0; m < MT; m++) {
         if (!va[m]) continue;
@@ -327,7 +338,8 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
                 size_t at = (size_t)(b0 + tok) * ldy;
                 float ya = acc[m][n][j] * sca, yb = acc[m][n][2 + j] * scb;
                 if (silu) {
-                    reinterpret_cast<T *>(y)[at + ra[m]] = ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
+                    reinterpret_cast<T *>(y)[at + ra[m]] =
+                        ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
                 } else {
                     float *out = reinterpret_cast<float *>(y) + at;
                     if (MODE == EC_GEMV_ADD) {
@@ -344,14 +356,16 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
 
 /* ---- launch: GEMV up to 8 token rows, tensor cores above ---- */
 template <class F, typename T, int MODE, bool VEC>
-static void ec_qlaunch_gemv(const ec_cuda_qweight &w, const T *x, int ldx, int batch, void *y,
+static void ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
                             int ldy, cudaStream_t stream)
 {
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
     int warps = MODE == EC_GEMV_SILU_MUL ? out_rows : (out_rows + 1) / 2;
     dim3 grid((unsigned)((warps + QGEMV_WARPS - 1) / QGEMV_WARPS)), block(QGEMV_WARPS * 32);
-#define EC_QGEMV_CASE(B)                                                                          \
-    case B: qgemv_kernel<F, T, B, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy); break;
+#define EC_QGEMV_CASE(B)                                                                           \
+    case B:                                                                                        \
+        qgemv_kernel<F, T, B, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy);           \
+        break;
     switch (batch) {
         EC_QGEMV_CASE(1)
         EC_QGEMV_CASE(2)
@@ -360,14 +374,15 @@ static void ec_qlaunch_gemv(const ec_cuda_qweight &w, const T *x, int ldx, int b
         EC_QGEMV_CASE(5)
         EC_QGEMV_CASE(6)
         EC_QGEMV_CASE(7)
-        default: qgemv_kernel<F, T, 8, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy);
+    default:
+        qgemv_kernel<F, T, 8, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy);
     }
 #undef EC_QGEMV_CASE
 }
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "ec_qlaunch_gemv instantiates batches 1..8");
 
 template <class F, typename T, int MODE, bool VEC>
-static void ec_qlaunch_mma(const ec_cuda_qweight &w, const T *x, int ldx, int batch, void *y,
+static void ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
                            int ldy, cudaStream_t stream)
 {
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
@@ -387,32 +402,39 @@ static void ec_qlaunch_mma(const ec_cuda_qweight &w, const T *x, int ldx, int ba
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_mma instantiates up to 8 column tiles");
 
 template <class F, typename T, int MODE>
-static void ec_qlaunch_mode(const ec_cuda_qweight &w, const T *x, int ldx, int batch, void *y,
+static void ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
                             int ldy, cudaStream_t stream)
 {
     /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
     bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
     if (batch <= EC_CUDA_GEMV_MAX_BATCH) {
-        if (vec) ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
-        else ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+        if (vec)
+            ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
+        else
+            ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
     } else {
-        if (vec) ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
-        else ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+        if (vec)
+            ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
+        else
+            ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
     }
 }
 
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
 template <class F>
-static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_qweight *w,
-                                   const void *x, int ldx, int batch, void *y, int ldy,
-                                   cudaStream_t stream)
+static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
+                                   const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                   int batch, void *y, int ldy, cudaStream_t stream)
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
-        if (mode == EC_GEMV_STORE) ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, stream);
-        else if (mode == EC_GEMV_ADD) ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, stream);
-        else ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, stream);
+        if (mode == EC_GEMV_STORE)
+            ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, stream);
+        else if (mode == EC_GEMV_ADD)
+            ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, stream);
+        else
+            ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, stream);
         EC_CUDA_LAUNCHED("launch of fused %s linear (batch %d, %d x %d, mode %d)",
                          ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
         return 0;

@@ -30,8 +30,11 @@ extern "C" {
 #endif
 
 /* A weight fused from separately quantized matrices (Wq/Wk/Wv, gate/up) has up to this many
- * nf4-dq segments, each with its own second-level absmax array and offset. */
+ * nf4-dq segments, each with its own second-level absmax array and offset (the same bound as
+ * the backend's weight descriptor). */
+#ifndef EC_CUDA_MAX_SEGMENTS
 #define EC_CUDA_MAX_SEGMENTS 3
+#endif
 /* Token rows one tensor-core launch covers (8 MMA column tiles); larger batches are chunked. */
 #define EC_CUDA_QMMA_MAX_BATCH 64
 /* Floats in the device tables of ec_cuda_quant_tables: the 16 nf4 values, then the dynamic map. */
@@ -49,21 +52,21 @@ typedef struct {
 /* A quantized weight W [rows][cols] on the device (the ec_qmatrix arrays, byte for byte). For
  * EC_GEMV_SILU_MUL, W = [gate; up] and rows = 2 x the output rows. */
 typedef struct {
-    ec_precision prec;    /* EC_PREC_NF4, EC_PREC_NF4_DQ or EC_PREC_FP8 */
+    ec_precision prec; /* EC_PREC_NF4, EC_PREC_NF4_DQ or EC_PREC_FP8 */
     int rows, cols;
     const uint8_t *codes; /* nf4(-dq): [rows][ceil(cols/2)], high nibble first; fp8: [rows][cols] */
     const float *scales;  /* nf4: [rows][ceil(cols/64)] block absmax; fp8: [rows]; nf4-dq: NULL */
     int nseg;             /* nf4-dq: 1..EC_CUDA_MAX_SEGMENTS segments (else unused) */
     ec_cuda_dq_segment seg[EC_CUDA_MAX_SEGMENTS];
-    const float *tables;  /* [EC_CUDA_QTABLES_FLOATS] from ec_cuda_quant_tables */
-} ec_cuda_qweight;
+    const float *tables; /* [EC_CUDA_QTABLES_FLOATS] from ec_cuda_quant_tables */
+} ec_cuda_packed_weight;
 
 /* Scratch of the reference family (the fused family needs none); NULL where unused. */
 typedef struct {
     float *absmax; /* nf4-dq: [rows * ceil(cols/64)] fp32, decoded every call */
     void *w16;     /* batch > 1, and fp8 at any batch: [rows][cols] 16-bit dequantized weight */
     float *gu;     /* EC_GEMV_SILU_MUL: [batch][rows] fp32 gate and up before SiLU·mul */
-} ec_cuda_qscratch;
+} ec_cuda_packed_scratch;
 
 /* Allocates and fills *tables [EC_CUDA_QTABLES_FLOATS] with ec_nf4_code and ec_dynamic_map()
  * (the host's values, so both sides decode identically); free with cudaFree. */
@@ -71,28 +74,29 @@ int ec_cuda_quant_tables(float **tables);
 
 /* Fused family: y as ec_cuda_gemv (STORE / ADD fp32 [batch][ldy], SILU_MUL 16-bit [batch][ldy])
  * from x [batch][ldx] (16-bit, ldx >= cols), batch >= 1, ldy >= output rows. */
-int ec_cuda_qlinear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_qweight *w,
-                          const void *x, int ldx, int batch, void *y, int ldy,
-                          cudaStream_t stream);
+int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                                const void *x, int ldx, int batch, void *y, int ldy,
+                                cudaStream_t stream);
 
 /* Reference family, same contract; cublas must be bound to `stream`. */
-int ec_cuda_qlinear_reference(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode,
-                              const ec_cuda_qweight *w, const void *x, int ldx, int batch,
-                              void *y, int ldy, const ec_cuda_qscratch *scratch,
-                              cudaStream_t stream);
+int ec_cuda_packed_linear_reference(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode,
+                                    const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                    int batch, void *y, int ldy,
+                                    const ec_cuda_packed_scratch *scratch, cudaStream_t stream);
 
 /* The reference family's steps, also exposed so the tests can check layouts exactly:
  * absmax [w->rows * ceil(cols/64)] fp32 = the nf4-dq block absmax (map[q] * absmax2 + offset);
  * w16 [rows][cols] (16-bit) = round(code value * absmax) (nf4, nf4-dq with `absmax` decoded)
  * or round(e4m3 value * scale) (fp8; absmax unused, may be NULL). */
-int ec_cuda_nf4dq_absmax(const ec_cuda_qweight *w, float *absmax, cudaStream_t stream);
-int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_qweight *w, const float *absmax, void *w16,
-                     cudaStream_t stream);
+int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absmax, cudaStream_t stream);
+int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w, const float *absmax,
+                     void *w16, cudaStream_t stream);
 
-/* ---- internal: the per-format fused launchers behind ec_cuda_qlinear_fused (checked inputs) */
-int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_qweight *w,
+/* ---- internal: the per-format fused launchers behind ec_cuda_packed_linear_fused (checked inputs)
+ */
+int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                       const void *x, int ldx, int batch, void *y, int ldy, cudaStream_t stream);
-int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_qweight *w,
+int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                       const void *x, int ldx, int batch, void *y, int ldy, cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -32,9 +32,15 @@
 #include <unistd.h>
 
 static const ec_cuda_dtype DTYPES[] = {EC_CUDA_F16, EC_CUDA_BF16};
-static const char *dname(ec_cuda_dtype t) { return t == EC_CUDA_BF16 ? "bf16" : "fp16"; }
+static const char *dname(ec_cuda_dtype t)
+{
+    return t == EC_CUDA_BF16 ? "bf16" : "fp16";
+}
 /* Relative rounding of a 16-bit value: half an ulp at 11 / 8 significant bits. */
-static double round_rel(ec_cuda_dtype t) { return t == EC_CUDA_BF16 ? 1.0 / 256 : 1.0 / 2048; }
+static double round_rel(ec_cuda_dtype t)
+{
+    return t == EC_CUDA_BF16 ? 1.0 / 256 : 1.0 / 2048;
+}
 static const char *MODE_NAME[] = {"store", "add", "silu_mul"};
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -87,10 +93,13 @@ typedef struct {
     float *wdq; /* [rows][cols] the CPU's dequantized weights (ec_qmatrix_dequantize_row) */
     void *dev[2 + 2 * EC_CUDA_MAX_SEGMENTS];
     int ndev;
-    ec_cuda_qweight w;
+    ec_cuda_packed_weight w;
 } tweight;
 
-static int nblocks(int cols) { return (cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK; }
+static int nblocks(int cols)
+{
+    return (cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+}
 static size_t row_bytes(ec_precision p, int cols)
 {
     return p == EC_PREC_FP8 ? (size_t)cols : ((size_t)cols + 1) / 2;
@@ -107,16 +116,19 @@ static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, con
     float *w = malloc((size_t)rows * cols * sizeof *w);
     for (int r = 0; r < rows; r++) {
         float scale = ldexpf(1.0f, r % 5 - 3);
-        for (int c = 0; c < cols; c++) w[(size_t)r * cols + c] = frand() * scale;
+        for (int c = 0; c < cols; c++)
+            w[(size_t)r * cols + c] = frand() * scale;
     }
     if (cols > EC_NF4_BLOCK)
-        for (int c = 0; c < EC_NF4_BLOCK; c++) w[c] = 0.0f;
+        for (int c = 0; c < EC_NF4_BLOCK; c++)
+            w[c] = 0.0f;
     int cut[EC_CUDA_MAX_SEGMENTS + 1] = {0, rows / 2, rows / 2 + rows / 4, rows};
     for (int p = 0; p < EC_CUDA_MAX_SEGMENTS; p++) {
         if (cut[p + 1] <= cut[p]) continue;
         int i = tw->npieces++;
         tw->row0[i] = cut[p];
-        if (ec_qmatrix_quantize(&tw->q[i], prec, w + (size_t)cut[p] * cols, cut[p + 1] - cut[p], cols))
+        if (ec_qmatrix_quantize(&tw->q[i], prec, w + (size_t)cut[p] * cols, cut[p + 1] - cut[p],
+                                cols))
             fail_msg("quantize: %s", ec_last_error());
     }
     /* Concatenate codes and scales as the backend's fused weights would hold them. */
@@ -127,7 +139,8 @@ static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, con
     for (int i = 0; i < tw->npieces; i++) {
         const ec_qmatrix *q = &tw->q[i];
         memcpy(codes + (size_t)tw->row0[i] * rb, q->data, (size_t)q->rows * rb);
-        if (q->scales) memcpy(scales + (size_t)tw->row0[i] * nsc, q->scales, (size_t)q->rows * nsc * 4);
+        if (q->scales)
+            memcpy(scales + (size_t)tw->row0[i] * nsc, q->scales, (size_t)q->rows * nsc * 4);
         for (int r = 0; r < q->rows; r++)
             ec_qmatrix_dequantize_row(q, r, tw->wdq + (size_t)(tw->row0[i] + r) * cols);
     }
@@ -156,8 +169,10 @@ static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, con
 
 static void tweight_free(tweight *tw)
 {
-    for (int i = 0; i < tw->npieces; i++) ec_qmatrix_free(&tw->q[i]);
-    for (int i = 0; i < tw->ndev; i++) cudaFree(tw->dev[i]);
+    for (int i = 0; i < tw->npieces; i++)
+        ec_qmatrix_free(&tw->q[i]);
+    for (int i = 0; i < tw->ndev; i++)
+        cudaFree(tw->dev[i]);
     free(tw->wdq);
 }
 
@@ -167,8 +182,8 @@ typedef struct {
     ec_cuda_dtype t;
     const float *x; /* [batch][cols] */
     int batch, r0, r1;
-    float *ycpu;              /* [batch][rows] ec_qmatrix_matmul_rows */
-    double *ref16, *mag;      /* [batch][rows] sum x*round16(w), sum |x*w| */
+    float *ycpu;         /* [batch][rows] ec_qmatrix_matmul_rows */
+    double *ref16, *mag; /* [batch][rows] sum x*round16(w), sum |x*w| */
 } ref_job;
 
 static void *ref_worker(void *arg)
@@ -191,7 +206,8 @@ static void *ref_worker(void *arg)
     float *w16 = malloc((size_t)cols * sizeof *w16);
     for (int r = j->r0; r < j->r1; r++) {
         const float *wr = tw->wdq + (size_t)r * cols;
-        for (int c = 0; c < cols; c++) w16[c] = from16(j->t, to16(j->t, wr[c]));
+        for (int c = 0; c < cols; c++)
+            w16[c] = from16(j->t, to16(j->t, wr[c]));
         for (int b = 0; b < j->batch; b++) {
             const float *xb = j->x + (size_t)b * cols;
             double s16 = 0, m = 0;
@@ -217,11 +233,19 @@ static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, in
     pthread_t th[MAX_THREADS];
     ref_job jobs[MAX_THREADS];
     for (int i = 0; i < nt; i++) {
-        jobs[i] = (ref_job){tw, t, x, batch, (int)((long)tw->rows * i / nt),
-                            (int)((long)tw->rows * (i + 1) / nt), ycpu, ref16, mag};
+        jobs[i] = (ref_job){tw,
+                            t,
+                            x,
+                            batch,
+                            (int)((long)tw->rows * i / nt),
+                            (int)((long)tw->rows * (i + 1) / nt),
+                            ycpu,
+                            ref16,
+                            mag};
         if (pthread_create(&th[i], NULL, ref_worker, &jobs[i])) fail_msg("pthread_create failed");
     }
-    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < nt; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* Which paths multiply 16-bit weights (kernels_quant.h, "Numerics"): the reference family's
@@ -234,8 +258,8 @@ static int uses_w16(ec_precision p, int fused, int batch)
 
 /* ---- one linear config ---- */
 typedef struct {
-    int fails;       /* failing configs so far */
-    double worst;    /* largest |err| / tol over the group */
+    int fails;    /* failing configs so far */
+    double worst; /* largest |err| / tol over the group */
 } tally;
 
 typedef struct {
@@ -266,23 +290,25 @@ static void judge(verdict *v, long b, long r, double got, double want, double cp
 }
 
 static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype t, int fused,
-                         ec_gemv_mode mode, int batch, int ldx, const void *d_x,
-                         const float *ycpu, const double *ref16, const double *mag, tally *tl)
+                         ec_gemv_mode mode, int batch, int ldx, const void *d_x, const float *ycpu,
+                         const double *ref16, const double *mag, tally *tl)
 {
     int silu = mode == EC_GEMV_SILU_MUL, rows = tw->rows;
     int out = silu ? rows / 2 : rows, ldy = out + 3, w16 = uses_w16(tw->prec, fused, batch);
     size_t esz = silu ? 2 : 4, ybytes = (size_t)(batch + 1) * ldy * esz; /* + a guard row */
     float *y0 = malloc((size_t)(batch + 1) * ldy * sizeof *y0);
-    for (long i = 0; i < (long)(batch + 1) * ldy; i++) y0[i] = frand();
+    for (long i = 0; i < (long)(batch + 1) * ldy; i++)
+        y0[i] = frand();
     void *d_y = mode == EC_GEMV_ADD ? dev_upload(y0, ybytes) : dev_poisoned(ybytes);
-    ec_cuda_qscratch s = {0};
+    ec_cuda_packed_scratch s = {0};
     if (!fused) {
         s.absmax = dev_poisoned((size_t)rows * nblocks(tw->cols) * 4);
         s.w16 = dev_poisoned((size_t)rows * tw->cols * 2);
         s.gu = dev_poisoned((size_t)batch * rows * 4);
     }
-    int rc = fused ? ec_cuda_qlinear_fused(t, mode, &tw->w, d_x, ldx, batch, d_y, ldy, 0)
-                   : ec_cuda_qlinear_reference(cublas, t, mode, &tw->w, d_x, ldx, batch, d_y, ldy, &s, 0);
+    int rc = fused ? ec_cuda_packed_linear_fused(t, mode, &tw->w, d_x, ldx, batch, d_y, ldy, 0)
+                   : ec_cuda_packed_linear_reference(cublas, t, mode, &tw->w, d_x, ldx, batch, d_y,
+                                                     ldy, &s, 0);
     kernel_ok(rc);
     void *y = malloc(ybytes);
     download(y, d_y, ybytes);
@@ -293,9 +319,9 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
         for (int r = 0; r < ldy; r++) {
             size_t i = (size_t)b * ldy + r;
             if (b == batch || r >= out) { /* must be exactly as before the call */
-                int same = silu ? ((uint16_t *)y)[i] == 0xFFFF
-                                : mode == EC_GEMV_ADD ? ((float *)y)[i] == y0[i]
-                                                      : ((uint32_t *)y)[i] == 0xFFFFFFFFu;
+                int same = silu                  ? ((uint16_t *)y)[i] == 0xFFFF
+                           : mode == EC_GEMV_ADD ? ((float *)y)[i] == y0[i]
+                                                 : ((uint32_t *)y)[i] == 0xFFFFFFFFu;
                 if (!same && untouched_bad++ == 0) {
                     ub = b;
                     ur = r;
@@ -313,10 +339,12 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
             size_t k = (size_t)b * rows;
             if (silu) {
                 const double *ref = w16 ? ref16 : NULL;
-                double g = ref ? ref[k + r] : ycpu[k + r], u = ref ? ref[k + r + out] : ycpu[k + r + out];
+                double g = ref ? ref[k + r] : ycpu[k + r],
+                       u = ref ? ref[k + r + out] : ycpu[k + r + out];
                 double eg = 1e-5 * mag[k + r] + 1e-6, eu = 1e-5 * mag[k + r + out] + 1e-6;
                 double sg = g / (1.0 + exp(-g)), want = sg * u;
-                double tol = fabs(want) * round_rel(t) + 1.1 * eg * fabs(u) + fabs(sg) * eu + eg * eu + 1e-6;
+                double tol =
+                    fabs(want) * round_rel(t) + 1.1 * eg * fabs(u) + fabs(sg) * eu + eg * eu + 1e-6;
                 double cpu_g = ycpu[k + r], cpu_u = ycpu[k + r + out];
                 judge(&v, b, r, from16(t, ((uint16_t *)y)[i]), want,
                       cpu_g / (1.0 + exp(-cpu_g)) * cpu_u, tol);
@@ -381,8 +409,8 @@ static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision pr
             for (int fused = 0; fused < 2; fused++)
                 for (int m = 0; m < 3; m++) {
                     if (m == EC_GEMV_SILU_MUL && rows % 2) continue;
-                    check_linear(cublas, &tw, t, fused, (ec_gemv_mode)m, batch, ldx, d_x, ycpu, ref16,
-                                 mag, &tl[fused]);
+                    check_linear(cublas, &tw, t, fused, (ec_gemv_mode)m, batch, ldx, d_x, ycpu,
+                                 ref16, mag, &tl[fused]);
                     configs++;
                 }
             cudaFree(d_x);
@@ -416,7 +444,8 @@ static void test_linear_small(void **state)
     float *tables;
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) fail_msg("cublasCreate failed");
     kernel_ok(ec_cuda_quant_tables(&tables));
-    static const int shapes[][2] = {{1, 64}, {2, 33}, {5, 63}, {37, 200}, {74, 200}, {64, 130}, {40, 96}};
+    static const int shapes[][2] = {{1, 64},   {2, 33},   {5, 63}, {37, 200},
+                                    {74, 200}, {64, 130}, {40, 96}};
     static const int batches[] = {1, 2, 3, 8, 9, 16, 17, 64, 100};
     int fails = 0;
     for (int p = 0; p < 3; p++)
@@ -480,7 +509,8 @@ static void test_layouts_exact(void **state)
                         float got = am[(size_t)tw.row0[i] * nb + k];
                         if (memcmp(&got, &v, 4) != 0)
                             fail_msg("nf4-dq %dx%d absmax of segment %d block %ld (row %ld): got "
-                                     "%.9g want %.9g", rows, cols, i, k, tw.row0[i] + k / nb, got, v);
+                                     "%.9g want %.9g",
+                                     rows, cols, i, k, tw.row0[i] + k / nb, got, v);
                     }
                 }
                 free(am);
@@ -496,10 +526,11 @@ static void test_layouts_exact(void **state)
                         size_t i = (size_t)r * cols + c;
                         uint16_t want = to16(t, tw.wdq[i]);
                         if (w16[i] != want)
-                            fail_msg("%s %s %dx%d dequantized [%d][%d]: got 0x%04x (%g) want 0x%04x "
-                                     "(%g, cpu fp32 %.9g)", ec_precision_name(PRECS[p]), dname(t),
-                                     rows, cols, r, c, w16[i], from16(t, w16[i]), want,
-                                     from16(t, want), tw.wdq[i]);
+                            fail_msg(
+                                "%s %s %dx%d dequantized [%d][%d]: got 0x%04x (%g) want 0x%04x "
+                                "(%g, cpu fp32 %.9g)",
+                                ec_precision_name(PRECS[p]), dname(t), rows, cols, r, c, w16[i],
+                                from16(t, w16[i]), want, from16(t, want), tw.wdq[i]);
                     }
                 cudaFree(d_w16);
                 free(w16);
@@ -515,17 +546,22 @@ static void test_rejects_bad_input(void **state)
     (void)state;
     uint8_t codes = 0;
     float scale = 1.0f;
-    ec_cuda_qweight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale};
-    assert_int_equal(ec_cuda_qlinear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
+    ec_cuda_packed_weight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale};
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
     assert_non_null(strstr(ec_last_error(), "segments"));
     w.prec = EC_PREC_NF4;
     w.scales = &scale;
     w.rows = 3;
-    assert_int_equal(ec_cuda_qlinear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, 0), -1);
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, 0),
+        -1);
     assert_non_null(strstr(ec_last_error(), "even"));
-    assert_int_equal(ec_cuda_qlinear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, 0), -1);
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, 0), -1);
     w.prec = EC_PREC_INT8;
-    assert_int_equal(ec_cuda_qlinear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
     assert_non_null(strstr(ec_last_error(), "int8"));
 }
 
