@@ -1,35 +1,66 @@
 #!/usr/bin/env bash
-# gpu.sh — the GPU check run on a machine with an NVIDIA GPU (H100 here): builds for sm_90,
-# runs the CUDA tests (kernels against CPU references, the backend against the CPU backend),
-# then times fp16 decode for `small` and Llama-2-7B (synthetic weights) and prints a short table
-# last, with Llama-2-7B's share of the batch-1 bandwidth roofline (13.5 GB read per token,
-# DESIGN.md §6: ~3.03 TB/s measured read bandwidth on an H100 → ~225 tok/s). About 4-6 minutes.
+# gpu.sh [STEP...] — the GPU check and fp16 benchmark, run on a machine with an NVIDIA GPU (an
+# H100 here). Steps (default: all, in this order):
+#   tests      the CUDA tests (kernels and backend against the CPU references)
+#   calibrate  `ecocompute calibrate`: idle W, read/copy bandwidth, fp16 GEMM, pJ/byte
+#   ours       ecocompute fp16 decode with --energy: Llama-2-7B batch 1/8/64, TinyLlama-1.1B and
+#              Llama-3.1-8B batch 1; prompt 512, 256 new tokens
+#   torch      the same shapes in PyTorch + transformers eager (the seeds' stack), metered by
+#              `ecocompute meter --trace` (bench/torch_baseline.py); skipped without torch;
+#              TORCH_COMPILE=1 adds static cache + torch.compile at batch 1
+# and prints one table last (bench/report.py). Results go to $OUT (or bench-out/). Builds with
+# scripts/build.sh unless build/ecocompute exists (bench/device-prep.sh makes it for machines
+# without network). Every figure comes from ecocompute's own meter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# A GPU machine without network or -dev packages runs the build made by bench/device-prep.sh.
+out=${OUT:-bench-out}
+mkdir -p "$out"
 [ -x build/ecocompute ] || bash scripts/build.sh build -DCMAKE_CUDA_ARCHITECTURES=90
-ctest --test-dir build -R 'cuda|gpu' --output-on-failure
+bin=$(pwd)/build/ecocompute
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(tests calibrate ours torch)
+export XDG_DATA_HOME=$(pwd)/$out/xdg # calibrate saves here; run --energy reads it back
+python=${PYTHON:-python3}
+[ -x /opt/torch/.venv/bin/python ] && python=${PYTHON:-/opt/torch/.venv/bin/python}
 
-bin=build/ecocompute
-rows=()
-run() { # model batch prompt gen
-    local csv
-    csv=$("$bin" run --model "$1" --precision fp16 --device cuda --batch "$2" --prompt-len "$3" \
-        --gen "$4" --format csv | tail -n 1)
-    rows+=("$1,$2,$3,$4,$csv")
-}
-run small 1 512 256
-run Llama-2-7B 1 512 256
-run Llama-2-7B 64 512 256
+nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader | tee "$out/gpu.txt"
+git rev-parse --short=12 HEAD 2>/dev/null | tee "$out/commit.txt" || true
 
-echo
-printf '%-12s %6s %7s %5s %9s %12s %12s %9s\n' model batch prompt gen load_s prefill_tok/s decode_tok/s roofline
-for r in "${rows[@]}"; do
-    IFS=, read -r model batch prompt gen _m _p _d _b _pt _nt load _ps pre _ds dec _rest <<<"$r"
-    roof=-
-    if [ "$model" = Llama-2-7B ] && [ "$batch" = 1 ]; then
-        roof=$(awk -v t="$dec" 'BEGIN { printf "%.0f%%", 100 * t / 225 }')
-    fi
-    printf '%-12s %6s %7s %5s %9s %12s %12s %9s\n' "$model" "$batch" "$prompt" "$gen" "$load" \
-        "$pre" "$dec" "$roof"
+shapes=("Llama-2-7B 1" "Llama-2-7B 8" "Llama-2-7B 64" "TinyLlama-1.1B 1" "Llama-3.1-8B 1")
+for step in "${steps[@]}"; do
+    case $step in
+    tests)
+        ctest --test-dir build -L gpu --output-on-failure 2>&1 | tee "$out/tests.txt" || true ;;
+    calibrate)
+        "$bin" calibrate --idle 5 --seconds 6 | tee "$out/calibrate.txt" ;;
+    ours)
+        rm -f "$out/ecocompute.csv"
+        for s in "${shapes[@]}"; do
+            read -r model batch <<<"$s"
+            "$bin" run --model "$model" --precision fp16 --device cuda --batch "$batch" \
+                --prompt-len 512 --gen 256 --energy --idle 5 --format csv >"$out/run.csv"
+            [ -s "$out/ecocompute.csv" ] || head -1 "$out/run.csv" >"$out/ecocompute.csv"
+            tail -n +2 "$out/run.csv" >>"$out/ecocompute.csv"
+        done
+        cut -d, -f1,4,8-14 "$out/ecocompute.csv" ;;
+    torch)
+        if ! "$python" -c 'import torch, transformers' 2>/dev/null; then
+            echo "torch: not importable with $python; skipped"
+            continue
+        fi
+        runs=$(printf '%s\n' "${shapes[@]}" | tr ' ' ':' | paste -sd,)
+        modes=(eager)
+        [ "${TORCH_COMPILE:-0}" = 1 ] && modes+=(compile)
+        for mode in "${modes[@]}"; do
+            [ "$mode" = compile ] && runs=Llama-2-7B:1
+            "$bin" meter --interval 20 --trace "$out/torch_$mode.trace.csv" -- "$python" \
+                bench/torch_baseline.py --mode "$mode" --runs "$runs" \
+                --marks "$out/torch_$mode.marks.csv" >"$out/torch_$mode.meter.txt"
+            python3 bench/trace_energy.py "$out/torch_$mode.trace.csv" \
+                "$out/torch_$mode.marks.csv" >"$out/torch_$mode.energy.csv"
+        done ;;
+    *) echo "gpu.sh: unknown step '$step' (tests calibrate ours torch)" >&2; exit 2 ;;
+    esac
 done
+echo
+[ -s "$out/ecocompute.csv" ] && python3 bench/report.py "$out" | tee "$out/table.txt"

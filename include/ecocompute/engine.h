@@ -24,7 +24,7 @@ int ec_kernels_parse(const char *name, ec_kernels *out);
 
 typedef struct {
     ec_precision precision; /* format of the linear layers (default fp16) */
-    ec_kernels kernels;     /* GPU kernel family; the CPU backend has one */
+    ec_kernels kernels;     /* GPU kernel family (docs/cuda-backend.md); the CPU backend has one */
     float int8_threshold;   /* int8-mixed outlier threshold (default EC_INT8_THRESHOLD) */
     int quantize_head;      /* also quantize the output head (default: 16-bit) */
     int max_batch;          /* KV cache is allocated for this many sequences (default 1) ... */
@@ -33,6 +33,17 @@ typedef struct {
     int device;             /* CUDA device index */
 } ec_load_options;
 void ec_load_options_default(ec_load_options *o);
+
+/* The inputs of a layer's linears whose int8-mixed outlier columns are counted (q, k and v share
+ * one input, as do gate and up). */
+typedef enum {
+    EC_LINEAR_QKV = 0,
+    EC_LINEAR_O,
+    EC_LINEAR_GATE_UP,
+    EC_LINEAR_DOWN,
+    EC_LINEAR_INPUTS
+} ec_linear_input;
+const char *ec_linear_input_name(ec_linear_input i); /* "qkv", "o", "gate/up", "down" */
 
 typedef struct ec_backend ec_backend;
 typedef struct {
@@ -47,6 +58,11 @@ typedef struct {
     /* Waits until all submitted work is finished (phase boundaries are timed after this). */
     int (*synchronize)(ec_backend *b);
     void (*destroy)(ec_backend *b);
+    /* Optional (NULL when the backend cannot count): int8-mixed outlier statistics since load.
+     * avg [n_layers][EC_LINEAR_INPUTS] gets the mean number of activation columns that crossed
+     * the threshold per call (a prefill chunk or a decode step) of each linear input; 0 where
+     * nothing was counted (other precisions). Returns 0 or -1 (ec_last_error). */
+    int (*outlier_stats)(ec_backend *b, double *avg);
 } ec_backend_ops;
 
 struct ec_backend {
@@ -56,6 +72,10 @@ struct ec_backend {
 
 /* Parses a device name: "cpu" (index -1), "cuda" (index 0), "cuda:N". -1 if malformed. */
 int ec_device_parse(const char *device, int *cuda_index);
+/* The GPU a device name runs on, as the meter selects it: "GPU-<uuid>" for cuda[:N] (CUDA's
+ * device order can differ from NVML's). -1 (ec_last_error) for "cpu", a malformed name, a
+ * missing device, or a build without the CUDA backend. */
+int ec_device_gpu_uuid(const char *device, char *buf, size_t len);
 /* Creates an empty backend by device name (then call ops->load). -1 (ec_last_error) if the
  * name is malformed or that backend is not built. */
 int ec_backend_create(ec_backend **out, const char *device);
@@ -82,6 +102,14 @@ typedef struct {
  * needs prompt_len + gen - 1 positions. hooks may be NULL. Returns 0 or -1 (ec_last_error). */
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
                 const ec_phase_hooks *hooks, ec_generate_stats *stats);
+
+/* Bytes a decode step must read from memory at least: every linear weight in `prec`, the
+ * norms, the 16-bit head (the embedding table only by the rows it looks up, i.e. not at all
+ * when untied), and the K and V caches of `batch` sequences over `context` positions (16-bit,
+ * as the CUDA backend keeps them). Over the memory bandwidth, this is the step's time floor:
+ * the denominator of "% of roofline". */
+double ec_decode_step_bytes(const ec_model_config *c, ec_precision prec, int batch,
+                            double context);
 
 /* Synthetic prompts: out [batch][len] token ids in [3, vocab) (ids 0-2 are the special
  * unk/bos/eos of Llama vocabularies), a pure function of (seed, index). */

@@ -156,6 +156,8 @@ double ec_meter_sampler_cpu_s(ec_meter *m);
 /* Why RAPL is unavailable, or NULL when it is readable. */
 const char *ec_meter_cpu_unavailable(ec_meter *m);
 double ec_meter_interval_s(const ec_meter *m);
+/* CLOCK_MONOTONIC time at which the meter was opened, s: the zero of the trace's t_s column. */
+double ec_meter_t0_s(const ec_meter *m);
 
 /* Reads GPU i now, directly (not from the sampler). Returns 0, or -1 when i is out of range. */
 int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out);

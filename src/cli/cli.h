@@ -22,6 +22,10 @@ int cmd_eval(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_meter(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* The command table, defined in main.c. */
 extern const cli_command cli_commands[];

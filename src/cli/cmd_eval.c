@@ -23,7 +23,8 @@ static void usage(void)
 {
     printf(
         "usage: ecocompute eval --model NAME|DIR|FILE.bin [options]\n\n"
-        "Measures how far each precision's next-token distribution is from the float32 model's.\n"
+        "Measures how far each precision's next-token distribution is from the float32 model's\n"
+        "(always computed by the CPU backend; --device picks where the precisions run).\n"
         "A seeded synthetic prompt is continued greedily by the f32 model to --tokens positions;\n"
         "that sequence is teacher-forced through every precision and, at each position, compared\n"
         "with f32: mean KL(p_f32 || p_P) in nats, top-1 agreement in %%, max |logit difference|.\n"
@@ -34,6 +35,10 @@ static void usage(void)
         "  --precision P[,P..]  precisions to evaluate (default fp16,bf16,int8,int8-mixed,nf4,"
         "nf4-dq,fp8)\n"
         "  --device D           cpu | cuda[:N] (default cpu)\n"
+        "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
+        "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
+        "                       LLM.int8()'s separate kernels and host syncs, no graph); the CPU\n"
+        "                       backend has one implementation and ignores it\n"
         "  --tokens T           positions compared per sequence (default %d)\n"
         "  --prompt-len L       of which synthetic prompt tokens (default %d, at most T)\n"
         "  --batch B            sequences, each from its own seeded prompt (default 1)\n"
@@ -48,7 +53,8 @@ static void usage(void)
         "examples:\n"
         "  ecocompute eval --model small --precision fp16,int8,int8-mixed,nf4 --outliers 4:40\n"
         "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
-        "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n",
+        "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n"
+        "  ecocompute eval --model small --device cuda --kernels reference --precision int8-mixed\n",
         DEFAULT_TOKENS, DEFAULT_PROMPT_LEN, (double)EC_INT8_THRESHOLD);
 }
 
@@ -263,15 +269,19 @@ static void keep_and_extend(void *ctx, int t, const float *logits)
         r->seq[(size_t)i * r->T + t + 1] = ec_argmax(logits + (size_t)i * acc->vocab, acc->vocab);
 }
 
-/* Seeded prompts continued greedily by f32 to T tokens (seq), and f32's logits (acc->ref). */
+/* Seeded prompts continued greedily by f32 to T tokens (seq), and f32's logits (acc->ref).
+ * The f32 model always runs on the CPU backend (the numerical reference), whatever --device the
+ * evaluated precisions use. */
 static int reference_pass(const eval_args *e, const ec_model *m, int *seq, accuracy *acc)
 {
     const ec_model_config *c = ec_model_config_of(m);
     int B = e->a.batch, T = e->tokens, L = e->a.prompt_len;
     int *prompt = malloc((size_t)B * L * sizeof *prompt);
     ec_backend *b = NULL;
+    cli_engine_args on_cpu = e->a;
+    on_cpu.device = "cpu";
     int rc = prompt ? 0 : cli_fail(CMD, "out of memory");
-    if (rc == 0) rc = cli_open_backend(CMD, &e->a, m, EC_PREC_F32, B, T, &b);
+    if (rc == 0) rc = cli_open_backend(CMD, &on_cpu, m, EC_PREC_F32, B, T, &b);
     if (rc == 0) {
         ec_prompt_synthetic(e->a.seed, c->vocab_size, B, L, prompt);
         for (int i = 0; i < B; i++)

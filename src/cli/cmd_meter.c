@@ -71,6 +71,8 @@ static void usage(void)
         "  --tokens N       tokens the command produced: also report J per 1k tokens\n"
         "  --trace FILE     write the sampler's time series as CSV\n"
         "  --format F       table (default), json or csv\n\n"
+        "COMMAND finds ECOCOMPUTE_METER_T0 in its environment: the CLOCK_MONOTONIC seconds\n"
+        "at which the trace's t_s is 0, so it can mark its own phases on the trace.\n"
         "SIGINT, SIGTERM and SIGHUP are passed on to COMMAND. The exit status is COMMAND's\n"
         "(128+N when it died from signal N; 127 when it cannot be found); the measurement is\n"
         "printed either way. Without an NVIDIA driver, duration and CPU energy are still\n"
@@ -488,6 +490,10 @@ int cmd_meter(int argc, char **argv)
         }
         have_idle = &idle;
     }
+    /* The child can mark its own phases on the trace's time axis (t_s = now - this). */
+    char t0[32];
+    snprintf(t0, sizeof t0, "%.6f", ec_meter_t0_s(m));
+    setenv("ECOCOMPUTE_METER_T0", t0, 1);
     double cpu0 = cpu_time_s();
     int win = ec_meter_window_begin(m, "run");
     pid_t pid = spawn(a.cmd, &rc);

@@ -4,6 +4,9 @@
 #include "cli.h"
 #include "engine_args.h"
 
+#include "ecocompute/calib.h"
+#include "ecocompute/meter.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +21,9 @@ typedef struct {
     ec_precision precision;
     int gen;
     const char *prompt; /* --prompt TEXT (needs --tokenizer) */
+    int energy;         /* --energy: meter the prefill and decode phases */
+    double idle_s;      /* --idle S: idle baseline before generating (0 = none) */
+    int verbose;        /* --verbose: int8-mixed outlier columns per layer on stderr */
 } run_args;
 
 static void usage(void)
@@ -31,6 +37,10 @@ static void usage(void)
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
         "  --precision P        f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
         "  --device D           cpu | cuda[:N] (default cpu)\n"
+        "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
+        "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
+        "                       LLM.int8()'s separate kernels and host syncs, no graph); the CPU\n"
+        "                       backend has one implementation and ignores it\n"
         "  --batch B            sequences (default 1)\n"
         "  --prompt-len L       synthetic prompt tokens per sequence (default %d)\n"
         "  --gen G              new tokens per sequence, the first from the prefill (default %d)\n"
@@ -42,9 +52,19 @@ static void usage(void)
         "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
         "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
         "  --quantize-head      store the output head in P too (default: 16-bit)\n"
-        "  --format F           table | json | csv (with --tokenizer: adds a text column)\n\n"
+        "  --energy             measure the GPU's energy of each phase with the meter (cuda\n"
+        "                       devices): gross and net J, J per 1k decode tokens, W, and %%\n"
+        "                       of the bandwidth roofline when `calibrate` has run on this GPU\n"
+        "  --idle S             with --energy: idle baseline first, seconds (default 5; 0 =\n"
+        "                       none, then no net figures)\n"
+        "  --format F           table | json | csv (with --tokenizer: adds a text column)\n"
+        "  --verbose            int8-mixed: print the average number of outlier activation\n"
+        "                       columns per layer and linear input (stderr)\n\n"
         "examples:\n"
+        "  ecocompute run --model Llama-2-7B --device cuda --prompt-len 512 --energy\n"
         "  ecocompute run --model tiny --precision int8 --batch 4 --gen 32\n"
+        "  ecocompute run --model small --precision int8-mixed --outliers 4:40 --device cuda \\\n"
+        "      --kernels reference --verbose\n"
         "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
         "--gen 256\n"
         "  ecocompute run --model small --precision nf4 --format json\n",
@@ -57,18 +77,32 @@ static int parse(int argc, char **argv, run_args *r)
     r->precision = EC_PREC_FP16;
     r->gen = DEFAULT_GEN;
     r->prompt = NULL;
+    r->energy = 0;
+    r->idle_s = 5.0;
+    r->verbose = 0;
     for (int i = 1; i < argc; i++) {
         int shared = cli_engine_arg(CMD, argc, argv, &i, &r->a);
         if (shared < 0) return EXIT_USAGE;
         if (shared) continue;
         const char *flag = argv[i];
-        if (strcmp(flag, "--precision") && strcmp(flag, "--gen") && strcmp(flag, "--prompt"))
+        if (!strcmp(flag, "--energy")) {
+            r->energy = 1;
+            continue;
+        }
+        if (!strcmp(flag, "--verbose")) {
+            r->verbose = 1;
+            continue;
+        }
+        if (strcmp(flag, "--precision") && strcmp(flag, "--gen") && strcmp(flag, "--prompt") &&
+            strcmp(flag, "--idle"))
             return cli_usage_error(CMD, "unknown option '%s'", flag);
         const char *val = cli_flag_value(CMD, argc, argv, &i);
         long v;
         if (!val) return EXIT_USAGE;
         if (!strcmp(flag, "--prompt")) {
             r->prompt = val;
+        } else if (!strcmp(flag, "--idle")) {
+            if (cli_parse_double(CMD, flag, val, 0, 3600, &r->idle_s) != 0) return EXIT_USAGE;
         } else if (!strcmp(flag, "--gen")) {
             if (cli_parse_long(CMD, flag, val, 1, 1 << 20, &v) != 0) return EXIT_USAGE;
             r->gen = (int)v;
@@ -77,6 +111,8 @@ static int parse(int argc, char **argv, run_args *r)
         }
     }
     if (r->prompt && !r->a.tokenizer) return cli_usage_error(CMD, "--prompt needs --tokenizer");
+    if (r->energy && !strcmp(r->a.device, "cpu"))
+        return cli_usage_error(CMD, "--energy meters the GPU a run uses: give --device cuda[:N]");
     if (r->a.tokenizer && r->a.prompt_len)
         return cli_usage_error(CMD, "--prompt-len is for synthetic prompts; with --tokenizer the "
                                     "prompt is BOS + --prompt");
@@ -104,13 +140,106 @@ static char *decode_text(const ec_tokenizer *tok, const int *seq, int n)
     return text;
 }
 
+/* The meter of an --energy run: a window around each phase, opened by the engine's hooks. */
+typedef struct {
+    ec_meter *m;
+    int window;                /* id of the open window, -1 when none */
+    ec_window_result phase[2]; /* [EC_PHASE_PREFILL], [EC_PHASE_DECODE] */
+    int failed;
+    int have_calib;
+    ec_calibration calib; /* this GPU's saved calibration, for % of roofline */
+} run_meter;
+
+static void on_phase(void *ctx, ec_phase p, int begin)
+{
+    run_meter *rm = ctx;
+    if (begin) {
+        rm->window = ec_meter_window_begin(rm->m, p == EC_PHASE_PREFILL ? "prefill" : "decode");
+        rm->failed |= rm->window < 0;
+        return;
+    }
+    if (rm->window >= 0 && ec_meter_window_end(rm->m, rm->window, &rm->phase[p]) != 0)
+        rm->failed = 1;
+    rm->window = -1;
+}
+
+/* Opens the meter on the run's GPU, measures the idle baseline (with the backend's context
+ * alive, as during the run) and loads the GPU's calibration when there is one. */
+static int open_run_meter(const run_args *r, run_meter *rm)
+{
+    memset(rm, 0, sizeof *rm);
+    rm->window = -1;
+    char uuid[96], path[1024];
+    if (ec_device_gpu_uuid(r->a.device, uuid, sizeof uuid) != 0)
+        return cli_fail(CMD, "--energy: %s", ec_last_error());
+    ec_meter_options o;
+    ec_meter_options_default(&o);
+    o.gpus = uuid;
+    rm->m = ec_meter_open(&o);
+    if (!rm->m) return cli_fail(CMD, "--energy: %s", ec_last_error());
+    if (ec_meter_gpu_count(rm->m) == 0)
+        return cli_fail(CMD, "--energy: %s", ec_meter_gpu_unavailable(rm->m));
+    if (ec_meter_start(rm->m) != 0) return cli_fail(CMD, "--energy: %s", ec_last_error());
+    ec_idle_baseline idle;
+    if (r->idle_s > 0) {
+        fprintf(stderr, "run: measuring idle power for %.0f s\n", r->idle_s);
+        if (ec_meter_idle_baseline(rm->m, r->idle_s, NULL, &idle) != 0)
+            return cli_fail(CMD, "--energy: idle baseline: %s", ec_last_error());
+    }
+    rm->have_calib = ec_calibration_path(uuid, path, sizeof path) == 0 &&
+                     ec_calibration_load(path, &rm->calib) == 0;
+    return 0;
+}
+
+/* Share of the calibrated read-bandwidth roofline the decode reached: the step's unavoidable
+ * bytes (weights + KV cache at the average context) over the calibrated bandwidth, against
+ * the measured time per step. */
+static double roofline_pct(const run_args *r, const run_meter *rm, const ec_model_config *c,
+                           const ec_generate_stats *st, int prompt_len)
+{
+    if (!rm->have_calib || st->decode_tokens <= 0) return NAN;
+    double steps = (double)(r->gen - 1);
+    double bytes = ec_decode_step_bytes(c, r->precision, r->a.batch, prompt_len + r->gen / 2.0);
+    return 100.0 * (bytes / rm->calib.read.rate) / (st->decode_s / steps);
+}
+
+typedef struct {
+    const char *key, *label, *fmt;
+    double v;
+} energy_cell;
+enum { ENERGY_CELLS = 10 };
+
+/* The --energy figures of the run, one table cell each (the energy method is added as text). */
+static void energy_cells(const run_args *r, const run_meter *rm, const ec_model_config *c,
+                         const ec_generate_stats *st, int prompt_len, energy_cell *out)
+{
+    const ec_window_result *pre = &rm->phase[EC_PHASE_PREFILL], *dec = &rm->phase[EC_PHASE_DECODE];
+    double k = 1000.0 / (double)st->decode_tokens;
+    energy_cell cells[ENERGY_CELLS] = {
+        {"idle_power_w", "Idle (W)", "%.1f", dec->gpu_idle_power_w},
+        {"prefill_energy_j_gross", "Prefill (J gross)", "%.2f", pre->gpu_energy_j},
+        {"decode_energy_j_gross", "Decode (J gross)", "%.2f", dec->gpu_energy_j},
+        {"decode_energy_j_net", "Decode (J net)", "%.2f", dec->gpu_net_energy_j},
+        {"decode_j_per_1k_tok_gross", "Decode (J/1k tok gross)", "%.1f", dec->gpu_energy_j * k},
+        {"decode_j_per_1k_tok_net", "Decode (J/1k tok net)", "%.1f", dec->gpu_net_energy_j * k},
+        {"decode_avg_power_w", "Decode avg (W)", "%.1f", dec->gpu_avg_power_w},
+        {"decode_peak_power_w", "Decode peak (W)", "%.1f", dec->gpu_peak_power_w},
+        {"counter_vs_integrated_pct", "Counter vs integrated (%)", "%+.2f",
+         dec->gpu_disagreement_pct},
+        {"roofline_pct", "Roofline (% of calibrated read BW)", "%.1f",
+         roofline_pct(r, rm, c, st, prompt_len)},
+    };
+    memcpy(out, cells, sizeof cells);
+}
+
 static double rate(long tokens, double seconds)
 {
     return tokens > 0 ? tokens / seconds : NAN;
 }
 
-static void print_table(const run_args *r, const ec_generate_stats *st, double load_s,
-                        int prompt_len, const int *out, const char *text)
+static void print_table(const run_args *r, const run_meter *rm, const ec_model_config *c,
+                        const ec_generate_stats *st, double load_s, int prompt_len,
+                        const int *out, const char *text)
 {
     ec_table *t = ec_table_new();
     int c_model = ec_table_column(t, "model", "Model");
@@ -124,8 +253,17 @@ static void print_table(const run_args *r, const ec_generate_stats *st, double l
     int c_pre_r = ec_table_column(t, "prefill_tok_per_s", "Prefill (tok/s)");
     int c_dec_s = ec_table_column(t, "decode_s", "Decode (s)");
     int c_dec_r = ec_table_column(t, "decode_tok_per_s", "Decode (tok/s)");
+    int c_dec_ms = ec_table_column(t, "decode_ms_per_step", "Decode (ms/step)");
     int c_ids = ec_table_column(t, "first_token_ids", "First tokens (ids)");
     int c_text = text ? ec_table_column(t, "text", "Text") : -1;
+    energy_cell energy[ENERGY_CELLS];
+    int c_energy[ENERGY_CELLS], c_method = -1;
+    if (rm) {
+        energy_cells(r, rm, c, st, prompt_len, energy);
+        for (int i = 0; i < ENERGY_CELLS; i++)
+            c_energy[i] = ec_table_column(t, energy[i].key, energy[i].label);
+        c_method = ec_table_column(t, "energy_method", "Energy method");
+    }
     ec_table_row(t);
     ec_table_text(t, c_model, "%s", r->a.model);
     ec_table_text(t, c_prec, "%s", ec_precision_name(r->precision));
@@ -138,11 +276,17 @@ static void print_table(const run_args *r, const ec_generate_stats *st, double l
     ec_table_number(t, c_pre_r, "%.1f", rate(st->prefill_tokens, st->prefill_s));
     ec_table_number(t, c_dec_s, "%.4f", st->decode_s);
     ec_table_number(t, c_dec_r, "%.1f", rate(st->decode_tokens, st->decode_s));
+    ec_table_number(t, c_dec_ms, "%.3f", r->gen > 1 ? 1e3 * st->decode_s / (r->gen - 1) : NAN);
     char ids[SHOWN_IDS * 12] = "";
     for (int i = 0; i < r->gen && i < SHOWN_IDS; i++)
         snprintf(ids + strlen(ids), sizeof ids - strlen(ids), i ? " %d" : "%d", out[i]);
     ec_table_text(t, c_ids, "%s", ids);
     if (text) ec_table_text(t, c_text, "%s", text);
+    if (rm) {
+        for (int i = 0; i < ENERGY_CELLS; i++)
+            ec_table_number(t, c_energy[i], energy[i].fmt, energy[i].v);
+        ec_table_text(t, c_method, "%s", rm->phase[EC_PHASE_DECODE].gpu_energy_method);
+    }
     ec_table_print(t, r->a.format, stdout);
     ec_table_free(t);
 }
@@ -171,6 +315,45 @@ static int build_prompts(const run_args *r, const ec_model_config *c, const ec_t
     return 0;
 }
 
+/* --verbose: per layer, the mean outlier columns per call of each linear input, then the mean. */
+static int print_outlier_stats(const run_args *r, ec_backend *b, int n_layers)
+{
+    if (r->precision != EC_PREC_INT8_MIXED) {
+        fprintf(stderr, "outlier columns: only counted for int8-mixed (precision is %s)\n",
+                ec_precision_name(r->precision));
+        return 0;
+    }
+    if (!b->ops->outlier_stats) {
+        fprintf(stderr, "outlier columns: the %s backend does not count them\n", b->ops->name);
+        return 0;
+    }
+    double *avg = malloc((size_t)n_layers * EC_LINEAR_INPUTS * sizeof *avg), sum = 0;
+    if (!avg) return cli_fail(CMD, "out of memory");
+    if (b->ops->outlier_stats(b, avg) != 0) {
+        free(avg);
+        return cli_fail(CMD, "%s", ec_last_error());
+    }
+    fprintf(stderr, "outlier columns per call (|x| >= %g in any token), averaged over calls:\n",
+            (double)r->a.int8_threshold);
+    fprintf(stderr, "%-6s", "layer");
+    for (int i = 0; i < EC_LINEAR_INPUTS; i++)
+        fprintf(stderr, " %9s", ec_linear_input_name((ec_linear_input)i));
+    fputc('\n', stderr);
+    for (int l = 0; l < n_layers; l++) {
+        fprintf(stderr, "%-6d", l);
+        for (int i = 0; i < EC_LINEAR_INPUTS; i++) {
+            double v = avg[(size_t)l * EC_LINEAR_INPUTS + i];
+            fprintf(stderr, " %9.2f", v);
+            sum += v;
+        }
+        fputc('\n', stderr);
+    }
+    fprintf(stderr, "mean over layers and inputs: %.3f outlier columns\n",
+            sum / ((double)n_layers * EC_LINEAR_INPUTS));
+    free(avg);
+    return 0;
+}
+
 static int generate_and_report(const run_args *r, const ec_model *m, const ec_tokenizer *tok)
 {
     const ec_model_config *c = ec_model_config_of(m);
@@ -185,9 +368,15 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     else
         rc = cli_open_backend(CMD, &r->a, m, r->precision, r->a.batch, prompt_len + r->gen - 1, &b);
     double load_s = ec_now_s() - t0;
+    run_meter rm = {.window = -1};
+    ec_phase_hooks hooks = {on_phase, &rm};
+    if (rc == 0 && r->energy) rc = open_run_meter(r, &rm);
     ec_generate_stats st;
-    if (rc == 0 && ec_generate(b, prompts, r->a.batch, prompt_len, r->gen, out, NULL, &st) != 0)
+    if (rc == 0 && ec_generate(b, prompts, r->a.batch, prompt_len, r->gen, out,
+                               r->energy ? &hooks : NULL, &st) != 0)
         rc = cli_fail(CMD, "%s", ec_last_error());
+    if (rc == 0 && rm.failed) rc = cli_fail(CMD, "--energy: %s", ec_last_error());
+    ec_meter_close(rm.m);
     char *text = NULL;
     if (rc == 0 && tok) {
         memcpy(seq, prompts, (size_t)prompt_len * sizeof *seq);
@@ -203,8 +392,9 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
                 st.prefill_tokens, st.prefill_s, rate(st.prefill_tokens, st.prefill_s),
                 st.decode_tokens, st.decode_s, rate(st.decode_tokens, st.decode_s));
     } else if (rc == 0) {
-        print_table(r, &st, load_s, prompt_len, out, text);
+        print_table(r, r->energy ? &rm : NULL, c, &st, load_s, prompt_len, out, text);
     }
+    if (rc == 0 && r->verbose) rc = print_outlier_stats(r, b, c->n_layers);
     free(text);
     ec_backend_destroy(b);
     free(seq);

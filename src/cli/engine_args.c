@@ -58,7 +58,7 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
     }
     static const char *const valued[] = {
         "--model",    "--device", "--tokenizer",      "--batch",      "--seed", "--threads",
-        "--outliers", "--format", "--int8-threshold", "--prompt-len", NULL};
+        "--outliers", "--format", "--int8-threshold", "--prompt-len", "--kernels", NULL};
     int known = 0;
     for (int k = 0; valued[k]; k++)
         known |= !strcmp(flag, valued[k]);
@@ -71,6 +71,10 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
         a->device = val;
     else if (!strcmp(flag, "--tokenizer"))
         a->tokenizer = val;
+    else if (!strcmp(flag, "--kernels")) {
+        if (ec_kernels_parse(val, &a->kernels) != 0)
+            return cli_usage_error(cmd, "--kernels: %s", ec_last_error()), -1;
+    }
     else if (!strcmp(flag, "--outliers"))
         return parse_outliers(cmd, val, &a->model_opts) ? -1 : 1;
     else if (!strcmp(flag, "--format")) {
@@ -129,6 +133,7 @@ int cli_open_backend(const char *cmd, const cli_engine_args *a, const ec_model *
     ec_load_options_default(&o);
     o.precision = p;
     o.int8_threshold = a->int8_threshold;
+    o.kernels = a->kernels;
     o.quantize_head = a->quantize_head;
     o.max_batch = max_batch;
     o.max_seq = max_seq;

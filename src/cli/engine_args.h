@@ -1,5 +1,5 @@
-/* engine_args.h — the flags `run` and `eval` share (model, device, batch, seed, threads,
- * outliers, int8 threshold, head quantization, tokenizer, output format), and opening the model
+/* engine_args.h — the flags `run` and `eval` share (model, device, kernel family, batch, seed,
+ * threads, outliers, int8 threshold, head quantization, tokenizer, output format), and opening the model
  * and a loaded backend from them. */
 #ifndef ECOCOMPUTE_CLI_ENGINE_ARGS_H
 #define ECOCOMPUTE_CLI_ENGINE_ARGS_H
@@ -18,6 +18,7 @@ typedef struct {
     int threads;                 /* --threads T (0 = all cores) */
     ec_model_options model_opts; /* --outliers K[:MAG], --seed */
     float int8_threshold;        /* --int8-threshold T */
+    ec_kernels kernels;          /* --kernels reference|fused (CUDA only; default fused) */
     int quantize_head;           /* --quantize-head */
     ec_format format;            /* --format */
     int format_given;            /* --format appeared (run prints text without it) */

@@ -6,10 +6,15 @@
 const cli_command cli_commands[] = {
     {"gpus", "list the GPUs, what they can measure, and their power now", cmd_gpus},
     {"meter", "run a command and measure the energy it costs", cmd_meter},
+    {"calibrate", "measure the GPU's ceilings: idle W, read/copy GB/s, fp16 TFLOP/s, pJ/byte",
+     cmd_calibrate},
     {"models", "list the built-in models: shapes, parameters, weight bytes per precision",
      cmd_models},
     {"run", "generate greedily with the engine; prefill/decode tok/s (or text)", cmd_run},
     {"eval", "accuracy of precisions vs float32 (KL, top-1, perplexity)", cmd_eval},
+    {"bench", "sweep configurations under the measurement protocol; store every run", cmd_bench},
+    {"export", "write stored runs (or per-configuration summaries) as CSV or JSON", cmd_export},
+    {"import", "store runs from export files and the seeds' published data", cmd_import},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };

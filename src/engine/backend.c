@@ -25,6 +25,12 @@ int ec_kernels_parse(const char *name, ec_kernels *out)
     return 0;
 }
 
+const char *ec_linear_input_name(ec_linear_input i)
+{
+    static const char *const names[EC_LINEAR_INPUTS] = {"qkv", "o", "gate/up", "down"};
+    return i >= 0 && i < EC_LINEAR_INPUTS ? names[i] : "?";
+}
+
 void ec_load_options_default(ec_load_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -53,6 +59,19 @@ int ec_device_parse(const char *device, int *cuda_index)
         }
     }
     return ec_set_error("unknown device '%s' (cpu, cuda, cuda:N)", device);
+}
+
+int ec_device_gpu_uuid(const char *device, char *buf, size_t len)
+{
+    int cuda_index;
+    if (ec_device_parse(device, &cuda_index) != 0) return -1;
+    if (cuda_index < 0) return ec_set_error("device '%s' is not a GPU", device);
+#ifdef ECOCOMPUTE_HAVE_CUDA
+    return ec_cuda_device_uuid(cuda_index, buf, len);
+#else
+    (void)buf, (void)len;
+    return ec_set_error("device '%s': this build has no CUDA backend", device);
+#endif
 }
 
 int ec_backend_create(ec_backend **out, const char *device)

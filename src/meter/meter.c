@@ -103,6 +103,11 @@ const char *ec_meter_cpu_unavailable(ec_meter *m)
     return why;
 }
 
+double ec_meter_t0_s(const ec_meter *m)
+{
+    return m->t_open_s;
+}
+
 double ec_meter_interval_s(const ec_meter *m)
 {
     return m->interval_s;

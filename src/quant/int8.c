@@ -52,10 +52,16 @@ void ec_int8_dequantize_row(const ec_qmatrix *m, int r, float *out)
         out[c] = (float)q[c] * step;
 }
 
+/* The libraries quantize 16-bit activations: x as fp16 is what every rule below sees. */
+static float as_f16(float v)
+{
+    return ec_f16_to_f32(ec_f32_to_f16(v));
+}
+
 static int is_outlier_col(const float *x, int batch, int cols, int c, float threshold)
 {
     for (int b = 0; b < batch; b++)
-        if (fabsf(x[(size_t)b * (size_t)cols + (size_t)c]) >= threshold)
+        if (fabsf(as_f16(x[(size_t)b * (size_t)cols + (size_t)c])) >= threshold)
             return 1;
     return 0;
 }
@@ -86,7 +92,7 @@ int ec_qact_prepare(ec_qact *a, const ec_qmatrix *m, const float *x, int batch)
     for (int b = 0; b < batch; b++) {
         /* Outlier columns go through the 16-bit path, so they neither set the token's scale
          * nor appear in its int8 codes: zero them in a copy and quantize that. */
-        memcpy(masked, x + (size_t)b * cols, cols * sizeof *masked);
+        for (size_t c = 0; c < cols; c++) masked[c] = as_f16(x[(size_t)b * cols + c]);
         for (int k = 0; k < a->n_outliers; k++)
             masked[a->outlier_cols[k]] = 0.0f;
         float absmax = 0.0f;

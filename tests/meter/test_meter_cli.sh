@@ -39,6 +39,11 @@ check "json J per 1k tokens" \
 check "json CPU energy from RAPL" 'jcheck "$tmp/j.json" "j[\"cpu_energy_j\"] == 0 and \"cpu_energy_unavailable\" not in j"'
 check "json meter_cpu_s" 'jcheck "$tmp/j.json" "0 <= j[\"meter_cpu_s\"] < j[\"duration_s\"]"'
 
+# The child gets the trace's time origin: its own CLOCK_MONOTONIC marks minus this are t_s.
+"$bin" meter -- python3 -c 'import os,time; print(time.monotonic() - float(os.environ["ECOCOMPUTE_METER_T0"]))' >"$tmp/t0" 2>/dev/null
+check "ECOCOMPUTE_METER_T0 is the meter's origin ($(head -1 "$tmp/t0"))" \
+  'python3 -c "import sys; v=float(open(sys.argv[1]).readline()); sys.exit(0 if 0 <= v < 5 else 1)" "$tmp/t0"'
+
 # --idle: constant power, so net energy is ~0 and idle power is 400 W.
 "$bin" meter --idle 0.3 --format json -- sleep 0.2 >"$tmp/i.json" 2>/dev/null
 check "idle power and net energy" \

@@ -18,19 +18,20 @@ enum { R = 5, C = 70, B = 3 };
 
 static double h16(double v) { return ec_f16_to_f32(ec_f32_to_f16((float)v)); }
 
-/* LLM.int8 in double: the test's own quantization (round half to even via nearbyint). */
+/* LLM.int8 in double: the test's own quantization (round half to even via nearbyint) of the
+ * fp16 activations the format sees. */
 static void reference(const float *w, const float *x, float t, double *y /* [B][R] */)
 {
     int outlier[C] = {0};
     for (int c = 0; c < C; c++)
         for (int b = 0; b < B; b++)
-            if (t > 0 && fabs(x[b * C + c]) >= t)
+            if (t > 0 && fabs(h16(x[b * C + c])) >= t)
                 outlier[c] = 1;
     for (int b = 0; b < B; b++) {
         double tok = 0;
         for (int c = 0; c < C; c++)
             if (!outlier[c])
-                tok = fmax(tok, fabs(x[b * C + c]));
+                tok = fmax(tok, fabs(h16(x[b * C + c])));
         for (int r = 0; r < R; r++) {
             double row = 0, acc = 0, extra = 0;
             for (int c = 0; c < C; c++)
@@ -40,7 +41,7 @@ static void reference(const float *w, const float *x, float t, double *y /* [B][
                 if (outlier[c])
                     extra += h16(x[b * C + c]) * h16(qw * (row / 127));
                 else
-                    acc += qw * (tok > 0 ? nearbyint(x[b * C + c] / tok * 127) : 0);
+                    acc += qw * (tok > 0 ? nearbyint(h16(x[b * C + c]) / tok * 127) : 0);
             }
             y[b * R + r] = acc * (row / 127) * (tok / 127) + extra;
         }
@@ -116,7 +117,7 @@ static void test_outliers_leave_absmax(void **state)
         float mx = 0;
         for (int c = 0; c < C; c++)
             if (c != 5 && c != 8)
-                mx = fmaxf(mx, fabsf(x[b * C + c]));
+                mx = fmaxf(mx, fabsf((float)h16(x[b * C + c])));
         assert_true(a.scale[b] == mx / 127.0f);
         assert_int_equal(a.q[b * C + 5], 0); /* the whole column is zeroed, every token */
         assert_int_equal(a.q[b * C + 8], 0);

@@ -29,6 +29,7 @@ typedef struct {
     float *k, *v;     /* [rows][kv_dim] */
     float *att;       /* [rows][n_heads*head_dim] attention output */
     float *gate, *up; /* [rows][hidden_dim] */
+    long *stats;      /* [n_layers][EC_LINEAR_INPUTS][2]: int8-mixed outlier columns, calls */
 } cpu_state;
 
 static int kv_dim(const ec_model_config *c)
@@ -88,6 +89,7 @@ static void cpu_destroy(ec_backend *b)
                      s->v_cache,  s->scores,   s->last,     s->head_out};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
+    free(s->stats);
     free(s);
     b->impl = NULL;
 }
@@ -119,8 +121,9 @@ static int cpu_load(ec_backend *b, const ec_model *m, const ec_load_options *o)
     s->scores = alloc_floats((size_t)threads * max_seq);
     s->last = alloc_floats((size_t)o->max_batch * c->dim);
     s->head_out = alloc_floats((size_t)o->max_batch * c->vocab_size);
+    s->stats = calloc((size_t)c->n_layers * EC_LINEAR_INPUTS * 2, sizeof *s->stats);
     if (!s->inv_freq || !s->rope_cos || !s->rope_sin || !s->k_cache || !s->v_cache || !s->scores ||
-        !s->last || !s->head_out) {
+        !s->last || !s->head_out || !s->stats) {
         cpu_destroy(b);
         return ec_set_error("cpu backend: out of memory for a KV cache of %zu floats x 2", cache);
     }
@@ -186,29 +189,33 @@ static int layer_forward(cpu_state *s, int l, int n, int pos, int rows)
 {
     const ec_model_config *c = &s->cfg;
     const cpu_layer *L = &s->w.layers[l];
+    long *stat = s->stats + (size_t)l * EC_LINEAR_INPUTS * 2; /* [input][2] */
     size_t resid = (size_t)rows * c->dim;
     for (int r = 0; r < rows; r++)
         cpu_rmsnorm(s->xb + (size_t)r * c->dim, s->x + (size_t)r * c->dim, L->attn_norm, c->dim,
                     c->norm_eps);
-    if (cpu_linear(s->pool, &L->wq, s->xb, rows, L->bq, s->q) != 0 ||
-        cpu_linear(s->pool, &L->wk, s->xb, rows, L->bk, s->k) != 0 ||
-        cpu_linear(s->pool, &L->wv, s->xb, rows, L->bv, s->v) != 0)
+    /* q, k and v read the same input: its outlier columns are counted once (wq). */
+    if (cpu_linear(s->pool, &L->wq, s->xb, rows, L->bq, s->q, stat + 2 * EC_LINEAR_QKV) != 0 ||
+        cpu_linear(s->pool, &L->wk, s->xb, rows, L->bk, s->k, NULL) != 0 ||
+        cpu_linear(s->pool, &L->wv, s->xb, rows, L->bv, s->v, NULL) != 0)
         return -1;
     rope_and_cache(s, l, n, pos, rows);
     attention_job job = {s, l, n, pos, rows};
     /* Each query reads up to pos + n cached positions of q_dim * 2 floats. */
     ec_pool_run(s->pool, attention_part, &job,
                 ec_pool_parts(s->pool, 2.0 * rows * (pos + n) * q_dim(c)));
-    if (cpu_linear(s->pool, &L->wo, s->att, rows, NULL, s->xb) != 0) return -1;
+    if (cpu_linear(s->pool, &L->wo, s->att, rows, NULL, s->xb, stat + 2 * EC_LINEAR_O) != 0)
+        return -1;
     add_into(s->x, s->xb, resid);
     for (int r = 0; r < rows; r++)
         cpu_rmsnorm(s->xb + (size_t)r * c->dim, s->x + (size_t)r * c->dim, L->ffn_norm, c->dim,
                     c->norm_eps);
-    if (cpu_linear(s->pool, &L->w_gate, s->xb, rows, NULL, s->gate) != 0 ||
-        cpu_linear(s->pool, &L->w_up, s->xb, rows, NULL, s->up) != 0)
+    if (cpu_linear(s->pool, &L->w_gate, s->xb, rows, NULL, s->gate, stat + 2 * EC_LINEAR_GATE_UP) != 0 ||
+        cpu_linear(s->pool, &L->w_up, s->xb, rows, NULL, s->up, NULL) != 0)
         return -1;
     cpu_swiglu(s->gate, s->up, rows * c->hidden_dim);
-    if (cpu_linear(s->pool, &L->w_down, s->gate, rows, NULL, s->xb) != 0) return -1;
+    if (cpu_linear(s->pool, &L->w_down, s->gate, rows, NULL, s->xb, stat + 2 * EC_LINEAR_DOWN) != 0)
+        return -1;
     add_into(s->x, s->xb, resid);
     return 0;
 }
@@ -243,7 +250,7 @@ static int cpu_forward(ec_backend *b, const int *tokens, int batch, int n, int p
     for (int i = 0; i < batch; i++)
         cpu_rmsnorm(s->last + (size_t)i * c->dim, s->x + ((size_t)i * n + n - 1) * c->dim,
                     s->w.final_norm, c->dim, c->norm_eps);
-    if (cpu_linear(s->pool, cpu_weights_head(&s->w), s->last, batch, NULL, s->head_out) != 0)
+    if (cpu_linear(s->pool, cpu_weights_head(&s->w), s->last, batch, NULL, s->head_out, NULL) != 0)
         return -1;
     for (int i = 0; i < batch; i++)
         next[i] = ec_argmax(s->head_out + (size_t)i * c->vocab_size, c->vocab_size);
@@ -258,10 +265,20 @@ static int cpu_synchronize(ec_backend *b)
     return 0;
 }
 
+static int cpu_outlier_stats(ec_backend *b, double *avg)
+{
+    cpu_state *s = b->impl;
+    if (!s) return ec_set_error("cpu backend: no model loaded");
+    for (size_t i = 0; i < (size_t)s->cfg.n_layers * EC_LINEAR_INPUTS; i++)
+        avg[i] = s->stats[2 * i + 1] ? (double)s->stats[2 * i] / (double)s->stats[2 * i + 1] : 0.0;
+    return 0;
+}
+
 const ec_backend_ops ec_cpu_backend_ops = {
     .name = "cpu",
     .load = cpu_load,
     .forward = cpu_forward,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
+    .outlier_stats = cpu_outlier_stats,
 };

@@ -36,8 +36,9 @@ void cpu_weights_free(cpu_weights *w);
 const ec_qmatrix *cpu_weights_head(const cpu_weights *w);
 
 /* y [rows][m->rows] = x [rows][m->cols] · mᵀ (+ bias [m->rows] when not NULL), with the output
- * features split across the pool's threads. Returns 0, or -1 (ec_last_error). */
+ * features split across the pool's threads. For int8-mixed with a threshold, stat (may be NULL)
+ * gets stat[0] += outlier columns, stat[1] += 1. Returns 0, or -1 (ec_last_error). */
 int cpu_linear(ec_pool *pool, const ec_qmatrix *m, const float *x, int rows, const float *bias,
-               float *y);
+               float *y, long *stat);
 
 #endif

@@ -22,13 +22,17 @@ static void linear_part(void *arg, int t, int n)
 }
 
 int cpu_linear(ec_pool *pool, const ec_qmatrix *m, const float *x, int rows, const float *bias,
-               float *y)
+               float *y, long *stat)
 {
     /* The int8 formats quantize the activations once per call; every thread then reads them. */
     int int8 = m->prec == EC_PREC_INT8 || m->prec == EC_PREC_INT8_MIXED;
     ec_qact act;
     memset(&act, 0, sizeof act);
     if (int8 && ec_qact_prepare(&act, m, x, rows) != 0) return -1;
+    if (int8 && stat && m->threshold > 0.0f) {
+        stat[0] += act.n_outliers;
+        stat[1]++;
+    }
     linear_job job = {m, x, int8 ? &act : NULL, rows, y};
     ec_pool_run(pool, linear_part, &job, ec_pool_parts(pool, (double)rows * m->rows * m->cols));
     if (int8) ec_qact_free(&act);

@@ -1,6 +1,7 @@
 /* cuda_backend.c — the CUDA backend: load (plan, memory check, weight upload), forward (chunked
- * prefill through cuBLAS, decode through GEMV kernels replayed from one CUDA graph), synchronize
- * and destroy.
+ * prefill through cuBLAS, decode through GEMV kernels replayed from one CUDA graph), synchronize,
+ * outlier statistics and destroy. Every linear layer goes through ec_cuda_qlinear (qweight.h), in
+ * the fused or the reference kernel family; the reference family runs without a graph.
  *
  * Memory layout (docs/cuda-backend.md has the full table): all weights live in one arena, the K
  * and V caches are [layers][max_batch][n_kv_heads][max_seq][head_dim] 16-bit each, and the
@@ -9,11 +10,13 @@
 #include "cuda_backend.h"
 #include "cuda_check.h"
 #include "kernels.h"
+#include "qweight.h"
 
 #include "engine/cpu/cpu_ops.h" /* cpu_rope_inv_freq: the same frequencies as the reference */
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,36 +30,48 @@ static const size_t STAGE_FLOATS = (size_t)16 << 20;      /* 64 MiB fp32 staging
 static const size_t CUBLAS_WORKSPACE = (size_t)32 << 20;  /* fixed, so graph capture can use it */
 static const size_t RUNTIME_RESERVE = (size_t)256 << 20;  /* context, cuBLAS handle, kernels */
 
+/* Linear weights are in the load precision (qweight.h layouts); shapes are [rows][cols]. */
 typedef struct {
-    void *wqkv;        /* [q_dim + 2*kv_dim][dim] 16-bit: q, k, v rows concatenated */
-    float *bqkv;       /* [q_dim + 2*kv_dim], NULL without qkv_bias */
-    void *wo;          /* [dim][q_dim] 16-bit */
-    void *wgu;         /* [2*hidden][dim] 16-bit: gate rows, then up rows */
-    void *wdown;       /* [dim][hidden_pad] 16-bit, columns [hidden, hidden_pad) zero */
-    float *attn_norm;  /* [dim] */
-    float *ffn_norm;   /* [dim] */
+    ec_cuda_qweight wqkv;  /* [q_dim + 2*kv_dim][dim]: segments q, k, v */
+    float *bqkv;           /* [q_dim + 2*kv_dim], NULL without qkv_bias */
+    ec_cuda_qweight wo;    /* [dim][q_dim] */
+    ec_cuda_qweight wgu;   /* [2*hidden][dim]: segments gate, up */
+    ec_cuda_qweight wdown; /* [dim][hidden_pad], columns [hidden, hidden_pad) zero */
+    float *attn_norm;      /* [dim] */
+    float *ffn_norm;       /* [dim] */
 } cuda_layer;
+
+/* The linear inputs of a layer whose outlier columns are counted (engine.h). */
+enum { STAT_QKV = EC_LINEAR_QKV, STAT_O = EC_LINEAR_O, STAT_GU = EC_LINEAR_GATE_UP,
+       STAT_DOWN = EC_LINEAR_DOWN };
 
 typedef struct {
     int device;
     int use_graphs;
     int loaded;
     ec_model_config cfg;
-    ec_cuda_dtype dt;
+    ec_cuda_dtype dt;       /* 16-bit type of embeddings, activations and the KV cache */
+    ec_precision prec;      /* linear layers */
+    ec_precision head_prec; /* output head (16-bit unless quantize_head) */
+    ec_kernels kernels;
+    float threshold;        /* int8-mixed outlier threshold */
     ec_cuda_attn_shape shape;
     int max_batch, max_seq;
     int q_dim, kv_dim, qkv_dim;
     int hidden_pad;    /* hidden_dim rounded up to 8: the down-proj's 16-byte loads */
+    int wide_cols;     /* max(2*hidden, dim): columns of `wide` */
     int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
-    int dec_splits;    /* attention splits of EC_CUDA_DECODE_SPLIT positions covering max_seq */
+    int dec_split;     /* positions per decode attention split (ec_cuda_decode_split_len) */
+    int dec_splits;    /* decode attention splits covering max_seq */
     size_t part_slots; /* (token row, split) pairs the attention partials hold */
 
     cudaStream_t stream;
     cublasHandle_t cublas;
     void *weights_arena, *act_arena, *cublas_ws;
+    ec_cuda_qctx qctx;       /* linear-layer kernels: family, handles, int8 scratch */
     cuda_layer *layers;      /* [n_layers] (host array of device pointers) */
-    void *emb;               /* [vocab][dim] 16-bit */
-    void *head;              /* [vocab][dim] 16-bit; == emb when tied */
+    ec_cuda_qweight emb;     /* [vocab][dim] 16-bit */
+    ec_cuda_qweight head;    /* [vocab][dim] in head_prec; == emb when tied and 16-bit */
     float *final_norm;       /* [dim] */
     float *inv_freq;         /* [head_dim/2] */
     void *k_cache, *v_cache; /* [n_layers][max_batch][n_kv][max_seq][head_dim] 16-bit each */
@@ -67,11 +82,12 @@ typedef struct {
     float *q;      /* [chunk_rows][q_dim] rotated queries */
     void *att;     /* [chunk_rows][q_dim] 16-bit attention output */
     void *h;       /* [chunk_rows][hidden_pad] 16-bit silu(gate)*up, pad columns zero */
-    float *gu;     /* [chunk_rows][2*hidden] gate/up of the GEMM path */
+    float *wide;   /* [chunk_rows][wide_cols]: gate/up of the GEMM path, reference outputs */
     float *part;   /* [part_slots][n_heads][head_dim + 2] attention partials */
     float *logits; /* [max_batch][vocab] */
     int *d_step;   /* [1 + chunk_rows]: the position, then the token ids of the call */
     int *d_next;   /* [max_batch] greedy tokens */
+    unsigned long long *stats; /* [n_layers][EC_LINEAR_INPUTS][2]: outlier columns, calls */
     int *h_step;   /* pinned mirror of d_step */
     int *h_next;   /* pinned mirror of d_next */
 
@@ -89,21 +105,35 @@ static void *carve(uintptr_t base, size_t *off, size_t bytes)
     return p;
 }
 
+/* Places a weight in the arena (its format's layout from qweight.h). */
+static void place(ec_cuda_qweight *w, ec_precision p, int rows, int cols, const cuda_state *s,
+                  uintptr_t base, size_t *off)
+{
+    *off += align256(ec_cuda_qweight_place(w, p, rows, cols, s->threshold, base + *off));
+}
+
+static ec_precision emb_prec(const cuda_state *s) { return s->dt == EC_CUDA_BF16 ? EC_PREC_BF16 : EC_PREC_FP16; }
+static int head_is_emb(const cuda_state *s) { return s->cfg.tied_embeddings && s->head_prec == emb_prec(s); }
+
 /* Assigns every weight pointer inside the arena at `base`; returns the arena's size. */
 static size_t plan_weights(cuda_state *s, uintptr_t base)
 {
     const ec_model_config *c = &s->cfg;
-    size_t off = 0, dim = (size_t)c->dim, e = 2; /* 16-bit elements */
-    s->emb = carve(base, &off, (size_t)c->vocab_size * dim * e);
-    s->head = c->tied_embeddings ? s->emb : carve(base, &off, (size_t)c->vocab_size * dim * e);
+    size_t off = 0, dim = (size_t)c->dim;
+    place(&s->emb, emb_prec(s), c->vocab_size, c->dim, s, base, &off);
+    if (head_is_emb(s)) s->head = s->emb;
+    else place(&s->head, s->head_prec, c->vocab_size, c->dim, s, base, &off);
     s->final_norm = (float *)carve(base, &off, dim * 4);
+    int qkv_seg[3] = {s->q_dim, s->kv_dim, s->kv_dim}, gu_seg[2] = {c->hidden_dim, c->hidden_dim};
     for (int l = 0; l < c->n_layers; l++) {
         cuda_layer *L = &s->layers[l];
-        L->wqkv = carve(base, &off, (size_t)s->qkv_dim * dim * e);
+        place(&L->wqkv, s->prec, s->qkv_dim, c->dim, s, base, &off);
+        ec_cuda_qweight_segments(&L->wqkv, 3, qkv_seg);
         L->bqkv = c->qkv_bias ? (float *)carve(base, &off, (size_t)s->qkv_dim * 4) : NULL;
-        L->wo = carve(base, &off, dim * s->q_dim * e);
-        L->wgu = carve(base, &off, 2 * (size_t)c->hidden_dim * dim * e);
-        L->wdown = carve(base, &off, dim * s->hidden_pad * e);
+        place(&L->wo, s->prec, c->dim, s->q_dim, s, base, &off);
+        place(&L->wgu, s->prec, 2 * c->hidden_dim, c->dim, s, base, &off);
+        ec_cuda_qweight_segments(&L->wgu, 2, gu_seg);
+        place(&L->wdown, s->prec, c->dim, s->hidden_pad, s, base, &off);
         L->attn_norm = (float *)carve(base, &off, dim * 4);
         L->ffn_norm = (float *)carve(base, &off, dim * 4);
     }
@@ -121,11 +151,13 @@ static size_t plan_activations(cuda_state *s, uintptr_t base)
     s->q = (float *)carve(base, &off, r * s->q_dim * 4);
     s->att = carve(base, &off, r * s->q_dim * 2);
     s->h = carve(base, &off, r * s->hidden_pad * 2);
-    s->gu = (float *)carve(base, &off, r * 2 * c->hidden_dim * 4);
+    s->wide = (float *)carve(base, &off, r * s->wide_cols * 4);
     s->part = (float *)carve(base, &off, s->part_slots * c->n_heads * (c->head_dim + 2) * 4);
     s->logits = (float *)carve(base, &off, (size_t)s->max_batch * c->vocab_size * 4);
     s->d_step = (int *)carve(base, &off, (r + 1) * 4);
     s->d_next = (int *)carve(base, &off, (size_t)s->max_batch * 4);
+    s->stats = (unsigned long long *)carve(base, &off,
+                                           (size_t)c->n_layers * EC_LINEAR_INPUTS * 2 * 8);
     return off;
 }
 
@@ -145,6 +177,7 @@ static void release(cuda_state *s)
 {
     /* Teardown: errors here have no one to report to, the pointers are dropped either way. */
     if (s->graph) cudaGraphExecDestroy(s->graph);
+    ec_cuda_qctx_free(&s->qctx);
     if (s->cublas) cublasDestroy(s->cublas);
     if (s->stream) cudaStreamDestroy(s->stream);
     cudaFree(s->weights_arena);
@@ -163,8 +196,9 @@ static void release(cuda_state *s)
 
 static int check_config(const ec_model_config *c, ec_precision p)
 {
-    if (p != EC_PREC_FP16 && p != EC_PREC_BF16)
-        return ec_set_error("precision %s is not implemented on the CUDA backend yet (fp16, bf16)",
+    if (p != EC_PREC_FP16 && p != EC_PREC_BF16 && p != EC_PREC_INT8 && p != EC_PREC_INT8_MIXED)
+        return ec_set_error("precision %s is not implemented on the CUDA backend yet (fp16, bf16, "
+                            "int8, int8-mixed)",
                             ec_precision_name(p));
     if (c->dim % 8 || c->head_dim % 8 || c->head_dim > EC_CUDA_MAX_HEAD_DIM)
         return ec_set_error("model %s: the CUDA kernels need dim (%d) and head_dim (%d) to be "
@@ -176,23 +210,46 @@ static int check_config(const ec_model_config *c, ec_precision p)
     return 0;
 }
 
+static int is_int8(ec_precision p) { return p == EC_PREC_INT8 || p == EC_PREC_INT8_MIXED; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+/* The bounds of every linear call, from which the int8 scratch is sized. */
+static ec_cuda_qshape linear_shape(const cuda_state *s)
+{
+    const ec_model_config *c = &s->cfg;
+    size_t dim = (size_t)c->dim, hid = (size_t)c->hidden_dim, most = dim * s->q_dim;
+    size_t seg[] = {hid * dim, dim * s->hidden_pad, (size_t)s->kv_dim * dim};
+    for (int i = 0; i < 3; i++) most = seg[i] > most ? seg[i] : most;
+    int quantized_head = is_int8(s->head_prec);
+    if (quantized_head && (size_t)c->vocab_size * dim > most) most = (size_t)c->vocab_size * dim;
+    ec_cuda_qshape q = {s->chunk_rows,
+                        imax(imax(c->dim, s->q_dim), s->hidden_pad),
+                        imax(imax(s->qkv_dim, 2 * c->hidden_dim), imax(c->dim, c->vocab_size)),
+                        most,
+                        is_int8(s->prec) || quantized_head,
+                        s->kernels};
+    return q;
+}
+
 /* Sizes everything, checks it fits in free device memory, then allocates. */
 static int allocate(cuda_state *s)
 {
     const ec_model_config *c = &s->cfg;
     s->layers = (cuda_layer *)calloc((size_t)c->n_layers, sizeof *s->layers);
     if (!s->layers) return ec_set_error("out of host memory for %d layers", c->n_layers);
-    size_t weights = plan_weights(s, 0), acts = plan_activations(s, 0), kv = 2 * kv_bytes(s);
+    ec_cuda_qshape qshape = linear_shape(s);
+    size_t weights = plan_weights(s, 0), kv = 2 * kv_bytes(s);
+    size_t acts = plan_activations(s, 0), linear_scratch = ec_cuda_qctx_bytes(&qshape);
     size_t staging = (size_t)load_threads() * STAGE_FLOATS * 4;
-    size_t need = weights + acts + kv + CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE;
+    size_t need = weights + acts + linear_scratch + kv + CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE;
     size_t free_b, total_b;
     EC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo on device %d", s->device);
     if (need > free_b)
         return ec_set_error("model %s (%s) with %d sequences x %d positions does not fit on CUDA "
                             "device %d: needs %zu bytes (weights %zu, KV cache %zu, activations "
                             "%zu, load staging and runtime %zu) but only %zu of %zu are free",
-                            c->name, s->dt == EC_CUDA_BF16 ? "bf16" : "fp16", s->max_batch,
-                            s->max_seq, s->device, need, weights, kv, acts,
+                            c->name, ec_precision_name(s->prec), s->max_batch,
+                            s->max_seq, s->device, need, weights, kv, acts + linear_scratch,
                             CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE, free_b, total_b);
     EC_CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     EC_CUBLAS_TRY(cublasCreate(&s->cublas), "cublasCreate");
@@ -216,17 +273,18 @@ static int allocate(cuda_state *s)
     EC_CUDA_TRY(cudaMallocHost((void **)&s->h_next, (size_t)s->max_batch * sizeof(int)),
                 "cudaMallocHost of next tokens");
     EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "clearing the weight and activation arenas");
-    return 0;
+    return ec_cuda_qctx_init(&s->qctx, &qshape, s->cublas, s->stream, s->wide);
 }
 
-/* ---- weight upload: host threads read tensors (fp32), the GPU converts them ---- */
+/* ---- weight upload: host threads read tensors (fp32); the GPU converts them to 16-bit, int8
+ * is quantized on the host by the CPU reference (byte-identical by construction) ---- */
 
 typedef struct {
     ec_tensor_kind kind;
     int layer;
-    void *dst;  /* 16-bit [rows][ld], or fp32 [rows*cols] when f32 */
-    int ld;     /* destination row stride (elements) */
-    int f32;    /* norms and biases stay fp32 */
+    const ec_cuda_qweight *w; /* destination weight (rows from row0 on), or NULL: ... */
+    int row0;
+    float *f32;               /* ... norms and biases, copied as fp32 [rows*cols] */
 } upload_job;
 
 typedef struct {
@@ -248,6 +306,27 @@ static int take_job(upload_ctx *u)
     return j;
 }
 
+/* int8 codes go into rows [row0, row0 + rows) of the [.][ld] layout (pad columns stay zero
+ * from the arena's clearing), the row absmax values into scales [row0 ...]. */
+static int upload_int8(const upload_job *j, const float *host, int rows, int cols, cudaStream_t st)
+{
+    const ec_cuda_qweight *w = j->w;
+    const char *name = ec_tensor_kind_name(j->kind);
+    ec_qmatrix q;
+    if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
+        return ec_set_error("%s (layer %d): %s", name, j->layer, ec_last_error());
+    int8_t *dst = (int8_t *)w->data + (size_t)j->row0 * w->ld;
+    cudaError_t e = cudaMemcpy2DAsync(dst, (size_t)w->ld, q.data, (size_t)cols, (size_t)cols,
+                                      (size_t)rows, cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(w->scales + j->row0, q.scales, (size_t)rows * sizeof(float),
+                            cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st); /* q is freed next */
+    ec_qmatrix_free(&q);
+    EC_CUDA_TRY(e, "upload of int8 %s (layer %d, %d x %d)", name, j->layer, rows, cols);
+    return 0;
+}
+
 static int upload_one(upload_ctx *u, const upload_job *j, float *host, float *stage,
                       cudaStream_t st)
 {
@@ -255,11 +334,14 @@ static int upload_one(upload_ctx *u, const upload_job *j, float *host, float *st
     ec_tensor_shape(&u->s->cfg, j->kind, &rows, &cols);
     if (ec_model_read_tensor(u->m, j->kind, j->layer, host) != 0) return -1;
     const char *name = ec_tensor_kind_name(j->kind);
-    if (j->f32) {
-        EC_CUDA_TRY(cudaMemcpyAsync(j->dst, host, (size_t)rows * cols * 4, cudaMemcpyHostToDevice, st),
+    if (!j->w) {
+        EC_CUDA_TRY(cudaMemcpyAsync(j->f32, host, (size_t)rows * cols * 4, cudaMemcpyHostToDevice, st),
                     "upload of %s (layer %d)", name, j->layer);
         return 0;
     }
+    if (is_int8(j->w->prec)) return upload_int8(j, host, rows, cols, st);
+    ec_cuda_dtype dt = j->w->prec == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16;
+    int ld = j->w->ld;
     int chunk = (int)(STAGE_FLOATS / (size_t)cols);
     if (chunk < 1)
         return ec_set_error("tensor %s: a row of %d values exceeds the upload staging buffer",
@@ -269,8 +351,8 @@ static int upload_one(upload_ctx *u, const upload_job *j, float *host, float *st
         size_t n = (size_t)nr * cols;
         EC_CUDA_TRY(cudaMemcpyAsync(stage, host + (size_t)r0 * cols, n * 4, cudaMemcpyHostToDevice, st),
                     "upload of %s (layer %d, rows %d-%d)", name, j->layer, r0, r0 + nr);
-        char *dst = (char *)j->dst + (size_t)r0 * j->ld * 2;
-        if (ec_cuda_convert_f32(u->s->dt, stage, dst, nr, cols, j->ld, st) != 0) return -1;
+        char *dst = (char *)j->w->data + ((size_t)j->row0 + r0) * ld * 2;
+        if (ec_cuda_convert_f32(dt, stage, dst, nr, cols, ld, st) != 0) return -1;
         /* The staging buffer is reused by the next chunk. */
         EC_CUDA_TRY(cudaStreamSynchronize(st), "conversion of %s (layer %d)", name, j->layer);
     }
@@ -320,28 +402,25 @@ static int upload_weights(cuda_state *s, const ec_model *m)
     int per_layer = 12, n = 3 + per_layer * c->n_layers, k = 0;
     upload_job *jobs = (upload_job *)calloc((size_t)n, sizeof *jobs);
     if (!jobs) return ec_set_error("out of host memory for the upload plan");
-    jobs[k++] = (upload_job){EC_T_TOK_EMB, 0, s->emb, c->dim, 0};
-    if (!c->tied_embeddings) jobs[k++] = (upload_job){EC_T_LM_HEAD, 0, s->head, c->dim, 0};
-    jobs[k++] = (upload_job){EC_T_FINAL_NORM, 0, s->final_norm, 0, 1};
-    size_t row_bytes = (size_t)c->dim * 2; /* one 16-bit row of the dim-wide weights */
+    jobs[k++] = (upload_job){EC_T_TOK_EMB, 0, &s->emb, 0, NULL};
+    if (!head_is_emb(s)) jobs[k++] = (upload_job){EC_T_LM_HEAD, 0, &s->head, 0, NULL};
+    jobs[k++] = (upload_job){EC_T_FINAL_NORM, 0, NULL, 0, s->final_norm};
     for (int l = 0; l < c->n_layers; l++) {
         cuda_layer *L = &s->layers[l];
-        char *qkv = (char *)L->wqkv, *gu = (char *)L->wgu;
-        jobs[k++] = (upload_job){EC_T_WQ, l, qkv, c->dim, 0};
-        jobs[k++] = (upload_job){EC_T_WK, l, qkv + (size_t)s->q_dim * row_bytes, c->dim, 0};
-        jobs[k++] = (upload_job){EC_T_WV, l, qkv + (size_t)(s->q_dim + s->kv_dim) * row_bytes,
-                                 c->dim, 0};
+        jobs[k++] = (upload_job){EC_T_WQ, l, &L->wqkv, 0, NULL};
+        jobs[k++] = (upload_job){EC_T_WK, l, &L->wqkv, s->q_dim, NULL};
+        jobs[k++] = (upload_job){EC_T_WV, l, &L->wqkv, s->q_dim + s->kv_dim, NULL};
         if (c->qkv_bias) {
-            jobs[k++] = (upload_job){EC_T_BQ, l, L->bqkv, 0, 1};
-            jobs[k++] = (upload_job){EC_T_BK, l, L->bqkv + s->q_dim, 0, 1};
-            jobs[k++] = (upload_job){EC_T_BV, l, L->bqkv + s->q_dim + s->kv_dim, 0, 1};
+            jobs[k++] = (upload_job){EC_T_BQ, l, NULL, 0, L->bqkv};
+            jobs[k++] = (upload_job){EC_T_BK, l, NULL, 0, L->bqkv + s->q_dim};
+            jobs[k++] = (upload_job){EC_T_BV, l, NULL, 0, L->bqkv + s->q_dim + s->kv_dim};
         }
-        jobs[k++] = (upload_job){EC_T_WO, l, L->wo, s->q_dim, 0};
-        jobs[k++] = (upload_job){EC_T_W_GATE, l, gu, c->dim, 0};
-        jobs[k++] = (upload_job){EC_T_W_UP, l, gu + (size_t)c->hidden_dim * row_bytes, c->dim, 0};
-        jobs[k++] = (upload_job){EC_T_W_DOWN, l, L->wdown, s->hidden_pad, 0};
-        jobs[k++] = (upload_job){EC_T_ATTN_NORM, l, L->attn_norm, 0, 1};
-        jobs[k++] = (upload_job){EC_T_FFN_NORM, l, L->ffn_norm, 0, 1};
+        jobs[k++] = (upload_job){EC_T_WO, l, &L->wo, 0, NULL};
+        jobs[k++] = (upload_job){EC_T_W_GATE, l, &L->wgu, 0, NULL};
+        jobs[k++] = (upload_job){EC_T_W_UP, l, &L->wgu, c->hidden_dim, NULL};
+        jobs[k++] = (upload_job){EC_T_W_DOWN, l, &L->wdown, 0, NULL};
+        jobs[k++] = (upload_job){EC_T_ATTN_NORM, l, NULL, 0, L->attn_norm};
+        jobs[k++] = (upload_job){EC_T_FFN_NORM, l, NULL, 0, L->ffn_norm};
     }
     size_t largest = 0;
     for (int i = 0; i < k; i++) {
@@ -371,9 +450,15 @@ static int upload_weights(cuda_state *s, const ec_model *m)
 
 /* ---- the forward pass ---- */
 
+static unsigned long long *stat_of(const cuda_state *s, int layer, int input)
+{
+    return s->stats + ((size_t)layer * EC_LINEAR_INPUTS + input) * 2;
+}
+
 /* Enqueues the layers (and, when with_head, the head and argmax) for `batch` sequences of n
- * positions whose position and tokens are already in d_step. No host synchronisation, so the
- * decode call can be captured into a graph. */
+ * positions whose position and tokens are already in d_step. The fused family does no host
+ * synchronisation, so its decode call can be captured into a graph; the reference family
+ * synchronises inside int8-mixed linears, as bitsandbytes does. */
 static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split_len, int with_head)
 {
     const ec_model_config *c = &s->cfg;
@@ -381,32 +466,31 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
     cudaStream_t st = s->stream;
     const int *pos = s->d_step, *tokens = s->d_step + 1;
     size_t kv_layer = (size_t)s->max_batch * c->n_kv_heads * s->max_seq * c->head_dim * 2;
-    if (ec_cuda_embed(s->dt, s->emb, tokens, rows, dim, s->x, st)) return -1;
+    const ec_cuda_qctx *q = &s->qctx;
+    if (ec_cuda_embed(s->dt, s->emb.data, tokens, rows, dim, s->x, st)) return -1;
     for (int l = 0; l < c->n_layers; l++) {
         const cuda_layer *L = &s->layers[l];
         char *kc = (char *)s->k_cache + l * kv_layer, *vc = (char *)s->v_cache + l * kv_layer;
         if (ec_cuda_rmsnorm(s->dt, s->x, dim, L->attn_norm, rows, dim, c->norm_eps, s->xn, st) ||
-            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_STORE, L->wqkv, s->xn, rows, s->qkv_dim, dim,
-                           s->qkv, s->qkv_dim, NULL, st) ||
+            ec_cuda_qlinear(q, &L->wqkv, EC_GEMV_STORE, s->xn, rows, s->qkv, s->qkv_dim,
+                            stat_of(s, l, STAT_QKV)) ||
             ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q,
                             kc, vc, st) ||
             ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, n_splits, split_len,
                               s->part, s->att, st) ||
-            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_ADD, L->wo, s->att, rows, dim, s->q_dim,
-                           s->x, dim, NULL, st) ||
+            ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
             ec_cuda_rmsnorm(s->dt, s->x, dim, L->ffn_norm, rows, dim, c->norm_eps, s->xn, st) ||
-            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_SILU_MUL, L->wgu, s->xn, rows, c->hidden_dim,
-                           dim, s->h, s->hidden_pad, s->gu, st) ||
-            ec_cuda_linear(s->cublas, s->dt, EC_GEMV_ADD, L->wdown, s->h, rows, dim, s->hidden_pad,
-                           s->x, dim, NULL, st))
+            ec_cuda_qlinear(q, &L->wgu, EC_GEMV_SILU_MUL, s->xn, rows, s->h, s->hidden_pad,
+                            stat_of(s, l, STAT_GU)) ||
+            ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
+                            stat_of(s, l, STAT_DOWN)))
             return -1;
     }
     if (!with_head) return 0;
     /* Only each sequence's last position feeds the head. */
     if (ec_cuda_rmsnorm(s->dt, s->x + (size_t)(n - 1) * dim, (size_t)n * dim, s->final_norm, batch,
                         dim, c->norm_eps, s->xn, st) ||
-        ec_cuda_linear(s->cublas, s->dt, EC_GEMV_STORE, s->head, s->xn, batch, c->vocab_size, dim,
-                       s->logits, c->vocab_size, NULL, st))
+        ec_cuda_qlinear(q, &s->head, EC_GEMV_STORE, s->xn, batch, s->logits, c->vocab_size, NULL))
         return -1;
     return ec_cuda_argmax(s->logits, batch, c->vocab_size, s->d_next, st);
 }
@@ -432,7 +516,7 @@ static int capture_decode(cuda_state *s, int batch)
     }
     EC_CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal),
                 "cudaStreamBeginCapture of the decode step");
-    int rc = enqueue_step(s, batch, 1, s->dec_splits, EC_CUDA_DECODE_SPLIT, 1);
+    int rc = enqueue_step(s, batch, 1, s->dec_splits, s->dec_split, 1);
     cudaGraph_t g = NULL;
     cudaError_t end = cudaStreamEndCapture(s->stream, &g); /* always end, even after a failure */
     if (rc != 0) {
@@ -484,8 +568,8 @@ static int cuda_forward(ec_backend *b, const int *tokens, int batch, int n, int 
         if (prefill(s, tokens, batch, n, pos)) return -1;
     } else {
         if (upload_step(s, tokens, batch, 1, 0, 1, pos)) return -1;
-        if (!s->use_graphs) {
-            if (enqueue_step(s, batch, 1, s->dec_splits, EC_CUDA_DECODE_SPLIT, 1)) return -1;
+        if (!s->use_graphs || s->kernels == EC_KERNELS_REFERENCE) {
+            if (enqueue_step(s, batch, 1, s->dec_splits, s->dec_split, 1)) return -1;
         } else {
             if (s->graph_batch != batch && capture_decode(s, batch)) return -1;
             EC_CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch of the decode step");
@@ -514,19 +598,26 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
         return ec_set_error("CUDA device %d does not exist (%d device(s) visible)", s->device, count);
     EC_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice(%d)", s->device);
     s->cfg = *c;
+    /* Activations are fp16 for every precision but bf16 (the int8 kernels quantize from fp16). */
     s->dt = o->precision == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16;
+    s->prec = o->precision;
+    s->head_prec = o->quantize_head ? o->precision : emb_prec(s);
+    s->kernels = o->kernels;
+    s->threshold = o->int8_threshold;
     s->max_batch = o->max_batch > 0 ? o->max_batch : 1;
     s->max_seq = o->max_seq > 0 ? o->max_seq : c->max_seq_len;
     s->q_dim = c->n_heads * c->head_dim;
     s->kv_dim = c->n_kv_heads * c->head_dim;
     s->qkv_dim = s->q_dim + 2 * s->kv_dim;
     s->hidden_pad = (c->hidden_dim + 7) / 8 * 8;
+    s->wide_cols = imax(2 * c->hidden_dim, c->dim);
     s->shape = (ec_cuda_attn_shape){c->n_heads, c->n_kv_heads, c->head_dim, s->max_seq,
                                     c->rope_interleaved};
     long rows = s->max_batch > PREFILL_TOKENS ? s->max_batch : PREFILL_TOKENS;
     long most = (long)s->max_batch * s->max_seq;
     s->chunk_rows = (int)(rows < most ? rows : most);
-    s->dec_splits = (s->max_seq + EC_CUDA_DECODE_SPLIT - 1) / EC_CUDA_DECODE_SPLIT;
+    s->dec_split = ec_cuda_decode_split_len(s->max_seq);
+    s->dec_splits = (s->max_seq + s->dec_split - 1) / s->dec_split;
     size_t dec_slots = (size_t)s->max_batch * s->dec_splits;
     s->part_slots = dec_slots > (size_t)s->chunk_rows ? dec_slots : (size_t)s->chunk_rows;
     if (allocate(s) || upload_weights(s, m)) return -1;
@@ -539,8 +630,8 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     EC_CUDA_TRY(e, "upload of rope frequencies");
     /* A prefill split can span the whole context when the partial buffer is tight. */
     /* Prefill splits are at most max_seq (rounded up to 32); decode splits are always
-     * EC_CUDA_DECODE_SPLIT long, even when the cache is shorter than that. */
-    int longest_split = s->max_seq + 31 > EC_CUDA_DECODE_SPLIT ? s->max_seq + 31 : EC_CUDA_DECODE_SPLIT;
+     * dec_split long, even when the cache is shorter than that. */
+    int longest_split = s->max_seq + 31 > s->dec_split ? s->max_seq + 31 : s->dec_split;
     if (ec_cuda_attention_prepare(longest_split)) return -1;
     s->loaded = 1;
     return 0;
@@ -563,6 +654,22 @@ static int cuda_synchronize(ec_backend *b)
     return 0;
 }
 
+static int cuda_outlier_stats(ec_backend *b, double *avg)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    if (!s->loaded) return ec_set_error("CUDA backend: outlier statistics before a load");
+    size_t n = (size_t)s->cfg.n_layers * EC_LINEAR_INPUTS;
+    unsigned long long *h = (unsigned long long *)malloc(n * 2 * sizeof *h);
+    if (!h) return ec_set_error("out of host memory");
+    cudaError_t e = cudaMemcpyAsync(h, s->stats, n * 2 * sizeof *h, cudaMemcpyDeviceToHost, s->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s->stream);
+    for (size_t i = 0; e == cudaSuccess && i < n; i++)
+        avg[i] = h[2 * i + 1] ? (double)h[2 * i] / (double)h[2 * i + 1] : 0.0;
+    free(h);
+    EC_CUDA_TRY(e, "download of the outlier statistics");
+    return 0;
+}
+
 static void cuda_destroy(ec_backend *b)
 {
     cuda_state *s = (cuda_state *)b->impl;
@@ -573,7 +680,7 @@ static void cuda_destroy(ec_backend *b)
 }
 
 static const ec_backend_ops cuda_ops = {"cuda", cuda_load, cuda_forward, cuda_synchronize,
-                                        cuda_destroy};
+                                        cuda_destroy, cuda_outlier_stats};
 
 int ec_cuda_backend_create(ec_backend **out, int device)
 {
@@ -596,4 +703,19 @@ void ec_cuda_backend_set_graphs(ec_backend *b, int enabled)
 {
     cuda_state *s = (cuda_state *)b->impl;
     s->use_graphs = enabled;
+}
+
+int ec_cuda_device_uuid(int device, char *buf, size_t len)
+{
+    int count = 0;
+    EC_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (device < 0 || device >= count)
+        return ec_set_error("CUDA device %d does not exist (%d device(s) visible)", device, count);
+    struct cudaDeviceProp prop;
+    EC_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties(%d)", device);
+    const unsigned char *b = (const unsigned char *)prop.uuid.bytes;
+    snprintf(buf, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+             b[13], b[14], b[15]);
+    return 0;
 }

@@ -11,6 +11,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,8 +23,6 @@ typedef enum { EC_CUDA_F16 = 0, EC_CUDA_BF16 } ec_cuda_dtype;
  * larger ones use cuBLAS GEMMs, whose tensor-core tiles win once the batch fills an MMA tile.
  * Chosen without measurement (see docs/cuda-backend.md). */
 #define EC_CUDA_GEMV_MAX_BATCH 8
-/* Positions per attention split at decode (flash-decoding), so short contexts still spread. */
-#define EC_CUDA_DECODE_SPLIT 128
 /* The attention kernels handle head_dim up to this (8 lanes x 16-byte loads per key row). */
 #define EC_CUDA_MAX_HEAD_DIM 256
 
@@ -43,6 +42,9 @@ int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, voi
 /* out [batch] = index of the largest logits [batch][vocab] (lowest index on ties, NaN never
  * wins), the same rule as the CPU backend. */
 int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, cudaStream_t stream);
+
+/* y [ntok][ldy] += t [ntok][ldt] (fp32, n columns): the reference family's residual add. */
+int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);
 
 /* ---- kernels_norm.cu ---- */
 /* out [rows][dim] (16-bit) = x[r] * w / sqrt(mean(x[r]^2) + eps); row r of x starts at
@@ -70,6 +72,60 @@ int ec_cuda_linear(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode, co
                    const void *x, int batch, int rows, int cols, void *y, int ldy, float *gu,
                    cudaStream_t stream);
 
+/* The cuBLAS GEMM of the 16-bit path on its own: y fp32 [m][ldy] = x W^T + beta * y, with
+ * w [rows][ldw] and x [m][ldx] 16-bit (ldw, ldx >= cols). */
+int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ldw, const void *x,
+                   int ldx, int m, int rows, int cols, float *y, int ldy, float beta);
+
+/* ---- kernels_int8.cu: LLM.int8() building blocks (numerics: docs/formats.md) ----
+ * Activations x are fp16 [ntok][cols] (row stride cols); quantized activations xq are int8
+ * [ntok][ld] with ld % 16 == 0 and columns [cols, ld) zero; int8 weights w are [rows][ld] with
+ * per-row absmax wscale [rows]; outlier lists are ascending column indices. */
+
+/* Outlier columns of x (any token with |x| >= threshold > 0): flags [cols] (every entry written,
+ * 0 or 1), ocols [cols] the flagged columns ascending, *ocount their number; when stat is not
+ * NULL, stat[0] += count and stat[1] += 1. One block, no host synchronisation. */
+int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, int *flags,
+                          int *ocols, int *ocount, unsigned long long *stat, cudaStream_t stream);
+/* Per-token quantization: xscale [ntok] = absmax / 127 over the columns not flagged (flags may be
+ * NULL: none flagged), xq = rne(x / absmax * 127), flagged and pad columns 0. One block per
+ * token. */
+int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const int *flags,
+                          int8_t *xq, float *xscale, cudaStream_t stream);
+/* Both of the above in one single-block launch, for the decode batches of the fused GEMV
+ * (threshold 0: no outlier scan, *ocount = 0). */
+int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold, int *flags,
+                         int *ocols, int *ocount, int8_t *xq, float *xscale,
+                         unsigned long long *stat, cudaStream_t stream);
+/* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH): dp4a over one pass of the int8 rows,
+ * the outlier columns' fp16 products from x added in the same kernel, then the ec_gemv_mode
+ * epilogue (SILU_MUL: rows = output rows, w holds 2*rows). y as ec_cuda_gemv. */
+int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
+                      const int8_t *xq, const float *xscale, const void *x, int cols,
+                      const int *ocols, const int *ocount, int batch, void *y, int ldy,
+                      cudaStream_t stream);
+/* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
+ * x_q·w_q): scales, the outlier columns' fp16 products (from w and x, ascending), then the
+ * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold
+ * 2*rows). */
+int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc, const float *wscale,
+                          int rows, const int8_t *w, int ld, const float *xscale, const void *x,
+                          int cols, const int *ocols, const int *ocount, int ntok, void *y,
+                          int ldy, cudaStream_t stream);
+/* int8 x int8 -> int32 through cuBLAS (tensor cores): acc [ntok][ldc] = xq · wᵀ over ld columns
+ * (ld % 16 == 0, ldc % 4 == 0: cuBLAS's int8 alignment rules). */
+int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int rows, int ld, const int8_t *xq,
+                      int ntok, int32_t *acc, int ldc);
+/* Reference pieces (bitsandbytes' separate kernels): y fp32 [ntok][ldy] = acc * wscale/127 *
+ * xscale; xo fp16 [ntok][n] = x[:, ocols]; wo fp16 [rows][n] = fp16(w[:, ocols] * wscale/127),
+ * with n = the host's copy of the outlier count. */
+int ec_cuda_int8_dequant(const int32_t *acc, int ldc, const float *wscale, int rows,
+                         const float *xscale, int ntok, float *y, int ldy, cudaStream_t stream);
+int ec_cuda_int8_gather_x(const void *x, int ntok, int cols, const int *ocols, int n, void *xo,
+                          cudaStream_t stream);
+int ec_cuda_int8_weight_cols(const int8_t *w, const float *wscale, int rows, int ld,
+                             const int *ocols, int n, void *wo, cudaStream_t stream);
+
 /* ---- kernels_rope.cu ---- */
 typedef struct {
     int n_heads, n_kv_heads, head_dim;
@@ -94,6 +150,11 @@ int ec_cuda_rope_kv(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q
 int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
                       const void *k_cache, const void *v_cache, const int *pos, int batch, int n,
                       int n_splits, int split_len, float *part, void *out, cudaStream_t stream);
+/* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions:
+ * 32 (one round of loads per block, so a decode step's attention is a single latency) unless
+ * that makes more than 64 splits per sequence, whose partials would then outgrow the
+ * activations at long contexts; then the shortest multiple of 32 giving 64 splits. */
+int ec_cuda_decode_split_len(int max_seq);
 /* Raises the kernel's dynamic shared-memory limit for splits of up to max_split_len positions
  * (call once, outside graph capture); -1 if the device cannot hold them. */
 int ec_cuda_attention_prepare(int max_split_len);

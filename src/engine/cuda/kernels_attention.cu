@@ -10,12 +10,13 @@
  * query with its own causal length.
  *
  * Within a block, TPK = next power of two of head_dim/8 lanes share one key row (16-byte loads,
- * 8 dims per lane) and reduce the dot product with shuffles; 128/TPK keys are in flight at once.
+ * 8 dims per lane) and reduce the dot product with shuffles; each group loads ATTN_KEYS rows
+ * before using them, so 4 * 128/TPK keys are in flight at once.
  * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
-enum { ATTN_THREADS = 128 };
+enum { ATTN_THREADS = 128, ATTN_KEYS = 4 /* key rows in flight per lane group */ };
 
 static int keys_lanes(int head_dim) /* TPK */
 {
@@ -39,6 +40,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     extern __shared__ float smem[];
     __shared__ float scratch[32];
     int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    ec_wait_inputs();
     int len = *pos + t % n + 1; /* causal: positions 0 .. own */
     int start = split * split_len;
     if (start >= len) return; /* block-uniform */
@@ -56,18 +58,26 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 
     float *scores = smem, *table = smem + split_len;
     float norm = sqrtf((float)hd);
-    /* Every thread runs the same trip count so the group shuffles see all their lanes. */
-    for (int p0 = start; p0 < end; p0 += groups) {
-        int p = p0 + g;
-        float dot = 0.0f;
-        if (active && p < end) {
-            float kv[8];
-            ec_unpack8<T>(*reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0), kv);
+    /* Every thread runs the same trip count so the group shuffles see all their lanes. Each
+     * group loads ATTN_KEYS rows before using any: decode is latency-bound here. */
+    for (int p0 = start; p0 < end; p0 += groups * ATTN_KEYS) {
+        uint4 kr[ATTN_KEYS];
+#pragma unroll
+        for (int u = 0; u < ATTN_KEYS; u++) {
+            int p = p0 + g + u * groups;
+            kr[u] = active && p < end ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
+                                      : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < ATTN_KEYS; u++) {
+            int p = p0 + g + u * groups;
+            float kv[8], dot = 0.0f;
+            ec_unpack8<T>(kr[u], kv);
 #pragma unroll
             for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
+            dot = ec_group_sum(dot, tpk);
+            if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
         }
-        dot = ec_group_sum(dot, tpk);
-        if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
     }
     __syncthreads();
     int cnt = end - start;
@@ -84,11 +94,24 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (active)
-        for (int p = start + g; p < end; p += groups) {
-            float e = scores[p - start], vv[8];
-            ec_unpack8<T>(*reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0), vv);
+        for (int p0 = start + g; p0 < end; p0 += groups * ATTN_KEYS) {
+            uint4 vr[ATTN_KEYS];
+            float e[ATTN_KEYS];
 #pragma unroll
-            for (int i = 0; i < 8; i++) acc[i] = fmaf(e, vv[i], acc[i]);
+            for (int u = 0; u < ATTN_KEYS; u++) {
+                int p = p0 + u * groups;
+                bool in = p < end;
+                vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                           : make_uint4(0, 0, 0, 0);
+                e[u] = in ? scores[p - start] : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < ATTN_KEYS; u++) {
+                float vv[8];
+                ec_unpack8<T>(vr[u], vv);
+#pragma unroll
+                for (int i = 0; i < 8; i++) acc[i] = fmaf(e[u], vv[i], acc[i]);
+            }
         }
     if (active)
 #pragma unroll
@@ -112,6 +135,7 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
                                     int n_splits, int split_len, T *out)
 {
     int h = blockIdx.x, t = blockIdx.y, d = threadIdx.x, hd = s.head_dim;
+    ec_wait_inputs();
     if (d >= hd) return;
     int len = *pos + t % n + 1, used = (len + split_len - 1) / split_len;
     const float *p = part + ((size_t)t * s.n_heads + h) * n_splits * (hd + 2);
@@ -125,6 +149,14 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
         den = fmaf(w, ps[hd + 1], den);
     }
     out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(num / den);
+}
+
+extern "C" int ec_cuda_decode_split_len(int max_seq)
+{
+    enum { MIN_SPLIT = 32, MAX_SPLITS = 64 };
+    int len = (max_seq + MAX_SPLITS - 1) / MAX_SPLITS;
+    len = (len + MIN_SPLIT - 1) / MIN_SPLIT * MIN_SPLIT;
+    return len > MIN_SPLIT ? len : MIN_SPLIT;
 }
 
 extern "C" int ec_cuda_attention_prepare(int max_split_len)
@@ -160,16 +192,17 @@ extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, c
         typedef decltype(tag) T;
         int ntok = batch * n;
         dim3 grid((unsigned)s->n_heads, (unsigned)ntok, (unsigned)n_splits);
-        attn_split_kernel<T><<<grid, ATTN_THREADS, attn_smem_bytes(split_len), stream>>>(
-            *s, q, (const T *)k_cache, (const T *)v_cache, pos, n, split_len,
-            keys_lanes(s->head_dim), part);
-        EC_CUDA_LAUNCHED("launch of attention kernel (%d heads x %d tokens x %d splits of %d)",
+        EC_CUDA_TRY(ec_launch(attn_split_kernel<T>, grid, dim3(ATTN_THREADS),
+                              attn_smem_bytes(split_len), stream, *s, q, (const T *)k_cache,
+                              (const T *)v_cache, pos, n, split_len, keys_lanes(s->head_dim),
+                              part),
+                    "launch of attention kernel (%d heads x %d tokens x %d splits of %d)",
                          s->n_heads, ntok, n_splits, split_len);
         dim3 cgrid((unsigned)s->n_heads, (unsigned)ntok);
         unsigned threads = (unsigned)((s->head_dim + 31) / 32 * 32);
-        attn_combine_kernel<T><<<cgrid, threads, 0, stream>>>(*s, part, pos, n, n_splits,
-                                                              split_len, (T *)out);
-        EC_CUDA_LAUNCHED("launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
+        EC_CUDA_TRY(ec_launch(attn_combine_kernel<T>, cgrid, dim3(threads), 0, stream, *s, part,
+                              pos, n, n_splits, split_len, (T *)out),
+                    "launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
                          ntok);
         return 0;
     });

@@ -6,6 +6,8 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels.h"
 
@@ -83,6 +85,63 @@ template <bool IS_MAX> __device__ float ec_block_reduce(float v, float *scratch)
     __syncthreads();
     v = lane < nwarps ? scratch[lane] : (IS_MAX ? -INFINITY : 0.0f);
     return IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
+}
+
+/* ---- programmatic dependent launch (PDL, sm_90+) ----
+ * A decode step is a chain of ~300 short kernels. Launched with ec_launch, a kernel may start
+ * while its predecessor in the stream is still finishing, so its launch and prologue (weight
+ * prefetches) overlap the predecessor's tail. The price: before it reads or writes any
+ * activation (anything another kernel of the step touches) it must call ec_wait_inputs(), which
+ * returns once every earlier kernel has finished and its writes are visible. Weights are
+ * read-only for the whole run and may be touched before. On older GPUs both are plain. */
+__device__ __forceinline__ void ec_wait_inputs()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+}
+
+/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer; asked
+ * once per device and thread) and ECOCOMPUTE_CUDA_PDL is not "0" (so a benchmark can measure
+ * what it brings). */
+static inline bool ec_pdl_supported()
+{
+    static thread_local int cached_dev = -1, cached = 0;
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return false;
+    if (dev != cached_dev) {
+        const char *env = getenv("ECOCOMPUTE_CUDA_PDL");
+        cached = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+                     cudaSuccess && major >= 9 && !(env && !strcmp(env, "0"));
+        cached_dev = dev;
+    }
+    return cached != 0;
+}
+
+/* kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation
+ * allowed where the device supports it. Returns the launch's error. */
+template <typename... P, typename... A>
+static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t stream, A... args)
+{
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = ec_pdl_supported() ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+}
+
+/* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */
+static inline unsigned ec_grid_for(size_t n)
+{
+    size_t blocks = (n + 255) / 256;
+    return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
 }
 
 /* Calls body.template operator()<T>() with T the kernel type of dtype t. */

@@ -30,6 +30,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     const uint4 *w0 = reinterpret_cast<const uint4 *>(w + (size_t)r0 * cols);
     const uint4 *w1 = reinterpret_cast<const uint4 *>(w + (size_t)r1 * cols);
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+    ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
 
     float acc0[B], acc1[B];
 #pragma unroll
@@ -87,20 +88,20 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
 }
 
 template <typename T, int MODE>
-static void launch_mode(int batch, const T *w, const T *x, int rows, int cols, void *y, int ldy,
+static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int cols, void *y, int ldy,
                         cudaStream_t stream)
 {
     int warps = MODE == EC_GEMV_SILU_MUL ? rows : (rows + 1) / 2;
     dim3 grid((unsigned)((warps + GEMV_WARPS - 1) / GEMV_WARPS)), block(GEMV_WARPS * 32);
     switch (batch) {
-    case 1: gemv_kernel<T, 1, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
-    case 2: gemv_kernel<T, 2, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
-    case 3: gemv_kernel<T, 3, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
-    case 4: gemv_kernel<T, 4, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
-    case 5: gemv_kernel<T, 5, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
-    case 6: gemv_kernel<T, 6, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
-    case 7: gemv_kernel<T, 7, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
-    default: gemv_kernel<T, 8, MODE><<<grid, block, 0, stream>>>(w, x, rows, cols, y, ldy); break;
+    case 1: return ec_launch(gemv_kernel<T, 1, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
+    case 2: return ec_launch(gemv_kernel<T, 2, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
+    case 3: return ec_launch(gemv_kernel<T, 3, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
+    case 4: return ec_launch(gemv_kernel<T, 4, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
+    case 5: return ec_launch(gemv_kernel<T, 5, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
+    case 6: return ec_launch(gemv_kernel<T, 6, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
+    case 7: return ec_launch(gemv_kernel<T, 7, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
+    default: return ec_launch(gemv_kernel<T, 8, MODE>, grid, block, 0, stream, w, x, rows, cols, y, ldy);
     }
 }
 
@@ -115,10 +116,11 @@ extern "C" int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, c
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *wt = (const T *)w, *xt = (const T *)x;
-        if (mode == EC_GEMV_STORE) launch_mode<T, EC_GEMV_STORE>(batch, wt, xt, rows, cols, y, ldy, stream);
-        else if (mode == EC_GEMV_ADD) launch_mode<T, EC_GEMV_ADD>(batch, wt, xt, rows, cols, y, ldy, stream);
-        else launch_mode<T, EC_GEMV_SILU_MUL>(batch, wt, xt, rows, cols, y, ldy, stream);
-        EC_CUDA_LAUNCHED("launch of GEMV kernel (batch %d, %d x %d)", batch, rows, cols);
+        cudaError_t e =
+            mode == EC_GEMV_STORE ? launch_mode<T, EC_GEMV_STORE>(batch, wt, xt, rows, cols, y, ldy, stream)
+            : mode == EC_GEMV_ADD ? launch_mode<T, EC_GEMV_ADD>(batch, wt, xt, rows, cols, y, ldy, stream)
+                                  : launch_mode<T, EC_GEMV_SILU_MUL>(batch, wt, xt, rows, cols, y, ldy, stream);
+        EC_CUDA_TRY(e, "launch of GEMV kernel (batch %d, %d x %d)", batch, rows, cols);
         return 0;
     });
 }

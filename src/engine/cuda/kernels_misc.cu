@@ -1,17 +1,10 @@
 /* kernels_misc.cu — the small element-wise kernels: fp32 -> 16-bit conversion (weight upload),
  * token embedding lookup into the fp32 residual stream, SiLU·mul after a cuBLAS gate/up GEMM,
- * and greedy argmax over the logits. */
+ * the residual add of the reference kernel family, and greedy argmax over the logits. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
 #include <stdint.h>
-
-/* Grid-stride loops: a capped grid of 256-thread blocks covers any size. */
-static unsigned grid_for(size_t n)
-{
-    size_t blocks = (n + 255) / 256;
-    return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
-}
 
 template <typename T>
 __global__ void convert_kernel(const float *src, T *dst, int cols, int ld, size_t n)
@@ -27,7 +20,7 @@ extern "C" int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst,
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         size_t n = (size_t)rows * cols;
-        convert_kernel<T><<<grid_for(n), 256, 0, stream>>>(src, (T *)dst, cols, ld, n);
+        convert_kernel<T><<<ec_grid_for(n), 256, 0, stream>>>(src, (T *)dst, cols, ld, n);
         EC_CUDA_LAUNCHED("launch of convert kernel (%d x %d values)", rows, cols);
         return 0;
     });
@@ -37,6 +30,7 @@ extern "C" int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst,
 template <typename T>
 __global__ void embed_kernel(const T *table, const int *tokens, int dim, float *x)
 {
+    ec_wait_inputs();
     const T *row = table + (size_t)tokens[blockIdx.x] * dim;
     float *out = x + (size_t)blockIdx.x * dim;
     for (int c = threadIdx.x * 8; c < dim; c += blockDim.x * 8) {
@@ -52,14 +46,16 @@ extern "C" int ec_cuda_embed(ec_cuda_dtype t, const void *table, const int *toke
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        embed_kernel<T><<<ntok, 128, 0, stream>>>((const T *)table, tokens, dim, x);
-        EC_CUDA_LAUNCHED("launch of embedding kernel (%d tokens x %d)", ntok, dim);
+        EC_CUDA_TRY(ec_launch(embed_kernel<T>, dim3(ntok), dim3(128), 0, stream, (const T *)table,
+                              tokens, dim, x),
+                    "launch of embedding kernel (%d tokens x %d)", ntok, dim);
         return 0;
     });
 }
 
 template <typename T> __global__ void silu_mul_kernel(const float *gu, int hidden, T *h, int ldh)
 {
+    ec_wait_inputs();
     const float *g = gu + (size_t)blockIdx.y * 2 * hidden;
     T *out = h + (size_t)blockIdx.y * ldh;
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < hidden; j += gridDim.x * blockDim.x) {
@@ -74,10 +70,29 @@ extern "C" int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int 
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)((hidden + 255) / 256), (unsigned)ntok);
-        silu_mul_kernel<T><<<grid, 256, 0, stream>>>(gu, hidden, (T *)h, ldh);
-        EC_CUDA_LAUNCHED("launch of silu-mul kernel (%d tokens x %d)", ntok, hidden);
+        EC_CUDA_TRY(ec_launch(silu_mul_kernel<T>, grid, dim3(256), 0, stream, gu, hidden, (T *)h,
+                              ldh),
+                    "launch of silu-mul kernel (%d tokens x %d)", ntok, hidden);
         return 0;
     });
+}
+
+__global__ void add_kernel(float *y, int ldy, const float *t, int ldt, int n, size_t total)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t row = i / (size_t)n, col = i % (size_t)n;
+        y[row * ldy + col] += t[row * ldt + col];
+    }
+}
+
+extern "C" int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n,
+                           cudaStream_t stream)
+{
+    size_t total = (size_t)ntok * n;
+    add_kernel<<<ec_grid_for(total), 256, 0, stream>>>(y, ldy, t, ldt, n, total);
+    EC_CUDA_LAUNCHED("launch of add kernel (%d tokens x %d)", ntok, n);
+    return 0;
 }
 
 /* Folds candidate (v, i) into the best (bv, bi): larger wins, equal values go to the lower index,
@@ -102,6 +117,7 @@ __global__ void argmax_kernel(const float *logits, int vocab, int *out)
 {
     __shared__ float sv[32];
     __shared__ int si[32];
+    ec_wait_inputs();
     const float *row = logits + (size_t)blockIdx.x * vocab;
     float bv = -INFINITY;
     int bi = vocab;
@@ -123,7 +139,7 @@ __global__ void argmax_kernel(const float *logits, int vocab, int *out)
 extern "C" int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out,
                               cudaStream_t stream)
 {
-    argmax_kernel<<<batch, 1024, 0, stream>>>(logits, vocab, out);
-    EC_CUDA_LAUNCHED("launch of argmax kernel (%d x %d logits)", batch, vocab);
+    EC_CUDA_TRY(ec_launch(argmax_kernel, dim3(batch), dim3(1024), 0, stream, logits, vocab, out),
+                "launch of argmax kernel (%d x %d logits)", batch, vocab);
     return 0;
 }

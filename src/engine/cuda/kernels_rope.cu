@@ -9,42 +9,44 @@
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
-/* One block per token row; threads stride over q pairs, k pairs and v values. */
+/* blockIdx.y is the token row; the x blocks split its q pairs, k pairs and v values, one item per
+ * thread, so a single decode token still spreads over many SMs (sincosf is not cheap). */
 template <typename T>
 __global__ void rope_kv_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                                const float *inv_freq, const int *pos, int n, float *q,
                                T *k_cache, T *v_cache)
 {
-    int t = blockIdx.x, b = t / n, p = *pos + t % n;
+    ec_wait_inputs();
+    int t = blockIdx.y, b = t / n, p = *pos + t % n;
     int half = s.head_dim / 2, q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
     const float *row = qkv + (size_t)t * (q_dim + 2 * kv_dim);
     int step = s.interleaved ? 2 : 1, partner = s.interleaved ? 1 : half;
     int n_pairs = (s.n_heads + s.n_kv_heads) * half;
-    for (int i = threadIdx.x; i < n_pairs + kv_dim; i += blockDim.x) {
-        if (i >= n_pairs) { /* v: copy into the cache */
-            int e = i - n_pairs, h = e / s.head_dim, d = e % s.head_dim;
-            float v = row[q_dim + kv_dim + e] + (bias ? bias[q_dim + kv_dim + e] : 0.0f);
-            size_t at = (((size_t)b * s.n_kv_heads + h) * s.max_seq + p) * s.head_dim + d;
-            v_cache[at] = ec_from_f32<T>(v);
-            continue;
-        }
-        int head = i / half, j = i % half; /* heads 0..n_heads-1 are q, the rest k */
-        int off = head * s.head_dim + j * step; /* q and k are contiguous in the row */
-        float x0 = row[off], x1 = row[off + partner];
-        if (bias) { x0 += bias[off]; x1 += bias[off + partner]; }
-        float sn, cs;
-        sincosf((float)p * inv_freq[j], &sn, &cs);
-        float y0 = x0 * cs - x1 * sn, y1 = x0 * sn + x1 * cs;
-        if (head < s.n_heads) {
-            float *qrow = q + (size_t)t * q_dim;
-            qrow[off] = y0;
-            qrow[off + partner] = y1;
-        } else {
-            int kh = head - s.n_heads, d = j * step;
-            T *krow = k_cache + (((size_t)b * s.n_kv_heads + kh) * s.max_seq + p) * s.head_dim;
-            krow[d] = ec_from_f32<T>(y0);
-            krow[d + partner] = ec_from_f32<T>(y1);
-        }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_pairs + kv_dim) return;
+    if (i >= n_pairs) { /* v: copy into the cache */
+        int e = i - n_pairs, h = e / s.head_dim, d = e % s.head_dim;
+        float v = row[q_dim + kv_dim + e] + (bias ? bias[q_dim + kv_dim + e] : 0.0f);
+        size_t at = (((size_t)b * s.n_kv_heads + h) * s.max_seq + p) * s.head_dim + d;
+        v_cache[at] = ec_from_f32<T>(v);
+        return;
+    }
+    int head = i / half, j = i % half; /* heads 0..n_heads-1 are q, the rest k */
+    int off = head * s.head_dim + j * step; /* q and k are contiguous in the row */
+    float x0 = row[off], x1 = row[off + partner];
+    if (bias) { x0 += bias[off]; x1 += bias[off + partner]; }
+    float sn, cs;
+    sincosf((float)p * inv_freq[j], &sn, &cs);
+    float y0 = x0 * cs - x1 * sn, y1 = x0 * sn + x1 * cs;
+    if (head < s.n_heads) {
+        float *qrow = q + (size_t)t * q_dim;
+        qrow[off] = y0;
+        qrow[off + partner] = y1;
+    } else {
+        int kh = head - s.n_heads, d = j * step;
+        T *krow = k_cache + (((size_t)b * s.n_kv_heads + kh) * s.max_seq + p) * s.head_dim;
+        krow[d] = ec_from_f32<T>(y0);
+        krow[d + partner] = ec_from_f32<T>(y1);
     }
 }
 
@@ -54,9 +56,11 @@ extern "C" int ec_cuda_rope_kv(ec_cuda_dtype t, const ec_cuda_attn_shape *s, con
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        rope_kv_kernel<T><<<batch * n, 256, 0, stream>>>(*s, qkv, bias, inv_freq, pos, n, q,
-                                                         (T *)k_cache, (T *)v_cache);
-        EC_CUDA_LAUNCHED("launch of rope/KV-write kernel (%d x %d tokens)", batch, n);
+        int items = (s->n_heads + s->n_kv_heads) * (s->head_dim / 2) + s->n_kv_heads * s->head_dim;
+        dim3 grid((unsigned)((items + 127) / 128), (unsigned)(batch * n));
+        EC_CUDA_TRY(ec_launch(rope_kv_kernel<T>, grid, dim3(128), 0, stream, *s, qkv, bias,
+                              inv_freq, pos, n, q, (T *)k_cache, (T *)v_cache),
+                    "launch of rope/KV-write kernel (%d x %d tokens)", batch, n);
         return 0;
     });
 }

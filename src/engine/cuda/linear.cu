@@ -8,13 +8,14 @@
 #include "cuda_check.h"
 #include "kernels.h"
 
-static int gemm(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, const void *x, int m,
-                int rows, int cols, float *y, int ldy, float beta)
+extern "C" int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ldw,
+                              const void *x, int ldx, int m, int rows, int cols, float *y, int ldy,
+                              float beta)
 {
     cudaDataType ab = t == EC_CUDA_BF16 ? CUDA_R_16BF : CUDA_R_16F;
     const float alpha = 1.0f;
     EC_CUBLAS_TRY(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, rows, m, cols, &alpha, w, ab,
-                               cols, x, ab, cols, &beta, y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
+                               ldw, x, ab, ldx, &beta, y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
                                CUBLAS_GEMM_DEFAULT),
                   "cublasGemmEx (%d x %d weight, %d token rows)", rows, cols, m);
     return 0;
@@ -27,8 +28,9 @@ extern "C" int ec_cuda_linear(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mo
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
         return ec_cuda_gemv(t, mode, w, x, batch, rows, cols, y, ldy, stream);
     if (mode != EC_GEMV_SILU_MUL)
-        return gemm(cublas, t, w, x, batch, rows, cols, (float *)y, ldy,
-                    mode == EC_GEMV_ADD ? 1.0f : 0.0f);
-    if (gemm(cublas, t, w, x, batch, 2 * rows, cols, gu, 2 * rows, 0.0f)) return -1;
+        return ec_cuda_gemm16(cublas, t, w, cols, x, cols, batch, rows, cols, (float *)y, ldy,
+                              mode == EC_GEMV_ADD ? 1.0f : 0.0f);
+    if (ec_cuda_gemm16(cublas, t, w, cols, x, cols, batch, 2 * rows, cols, gu, 2 * rows, 0.0f))
+        return -1;
     return ec_cuda_silu_mul(t, gu, batch, rows, y, ldy, stream);
 }

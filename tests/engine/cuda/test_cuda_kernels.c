@@ -396,8 +396,9 @@ static void test_attention_decode(void **state)
     static const int ctxs[] = {1, 7, 300, 5000};
     for (int di = 0; di < 2; di++)
         for (int c = 0; c < 4; c++) {
-            check_attention(DTYPES[di], 128, ctxs[c], 1, EC_CUDA_DECODE_SPLIT);
-            check_attention(DTYPES[di], 8, ctxs[c], 1, EC_CUDA_DECODE_SPLIT);
+            check_attention(DTYPES[di], 128, ctxs[c], 1, 128);
+            check_attention(DTYPES[di], 128, ctxs[c], 1, ec_cuda_decode_split_len(ctxs[c]));
+            check_attention(DTYPES[di], 8, ctxs[c], 1, ec_cuda_decode_split_len(ctxs[c]));
         }
     check_attention(EC_CUDA_F16, 64, 5000, 1, 4096); /* one long split in shared memory */
 }

@@ -9,6 +9,15 @@
  * - stories260K (a real llama2.c v0 checkpoint, interleaved rope, hidden 172 → padded): fp16
  *   greedy tokens against the CPU backend's fp32 tokens (which reproduce the golden text);
  *   matched prefix printed, at least 200 of 255 required;
+ * - the reference kernel family (fp16: one cuBLAS GEMM per linear, no graph) the same way;
+ * - int8 and int8-mixed (on `small` with injected outlier dims) in both kernel families against
+ *   the CPU backend's int8 formats, teacher-forced, with a wider tie (0.15) and logit tolerance
+ *   (6%): the GPU quantizes fp16 activations where the CPU quantizes fp32 ones, so about one
+ *   code in 16 can round the other way (127 · 2⁻¹¹ ≈ 0.06 of a code step) — int8's own error
+ *   (half a code step everywhere) is larger still;
+ * - the int8-mixed outlier-column counts per layer and linear input after one prefill: the two
+ *   backends count the same columns except where an activation sits within fp16 rounding of the
+ *   threshold (per entry within 1 column + 2%; how many entries are identical is printed);
  * - an unsupported precision and an oversized KV cache fail with clear messages. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,12 +32,13 @@
 #include <math.h>
 #include <string.h>
 
-static ec_backend *open_backend(const char *device, const ec_model *m, ec_precision p, int max_batch,
-                                int max_seq)
+static ec_backend *open_backend_k(const char *device, const ec_model *m, ec_precision p,
+                                  ec_kernels kernels, int max_batch, int max_seq)
 {
     ec_load_options o;
     ec_load_options_default(&o);
     o.precision = p;
+    o.kernels = kernels;
     o.max_batch = max_batch;
     o.max_seq = max_seq;
     ec_backend *b;
@@ -38,12 +48,28 @@ static ec_backend *open_backend(const char *device, const ec_model *m, ec_precis
     return b;
 }
 
-static ec_model *open_model(const char *name)
+static ec_backend *open_backend(const char *device, const ec_model *m, ec_precision p, int max_batch,
+                                int max_seq)
+{
+    return open_backend_k(device, m, p, EC_KERNELS_FUSED, max_batch, max_seq);
+}
+
+/* outliers > 0: synthetic weights with that many outlier hidden dims of magnitude 40 (as
+ * `--outliers K:40`), which every layer's int8-mixed inputs then carry. */
+static ec_model *open_model_outliers(const char *name, int outliers)
 {
     ec_model *m;
-    if (ec_model_open(&m, name, NULL) != 0) fail_msg("open %s: %s", name, ec_last_error());
+    ec_model_options o;
+    ec_model_options_default(&o);
+    if (outliers > 0) {
+        o.outliers = outliers;
+        o.outlier_mag = 40.0f;
+    }
+    if (ec_model_open(&m, name, &o) != 0) fail_msg("open %s: %s", name, ec_last_error());
     return m;
 }
+
+static ec_model *open_model(const char *name) { return open_model_outliers(name, 0); }
 
 /* Greedy tokens [batch][gen] of a backend for the synthetic prompt of (seed 7). */
 static int *generate(ec_backend *b, const ec_model_config *c, int batch, int prompt_len, int gen)
@@ -122,17 +148,40 @@ static int forced_disagreements(ec_backend *cpu, ec_backend *gpu, const ec_model
     return bad;
 }
 
+/* Mean KL(softmax(a) || softmax(b)) of two backends' prefill logits (batch 4, seed 11). */
+static double prefill_kl(ec_backend *a, ec_backend *b, const ec_model_config *c, int prompt_len)
+{
+    enum { BATCH = 4 };
+    int *prompts = malloc((size_t)BATCH * prompt_len * sizeof(int)), next[BATCH];
+    size_t nl = (size_t)BATCH * c->vocab_size;
+    float *la = malloc(nl * 4), *lb = malloc(nl * 4);
+    ec_prompt_synthetic(11, c->vocab_size, BATCH, prompt_len, prompts);
+    if (a->ops->forward(a, prompts, BATCH, prompt_len, 0, next, la) != 0 ||
+        b->ops->forward(b, prompts, BATCH, prompt_len, 0, next, lb) != 0)
+        fail_msg("forward: %s", ec_last_error());
+    double kl = 0;
+    for (int i = 0; i < BATCH; i++)
+        kl += ec_logits_kl(la + (size_t)i * c->vocab_size, lb + (size_t)i * c->vocab_size,
+                           c->vocab_size) / BATCH;
+    free(prompts);
+    free(la);
+    free(lb);
+    return kl;
+}
+
 /* Free-running greedy tokens of both backends (reported; at batch 1 on `small` the first
  * require_free steps must match) and teacher-forced agreement (asserted: only near-ties may
  * differ) at batch 1, 4 and 12 (12 exercises the cuBLAS decode path). */
-static void compare_with_cpu(const char *name, ec_precision p, double logit_tol, int require_free,
-                             double tie_tol)
+static void compare_family_with_cpu(const char *name, int outliers, ec_precision p,
+                                    ec_kernels kernels, double logit_tol, int require_free,
+                                    double tie_tol, double max_bad_frac)
 {
-    ec_model *m = open_model(name);
+    ec_model *m = open_model_outliers(name, outliers);
     const ec_model_config *c = ec_model_config_of(m);
     int prompt_len = 16, gen = 33, max_seq = prompt_len + gen;
     ec_backend *cpu = open_backend("cpu", m, p, 12, max_seq);
-    ec_backend *gpu = open_backend("cuda", m, p, 12, max_seq);
+    ec_backend *gpu = open_backend_k("cuda", m, p, kernels, 12, max_seq);
+    printf("%s %s, %s kernels:\n", name, ec_precision_name(p), ec_kernels_name(kernels));
     static const int batches[] = {1, 4, 12};
     for (int i = 0; i < 3; i++) {
         int batch = batches[i];
@@ -147,17 +196,35 @@ static void compare_with_cpu(const char *name, ec_precision p, double logit_tol,
         free(tg);
         double worst;
         int bad = forced_disagreements(cpu, gpu, c, batch, prompt_len, gen, tie_tol, &worst);
-        printf("%s %s batch %d teacher-forced: %d disagreements beyond a %.3f logit tie "
-               "(largest gap %.5f)\n", name, ec_precision_name(p), batch, bad, tie_tol, worst);
-        assert_int_equal(bad, 0);
+        printf("%s %s batch %d teacher-forced: %d of %d steps disagree beyond a %.3f logit tie "
+               "(largest gap %.5f; at most %.0f%% allowed)\n", name, ec_precision_name(p), batch,
+               bad, batch * gen, tie_tol, worst, 100 * max_bad_frac);
+        assert_true(bad <= max_bad_frac * batch * gen);
     }
-    double gap = logits_gap(cpu, gpu, c, 4, prompt_len);
-    printf("%s %s prefill logits: max gap %.4f of the largest logit (tolerance %.2f)\n", name,
-           ec_precision_name(p), gap, logit_tol);
-    assert_true(gap <= logit_tol);
+    if (p == EC_PREC_INT8 || p == EC_PREC_INT8_MIXED) {
+        /* Codes that differ in the last bit move int8 logits by whole steps, so the bound is
+         * the format's own error: GPU vs CPU must stay well below CPU int8 vs float32. */
+        ec_backend *f32 = open_backend("cpu", m, EC_PREC_F32, 12, max_seq);
+        double impl = prefill_kl(cpu, gpu, c, prompt_len), fmt = prefill_kl(f32, cpu, c, prompt_len);
+        printf("%s %s prefill KL: cuda vs cpu %.3g nats, cpu vs float32 %.3g nats\n", name,
+               ec_precision_name(p), impl, fmt);
+        assert_true(impl <= 0.5 * fmt);
+        ec_backend_destroy(f32);
+    } else {
+        double gap = logits_gap(cpu, gpu, c, 4, prompt_len);
+        printf("%s %s prefill logits: max gap %.4f of the largest logit (tolerance %.2f)\n", name,
+               ec_precision_name(p), gap, logit_tol);
+        assert_true(gap <= logit_tol);
+    }
     ec_backend_destroy(cpu);
     ec_backend_destroy(gpu);
     ec_model_close(m);
+}
+
+static void compare_with_cpu(const char *name, ec_precision p, double logit_tol, int require_free,
+                             double tie_tol)
+{
+    compare_family_with_cpu(name, 0, p, EC_KERNELS_FUSED, logit_tol, require_free, tie_tol, 0);
 }
 
 /* fp16 keeps 11 significant bits: logits of a few units carry ~1e-3 rounding per activation, so
@@ -165,6 +232,72 @@ static void compare_with_cpu(const char *name, ec_precision p, double logit_tol,
 static void test_tiny_fp16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_FP16, 0.02, 0, 0.02); }
 static void test_small_fp16(void **state) { (void)state; compare_with_cpu("small", EC_PREC_FP16, 0.02, 33, 0.02); }
 static void test_tiny_bf16(void **state) { (void)state; compare_with_cpu("tiny", EC_PREC_BF16, 0.05, 0, 0.1); }
+
+static void test_small_fp16_reference(void **state)
+{
+    (void)state;
+    compare_family_with_cpu("small", 0, EC_PREC_FP16, EC_KERNELS_REFERENCE, 0.02, 33, 0.02, 0);
+}
+
+/* `small` with 4 injected outlier dims (synthetic "outlier features"), so int8-mixed takes its
+ * 16-bit path in every layer. */
+static void test_small_int8(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        ec_kernels kernels = k ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
+        /* int8 rounds to 255 levels: a last-bit difference in an activation (GPU and CPU sum
+         * in different orders) can move a code by one and a logit by ~0.1 at this size, so a
+         * few teacher-forced steps may differ beyond a tie (eval shows the KL is the CPU's). */
+        compare_family_with_cpu("small", 4, EC_PREC_INT8, kernels, 0.06, 0, 0.15, 0.1);
+        compare_family_with_cpu("small", 4, EC_PREC_INT8_MIXED, kernels, 0.06, 0, 0.15, 0.1);
+    }
+}
+
+/* Outlier-column statistics of one prefill (batch 4 x 16 tokens) on both backends. */
+static void test_outlier_counts(void **state)
+{
+    (void)state;
+    ec_model *m = open_model_outliers("small", 4);
+    const ec_model_config *c = ec_model_config_of(m);
+    int batch = 4, len = 16, next[4], *prompts = malloc((size_t)batch * len * sizeof(int));
+    size_t n = (size_t)c->n_layers * EC_LINEAR_INPUTS;
+    double *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    ec_prompt_synthetic(3, c->vocab_size, batch, len, prompts);
+    ec_backend *cpu = open_backend("cpu", m, EC_PREC_INT8_MIXED, batch, len);
+    if (cpu->ops->forward(cpu, prompts, batch, len, 0, next, NULL) != 0 ||
+        cpu->ops->outlier_stats(cpu, want) != 0)
+        fail_msg("cpu: %s", ec_last_error());
+    for (int k = 0; k < 2; k++) {
+        ec_kernels kernels = k ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
+        ec_backend *gpu = open_backend_k("cuda", m, EC_PREC_INT8_MIXED, kernels, batch, len);
+        if (gpu->ops->forward(gpu, prompts, batch, len, 0, next, NULL) != 0 ||
+            gpu->ops->outlier_stats(gpu, got) != 0)
+            fail_msg("cuda: %s", ec_last_error());
+        int same = 0, bad = 0;
+        double total_cpu = 0, total_gpu = 0;
+        for (size_t i = 0; i < n; i++) {
+            same += got[i] == want[i];
+            total_cpu += want[i];
+            total_gpu += got[i];
+            if (fabs(got[i] - want[i]) > 1.0 + 0.02 * want[i]) {
+                printf("  layer %zu %s: cpu %.2f, cuda %.2f outlier columns\n", i / EC_LINEAR_INPUTS,
+                       ec_linear_input_name((ec_linear_input)(i % EC_LINEAR_INPUTS)), want[i], got[i]);
+                bad++;
+            }
+        }
+        printf("outlier columns (%s kernels): %d of %zu layer inputs identical; total cpu %.1f, "
+               "cuda %.1f\n", ec_kernels_name(kernels), same, n, total_cpu, total_gpu);
+        assert_true(total_cpu > 0); /* the injected outlier dims do cross the threshold */
+        assert_int_equal(bad, 0);
+        ec_backend_destroy(gpu);
+    }
+    ec_backend_destroy(cpu);
+    free(prompts);
+    free(want);
+    free(got);
+    ec_model_close(m);
+}
 
 static void test_graph_matches_plain_launches(void **state)
 {
@@ -241,6 +374,9 @@ int main(void)
         cmocka_unit_test(test_tiny_fp16),
         cmocka_unit_test(test_small_fp16),
         cmocka_unit_test(test_tiny_bf16),
+        cmocka_unit_test(test_small_fp16_reference),
+        cmocka_unit_test(test_small_int8),
+        cmocka_unit_test(test_outlier_counts),
         cmocka_unit_test(test_graph_matches_plain_launches),
         cmocka_unit_test(test_stories260k),
         cmocka_unit_test(test_clear_errors),

@@ -1,0 +1,179 @@
+/* kernel_bench.c — times each CUDA decode kernel of one transformer layer in isolation (a GPU
+ * tool, not a test): the GEMVs at a model's shapes for batch 1 and 8, RMSNorm, rope + KV append
+ * and attention at a given context. Prints µs per call and the bandwidth each GEMV reaches, so
+ * "% of roofline" of a whole decode step can be split into weight streaming and everything else.
+ *
+ * usage: kernel_bench [MODEL] [CONTEXT]   (default Llama-2-7B 640) */
+#include "ecocompute/common.h"
+#include "ecocompute/model.h"
+#include "engine/cuda/kernels.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(call)                                                                         \
+    do {                                                                                    \
+        cudaError_t e_ = (call);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+enum { REPS = 200 };
+
+static void *dev_alloc(size_t bytes)
+{
+    void *p;
+    CHECK(cudaMalloc(&p, bytes));
+    CHECK(cudaMemset(p, 0, bytes)); /* zeros: finite everywhere, speed does not depend on values */
+    return p;
+}
+
+typedef int (*launch_fn)(void *ctx);
+
+/* Mean µs per call over REPS calls captured in a graph (as the decode step runs them). */
+static double time_us(launch_fn f, void *ctx, cudaStream_t st)
+{
+    if (f(ctx) != 0) {
+        fprintf(stderr, "launch failed: %s\n", ec_last_error());
+        exit(1);
+    }
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < REPS; i++) f(ctx);
+    CHECK(cudaStreamEndCapture(st, &g));
+    CHECK(cudaGraphInstantiate(&ge, g, 0));
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    CHECK(cudaGraphLaunch(ge, st));
+    CHECK(cudaEventRecord(a, st));
+    CHECK(cudaGraphLaunch(ge, st));
+    CHECK(cudaEventRecord(b, st));
+    CHECK(cudaEventSynchronize(b));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    return 1e3 * ms / REPS;
+}
+
+typedef struct {
+    ec_gemv_mode mode;
+    int batch, rows, cols;
+    void *w, *x, *y;
+    cudaStream_t st;
+} gemv_ctx;
+
+static int run_gemv(void *p)
+{
+    gemv_ctx *c = p;
+    return ec_cuda_gemv(EC_CUDA_F16, c->mode, c->w, c->x, c->batch, c->rows, c->cols, c->y,
+                        c->rows, c->st);
+}
+
+typedef struct {
+    ec_cuda_attn_shape s;
+    int batch, splits, dim;
+    float *x, *w, *q, *qkv, *part, *inv;
+    void *xn, *kc, *vc, *att;
+    int *pos;
+    float eps;
+    cudaStream_t st;
+} layer_ctx;
+
+static int run_norm(void *p)
+{
+    layer_ctx *c = p;
+    return ec_cuda_rmsnorm(EC_CUDA_F16, c->x, c->dim, c->w, c->batch, c->dim, c->eps, c->xn, c->st);
+}
+static int run_rope(void *p)
+{
+    layer_ctx *c = p;
+    return ec_cuda_rope_kv(EC_CUDA_F16, &c->s, c->qkv, NULL, c->inv, c->pos, c->batch, 1, c->q,
+                           c->kc, c->vc, c->st);
+}
+static int run_attention(void *p)
+{
+    layer_ctx *c = p;
+    return ec_cuda_attention(EC_CUDA_F16, &c->s, c->q, c->kc, c->vc, c->pos, c->batch, 1,
+                             c->splits, ec_cuda_decode_split_len(c->s.max_seq), c->part, c->att,
+                             c->st);
+}
+
+int main(int argc, char **argv)
+{
+    const char *name = argc > 1 ? argv[1] : "Llama-2-7B";
+    int context = argc > 2 ? atoi(argv[2]) : 640;
+    ec_model *m;
+    if (ec_model_open(&m, name, NULL) != 0) {
+        fprintf(stderr, "%s\n", ec_last_error());
+        return 1;
+    }
+    const ec_model_config *c = ec_model_config_of(m);
+    cudaStream_t st;
+    CHECK(cudaStreamCreate(&st));
+    int q_dim = c->n_heads * c->head_dim, kv_dim = c->n_kv_heads * c->head_dim;
+    struct { const char *what; ec_gemv_mode mode; int rows, cols; } shapes[] = {
+        {"qkv", EC_GEMV_STORE, q_dim + 2 * kv_dim, c->dim},
+        {"o (+residual)", EC_GEMV_ADD, c->dim, q_dim},
+        {"gate/up (silu*mul)", EC_GEMV_SILU_MUL, c->hidden_dim, c->dim},
+        {"down (+residual)", EC_GEMV_ADD, c->dim, (c->hidden_dim + 7) / 8 * 8},
+        {"head", EC_GEMV_STORE, c->vocab_size, c->dim},
+    };
+    printf("%s, context %d\n%-20s %5s %8s %10s %8s\n", name, context, "kernel", "batch", "us",
+           "MB read", "GB/s");
+    double layer_us[2] = {0, 0};
+    for (int bi = 0; bi < 2; bi++) {
+        int batch = bi ? 8 : 1;
+        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+            int wrows = shapes[i].mode == EC_GEMV_SILU_MUL ? 2 * shapes[i].rows : shapes[i].rows;
+            size_t wbytes = (size_t)wrows * shapes[i].cols * 2;
+            gemv_ctx g = {shapes[i].mode, batch, shapes[i].rows, shapes[i].cols, dev_alloc(wbytes),
+                          dev_alloc((size_t)batch * shapes[i].cols * 2),
+                          dev_alloc((size_t)batch * wrows * 4), st};
+            double us = time_us(run_gemv, &g, st);
+            if (i < 4) layer_us[bi] += us;
+            printf("%-20s %5d %8.1f %10.1f %8.0f\n", shapes[i].what, batch, us, wbytes / 1e6,
+                   wbytes / us / 1e3);
+            cudaFree(g.w);
+            cudaFree(g.x);
+            cudaFree(g.y);
+        }
+        layer_ctx L = {0};
+        L.s = (ec_cuda_attn_shape){c->n_heads, c->n_kv_heads, c->head_dim, context + 1, 0};
+        L.batch = batch;
+        int split = ec_cuda_decode_split_len(context + 1);
+        L.splits = (context + split) / split;
+        L.dim = c->dim;
+        size_t cache = (size_t)batch * kv_dim * (context + 1) * 2;
+        L.x = dev_alloc((size_t)batch * c->dim * 4);
+        L.w = dev_alloc((size_t)c->dim * 4);
+        L.xn = dev_alloc((size_t)batch * c->dim * 2);
+        L.qkv = dev_alloc((size_t)batch * (q_dim + 2 * kv_dim) * 4);
+        L.q = dev_alloc((size_t)batch * q_dim * 4);
+        L.inv = dev_alloc((size_t)c->head_dim * 2);
+        L.kc = dev_alloc(cache);
+        L.vc = dev_alloc(cache);
+        L.part = dev_alloc((size_t)batch * L.splits * c->n_heads * (c->head_dim + 2) * 4);
+        L.att = dev_alloc((size_t)batch * q_dim * 2);
+        L.pos = dev_alloc(sizeof(int));
+        L.eps = 1e-5f;
+        L.st = st;
+        CHECK(cudaMemcpy(L.pos, &context, sizeof(int), cudaMemcpyHostToDevice));
+        if (ec_cuda_attention_prepare(split) != 0) return 1;
+        double norm = time_us(run_norm, &L, st), rope = time_us(run_rope, &L, st),
+               att = time_us(run_attention, &L, st);
+        printf("%-20s %5d %8.1f\n%-20s %5d %8.1f\n%-20s %5d %8.1f %10.1f %8.0f\n", "rmsnorm",
+               batch, norm, "rope + kv append", batch, rope, "attention", batch, att,
+               2.0 * cache / 1e6, 2.0 * cache / att / 1e3);
+        layer_us[bi] += 2 * norm + rope + att;
+        printf("%-20s %5d %8.1f   (x %d layers = %.2f ms)\n", "layer total", batch,
+               layer_us[bi], c->n_layers, layer_us[bi] * c->n_layers / 1e3);
+    }
+    ec_model_close(m);
+    return 0;
+}

@@ -1,0 +1,138 @@
+/* cmd_export.c — `ecocompute export`: the stored runs as CSV or JSON, one row per measured run
+ * with the documented column set (docs/data-schema.md), or with --summary one row per
+ * configuration. Opens the database read-only, so it works while a sweep writes. */
+#include "cli.h"
+#include "summary_table.h"
+
+#include "ecocompute/store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CMD "export"
+
+typedef struct {
+    const char *db, *out;
+    ec_format fmt;
+    int summary;
+    ec_run_filter f;
+} export_args;
+
+static void usage(void)
+{
+    printf("usage: ecocompute export [--db PATH] [--format csv|json|table] [-o FILE] [--summary]\n"
+           "                         [--model M] [--precision P] [--kernels K] [--device D]\n"
+           "                         [--gpu NAME|UUID] [--batch B] [--session ID]\n\n"
+           "Writes the stored runs, one row per measured run (of each configuration its final\n"
+           "attempt), with the columns documented in docs/data-schema.md: provenance, the\n"
+           "configuration, prefill and decode phases, gross and net energy, J/1k tokens both\n"
+           "ways, power, temperature, clocks and throttling. Every row keeps its source, licence\n"
+           "and energy definition, so `ecocompute import` reads it back losslessly.\n"
+           "--summary writes one row per configuration instead (n, mean, sd, CV, gate, change vs\n"
+           "fp16); summaries are not importable.\n\n"
+           "  --db PATH        results database (default %s)\n"
+           "  --format F       csv (default), json or table\n"
+           "  -o FILE          write to FILE (replaced only once complete) instead of stdout\n"
+           "  --summary        one row per configuration\n"
+           "  --model, --precision, --kernels, --device, --gpu, --batch, --session\n"
+           "                   keep only matching runs\n\n"
+           "examples:\n"
+           "  ecocompute export -o runs.csv\n"
+           "  ecocompute export --format json --model TinyLlama-1.1B --batch 1\n"
+           "  ecocompute export --summary --format table\n",
+           ec_store_default_path());
+}
+
+static int parse(int argc, char **argv, export_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->db = ec_store_default_path();
+    a->fmt = EC_FORMAT_CSV;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            usage();
+            return -1;
+        }
+        if (!strcmp(f, "--summary")) {
+            a->summary = 1;
+            continue;
+        }
+        static const char *const valued[] = {"--db",      "--format", "-o",    "--model",
+                                             "--precision", "--kernels", "--device", "--gpu",
+                                             "--batch",   "--session", NULL};
+        int known = 0;
+        for (int k = 0; valued[k]; k++)
+            known |= !strcmp(f, valued[k]);
+        if (!known) return cli_usage_error(CMD, "unknown option '%s'", f);
+        if (i + 1 >= argc) return cli_usage_error(CMD, "%s needs a value", f);
+        const char *v = argv[++i];
+        long b;
+        if (!strcmp(f, "--db")) a->db = v;
+        else if (!strcmp(f, "-o")) a->out = v;
+        else if (!strcmp(f, "--model")) a->f.model = v;
+        else if (!strcmp(f, "--precision")) a->f.precision = v;
+        else if (!strcmp(f, "--kernels")) a->f.kernels = v;
+        else if (!strcmp(f, "--device")) a->f.device = v;
+        else if (!strcmp(f, "--gpu")) a->f.gpu = v;
+        else if (!strcmp(f, "--session")) a->f.session = v;
+        else if (!strcmp(f, "--batch")) {
+            if (cli_parse_long(CMD, f, v, 1, 4096, &b) != 0) return EXIT_USAGE;
+            a->f.batch = (int)b;
+        } else if (cli_parse_format(CMD, v, &a->fmt) != 0)
+            return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int write_all(const export_args *a, FILE *out, const ec_run_record *r, size_t n)
+{
+    if (!a->summary) return ec_dataset_write(out, a->fmt, r, n);
+    ec_bench_summary *s;
+    size_t ns;
+    if (ec_bench_summarize(r, n, &s, &ns) != 0) return -1;
+    cli_print_summary(s, ns, a->fmt, out);
+    free(s);
+    if (fflush(out) != 0 || ferror(out)) return ec_set_error("write failed: %s", strerror(errno));
+    return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    export_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    ec_store *st;
+    if (ec_store_open(&st, a.db, 1) != 0) return cli_fail(CMD, "%s", ec_last_error());
+    ec_run_record *r;
+    size_t n;
+    rc = ec_store_load_runs(st, &a.f, &r, &n);
+    ec_store_close(st);
+    if (rc != 0) return cli_fail(CMD, "%s", ec_last_error());
+    if (!a.out) {
+        rc = write_all(&a, stdout, r, n);
+        free(r);
+        return rc ? cli_fail(CMD, "%s", ec_last_error()) : EXIT_OK;
+    }
+    /* A complete file or none: write beside the target, then rename over it. */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", a.out, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        free(r);
+        return cli_fail(CMD, "cannot write %s: %s", tmp, strerror(errno));
+    }
+    rc = write_all(&a, f, r, n);
+    free(r);
+    if (fclose(f) != 0 && rc == 0) rc = ec_set_error("closing %s: %s", tmp, strerror(errno));
+    if (rc == 0 && rename(tmp, a.out) != 0)
+        rc = ec_set_error("cannot write %s: %s", a.out, strerror(errno));
+    if (rc != 0) {
+        unlink(tmp);
+        return cli_fail(CMD, "%s", ec_last_error());
+    }
+    fprintf(stderr, "ecocompute export: %zu %s written to %s\n", n, "runs", a.out);
+    return EXIT_OK;
+}

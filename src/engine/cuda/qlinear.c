@@ -1,0 +1,276 @@
+/* qlinear.c — the quantized-weight descriptor (placement, segments) and ec_cuda_qlinear: one
+ * linear layer in the fused or the reference kernel family (docs/cuda-backend.md, "Kernel
+ * families"). Host code only: it picks and enqueues the kernels of kernels_*.cu and cuBLAS. */
+#include "qweight.h"
+
+#include "cuda_check.h"
+
+#include <string.h>
+
+static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+static int round_up(int n, int m) { return (n + m - 1) / m * m; }
+static int is_int8(ec_precision p) { return p == EC_PREC_INT8 || p == EC_PREC_INT8_MIXED; }
+/* The 16-bit type of a weight's activations: fp16 except for bf16 weights. */
+static ec_cuda_dtype act_dtype(ec_precision p) { return p == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16; }
+
+int ec_cuda_qweight_ld(ec_precision prec, int cols)
+{
+    return is_int8(prec) ? round_up(cols, 16) : cols;
+}
+
+/* int8 data has 3 zero rows after the last, so the int8 GEMM of any segment can round its m up
+ * to a multiple of 4 (ec_cuda_int8_gemm) without reading past the allocation. */
+static size_t data_bytes(ec_precision prec, int rows, int cols)
+{
+    size_t ld = (size_t)ec_cuda_qweight_ld(prec, cols);
+    return is_int8(prec) ? ((size_t)rows + 3) * ld : (size_t)rows * ld * 2;
+}
+
+size_t ec_cuda_qweight_bytes(ec_precision prec, int rows, int cols)
+{
+    return align256(data_bytes(prec, rows, cols)) +
+           (is_int8(prec) ? align256((size_t)rows * sizeof(float)) : 0);
+}
+
+size_t ec_cuda_qweight_place(ec_cuda_qweight *w, ec_precision prec, int rows, int cols,
+                             float threshold, uintptr_t base)
+{
+    memset(w, 0, sizeof *w);
+    w->prec = prec;
+    w->rows = rows;
+    w->cols = cols;
+    w->ld = ec_cuda_qweight_ld(prec, cols);
+    w->data = (void *)base;
+    w->scales = is_int8(prec) ? (float *)(base + align256(data_bytes(prec, rows, cols))) : NULL;
+    w->threshold = prec == EC_PREC_INT8_MIXED ? threshold : 0.0f;
+    w->n_segments = 1;
+    w->seg[0].rows = rows;
+    return ec_cuda_qweight_bytes(prec, rows, cols);
+}
+
+void ec_cuda_qweight_segments(ec_cuda_qweight *w, int n, const int *rows)
+{
+    w->n_segments = n;
+    for (int i = 0, r0 = 0; i < n; r0 += rows[i++])
+        w->seg[i] = (ec_cuda_qsegment){r0, rows[i], NULL, 0.0f};
+}
+
+/* Per-row formats: a segment is a row offset into data and scales. (Block formats offset their
+ * scales by row0 * nblocks and take the segment's own second-level statistics.) */
+ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i)
+{
+    const ec_cuda_qsegment *s = &w->seg[i];
+    ec_cuda_qweight v = *w;
+    size_t elem = is_int8(w->prec) ? 1 : 2;
+    v.rows = s->rows;
+    v.data = (char *)w->data + (size_t)s->row0 * (size_t)w->ld * elem;
+    if (v.scales) v.scales += s->row0;
+    v.n_segments = 1;
+    v.seg[0] = (ec_cuda_qsegment){0, s->rows, s->qscale_absmax, s->qscale_offset};
+    return v;
+}
+
+/* ---- context ---- */
+
+static void *carve(uintptr_t base, size_t *off, size_t bytes)
+{
+    void *p = (void *)(base + *off);
+    *off += align256(bytes);
+    return p;
+}
+
+/* Places the scratch of qweight.h's table at base (0: measure only); returns the bytes. */
+static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base)
+{
+    if (!sh->quantized) return 0;
+    size_t off = 0, B = (size_t)sh->max_batch, K = (size_t)round_up(sh->max_cols, 16);
+    size_t T = B < EC_CUDA_TC_ROWS ? B : EC_CUDA_TC_ROWS, R4 = (size_t)round_up(sh->max_rows, 4);
+    int reference = sh->kernels == EC_KERNELS_REFERENCE;
+    c->xq = (int8_t *)carve(base, &off, B * K);
+    c->xscale = (float *)carve(base, &off, B * sizeof(float));
+    c->flags = (int *)carve(base, &off, K * sizeof(int));
+    c->ocols = (int *)carve(base, &off, K * sizeof(int));
+    c->ocount = (int *)carve(base, &off, sizeof(int));
+    /* The GEMV needs no GEMM output; the reference family runs the int8 GEMM at every batch. */
+    int gemm = reference || sh->max_batch > EC_CUDA_GEMV_MAX_BATCH;
+    c->acc = gemm ? (int32_t *)carve(base, &off, T * R4 * sizeof(int32_t)) : NULL;
+    c->xo = reference ? carve(base, &off, B * K * 2) : NULL;
+    c->wo = reference ? carve(base, &off, sh->max_elems * 2) : NULL;
+    return off;
+}
+
+size_t ec_cuda_qctx_bytes(const ec_cuda_qshape *shape)
+{
+    ec_cuda_qctx c;
+    return plan_ctx(&c, shape, 0);
+}
+
+int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHandle_t cublas,
+                      cudaStream_t stream, float *wide)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->cublas = cublas;
+    ctx->stream = stream;
+    ctx->kernels = shape->kernels;
+    ctx->shape = *shape;
+    ctx->wide = wide;
+    size_t bytes = plan_ctx(ctx, shape, 0);
+    if (bytes == 0) return 0;
+    EC_CUDA_TRY(cudaMalloc(&ctx->arena, bytes), "cudaMalloc of int8 linear scratch (%zu bytes)",
+                bytes);
+    plan_ctx(ctx, shape, (uintptr_t)ctx->arena);
+    if (shape->kernels == EC_KERNELS_REFERENCE) {
+        size_t cols = (size_t)round_up(shape->max_cols, 16);
+        EC_CUDA_TRY(cudaMallocHost((void **)&ctx->h_count, sizeof(int)),
+                    "cudaMallocHost of the outlier count");
+        EC_CUDA_TRY(cudaMallocHost((void **)&ctx->h_cols, cols * sizeof(int)),
+                    "cudaMallocHost of the outlier columns (%zu)", cols);
+    }
+    return 0;
+}
+
+void ec_cuda_qctx_free(ec_cuda_qctx *ctx)
+{
+    /* Teardown: errors have no one to report to. */
+    cudaFree(ctx->arena);
+    cudaFreeHost(ctx->h_count);
+    cudaFreeHost(ctx->h_cols);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+/* ---- fused family ---- */
+
+/* Bytes per element of y in a mode: fp32 except the 16-bit SiLU·mul output. */
+static size_t y_elem(ec_gemv_mode mode) { return mode == EC_GEMV_SILU_MUL ? 2 : 4; }
+
+static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                      const void *x, int batch, void *y, int ldy, unsigned long long *stat)
+{
+    int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
+    cudaStream_t st = c->stream;
+    const int8_t *wq = (const int8_t *)w->data;
+    if (batch <= EC_CUDA_GEMV_MAX_BATCH)
+        return ec_cuda_int8_prepare(x, batch, w->cols, w->ld, w->threshold, c->flags, c->ocols,
+                                    c->ocount, c->xq, c->xscale, stat, st) ||
+                       ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
+                                         x, w->cols, c->ocols, c->ocount, batch, y, ldy, st)
+                   ? -1
+                   : 0;
+    if (w->threshold > 0.0f) {
+        if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->flags, c->ocols, c->ocount,
+                                  stat, st))
+            return -1;
+    } else {
+        EC_CUDA_TRY(cudaMemsetAsync(c->ocount, 0, sizeof(int), st), "clearing the outlier count");
+    }
+    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->flags : NULL,
+                              c->xq, c->xscale, st))
+        return -1;
+    int ldc = round_up(w->rows, 4);
+    for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {
+        int nb = batch - b0 < EC_CUDA_TC_ROWS ? batch - b0 : EC_CUDA_TC_ROWS;
+        if (ec_cuda_int8_gemm(c->cublas, wq, w->rows, w->ld, c->xq + (size_t)b0 * w->ld, nb,
+                              c->acc, ldc) ||
+            ec_cuda_int8_epilogue(mode, c->acc, ldc, w->scales, out_rows, wq, w->ld,
+                                  c->xscale + b0, (const char *)x + (size_t)b0 * w->cols * 2,
+                                  w->cols, c->ocols, c->ocount, nb,
+                                  (char *)y + (size_t)b0 * ldy * y_elem(mode), ldy, st))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- reference family: one linear per segment, as eager frameworks run them ---- */
+
+/* bitsandbytes' int8 linear for one (unfused) weight into dst fp32 [batch][ldd]: outlier scan
+ * with the count (and the columns) copied to the host, quantize, int8 GEMM, dequant, and for
+ * the outlier columns a gather, a weight-column dequant and a 16-bit GEMM added onto dst. */
+static int reference_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const void *x,
+                          int batch, float *dst, int ldd, unsigned long long *stat)
+{
+    cudaStream_t st = c->stream;
+    const int8_t *wq = (const int8_t *)w->data;
+    int n = 0;
+    if (w->threshold > 0.0f) {
+        if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->flags, c->ocols, c->ocount,
+                                  stat, st))
+            return -1;
+        /* bitsandbytes: `outliers.any()` then `argwhere(...)`, two device-to-host syncs. */
+        EC_CUDA_TRY(cudaMemcpyAsync(c->h_count, c->ocount, sizeof(int), cudaMemcpyDeviceToHost, st),
+                    "download of the outlier count");
+        EC_CUDA_TRY(cudaStreamSynchronize(st), "outlier count (host sync)");
+        n = *c->h_count;
+        if (n > 0) {
+            EC_CUDA_TRY(cudaMemcpyAsync(c->h_cols, c->ocols, (size_t)n * sizeof(int),
+                                        cudaMemcpyDeviceToHost, st),
+                        "download of %d outlier columns", n);
+            EC_CUDA_TRY(cudaStreamSynchronize(st), "outlier columns (host sync)");
+        }
+    }
+    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->flags : NULL,
+                              c->xq, c->xscale, st))
+        return -1;
+    int ldc = round_up(w->rows, 4);
+    for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {
+        int nb = batch - b0 < EC_CUDA_TC_ROWS ? batch - b0 : EC_CUDA_TC_ROWS;
+        if (ec_cuda_int8_gemm(c->cublas, wq, w->rows, w->ld, c->xq + (size_t)b0 * w->ld, nb,
+                              c->acc, ldc) ||
+            ec_cuda_int8_dequant(c->acc, ldc, w->scales, w->rows, c->xscale + b0, nb,
+                                 dst + (size_t)b0 * ldd, ldd, st))
+            return -1;
+    }
+    if (n == 0) return 0;
+    return ec_cuda_int8_gather_x(x, batch, w->cols, c->ocols, n, c->xo, st) ||
+                   ec_cuda_int8_weight_cols(wq, w->scales, w->rows, w->ld, c->ocols, n, c->wo,
+                                            st) ||
+                   ec_cuda_gemm16(c->cublas, EC_CUDA_F16, c->wo, n, c->xo, n, batch, w->rows, n,
+                                  dst, ldd, 1.0f)
+               ? -1
+               : 0;
+}
+
+static int reference_one(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const void *x,
+                         int batch, float *dst, int ldd, unsigned long long *stat)
+{
+    if (is_int8(w->prec)) return reference_int8(c, w, x, batch, dst, ldd, stat);
+    return ec_cuda_gemm16(c->cublas, act_dtype(w->prec), w->data, w->ld, x, w->cols, batch,
+                          w->rows, w->cols, dst, ldd, 0.0f);
+}
+
+static int reference_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                            const void *x, int batch, void *y, int ldy, unsigned long long *stat)
+{
+    /* STORE writes each segment's columns of y; ADD and SILU_MUL go through wide [batch][rows]
+     * and a separate add / SiLU·mul kernel, as an eager framework's `x + out`, `silu(g) * u`. */
+    float *dst = mode == EC_GEMV_STORE ? (float *)y : c->wide;
+    int ldd = mode == EC_GEMV_STORE ? ldy : w->rows;
+    for (int i = 0; i < w->n_segments; i++) {
+        ec_cuda_qweight v = ec_cuda_qweight_segment(w, i);
+        /* q, k and v see the same input: count its outlier columns once. */
+        if (reference_one(c, &v, x, batch, dst + w->seg[i].row0, ldd, i == 0 ? stat : NULL))
+            return -1;
+    }
+    if (mode == EC_GEMV_ADD) return ec_cuda_add((float *)y, ldy, c->wide, ldd, batch, w->rows, c->stream);
+    if (mode == EC_GEMV_SILU_MUL)
+        return ec_cuda_silu_mul(act_dtype(w->prec), c->wide, batch, w->rows / 2, y, ldy, c->stream);
+    return 0;
+}
+
+int ec_cuda_qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                    const void *x, int batch, void *y, int ldy, unsigned long long *stat)
+{
+    int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
+    if (batch < 1 || batch > c->shape.max_batch || w->cols > c->shape.max_cols ||
+        w->rows > c->shape.max_rows || ldy < out_rows || (is_int8(w->prec) && !c->shape.quantized) ||
+        (mode == EC_GEMV_SILU_MUL && (w->rows % 2 || w->n_segments != 2)))
+        return ec_set_error("linear %s %d x %d (mode %d, batch %d, ldy %d) outside the context "
+                            "(batch <= %d, %d x %d%s)",
+                            ec_precision_name(w->prec), w->rows, w->cols, (int)mode, batch, ldy,
+                            c->shape.max_batch, c->shape.max_rows, c->shape.max_cols,
+                            c->shape.quantized ? "" : ", no int8 scratch");
+    if (c->kernels == EC_KERNELS_REFERENCE)
+        return reference_linear(c, w, mode, x, batch, y, ldy, stat);
+    if (is_int8(w->prec)) return fused_int8(c, w, mode, x, batch, y, ldy, stat);
+    return ec_cuda_linear(c->cublas, act_dtype(w->prec), mode, w->data, x, batch, out_rows,
+                          w->cols, y, ldy, c->wide, c->stream);
+}

@@ -1,0 +1,120 @@
+/* qweight.h — the CUDA backend's weight descriptor for every linear-layer format, and the one
+ * call that runs a linear layer over it in either kernel family (docs/cuda-backend.md,
+ * "Kernel families").
+ *
+ * A weight is W [rows][cols] row-major as in quant.h, stored on the device in one of the
+ * formats of docs/formats.md with its rows padded to `ld` elements (zeros): 16-bit rows to the
+ * activation width (the backend pads odd hidden sizes to 8), int8 rows to a multiple of 16 so
+ * every row starts 16-byte aligned and cuBLAS's int8 GEMM gets K % 16 == 0. Fused weights (QKV,
+ * gate/up) concatenate the rows of up to EC_CUDA_MAX_SEGMENTS source tensors; per-row formats
+ * concatenate exactly, and each segment keeps its own row range (the reference family runs one
+ * linear per segment, as eager frameworks do) and, for nf4-dq, its own second-level scale
+ * statistics (filled in by the NF4 kernels; NULL for the formats here). */
+#ifndef EC_ENGINE_CUDA_QWEIGHT_H
+#define EC_ENGINE_CUDA_QWEIGHT_H
+
+#include "ecocompute/engine.h"
+#include "kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EC_CUDA_MAX_SEGMENTS 3
+
+typedef struct {
+    int row0, rows;              /* rows [row0, row0 + rows) of the fused weight */
+    const float *qscale_absmax;  /* nf4-dq: this segment's [ceil(rows*nblocks/256)]; else NULL */
+    float qscale_offset;         /* nf4-dq: this segment's absmax mean; else 0 */
+} ec_cuda_qsegment;
+
+typedef struct {
+    ec_precision prec; /* fp16, bf16, int8, int8-mixed */
+    int rows, cols;    /* logical shape; cols = the width of the activations x it multiplies */
+    int ld;            /* row stride of data in elements: cols for 16-bit, round16(cols) int8 */
+    void *data;        /* 16-bit [rows][ld] or int8 [rows + 3][ld]; columns [cols, ld) and the
+                        * 3 extra int8 rows zero (the int8 GEMM rounds m up to 4) */
+    float *scales;     /* int8: [rows] row absmax (quant.h); NULL for 16-bit */
+    float threshold;   /* int8-mixed outlier threshold (|x| >= threshold); 0 = int8 */
+    int n_segments;    /* 1..EC_CUDA_MAX_SEGMENTS, covering rows in order */
+    ec_cuda_qsegment seg[EC_CUDA_MAX_SEGMENTS];
+} ec_cuda_qweight;
+
+/* Row stride of a format for a width of `cols` activations. */
+int ec_cuda_qweight_ld(ec_precision prec, int cols);
+/* Device bytes of data (+ scales) of a [rows][cols] weight in prec, each part 256-aligned. */
+size_t ec_cuda_qweight_bytes(ec_precision prec, int rows, int cols);
+/* Fills w's shape, threshold and a single segment, and places data (and scales) at `base`
+ * (base 0 only measures, see cuda_backend.c's carve). Returns the bytes used. */
+size_t ec_cuda_qweight_place(ec_cuda_qweight *w, ec_precision prec, int rows, int cols,
+                             float threshold, uintptr_t base);
+/* Splits w into segments of the given row counts (summing to w->rows). */
+void ec_cuda_qweight_segments(ec_cuda_qweight *w, int n, const int *rows);
+/* The weight of segment i alone (a view: same memory). */
+ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i);
+
+/* Shape bounds of the calls a context serves, from which its scratch is sized. */
+typedef struct {
+    int max_batch;     /* token rows of the largest call */
+    int max_cols;      /* widest input (activation columns) */
+    int max_rows;      /* most output rows of one weight (a fused weight counts all its rows) */
+    size_t max_elems;  /* largest rows*cols of one segment (reference outlier weight columns) */
+    int quantized;     /* int8 weights are used (else no int8 scratch) */
+    ec_kernels kernels;
+} ec_cuda_qshape;
+
+/* Per-backend state of the linear layers: handles, stream and scratch. Device scratch shapes
+ * (B = max_batch, K = round16(max_cols), R = max_rows, T = EC_CUDA_TC_ROWS):
+ *   xq      int8  [B][K]    quantized activations (outlier columns and pad zero)
+ *   xscale  float [B]       per-token absmax / 127
+ *   flags   int   [K]       1 where the column is an outlier
+ *   ocols   int   [K]       outlier columns, ascending; ocount int [1] how many
+ *   acc     int32 [T][round4(R)] int8 GEMM output of one chunk of token rows
+ *   xo, wo  fp16  [B][K], [max_elems]  reference: gathered outlier activations and the
+ *                            dequantized outlier weight columns [rows][n_outliers]
+ *   wide    float [B][R]    caller's: the reference family's output before add / SiLU·mul,
+ *                            and the fused 16-bit GEMM path's gate/up
+ * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync). */
+typedef struct {
+    cublasHandle_t cublas; /* bound to stream */
+    cudaStream_t stream;
+    ec_kernels kernels;
+    ec_cuda_qshape shape;
+    void *arena; /* owns the scratch below */
+    int8_t *xq;
+    float *xscale;
+    int *flags, *ocols, *ocount;
+    int32_t *acc;
+    void *xo, *wo;
+    float *wide;
+    int *h_count, *h_cols;
+} ec_cuda_qctx;
+
+/* Token rows per int8 tensor-core GEMM chunk (bounds the int32 scratch at prefill). */
+#define EC_CUDA_TC_ROWS 256
+
+/* Device bytes ec_cuda_qctx_init allocates for a shape. */
+size_t ec_cuda_qctx_bytes(const ec_cuda_qshape *shape);
+/* Allocates the scratch; wide [max_batch][max_rows] fp32 is the caller's buffer. Returns 0 or
+ * -1 (ec_last_error). */
+int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHandle_t cublas,
+                      cudaStream_t stream, float *wide);
+void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
+
+/* One linear layer y = x Wᵀ for `batch` token rows, x [batch][w->cols] 16-bit (fp16 for the int8
+ * formats), in the context's kernel family:
+ *   STORE     y fp32 [batch][ldy] = x Wᵀ
+ *   ADD       y fp32 [batch][ldy] += x Wᵀ (the residual stream)
+ *   SILU_MUL  W = [gate; up] (2 segments of w->rows/2); y 16-bit [batch][ldy] = silu(g) * u
+ * Fused: one pass per call (int8 GEMV up to EC_CUDA_GEMV_MAX_BATCH rows, int8 cuBLAS GEMM with a
+ * fused epilogue above), no host synchronisation: graph-capturable. Reference: one linear per
+ * segment with the libraries' separate launches and, for int8-mixed, their host synchronisation
+ * on the outlier count; the add and SiLU·mul are separate kernels.
+ * stat (may be NULL): device counters [2] += {outlier columns, calls} (int8-mixed only). */
+int ec_cuda_qlinear(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                    const void *x, int batch, void *y, int ldy, unsigned long long *stat);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

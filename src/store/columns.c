@@ -1,0 +1,76 @@
+/* columns.c — the export column set: one table of column name ↔ ec_run_record field, type,
+ * unit and meaning. The CSV/JSON writer and reader (dataset.c), the database's run loader
+ * (store.c) and docs/data-schema.md all follow this table; test_dataset checks the docs list
+ * exactly these columns, so a column cannot be added in one place only. The order is the file
+ * order and is stable: new columns are only ever appended. */
+#include "ecocompute/store.h"
+
+#include <stddef.h>
+
+#define TXT(name, field, desc) {name, EC_COL_TEXT, "", offsetof(ec_run_record, field), \
+                                sizeof(((ec_run_record *)0)->field), desc}
+#define COL(name, type, unit, field, desc) {name, type, unit, offsetof(ec_run_record, field), 0, desc}
+#define PHASE(ph, desc_ph)                                                                     \
+    COL(#ph "_time_s", EC_COL_REAL, "s", ph.time_s, "wall time of the " desc_ph " phase"),     \
+    COL(#ph "_tokens", EC_COL_LONG, "tokens", ph.tokens, desc_ph " tokens (prefill: batch x prompt; decode: batch x (gen - 1))"), \
+    COL(#ph "_gpu_energy_j", EC_COL_REAL, "J", ph.gpu_energy_j, "GPU energy of the " desc_ph " phase, gross, by gpu_energy_method"), \
+    COL(#ph "_gpu_energy_net_j", EC_COL_REAL, "J", ph.gpu_energy_net_j, "the same, net of idle"), \
+    COL(#ph "_gpu_energy_counter_j", EC_COL_REAL, "J", ph.gpu_energy_counter_j, "gross, by the NVML energy counter"), \
+    COL(#ph "_gpu_energy_integrated_j", EC_COL_REAL, "J", ph.gpu_energy_integrated_j, "gross, trapezoid of instant power"), \
+    COL(#ph "_cpu_energy_j", EC_COL_REAL, "J", ph.cpu_energy_j, "CPU package + DRAM (RAPL), gross; empty when unavailable"), \
+    COL(#ph "_avg_power_w", EC_COL_REAL, "W", ph.avg_power_w, "average GPU power, gross"), \
+    COL(#ph "_peak_power_w", EC_COL_REAL, "W", ph.peak_power_w, "highest instant GPU power")
+
+static const ec_column columns[] = {
+    TXT("source", source, "\"ecocompute\" for own measurements, else the imported source"),
+    TXT("licence", licence, "licence of the source's data (\"\" for own measurements)"),
+    COL("energy_definition", EC_COL_ENERGY_DEF, "", energy_definition,
+        "what energy_j_per_1k is: gross, net (idle-subtracted) or unknown"),
+    TXT("session_id", session_id, "measurement session (one idle baseline, one environment)"),
+    COL("run_id", EC_COL_LONG, "", run_id, "run id in the database it was exported from"),
+    TXT("gpu_name", gpu_name, "GPU model"),
+    TXT("gpu_uuid", gpu_uuid, "GPU UUID"),
+    TXT("gpu_arch", gpu_arch, "GPU architecture"),
+    TXT("driver", driver, "NVIDIA driver version"),
+    TXT("cuda", cuda, "CUDA toolkit the CUDA backend was built with"),
+    COL("power_limit_w", EC_COL_REAL, "W", power_limit_w, "enforced GPU power limit"),
+    TXT("host_cpu", host_cpu, "host CPU model"),
+    TXT("ecocompute_version", ecocompute_version, "ecocompute version that measured"),
+    TXT("git_commit", git_commit, "commit of that ecocompute build"),
+    TXT("timestamp_utc", timestamp_utc, "run start, ISO 8601 UTC"),
+    TXT("model", model, "model name"),
+    COL("params_b", EC_COL_REAL, "1e9 parameters", params_b, "model parameters"),
+    TXT("precision", precision, "weight format: fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8, ..."),
+    TXT("kernels", kernels, "kernel family (fused, reference) or the source's stack"),
+    TXT("device", device, "cpu, cuda:N"),
+    COL("batch", EC_COL_INT, "sequences", batch, "sequences per run"),
+    COL("prompt_len", EC_COL_INT, "tokens", prompt_len, "prompt tokens per sequence"),
+    COL("gen_len", EC_COL_INT, "tokens", gen_len, "new tokens per sequence (fixed)"),
+    COL("run_index", EC_COL_INT, "", run_index, "0-based measured run within its configuration"),
+    COL("gate", EC_COL_GATE, "", gate, "quality gate of the configuration: pass, fail, pending, unknown"),
+    COL("idle_power_w", EC_COL_REAL, "W", idle_power_w, "session idle GPU power (empty: no baseline)"),
+    PHASE(prefill, "prefill"),
+    PHASE(decode, "decode"),
+    COL("total_time_s", EC_COL_REAL, "s", total_time_s, "whole run (prefill + decode)"),
+    COL("gpu_energy_j", EC_COL_REAL, "J", gpu_energy_j, "whole-run GPU energy, gross"),
+    COL("gpu_energy_net_j", EC_COL_REAL, "J", gpu_energy_net_j, "whole-run GPU energy, net of idle"),
+    COL("tok_s", EC_COL_REAL, "tokens/s", tok_s, "decode tokens / decode time"),
+    COL("j_per_1k_gross", EC_COL_REAL, "J", j_per_1k_gross, "gpu_energy_j per 1000 generated tokens (batch x gen_len), gross"),
+    COL("j_per_1k_net", EC_COL_REAL, "J", j_per_1k_net, "the same, net of idle"),
+    COL("energy_j_per_1k", EC_COL_REAL, "J", energy_j_per_1k, "the source's own J/1k tokens, as energy_definition says"),
+    COL("avg_power_w", EC_COL_REAL, "W", avg_power_w, "whole-run average GPU power, gross"),
+    COL("peak_power_w", EC_COL_REAL, "W", peak_power_w, "highest instant GPU power (sum over GPUs per tick)"),
+    COL("temp_max_c", EC_COL_REAL, "degC", temp_max_c, "highest GPU temperature"),
+    COL("sm_mhz_avg", EC_COL_REAL, "MHz", sm_mhz_avg, "SM clock, mean of readings at the decode phase's edges"),
+    COL("clock_event_reasons", EC_COL_HEX, "", clock_event_reasons, "OR of NVML clock-event (throttle) reasons seen"),
+    TXT("gpu_energy_method", gpu_energy_method, "counter, integrated, mixed, none or unknown"),
+    COL("disagreement_pct", EC_COL_REAL, "%", disagreement_pct, "(integrated - counter) / counter x 100"),
+    COL("perplexity", EC_COL_REAL, "", perplexity, "perplexity, when measured or reported"),
+    COL("kl_vs_f32", EC_COL_REAL, "nats", kl_vs_f32, "mean KL of next-token distributions vs float32"),
+};
+
+const ec_column *ec_run_columns(size_t *n)
+{
+    *n = sizeof columns / sizeof *columns;
+    return columns;
+}

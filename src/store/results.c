@@ -1,0 +1,60 @@
+/* results.c — names of the run record's enumerations (results.h) and the "unknown" record. */
+#include "ecocompute/results.h"
+#include "ecocompute/common.h"
+#include "ecocompute/store.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const energy_names[] = {"gross", "net", "unknown"};
+static const char *const gate_names[] = {"pass", "fail", "pending", "unknown"};
+
+const char *ec_energy_definition_name(ec_energy_definition d)
+{
+    return (unsigned)d < 3 ? energy_names[d] : "unknown";
+}
+
+int ec_energy_definition_parse(const char *text, ec_energy_definition *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(text, energy_names[i])) {
+            *out = (ec_energy_definition)i;
+            return 0;
+        }
+    return ec_set_error("unknown energy definition '%s' (gross, net, unknown)", text);
+}
+
+const char *ec_gate_status_name(ec_gate_status g)
+{
+    return (unsigned)g < 4 ? gate_names[g] : "unknown";
+}
+
+int ec_gate_status_parse(const char *text, ec_gate_status *out)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(text, gate_names[i])) {
+            *out = (ec_gate_status)i;
+            return 0;
+        }
+    return ec_set_error("unknown gate status '%s' (pass, fail, pending, unknown)", text);
+}
+
+/* Every column by its type: the conventions of results.h for "not known". */
+void ec_run_record_init(ec_run_record *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t n;
+    const ec_column *c = ec_run_columns(&n);
+    for (size_t i = 0; i < n; i++) {
+        char *p = (char *)r + c[i].offset;
+        switch (c[i].type) {
+        case EC_COL_REAL: *(double *)(void *)p = NAN; break;
+        case EC_COL_INT: *(int *)(void *)p = -1; break;
+        case EC_COL_LONG: *(long *)(void *)p = -1; break;
+        case EC_COL_ENERGY_DEF: *(ec_energy_definition *)(void *)p = EC_ENERGY_UNKNOWN; break;
+        case EC_COL_GATE: *(ec_gate_status *)(void *)p = EC_GATE_UNKNOWN; break;
+        case EC_COL_TEXT:
+        case EC_COL_HEX: break; /* "" and 0 (no reason seen) */
+        }
+    }
+}
