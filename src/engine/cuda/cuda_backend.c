@@ -136,8 +136,8 @@ static size_t plan_weights(cuda_state *s, uintptr_t base)
         ec_cuda_qweight_segments(&L->wgu, 2, gu_seg);
         /* Packed formats keep the CPU's bytes (blocks along the real row); the activations
          * stay hidden_pad wide. */
-        place(&L->wdown, s->prec, c->dim, ec_cuda_is_packed(s->prec) ? c->hidden_dim : s->hidden_pad,
-              s, base, &off);
+        int down_cols = ec_cuda_is_packed(s->prec) ? c->hidden_dim : s->hidden_pad;
+        place(&L->wdown, s->prec, c->dim, down_cols, s, base, &off);
         L->wdown.ldx = s->hidden_pad;
         L->attn_norm = (float *)carve(base, &off, dim * 4);
         L->ffn_norm = (float *)carve(base, &off, dim * 4);
@@ -355,7 +355,8 @@ static int upload_packed(const upload_job *j, const float *host, int rows, int c
     while (seg < w->n_segments - 1 && w->seg[seg].row0 != j->row0) seg++;
     if (w->seg[seg].row0 != j->row0 || w->seg[seg].rows != rows || w->cols != cols)
         return ec_set_error("%s (layer %d): %d x %d at row %d does not match a segment of its "
-                            "%d x %d weight", name, j->layer, rows, cols, j->row0, w->rows, w->cols);
+                            "%d x %d weight",
+                            name, j->layer, rows, cols, j->row0, w->rows, w->cols);
     ec_qmatrix q;
     if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
         return ec_set_error("%s (layer %d): %s", name, j->layer, ec_last_error());

@@ -174,8 +174,8 @@ int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHand
     if (shape->packed && ec_cuda_quant_tables(&ctx->qtables)) return -1;
     size_t bytes = plan_ctx(ctx, shape, 0);
     if (bytes == 0) return 0;
-    EC_CUDA_TRY(cudaMalloc(&ctx->arena, bytes), "cudaMalloc of quantized linear scratch (%zu bytes)",
-                bytes);
+    EC_CUDA_TRY(cudaMalloc(&ctx->arena, bytes),
+                "cudaMalloc of quantized linear scratch (%zu bytes)", bytes);
     plan_ctx(ctx, shape, (uintptr_t)ctx->arena);
     if (shape->quantized && shape->kernels == EC_KERNELS_REFERENCE) {
         size_t cols = (size_t)round_up(shape->max_cols, 16);
