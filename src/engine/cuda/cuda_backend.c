@@ -36,7 +36,8 @@ typedef struct {
     float *bqkv;           /* [q_dim + 2*kv_dim], NULL without qkv_bias */
     ec_cuda_qweight wo;    /* [dim][q_dim] */
     ec_cuda_qweight wgu;   /* [2*hidden][dim]: segments gate, up */
-    ec_cuda_qweight wdown; /* [dim][hidden_pad], columns [hidden, hidden_pad) zero */
+    ec_cuda_qweight wdown; /* [dim][hidden_pad], columns [hidden, hidden_pad) zero; packed
+                            * formats: [dim][hidden] with ldx = hidden_pad */
     float *attn_norm;      /* [dim] */
     float *ffn_norm;       /* [dim] */
 } cuda_layer;
@@ -133,7 +134,11 @@ static size_t plan_weights(cuda_state *s, uintptr_t base)
         place(&L->wo, s->prec, c->dim, s->q_dim, s, base, &off);
         place(&L->wgu, s->prec, 2 * c->hidden_dim, c->dim, s, base, &off);
         ec_cuda_qweight_segments(&L->wgu, 2, gu_seg);
-        place(&L->wdown, s->prec, c->dim, s->hidden_pad, s, base, &off);
+        /* Packed formats keep the CPU's bytes (blocks along the real row); the activations
+         * stay hidden_pad wide. */
+        int down_cols = ec_cuda_is_packed(s->prec) ? c->hidden_dim : s->hidden_pad;
+        place(&L->wdown, s->prec, c->dim, down_cols, s, base, &off);
+        L->wdown.ldx = s->hidden_pad;
         L->attn_norm = (float *)carve(base, &off, dim * 4);
         L->ffn_norm = (float *)carve(base, &off, dim * 4);
     }
@@ -196,9 +201,10 @@ static void release(cuda_state *s)
 
 static int check_config(const ec_model_config *c, ec_precision p)
 {
-    if (p != EC_PREC_FP16 && p != EC_PREC_BF16 && p != EC_PREC_INT8 && p != EC_PREC_INT8_MIXED)
-        return ec_set_error("precision %s is not implemented on the CUDA backend yet (fp16, bf16, "
-                            "int8, int8-mixed)",
+    if (p != EC_PREC_FP16 && p != EC_PREC_BF16 && p != EC_PREC_INT8 && p != EC_PREC_INT8_MIXED &&
+        !ec_cuda_is_packed(p))
+        return ec_set_error("precision %s is not supported by the CUDA backend (fp16, bf16, int8, "
+                            "int8-mixed, nf4, nf4-dq, fp8)",
                             ec_precision_name(p));
     if (c->dim % 8 || c->head_dim % 8 || c->head_dim > EC_CUDA_MAX_HEAD_DIM)
         return ec_set_error("model %s: the CUDA kernels need dim (%d) and head_dim (%d) to be "
@@ -227,7 +233,15 @@ static ec_cuda_qshape linear_shape(const cuda_state *s)
                         imax(imax(s->qkv_dim, 2 * c->hidden_dim), imax(c->dim, c->vocab_size)),
                         most,
                         is_int8(s->prec) || quantized_head,
-                        s->kernels};
+                        s->kernels,
+                        ec_cuda_is_packed(s->prec),
+                        0};
+    /* The reference family dequantizes a whole (fused) packed weight into 16-bit scratch. */
+    if (q.packed) {
+        size_t w[] = {(size_t)s->qkv_dim * dim, dim * s->q_dim, 2 * hid * dim, dim * hid,
+                      ec_cuda_is_packed(s->head_prec) ? (size_t)c->vocab_size * dim : 0};
+        for (int i = 0; i < 5; i++) q.max_weight = w[i] > q.max_weight ? w[i] : q.max_weight;
+    }
     return q;
 }
 
@@ -282,7 +296,7 @@ static int allocate(cuda_state *s)
 typedef struct {
     ec_tensor_kind kind;
     int layer;
-    const ec_cuda_qweight *w; /* destination weight (rows from row0 on), or NULL: ... */
+    ec_cuda_qweight *w;       /* destination weight (rows from row0 on), or NULL: ... */
     int row0;
     float *f32;               /* ... norms and biases, copied as fp32 [rows*cols] */
 } upload_job;
@@ -327,6 +341,48 @@ static int upload_int8(const upload_job *j, const float *host, int rows, int col
     return 0;
 }
 
+/* nf4 / nf4-dq / fp8: the CPU's quantization of this tensor alone (so nf4-dq's second-level
+ * statistics are this segment's, as on the CPU), copied byte for byte: codes to row0 * ld,
+ * scales to row0 * nblocks (nf4) or row0 (fp8), qscales to row0 * nblocks and the second-level
+ * absmax into the segment's own array; the segment's offset goes into the descriptor (each
+ * job writes only its own segment's). */
+static int upload_packed(const upload_job *j, const float *host, int rows, int cols,
+                         cudaStream_t st)
+{
+    ec_cuda_qweight *w = j->w;
+    const char *name = ec_tensor_kind_name(j->kind);
+    int seg = 0;
+    while (seg < w->n_segments - 1 && w->seg[seg].row0 != j->row0) seg++;
+    if (w->seg[seg].row0 != j->row0 || w->seg[seg].rows != rows || w->cols != cols)
+        return ec_set_error("%s (layer %d): %d x %d at row %d does not match a segment of its "
+                            "%d x %d weight",
+                            name, j->layer, rows, cols, j->row0, w->rows, w->cols);
+    ec_qmatrix q;
+    if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
+        return ec_set_error("%s (layer %d): %s", name, j->layer, ec_last_error());
+    size_t nb = (size_t)(cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK, r0 = (size_t)j->row0;
+    size_t nsc = w->prec == EC_PREC_FP8 ? (size_t)rows : (size_t)rows * nb;
+    size_t n2 = ((size_t)rows * nb + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK;
+    cudaError_t e = cudaMemcpyAsync((uint8_t *)w->data + r0 * (size_t)w->ld, q.data,
+                                    (size_t)rows * (size_t)w->ld, cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess && w->prec != EC_PREC_NF4_DQ)
+        e = cudaMemcpyAsync(w->scales + (w->prec == EC_PREC_FP8 ? r0 : r0 * nb), q.scales,
+                            nsc * sizeof(float), cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess && w->prec == EC_PREC_NF4_DQ) {
+        e = cudaMemcpyAsync(w->qscales + r0 * nb, q.qscales, (size_t)rows * nb,
+                            cudaMemcpyHostToDevice, st);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync((float *)w->seg[seg].qscale_absmax, q.qscale_absmax,
+                                n2 * sizeof(float), cudaMemcpyHostToDevice, st);
+        w->seg[seg].qscale_offset = q.qscale_offset;
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st); /* q is freed next */
+    ec_qmatrix_free(&q);
+    EC_CUDA_TRY(e, "upload of %s %s (layer %d, %d x %d)", ec_precision_name(w->prec), name,
+                j->layer, rows, cols);
+    return 0;
+}
+
 static int upload_one(upload_ctx *u, const upload_job *j, float *host, float *stage,
                       cudaStream_t st)
 {
@@ -340,6 +396,7 @@ static int upload_one(upload_ctx *u, const upload_job *j, float *host, float *st
         return 0;
     }
     if (is_int8(j->w->prec)) return upload_int8(j, host, rows, cols, st);
+    if (ec_cuda_is_packed(j->w->prec)) return upload_packed(j, host, rows, cols, st);
     ec_cuda_dtype dt = j->w->prec == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16;
     int ld = j->w->ld;
     int chunk = (int)(STAGE_FLOATS / (size_t)cols);

@@ -4,6 +4,7 @@
 #include "qweight.h"
 
 #include "cuda_check.h"
+#include "kernels_quant.h"
 
 #include <string.h>
 
@@ -13,8 +14,16 @@ static int is_int8(ec_precision p) { return p == EC_PREC_INT8 || p == EC_PREC_IN
 /* The 16-bit type of a weight's activations: fp16 except for bf16 weights. */
 static ec_cuda_dtype act_dtype(ec_precision p) { return p == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16; }
 
+int ec_cuda_is_packed(ec_precision p)
+{
+    return p == EC_PREC_NF4 || p == EC_PREC_NF4_DQ || p == EC_PREC_FP8;
+}
+static int is_nf4(ec_precision p) { return p == EC_PREC_NF4 || p == EC_PREC_NF4_DQ; }
+static size_t nblocks(int cols) { return (size_t)(cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK; }
+
 int ec_cuda_qweight_ld(ec_precision prec, int cols)
 {
+    if (is_nf4(prec)) return (cols + 1) / 2;
     return is_int8(prec) ? round_up(cols, 16) : cols;
 }
 
@@ -23,13 +32,32 @@ int ec_cuda_qweight_ld(ec_precision prec, int cols)
 static size_t data_bytes(ec_precision prec, int rows, int cols)
 {
     size_t ld = (size_t)ec_cuda_qweight_ld(prec, cols);
+    if (ec_cuda_is_packed(prec)) return (size_t)rows * ld;
     return is_int8(prec) ? ((size_t)rows + 3) * ld : (size_t)rows * ld * 2;
+}
+
+/* Floats of scales: int8 / fp8 one per row, nf4 one per block, nf4-dq none (qscales instead). */
+static size_t scale_count(ec_precision prec, int rows, int cols)
+{
+    if (is_int8(prec) || prec == EC_PREC_FP8) return (size_t)rows;
+    return prec == EC_PREC_NF4 ? (size_t)rows * nblocks(cols) : 0;
+}
+
+/* Second-level absmax floats of nf4-dq for any split into up to EC_CUDA_MAX_SEGMENTS segments:
+ * each segment rounds its block count up to a multiple of 256 at most once. */
+static size_t qabsmax_count(ec_precision prec, int rows, int cols)
+{
+    if (prec != EC_PREC_NF4_DQ) return 0;
+    return ((size_t)rows * nblocks(cols) + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK +
+           EC_CUDA_MAX_SEGMENTS;
 }
 
 size_t ec_cuda_qweight_bytes(ec_precision prec, int rows, int cols)
 {
-    return align256(data_bytes(prec, rows, cols)) +
-           (is_int8(prec) ? align256((size_t)rows * sizeof(float)) : 0);
+    size_t qs = prec == EC_PREC_NF4_DQ ? (size_t)rows * nblocks(cols) : 0;
+    size_t nsc = scale_count(prec, rows, cols), nqa = qabsmax_count(prec, rows, cols);
+    return align256(data_bytes(prec, rows, cols)) + (nsc ? align256(nsc * sizeof(float)) : 0) +
+           (qs ? align256(qs) : 0) + (nqa ? align256(nqa * sizeof(float)) : 0);
 }
 
 size_t ec_cuda_qweight_place(ec_cuda_qweight *w, ec_precision prec, int rows, int cols,
@@ -39,32 +67,53 @@ size_t ec_cuda_qweight_place(ec_cuda_qweight *w, ec_precision prec, int rows, in
     w->prec = prec;
     w->rows = rows;
     w->cols = cols;
+    w->ldx = cols;
     w->ld = ec_cuda_qweight_ld(prec, cols);
     w->data = (void *)base;
-    w->scales = is_int8(prec) ? (float *)(base + align256(data_bytes(prec, rows, cols))) : NULL;
+    uintptr_t p = base + align256(data_bytes(prec, rows, cols));
+    size_t nsc = scale_count(prec, rows, cols), nqa = qabsmax_count(prec, rows, cols);
+    if (nsc) {
+        w->scales = (float *)p;
+        p += align256(nsc * sizeof(float));
+    }
+    if (prec == EC_PREC_NF4_DQ) {
+        w->qscales = (uint8_t *)p;
+        p += align256((size_t)rows * nblocks(cols));
+        w->qabsmax = (float *)p;
+        p += align256(nqa * sizeof(float));
+    }
     w->threshold = prec == EC_PREC_INT8_MIXED ? threshold : 0.0f;
     w->n_segments = 1;
     w->seg[0].rows = rows;
+    w->seg[0].qscale_absmax = w->qabsmax;
     return ec_cuda_qweight_bytes(prec, rows, cols);
 }
 
 void ec_cuda_qweight_segments(ec_cuda_qweight *w, int n, const int *rows)
 {
     w->n_segments = n;
-    for (int i = 0, r0 = 0; i < n; r0 += rows[i++])
-        w->seg[i] = (ec_cuda_qsegment){r0, rows[i], NULL, 0.0f};
+    size_t nb = nblocks(w->cols), qa = 0;
+    for (int i = 0, r0 = 0; i < n; r0 += rows[i++]) {
+        const float *absmax2 = w->qabsmax ? w->qabsmax + qa : NULL;
+        w->seg[i] = (ec_cuda_qsegment){r0, rows[i], absmax2, 0.0f};
+        qa += ((size_t)rows[i] * nb + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK;
+    }
 }
 
-/* Per-row formats: a segment is a row offset into data and scales. (Block formats offset their
- * scales by row0 * nblocks and take the segment's own second-level statistics.) */
+/* A segment is a row offset into data and scales: per-row formats offset their scales by
+ * row0, nf4 by row0 * nblocks; nf4-dq offsets its qscales so and takes the segment's own
+ * second-level statistics. */
 ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i)
 {
     const ec_cuda_qsegment *s = &w->seg[i];
     ec_cuda_qweight v = *w;
-    size_t elem = is_int8(w->prec) ? 1 : 2;
+    size_t elem = is_int8(w->prec) || ec_cuda_is_packed(w->prec) ? 1 : 2;
+    size_t per_row = w->prec == EC_PREC_NF4 ? nblocks(w->cols) : 1;
     v.rows = s->rows;
     v.data = (char *)w->data + (size_t)s->row0 * (size_t)w->ld * elem;
-    if (v.scales) v.scales += s->row0;
+    if (v.scales) v.scales += (size_t)s->row0 * per_row;
+    if (v.qscales) v.qscales += (size_t)s->row0 * nblocks(w->cols);
+    if (v.qabsmax) v.qabsmax = (float *)s->qscale_absmax;
     v.n_segments = 1;
     v.seg[0] = (ec_cuda_qsegment){0, s->rows, s->qscale_absmax, s->qscale_offset};
     return v;
@@ -82,10 +131,17 @@ static void *carve(uintptr_t base, size_t *off, size_t bytes)
 /* Places the scratch of qweight.h's table at base (0: measure only); returns the bytes. */
 static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base)
 {
-    if (!sh->quantized) return 0;
-    size_t off = 0, B = (size_t)sh->max_batch, K = (size_t)round_up(sh->max_cols, 16);
-    size_t T = B < EC_CUDA_TC_ROWS ? B : EC_CUDA_TC_ROWS, R4 = (size_t)round_up(sh->max_rows, 4);
+    size_t off = 0;
     int reference = sh->kernels == EC_KERNELS_REFERENCE;
+    /* Packed formats, reference family: the nf4-dq absmax and the dequantized weight. */
+    c->pabsmax = sh->packed && reference
+                     ? (float *)carve(base, &off, (size_t)sh->max_rows * nblocks(sh->max_cols) *
+                                                      sizeof(float))
+                     : NULL;
+    c->pw16 = sh->packed && reference ? carve(base, &off, sh->max_weight * 2) : NULL;
+    if (!sh->quantized) return off;
+    size_t B = (size_t)sh->max_batch, K = (size_t)round_up(sh->max_cols, 16);
+    size_t T = B < EC_CUDA_TC_ROWS ? B : EC_CUDA_TC_ROWS, R4 = (size_t)round_up(sh->max_rows, 4);
     c->xq = (int8_t *)carve(base, &off, B * K);
     c->xscale = (float *)carve(base, &off, B * sizeof(float));
     c->flags = (int *)carve(base, &off, K * sizeof(int));
@@ -102,7 +158,8 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
 size_t ec_cuda_qctx_bytes(const ec_cuda_qshape *shape)
 {
     ec_cuda_qctx c;
-    return plan_ctx(&c, shape, 0);
+    size_t tables = shape->packed ? align256(EC_CUDA_QTABLES_FLOATS * sizeof(float)) : 0;
+    return plan_ctx(&c, shape, 0) + tables;
 }
 
 int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHandle_t cublas,
@@ -114,12 +171,13 @@ int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHand
     ctx->kernels = shape->kernels;
     ctx->shape = *shape;
     ctx->wide = wide;
+    if (shape->packed && ec_cuda_quant_tables(&ctx->qtables)) return -1;
     size_t bytes = plan_ctx(ctx, shape, 0);
     if (bytes == 0) return 0;
-    EC_CUDA_TRY(cudaMalloc(&ctx->arena, bytes), "cudaMalloc of int8 linear scratch (%zu bytes)",
-                bytes);
+    EC_CUDA_TRY(cudaMalloc(&ctx->arena, bytes),
+                "cudaMalloc of quantized linear scratch (%zu bytes)", bytes);
     plan_ctx(ctx, shape, (uintptr_t)ctx->arena);
-    if (shape->kernels == EC_KERNELS_REFERENCE) {
+    if (shape->quantized && shape->kernels == EC_KERNELS_REFERENCE) {
         size_t cols = (size_t)round_up(shape->max_cols, 16);
         EC_CUDA_TRY(cudaMallocHost((void **)&ctx->h_count, sizeof(int)),
                     "cudaMallocHost of the outlier count");
@@ -133,6 +191,7 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx)
 {
     /* Teardown: errors have no one to report to. */
     cudaFree(ctx->arena);
+    cudaFree(ctx->qtables);
     cudaFreeHost(ctx->h_count);
     cudaFreeHost(ctx->h_cols);
     memset(ctx, 0, sizeof *ctx);
@@ -256,18 +315,57 @@ static int reference_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_
     return 0;
 }
 
+/* ---- packed formats (nf4, nf4-dq, fp8): kernels_quant.h over the whole (fused) weight ---- */
+
+static ec_cuda_packed_weight packed_of(const ec_cuda_qctx *c, const ec_cuda_qweight *w)
+{
+    ec_cuda_packed_weight pw;
+    memset(&pw, 0, sizeof pw);
+    pw.prec = w->prec;
+    pw.rows = w->rows;
+    pw.cols = w->cols;
+    pw.codes = (const uint8_t *)w->data;
+    pw.scales = w->scales;
+    pw.tables = c->qtables;
+    if (w->prec == EC_PREC_NF4_DQ) {
+        size_t nb = nblocks(w->cols);
+        pw.nseg = w->n_segments;
+        for (int i = 0; i < w->n_segments; i++)
+            pw.seg[i] = (ec_cuda_dq_segment){w->seg[i].row0,
+                                             w->qscales + (size_t)w->seg[i].row0 * nb,
+                                             w->seg[i].qscale_absmax, w->seg[i].qscale_offset};
+    }
+    return pw;
+}
+
+static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                         const void *x, int batch, void *y, int ldy)
+{
+    ec_cuda_packed_weight pw = packed_of(c, w);
+    if (c->kernels != EC_KERNELS_REFERENCE)
+        return ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y, ldy,
+                                           c->stream);
+    ec_cuda_packed_scratch scratch = {c->pabsmax, c->pw16, c->wide};
+    return ec_cuda_packed_linear_reference(c->cublas, EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y,
+                                           ldy, &scratch, c->stream);
+}
+
 int ec_cuda_qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
                     const void *x, int batch, void *y, int ldy, unsigned long long *stat)
 {
     int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
     if (batch < 1 || batch > c->shape.max_batch || w->cols > c->shape.max_cols ||
         w->rows > c->shape.max_rows || ldy < out_rows || (is_int8(w->prec) && !c->shape.quantized) ||
+        (ec_cuda_is_packed(w->prec) &&
+         (!c->shape.packed || (size_t)w->rows * (size_t)w->cols > c->shape.max_weight)) ||
         (mode == EC_GEMV_SILU_MUL && (w->rows % 2 || w->n_segments != 2)))
         return ec_set_error("linear %s %d x %d (mode %d, batch %d, ldy %d) outside the context "
-                            "(batch <= %d, %d x %d%s)",
+                            "(batch <= %d, %d x %d%s%s)",
                             ec_precision_name(w->prec), w->rows, w->cols, (int)mode, batch, ldy,
                             c->shape.max_batch, c->shape.max_rows, c->shape.max_cols,
-                            c->shape.quantized ? "" : ", no int8 scratch");
+                            c->shape.quantized ? "" : ", no int8 scratch",
+                            c->shape.packed ? "" : ", no nf4/fp8 tables");
+    if (ec_cuda_is_packed(w->prec)) return packed_linear(c, w, mode, x, batch, y, ldy);
     if (c->kernels == EC_KERNELS_REFERENCE)
         return reference_linear(c, w, mode, x, batch, y, ldy, stat);
     if (is_int8(w->prec)) return fused_int8(c, w, mode, x, batch, y, ldy, stat);

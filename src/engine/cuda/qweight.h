@@ -9,7 +9,12 @@
  * gate/up) concatenate the rows of up to EC_CUDA_MAX_SEGMENTS source tensors; per-row formats
  * concatenate exactly, and each segment keeps its own row range (the reference family runs one
  * linear per segment, as eager frameworks do) and, for nf4-dq, its own second-level scale
- * statistics (filled in by the NF4 kernels; NULL for the formats here). */
+ * statistics (each source tensor is quantized separately, as the CPU backend does).
+ *
+ * nf4, nf4-dq and fp8 (the packed formats, kernels_quant.h) hold exactly the bytes of the CPU
+ * ec_qmatrix of each source tensor: rows are not padded (`ld` = row bytes, ceil(cols/2) or
+ * cols), `cols` is the logical width and `ldx` the row stride of the activations (the
+ * down-projection's hidden_pad). */
 #ifndef EC_ENGINE_CUDA_QWEIGHT_H
 #define EC_ENGINE_CUDA_QWEIGHT_H
 
@@ -29,26 +34,38 @@ typedef struct {
 } ec_cuda_qsegment;
 
 typedef struct {
-    ec_precision prec; /* fp16, bf16, int8, int8-mixed */
+    ec_precision prec; /* fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8 */
     int rows, cols;    /* logical shape; cols = the width of the activations x it multiplies */
-    int ld;            /* row stride of data in elements: cols for 16-bit, round16(cols) int8 */
+    int ldx;           /* row stride of x in elements (>= cols): cols except the packed
+                        * formats' down-projection, whose activations are hidden_pad wide */
+    int ld;            /* row stride of data in elements: cols for 16-bit, round16(cols) int8;
+                        * the packed formats: row bytes, ceil(cols/2) nf4(-dq), cols fp8 */
     void *data;        /* 16-bit [rows][ld] or int8 [rows + 3][ld]; columns [cols, ld) and the
-                        * 3 extra int8 rows zero (the int8 GEMM rounds m up to 4) */
-    float *scales;     /* int8: [rows] row absmax (quant.h); NULL for 16-bit */
+                        * 3 extra int8 rows zero (the int8 GEMM rounds m up to 4); packed: codes
+                        * [rows][ld] bytes */
+    float *scales;     /* int8: [rows] row absmax (quant.h); nf4: block absmax [rows][nblocks]
+                        * (nblocks = ceil(cols/64)); fp8: [rows] row scales; else NULL */
+    uint8_t *qscales;  /* nf4-dq: [rows * nblocks] 8-bit absmax codes; else NULL */
+    float *qabsmax;    /* nf4-dq: the segments' second-level absmax arrays one after another
+                        * (segment i: ceil(rows_i * nblocks / 256) floats); else NULL */
     float threshold;   /* int8-mixed outlier threshold (|x| >= threshold); 0 = int8 */
     int n_segments;    /* 1..EC_CUDA_MAX_SEGMENTS, covering rows in order */
     ec_cuda_qsegment seg[EC_CUDA_MAX_SEGMENTS];
 } ec_cuda_qweight;
 
-/* Row stride of a format for a width of `cols` activations. */
+/* nf4, nf4-dq, fp8: the weight-only formats of kernels_quant.h. */
+int ec_cuda_is_packed(ec_precision prec);
+/* Row stride of a format for a width of `cols` activations (bytes for the packed formats). */
 int ec_cuda_qweight_ld(ec_precision prec, int cols);
-/* Device bytes of data (+ scales) of a [rows][cols] weight in prec, each part 256-aligned. */
+/* Device bytes of data (+ scales, qscales and second-level absmax for up to
+ * EC_CUDA_MAX_SEGMENTS segments) of a [rows][cols] weight in prec, each part 256-aligned. */
 size_t ec_cuda_qweight_bytes(ec_precision prec, int rows, int cols);
 /* Fills w's shape, threshold and a single segment, and places data (and scales) at `base`
  * (base 0 only measures, see cuda_backend.c's carve). Returns the bytes used. */
 size_t ec_cuda_qweight_place(ec_cuda_qweight *w, ec_precision prec, int rows, int cols,
                              float threshold, uintptr_t base);
-/* Splits w into segments of the given row counts (summing to w->rows). */
+/* Splits w into segments of the given row counts (summing to w->rows); for nf4-dq, points
+ * each segment at its part of qabsmax (its offset is set by the upload). */
 void ec_cuda_qweight_segments(ec_cuda_qweight *w, int n, const int *rows);
 /* The weight of segment i alone (a view: same memory). */
 ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i);
@@ -61,6 +78,9 @@ typedef struct {
     size_t max_elems;  /* largest rows*cols of one segment (reference outlier weight columns) */
     int quantized;     /* int8 weights are used (else no int8 scratch) */
     ec_kernels kernels;
+    int packed;        /* nf4 / nf4-dq / fp8 weights are used: decode tables (and, reference
+                        * family, dequantization scratch) */
+    size_t max_weight; /* packed: largest rows*cols of one weight (a fused weight counts all) */
 } ec_cuda_qshape;
 
 /* Per-backend state of the linear layers: handles, stream and scratch. Device scratch shapes
@@ -74,6 +94,9 @@ typedef struct {
  *                            dequantized outlier weight columns [rows][n_outliers]
  *   wide    float [B][R]    caller's: the reference family's output before add / SiLU·mul,
  *                            and the fused 16-bit GEMM path's gate/up
+ *   qtables float [16 + 256] packed formats: nf4 values and the dynamic map (ec_cuda_quant_tables)
+ *   pabsmax float [R * ceil(max_cols/64)]  packed, reference: nf4-dq absmax decoded every call
+ *   pw16    16-bit [max_weight]            packed, reference: the dequantized weight
  * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync). */
 typedef struct {
     cublasHandle_t cublas; /* bound to stream */
@@ -88,6 +111,9 @@ typedef struct {
     void *xo, *wo;
     float *wide;
     int *h_count, *h_cols;
+    float *qtables; /* own allocation (ec_cuda_quant_tables) */
+    float *pabsmax;
+    void *pw16;
 } ec_cuda_qctx;
 
 /* Token rows per int8 tensor-core GEMM chunk (bounds the int32 scratch at prefill). */
@@ -101,8 +127,8 @@ int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHand
                       cudaStream_t stream, float *wide);
 void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
 
-/* One linear layer y = x Wᵀ for `batch` token rows, x [batch][w->cols] 16-bit (fp16 for the int8
- * formats), in the context's kernel family:
+/* One linear layer y = x Wᵀ for `batch` token rows, x [batch][w->ldx] 16-bit (fp16 for the
+ * quantized formats), in the context's kernel family:
  *   STORE     y fp32 [batch][ldy] = x Wᵀ
  *   ADD       y fp32 [batch][ldy] += x Wᵀ (the residual stream)
  *   SILU_MUL  W = [gate; up] (2 segments of w->rows/2); y 16-bit [batch][ldy] = silu(g) * u
@@ -110,6 +136,10 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
  * fused epilogue above), no host synchronisation: graph-capturable. Reference: one linear per
  * segment with the libraries' separate launches and, for int8-mixed, their host synchronisation
  * on the outlier count; the add and SiLU·mul are separate kernels.
+ * Packed formats (nf4, nf4-dq, fp8): fused = ec_cuda_packed_linear_fused (GEMV up to 8 rows,
+ * tensor-core kernel above), one launch per call; reference = ec_cuda_packed_linear_reference
+ * over the whole weight (nf4-dq absmax decode, naive GEMV at batch 1 or dequant + cuBLAS GEMM,
+ * then SiLU·mul), no host synchronisation either.
  * stat (may be NULL): device counters [2] += {outlier columns, calls} (int8-mixed only). */
 int ec_cuda_qlinear(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_mode mode,
                     const void *x, int batch, void *y, int ldy, unsigned long long *stat);

@@ -270,7 +270,7 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     const setup *s = &f->s;
     int ldy = s->rows + 3, B = s->batch;
     const char *family = ec_kernels_name(kernels);
-    ec_cuda_qshape shape = {B, s->cols, f->wrows, (size_t)f->wrows * s->cols, 1, kernels};
+    ec_cuda_qshape shape = {B, s->cols, f->wrows, (size_t)f->wrows * s->cols, 1, kernels, 0, 0};
     float *d_wide = dev_alloc((size_t)B * f->wrows * sizeof(float), 0xFF);
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
@@ -439,7 +439,7 @@ static void test_llama_shapes(void **state)
 static void test_rejects_bad_calls(void **state)
 {
     gpu *g = *state;
-    ec_cuda_qshape shape = {4, 64, 16, 16 * 64, 1, EC_KERNELS_FUSED};
+    ec_cuda_qshape shape = {4, 64, 16, 16 * 64, 1, EC_KERNELS_FUSED, 0, 0};
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, g->cublas, g->stream, NULL) != 0) fail_msg("%s", ec_last_error());
     ec_cuda_qweight w;

@@ -1,0 +1,225 @@
+/* kernels_dequant.cu — the reference family of the quantized linears (the libraries' dataflow,
+ * kept so the fused kernels have an honest baseline), the checked entry points of both families,
+ * and the device copy of the format tables.
+ *
+ * Reference dataflow per linear (what bitsandbytes <= 0.49 and eager torchao do):
+ *   nf4-dq, every call: decode the absmax of every block into an fp32 scratch (one launch);
+ *   nf4 / nf4-dq at batch 1: a naive GEMV, one warp per output row, one byte load and one table
+ *     lookup per weight (fp32 weight = value * absmax, as the CPU);
+ *   nf4 / nf4-dq at batch > 1, fp8 at every batch: dequantize the whole weight into a 16-bit
+ *     scratch [rows][cols] (round(value * scale)), then cublasGemmEx (fp32 compute): the 16-bit
+ *     weight is written and read again every call;
+ *   SiLU·mul: gate and up into an fp32 scratch first, then ec_cuda_silu_mul. */
+#include <cuda_fp8.h>
+
+#include "kernels_quant.cuh"
+
+/* ---- tables ---- */
+extern "C" int ec_cuda_quant_tables(float **tables)
+{
+    float host[EC_CUDA_QTABLES_FLOATS];
+    memcpy(host, ec_nf4_code, 16 * sizeof(float));
+    memcpy(host + 16, ec_dynamic_map(), 256 * sizeof(float));
+    *tables = NULL;
+    EC_CUDA_TRY(cudaMalloc((void **)tables, sizeof host), "cudaMalloc of quant tables (%zu bytes)",
+                sizeof host);
+    cudaError_t e = cudaMemcpy(*tables, host, sizeof host, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        cudaFree(*tables);
+        *tables = NULL;
+        return ec_cuda_fail(__FILE__, __LINE__, e, "upload of quant tables (%zu bytes)",
+                            sizeof host);
+    }
+    return 0;
+}
+
+/* ---- input checks shared by both families ---- */
+static int check_qweight(const ec_cuda_packed_weight *w, ec_gemv_mode mode, int ldx, int batch,
+                         int ldy, const char *family)
+{
+    if (w->prec != EC_PREC_NF4 && w->prec != EC_PREC_NF4_DQ && w->prec != EC_PREC_FP8)
+        return ec_set_error("%s quantized linear: precision %s has no kernel here", family,
+                            ec_precision_name(w->prec));
+    int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
+    if (w->rows < 1 || w->cols < 1 || batch < 1 || ldx < w->cols || ldy < out_rows ||
+        (mode == EC_GEMV_SILU_MUL && w->rows % 2 != 0))
+        return ec_set_error("%s %s linear: bad shape (weight %d x %d, batch %d, ldx %d, ldy %d%s)",
+                            family, ec_precision_name(w->prec), w->rows, w->cols, batch, ldx, ldy,
+                            mode == EC_GEMV_SILU_MUL ? ", SiLU·mul needs an even row count" : "");
+    if (!w->codes || (w->prec != EC_PREC_NF4_DQ && !w->scales) ||
+        (w->prec != EC_PREC_FP8 && !w->tables))
+        return ec_set_error("%s %s linear: missing codes, scales or tables", family,
+                            ec_precision_name(w->prec));
+    if (w->prec == EC_PREC_NF4_DQ) {
+        if (w->nseg < 1 || w->nseg > EC_CUDA_MAX_SEGMENTS || w->seg[0].row0 != 0)
+            return ec_set_error("%s nf4-dq linear: %d segments (needs 1-%d, the first at row 0)",
+                                family, w->nseg, EC_CUDA_MAX_SEGMENTS);
+        for (int s = 0; s < w->nseg; s++) {
+            if (!w->seg[s].qscales || !w->seg[s].qscale_absmax ||
+                (s > 0 && (w->seg[s].row0 <= w->seg[s - 1].row0 || w->seg[s].row0 >= w->rows)))
+                return ec_set_error("%s nf4-dq linear: segment %d (row %d) is empty, unordered "
+                                    "or has no scales",
+                                    family, s, w->seg[s].row0);
+        }
+    }
+    return 0;
+}
+
+extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
+                                           const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                           int batch, void *y, int ldy, cudaStream_t stream)
+{
+    if (check_qweight(w, mode, ldx, batch, ldy, "fused")) return -1;
+    if (w->prec == EC_PREC_FP8) return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, stream);
+    return ec_cuda_nf4_fused(t, mode, w, x, ldx, batch, y, ldy, stream);
+}
+
+/* ---- nf4-dq absmax decode: absmax [rows * nblocks] fp32 ---- */
+__global__ void nf4dq_absmax_kernel(const ec_cuda_packed_weight w, float *absmax)
+{
+    __shared__ float s_map[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x)
+        s_map[i] = w.tables[16 + i];
+    __syncthreads();
+    int nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+    size_t n = (size_t)w.rows * nb;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        absmax[i] = ec_nf4_block_absmax<true>(w, s_map, (int)(i / nb), (int)(i % nb));
+}
+
+extern "C" int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absmax,
+                                    cudaStream_t stream)
+{
+    size_t n = (size_t)w->rows * (size_t)((w->cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK);
+    unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+    nf4dq_absmax_kernel<<<blocks, 256, 0, stream>>>(*w, absmax);
+    EC_CUDA_LAUNCHED("launch of nf4-dq absmax decode (%zu blocks)", n);
+    return 0;
+}
+
+/* ---- whole-weight dequantization: w16 [rows][cols] 16-bit ---- */
+/* nf4: absmax [rows][nblocks] (the fp32 array, or the decoded nf4-dq one). */
+template <typename T>
+__global__ void nf4_dequant_kernel(const ec_cuda_packed_weight w, const float *absmax, T *w16)
+{
+    __shared__ float s_code[16];
+    if (threadIdx.x < 16) s_code[threadIdx.x] = w.tables[threadIdx.x];
+    __syncthreads();
+    int rb = (w.cols + 1) / 2, nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+    size_t n = (size_t)w.rows * w.cols;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        int r = (int)(i / w.cols), c = (int)(i % w.cols);
+        uint32_t byte = w.codes[(size_t)r * rb + c / 2];
+        uint32_t code = c % 2 ? byte & 15u : byte >> 4;
+        w16[i] = ec_from_f32<T>(s_code[code] * absmax[(size_t)r * nb + c / EC_NF4_BLOCK]);
+    }
+}
+
+template <typename T> __global__ void fp8_dequant_kernel(const ec_cuda_packed_weight w, T *w16)
+{
+    size_t n = (size_t)w.rows * w.cols;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float v = __half2float(__half(__nv_cvt_fp8_to_halfraw(w.codes[i], __NV_E4M3)));
+        w16[i] = ec_from_f32<T>(v * w.scales[i / w.cols]);
+    }
+}
+
+extern "C" int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w,
+                                const float *absmax, void *w16, cudaStream_t stream)
+{
+    size_t n = (size_t)w->rows * (size_t)w->cols;
+    unsigned blocks = (unsigned)((n + 255) / 256 < 16384 ? (n + 255) / 256 : 16384);
+    const float *am = w->prec == EC_PREC_NF4 ? w->scales : absmax;
+    if (w->prec == EC_PREC_NF4_DQ && !absmax)
+        return ec_set_error("nf4-dq dequantization needs the decoded absmax");
+    ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        if (w->prec == EC_PREC_FP8)
+            fp8_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, (T *)w16);
+        else
+            nf4_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, am, (T *)w16);
+        return 0;
+    });
+    EC_CUDA_LAUNCHED("launch of %s dequantization (%d x %d)", ec_precision_name(w->prec), w->rows,
+                     w->cols);
+    return 0;
+}
+
+/* ---- naive nf4 GEMV, batch 1: y [rows] fp32 (STORE or ADD), one warp per row ---- */
+template <typename T, bool ADD>
+__global__ void nf4_naive_gemv_kernel(const ec_cuda_packed_weight w, const float *absmax,
+                                      const T *x, float *y)
+{
+    __shared__ float s_code[16];
+    if (threadIdx.x < 16) s_code[threadIdx.x] = w.tables[threadIdx.x];
+    __syncthreads();
+    int r = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (r >= w.rows) return;
+    int rb = (w.cols + 1) / 2, nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+    const uint8_t *row = w.codes + (size_t)r * rb;
+    float acc = 0.0f;
+    for (int c = lane; c < w.cols; c += 32) {
+        uint32_t byte = row[c / 2], code = c % 2 ? byte & 15u : byte >> 4;
+        float wv = s_code[code] * absmax[(size_t)r * nb + c / EC_NF4_BLOCK];
+        acc = fmaf(wv, ec_to_f32(x[c]), acc);
+    }
+    acc = ec_warp_sum(acc);
+    if (lane == 0) y[r] = ADD ? y[r] + acc : acc;
+}
+
+/* y^T (rows x batch, fp32) = W16 x^T as in linear.cu (cuBLAS is column-major). */
+static int gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w16, const void *x, int ldx,
+                  int batch, int rows, int cols, float *y, int ldy, float beta)
+{
+    cudaDataType ab = t == EC_CUDA_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const float alpha = 1.0f;
+    EC_CUBLAS_TRY(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, rows, batch, cols, &alpha, w16, ab,
+                               cols, x, ab, ldx, &beta, y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmEx (dequantized %d x %d weight, %d token rows)", rows, cols, batch);
+    return 0;
+}
+
+extern "C" int ec_cuda_packed_linear_reference(cublasHandle_t cublas, ec_cuda_dtype t,
+                                               ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                                               const void *x, int ldx, int batch, void *y, int ldy,
+                                               const ec_cuda_packed_scratch *s, cudaStream_t stream)
+{
+    if (check_qweight(w, mode, ldx, batch, ldy, "reference")) return -1;
+    bool naive = w->prec != EC_PREC_FP8 && batch == 1, silu = mode == EC_GEMV_SILU_MUL;
+    if ((w->prec == EC_PREC_NF4_DQ && !s->absmax) || (!naive && !s->w16) || (silu && !s->gu))
+        return ec_set_error("reference %s linear: missing scratch (absmax, w16 or gu)",
+                            ec_precision_name(w->prec));
+    const float *absmax = w->scales;
+    if (w->prec == EC_PREC_NF4_DQ) {
+        if (ec_cuda_nf4dq_absmax(w, s->absmax, stream)) return -1;
+        absmax = s->absmax;
+    }
+    /* The product goes to y directly, or for SiLU·mul to gu [batch][rows] first. */
+    float *out = silu ? s->gu : (float *)y;
+    int ldo = silu ? w->rows : ldy;
+    bool add = mode == EC_GEMV_ADD;
+    if (naive) {
+        unsigned blocks = (unsigned)((w->rows + 7) / 8);
+        ec_dispatch_dtype(t, [&](auto tag) {
+            typedef decltype(tag) T;
+            if (add)
+                nf4_naive_gemv_kernel<T, true>
+                    <<<blocks, 256, 0, stream>>>(*w, absmax, (const T *)x, out);
+            else
+                nf4_naive_gemv_kernel<T, false>
+                    <<<blocks, 256, 0, stream>>>(*w, absmax, (const T *)x, out);
+            return 0;
+        });
+        EC_CUDA_LAUNCHED("launch of naive %s GEMV (%d x %d)", ec_precision_name(w->prec), w->rows,
+                         w->cols);
+    } else {
+        if (ec_cuda_qdequant(t, w, absmax, s->w16, stream)) return -1;
+        if (gemm16(cublas, t, s->w16, x, ldx, batch, w->rows, w->cols, out, ldo, add ? 1.0f : 0.0f))
+            return -1;
+    }
+    return silu ? ec_cuda_silu_mul(t, s->gu, batch, w->rows / 2, y, ldy, stream) : 0;
+}

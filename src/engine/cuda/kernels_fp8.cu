@@ -1,0 +1,120 @@
+/* kernels_fp8.cu — the fused fp8 (E4M3 weight-only) linear: the format policy for
+ * kernels_quant.cuh.
+ *
+ * Layout (docs/formats.md): codes [rows][cols] one byte each, scales [rows] = row absmax / 448.
+ * E4M3 values are exact in fp16 and in bf16 (3 mantissa bits, exponents 2^-9 .. 2^8), so the
+ * decode is the hardware pair conversion cvt.rn.f16x2.e4m3x2 (sm_89+) with no rounding, and the
+ * per-row scale is applied once to the fp32 sum instead of to every weight: the GEMV computes
+ * scale * sum(e4m3 * x) per 16 columns, the tensor-core kernel feeds the E4M3 values themselves
+ * to the MMA and scales the finished dot product. Per weight the kernels read one byte. */
+#include <cuda_fp8.h>
+
+#include "kernels_quant.cuh"
+
+namespace
+{
+
+/* Two E4M3 codes (bits 0-7 = first column) as an fp16 pair, exactly. */
+__device__ __forceinline__ __half2 e4m3x2_to_half2(uint32_t two)
+{
+    __half2_raw r = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(two & 0xffffu), __NV_E4M3);
+    return __half2(r);
+}
+
+template <typename T> __device__ __forceinline__ uint32_t e4m3x2_to_pair(uint32_t two);
+template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__half>(uint32_t two)
+{
+    __half2 h = e4m3x2_to_half2(two);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(uint32_t two)
+{
+    float2 f = __half22float2(e4m3x2_to_half2(two)); /* exact, and exact again in bf16 */
+    return ec_pack2<__nv_bfloat16>(f.x, f.y);
+}
+
+struct Fp8 {
+    static constexpr bool TABLES = false;
+    static constexpr int GEMV_COLS = 16; /* columns per 16-byte load */
+    struct Piece {
+        uint4 lo, hi;
+    }; /* a lane's 32 columns in the tensor-core kernel */
+
+    /* 16 codes of `row` from column col0; past the row code 0 (0.0), never another row. */
+    template <bool VEC>
+    __device__ static uint4 load16(const ec_cuda_packed_weight &w, int row, int col0)
+    {
+        const uint8_t *p = w.codes + (size_t)row * w.cols;
+        if constexpr (VEC) {
+            return __ldcs(reinterpret_cast<const uint4 *>(p + col0));
+        } else {
+            uint32_t v[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                v[i] = 0;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    int at = col0 + 4 * i + j;
+                    v[i] |= (uint32_t)(at < w.cols ? p[at] : 0) << (8 * j);
+                }
+            }
+            return make_uint4(v[0], v[1], v[2], v[3]);
+        }
+    }
+
+    template <bool VEC>
+    __device__ static uint4 load_chunk(const ec_cuda_packed_weight &w, int row, int k)
+    {
+        return load16<VEC>(w, row, 16 * k);
+    }
+    __device__ static float chunk_scale(const ec_cuda_packed_weight &w, const float *, int row, int)
+    {
+        return __ldg(w.scales + row);
+    }
+    /* Columns 8j .. 8j+7 of a chunk (words 2j, 2j+1), unscaled. */
+    __device__ static void values8(uint4 c, int j, const float *, float v[8])
+    {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            uint32_t wd = ec_word(c, 2 * j + h);
+            float2 a = __half22float2(e4m3x2_to_half2(wd)),
+                   b = __half22float2(e4m3x2_to_half2(wd >> 16));
+            v[4 * h] = a.x;
+            v[4 * h + 1] = a.y;
+            v[4 * h + 2] = b.x;
+            v[4 * h + 3] = b.y;
+        }
+    }
+
+    template <bool VEC>
+    __device__ static void load_piece(const ec_cuda_packed_weight &w, const float *, int row, int c,
+                                      bool valid, Piece &p, float &scale)
+    {
+        scale = 1.0f; /* applied by out_scale */
+        if (!valid) {
+            p.lo = p.hi = make_uint4(0, 0, 0, 0);
+            return;
+        }
+        p.lo = load16<VEC>(w, row, c);
+        p.hi = load16<VEC>(w, row, c + 16);
+    }
+    /* k-step s: columns 4s .. 4s+3 = word s of the piece, as two exact 16-bit pairs. */
+    template <typename T> __device__ static uint2 afrag(const Piece &p, float, int s, const float *)
+    {
+        uint32_t wd = s < 4 ? ec_word(p.lo, s) : ec_word(p.hi, s - 4);
+        return make_uint2(e4m3x2_to_pair<T>(wd), e4m3x2_to_pair<T>(wd >> 16));
+    }
+    __device__ static float out_scale(const ec_cuda_packed_weight &w, int row)
+    {
+        return __ldg(w.scales + row);
+    }
+};
+
+} // namespace
+
+extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                                 const void *x, int ldx, int batch, void *y, int ldy,
+                                 cudaStream_t stream)
+{
+    return ec_qlinear_fused_format<Fp8>(t, mode, w, x, ldx, batch, y, ldy, stream);
+}

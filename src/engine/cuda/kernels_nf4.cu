@@ -1,0 +1,106 @@
+/* kernels_nf4.cu — the fused nf4 and nf4-dq linears: the format policy for kernels_quant.cuh.
+ *
+ * Layout (docs/formats.md): codes [rows][ceil(cols/2)], element 2j in the high nibble; blocks of
+ * 64 columns within a row, one absmax each (fp32, or decoded from the nf4-dq segment's 8-bit
+ * code). A 16-byte load holds 32 consecutive columns of one row, which always lie in a single
+ * block (blocks start at multiples of 64), so a load needs exactly one absmax: per 64 weights the
+ * kernels read 32 bytes of codes + 4 bytes of absmax (nf4) or + 1 byte (nf4-dq, whose fp32
+ * second-level scale per 256 blocks stays in L1). The 16 code values live in shared memory
+ * (16 floats in 16 banks, so lanes never conflict), the dynamic map next to them. */
+#include "kernels_quant.cuh"
+
+namespace
+{
+
+template <bool DQ> struct Nf4 {
+    static constexpr bool TABLES = true; /* s_tab[0..16) values, s_tab[16..272) dynamic map */
+    static constexpr int GEMV_COLS = 32; /* columns per 16-byte load */
+    typedef uint4 Piece;                 /* a lane's 32 columns in the tensor-core kernel */
+
+    /* 16 bytes of row `row` from byte byte0 (a multiple of 16); past the row the pad code 7
+     * (0.0) so the unaligned path never reads another row's bytes. */
+    template <bool VEC>
+    __device__ static uint4 load16(const ec_cuda_packed_weight &w, int row, int byte0)
+    {
+        int rb = (w.cols + 1) / 2;
+        const uint8_t *p = w.codes + (size_t)row * rb;
+        if constexpr (VEC) {
+            return __ldcs(reinterpret_cast<const uint4 *>(p + byte0));
+        } else {
+            uint32_t v[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                v[i] = 0;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    int at = byte0 + 4 * i + j;
+                    uint32_t byte = at < rb ? p[at] : 0x77u;
+                    v[i] |= byte << (8 * j);
+                }
+            }
+            return make_uint4(v[0], v[1], v[2], v[3]);
+        }
+    }
+
+    template <bool VEC>
+    __device__ static uint4 load_chunk(const ec_cuda_packed_weight &w, int row, int k)
+    {
+        return load16<VEC>(w, row, 16 * k);
+    }
+    __device__ static float chunk_scale(const ec_cuda_packed_weight &w, const float *s_tab, int row,
+                                        int k)
+    {
+        return ec_nf4_block_absmax<DQ>(w, s_tab + 16, row, k / 2);
+    }
+    /* Columns 8j .. 8j+7 of a chunk, unscaled: byte i of word j holds 2i (high) and 2i+1. */
+    __device__ static void values8(uint4 c, int j, const float *s_tab, float v[8])
+    {
+        uint32_t wd = ec_word(c, j);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            uint32_t byte = (wd >> (8 * i)) & 0xffu;
+            v[2 * i] = s_tab[byte >> 4];
+            v[2 * i + 1] = s_tab[byte & 15u];
+        }
+    }
+
+    /* Columns [c, c+32) of `row` and their block's absmax; zero weights when !valid. */
+    template <bool VEC>
+    __device__ static void load_piece(const ec_cuda_packed_weight &w, const float *s_tab, int row,
+                                      int c, bool valid, Piece &p, float &scale)
+    {
+        if (!valid) {
+            p = make_uint4(0, 0, 0, 0);
+            scale = 0.0f;
+            return;
+        }
+        p = load16<VEC>(w, row, c / 2);
+        scale = ec_nf4_block_absmax<DQ>(w, s_tab + 16, row, c / EC_NF4_BLOCK);
+    }
+    /* k-step s of a piece: columns 4s, 4s+1 (bytes 2s) and 4s+2, 4s+3 (byte 2s+1) as 16-bit
+     * pairs of round(value * absmax), the weight the reference GEMM also multiplies. */
+    template <typename T>
+    __device__ static uint2 afrag(const Piece &p, float scale, int s, const float *s_tab)
+    {
+        uint32_t two = ec_word(p, s >> 1) >> ((s & 1) * 16);
+        uint32_t lo = two & 0xffu, hi = (two >> 8) & 0xffu;
+        return make_uint2(ec_pack2<T>(s_tab[lo >> 4] * scale, s_tab[lo & 15u] * scale),
+                          ec_pack2<T>(s_tab[hi >> 4] * scale, s_tab[hi & 15u] * scale));
+    }
+    /* The scale is inside each weight already. */
+    __device__ static float out_scale(const ec_cuda_packed_weight &, int)
+    {
+        return 1.0f;
+    }
+};
+
+} // namespace
+
+extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                                 const void *x, int ldx, int batch, void *y, int ldy,
+                                 cudaStream_t stream)
+{
+    if (w->prec == EC_PREC_NF4_DQ)
+        return ec_qlinear_fused_format<Nf4<true>>(t, mode, w, x, ldx, batch, y, ldy, stream);
+    return ec_qlinear_fused_format<Nf4<false>>(t, mode, w, x, ldx, batch, y, ldy, stream);
+}

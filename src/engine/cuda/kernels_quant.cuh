@@ -1,0 +1,444 @@
+/* kernels_quant.cuh — the fused weight-only quantized linear, written once for every format.
+ *
+ * A format is a small policy struct (Nf4<DQ> in kernels_nf4.cu, Fp8 in kernels_fp8.cu) that
+ * loads packed codes and decodes them; the two kernels here own the dataflow:
+ *
+ *   qgemv_kernel (batch 1..8): as kernels_gemv.cu — a warp owns two output rows (gate row r and
+ *     up row r for SiLU·mul), each lane streams 16-byte loads of packed codes (32 nf4 / 16 fp8
+ *     weights, UNROLL per row in flight, evict-first), decodes them to fp32 in registers (code
+ *     table in shared memory, conflict-free), multiplies by the 16-bit activations for the whole
+ *     batch (read-only path, L1/L2 resident), and applies the chunk's scale once per chunk:
+ *     acc += scale * sum(value * x). The weights are read once for the whole batch.
+ *
+ *   qmma_kernel (batch 9..64 per launch): tensor cores, weights read once per 64 token rows.
+ *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
+ *     columns, so y^T = W x^T needs no transposes (W row-major = A row-major, x [batch][cols] =
+ *     B column-major) and small batches waste no M. A CTA holds QMMA_KSPLIT warps that split the
+ *     columns in chunks of 128 and QMMA_MTILES row tiles per warp; partial sums meet in shared
+ *     memory, in a fixed order, at the end.
+ *     Each lane loads, per 128-column chunk and per A row it owns (g and g+8 of each tile), the
+ *     32 consecutive columns [32t, 32t+32) with 16-byte loads, and feeds them to the 8 k-steps of
+ *     16 as columns {32t+4s .. 32t+4s+3} for step s. This is a fixed permutation of k inside the
+ *     chunk (the dot product does not care about the order) chosen so that the A fragment
+ *     (k = 2t, 2t+1, 2t+8, 2t+9 for lane t) is contiguous in memory; the activation B fragment
+ *     uses the same permutation, so its lane reads 4 consecutive activations (8 bytes) per step.
+ *     The codes are decoded in registers straight into the A fragments (Marlin's idea, without
+ *     its offline weight reshuffle: the layout stays the CPU one).
+ *
+ * Shapes not aligned for vector loads (cols % 32 != 0, ldx % 8 != 0: tests, tiny models) run the
+ * same kernels with bounds-checked byte loads (VEC = false); past the last column the codes read
+ * as zero weights and the activations as 0, so nothing beyond a row is read. */
+#ifndef ECOCOMPUTE_CUDA_KERNELS_QUANT_CUH
+#define ECOCOMPUTE_CUDA_KERNELS_QUANT_CUH
+
+#include <stdint.h>
+
+#include "cuda_check.h"
+#include "kernels_common.cuh"
+#include "kernels_quant.h"
+
+enum {
+    QGEMV_WARPS = 8,  /* warps per GEMV block (2 output rows each) */
+    QGEMV_UNROLL = 2, /* 16-byte chunks per row in flight per lane (x2 rows) */
+    QMMA_KSPLIT = 4,  /* warps per tensor-core CTA, each a quarter of the 128-column chunks */
+    QMMA_MTILES = 2,  /* 16-row MMA tiles per warp (activation fragments shared by both) */
+    QMMA_CHUNK = 128  /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
+};
+
+/* 32-bit word j (0..3) of a 16-byte load; j is an unrolled constant, so this is a register. */
+__device__ __forceinline__ uint32_t ec_word(uint4 v, int j)
+{
+    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+
+/* The 16-bit pair type's bits from two fp32 values, rounded to nearest even (lo = first). */
+template <typename T> __device__ __forceinline__ uint32_t ec_pack2(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t ec_pack2<__half>(float lo, float hi)
+{
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+template <> __device__ __forceinline__ uint32_t ec_pack2<__nv_bfloat16>(float lo, float hi)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/* d [16x8 fp32 fragment] += A [16x16] * B [16x8], 16-bit inputs, fp32 accumulation. */
+template <typename T>
+__device__ __forceinline__ void ec_mma16816(float d[4], const uint32_t a[4], uint2 b);
+template <>
+__device__ __forceinline__ void ec_mma16816<__half>(float d[4], const uint32_t a[4], uint2 b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+template <>
+__device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uint32_t a[4], uint2 b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+
+/* 8 activations xr[col .. col+8) as fp32; unaligned shapes read element-wise, 0 past cols. */
+template <typename T, bool VEC>
+__device__ __forceinline__ void ec_load_x8(const T *__restrict__ xr, int col, int cols,
+                                           float out[8])
+{
+    if constexpr (VEC) {
+        ec_unpack8<T>(__ldg(reinterpret_cast<const uint4 *>(xr + col)), out);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            out[i] = col + i < cols ? ec_to_f32(xr[col + i]) : 0.0f;
+    }
+}
+
+/* 4 activations xr[col .. col+4) as two 16-bit pairs (an MMA B fragment); 0 past cols. */
+template <typename T, bool VEC>
+__device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, int cols)
+{
+    if constexpr (VEC) {
+        return __ldg(reinterpret_cast<const uint2 *>(xr + col));
+    } else {
+        uint32_t h[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            h[i] = col + i < cols ? reinterpret_cast<const uint16_t *>(xr)[col + i] : 0u;
+        return make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
+    }
+}
+
+/* Copies the format tables (nf4 values, dynamic map) into shared memory; every thread of the
+ * block must call it (it ends with __syncthreads). */
+template <class F>
+__device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
+                                                float *s_tab /* [272] */)
+{
+    if (F::TABLES)
+        for (int i = threadIdx.x; i < EC_CUDA_QTABLES_FLOATS; i += blockDim.x)
+            s_tab[i] = w.tables[i];
+    __syncthreads();
+}
+
+/* The nf4 block absmax of (row, block blk): the fp32 array (nf4), or decoded from the row's
+ * nf4-dq segment as map[q] * absmax2 + offset with two roundings, no fma, as the CPU does.
+ * map = the dynamic map [256] (in shared memory). */
+template <bool DQ>
+__device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_packed_weight &w,
+                                                     const float *map, int row, int blk)
+{
+    int nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+    if (!DQ) return __ldg(w.scales + (size_t)row * nb + blk);
+    /* Constant indices only (a dynamic index would copy the parameter struct to local memory). */
+    int s = (w.nseg > 1 && row >= w.seg[1].row0) + (w.nseg > 2 && row >= w.seg[2].row0);
+    ec_cuda_dq_segment sg = s == 2 ? w.seg[2] : s == 1 ? w.seg[1] : w.seg[0];
+    size_t i = (size_t)(row - sg.row0) * nb + blk;
+    float v = __fmul_rn(map[__ldg(sg.qscales + i)], __ldg(sg.qscale_absmax + i / EC_NF4_DQ_BLOCK));
+    return __fadd_rn(v, sg.qscale_offset);
+}
+
+/* ---- GEMV, batch 1..8 ---- */
+template <class F, typename T, int B, int MODE, bool VEC>
+__global__ void __launch_bounds__(QGEMV_WARPS * 32)
+    qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, void *y, int ldy)
+{
+    __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
+    ec_load_qtables<F>(w, s_tab);
+    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
+    int warp = blockIdx.x * QGEMV_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
+    if (r0 >= out_rows) return; /* warp-uniform, after the only __syncthreads */
+    int r1 = MODE == EC_GEMV_SILU_MUL ? warp + out_rows : (r0 + 1 < out_rows ? r0 + 1 : r0);
+    int nchunks = (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS;
+
+    float acc0[B], acc1[B];
+#pragma unroll
+    for (int b = 0; b < B; b++)
+        acc0[b] = acc1[b] = 0.0f;
+
+    for (int base = lane; base < nchunks; base += 32 * QGEMV_UNROLL) {
+        uint4 c0[QGEMV_UNROLL], c1[QGEMV_UNROLL];
+        float s0[QGEMV_UNROLL], s1[QGEMV_UNROLL];
+#pragma unroll
+        for (int u = 0; u < QGEMV_UNROLL; u++) {
+            int k = base + u * 32;
+            if (k < nchunks) {
+                c0[u] = F::template load_chunk<VEC>(w, r0, k);
+                c1[u] = F::template load_chunk<VEC>(w, r1, k);
+                s0[u] = F::chunk_scale(w, s_tab, r0, k);
+                s1[u] = F::chunk_scale(w, s_tab, r1, k);
+            } else {
+                c0[u] = c1[u] = make_uint4(0, 0, 0, 0);
+                s0[u] = s1[u] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < QGEMV_UNROLL; u++) {
+            int k = base + u * 32;
+            if (k >= nchunks) continue;
+            float p0[B], p1[B]; /* this chunk's sum(value * x), scaled once below */
+#pragma unroll
+            for (int b = 0; b < B; b++)
+                p0[b] = p1[b] = 0.0f;
+#pragma unroll
+            for (int j = 0; j < F::GEMV_COLS / 8; j++) {
+                float v0[8], v1[8];
+                F::values8(c0[u], j, s_tab, v0);
+                F::values8(c1[u], j, s_tab, v1);
+                int col = k * F::GEMV_COLS + 8 * j;
+#pragma unroll
+                for (int b = 0; b < B; b++) {
+                    float xv[8];
+                    ec_load_x8<T, VEC>(x + (size_t)b * ldx, col, w.cols, xv);
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        p0[b] = fmaf(v0[i], xv[i], p0[b]);
+                        p1[b] = fmaf(v1[i], xv[i], p1[b]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                acc0[b] = fmaf(p0[b], s0[u], acc0[b]);
+                acc1[b] = fmaf(p1[b], s1[u], acc1[b]);
+            }
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        acc0[b] = ec_warp_sum(acc0[b]);
+        acc1[b] = ec_warp_sum(acc1[b]);
+    }
+    /* Lane b writes sequence b's outputs (registers are indexed by unrolled constants only). */
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        if (lane != b) continue;
+        if (MODE == EC_GEMV_SILU_MUL) {
+            float g = acc0[b];
+            reinterpret_cast<T *>(y)[(size_t)b * ldy + r0] =
+                ec_from_f32<T>(g / (1.0f + expf(-g)) * acc1[b]);
+        } else {
+            float *out = reinterpret_cast<float *>(y) + (size_t)b * ldy;
+            if (MODE == EC_GEMV_ADD) {
+                out[r0] += acc0[b];
+                if (r1 != r0) out[r1] += acc1[b];
+            } else {
+                out[r0] = acc0[b];
+                if (r1 != r0) out[r1] = acc1[b];
+            }
+        }
+    }
+}
+
+/* ---- tensor cores, batch 9..64 per CTA (grid.y walks the batch in chunks of 64) ---- */
+template <class F, typename T, int NT, int MODE, bool VEC>
+__global__ void __launch_bounds__(QMMA_KSPLIT * 32)
+    qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
+                int ldy)
+{
+    constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
+    __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
+    __shared__ float s_red[QMMA_KSPLIT - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
+    ec_load_qtables<F>(w, s_tab);
+    const bool silu = MODE == EC_GEMV_SILU_MUL;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    int out_rows = silu ? w.rows / 2 : w.rows;
+    /* A tile is 16 weight rows: rows g and g+8 of the tile are, for SiLU·mul, gate and up of the
+     * same output feature (so one lane ends up holding both), else 16 consecutive rows. */
+    int tile_out = silu ? 8 : 16, row_base = blockIdx.x * MT * tile_out;
+    int b0 = blockIdx.y * EC_CUDA_QMMA_MAX_BATCH;
+    int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
+    int ra[MT], rb[MT];
+    bool va[MT], vb[MT];
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+        int o = row_base + m * tile_out + g;
+        ra[m] = o;
+        rb[m] = silu ? o + out_rows : o + 8;
+        va[m] = o < out_rows;
+        vb[m] = silu ? va[m] : o + 8 < out_rows;
+    }
+    const T *xb = x + (size_t)b0 * ldx;
+
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int m = 0; m < MT; m++)
+#pragma unroll
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                acc[m][n][i] = 0.0f;
+
+    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
+    for (int kc = warp; kc < nchunks; kc += QMMA_KSPLIT) {
+        int c = kc * QMMA_CHUNK + 32 * t; /* this lane's 32 columns */
+        typename F::Piece pa[MT], pb[MT];
+        float sa[MT], sb[MT];
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            F::template load_piece<VEC>(w, s_tab, ra[m], c, va[m] && c < w.cols, pa[m], sa[m]);
+            F::template load_piece<VEC>(w, s_tab, rb[m], c, vb[m] && c < w.cols, pb[m], sb[m]);
+        }
+#pragma unroll
+        for (int s = 0; s < 8; s++) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int m = 0; m < MT; m++) {
+                uint2 fa = F::template afrag<T>(pa[m], sa[m], s, s_tab);
+                uint2 fb = F::template afrag<T>(pb[m], sb[m], s, s_tab);
+                a[m][0] = fa.x; /* row g,   k 2t, 2t+1 */
+                a[m][1] = fb.x; /* row g+8, k 2t, 2t+1 */
+                a[m][2] = fa.y; /* row g,   k 2t+8, 2t+9 */
+                a[m][3] = fb.y; /* row g+8, k 2t+8, 2t+9 */
+            }
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                int tok = 8 * n + g; /* B column g of tile n */
+                uint2 bx = tok < nb && c < w.cols
+                               ? ec_load_x4<T, VEC>(xb + (size_t)tok * ldx, c + 4 * s, w.cols)
+                               : make_uint2(0, 0);
+#pragma unroll
+                for (int m = 0; m < MT; m++)
+                    ec_mma16816<T>(acc[m][n], a[m], bx);
+            }
+        }
+    }
+
+    /* Sum the column splits in warp order (deterministic), then warp 0 writes. */
+    float *flat = &acc[0][0][0];
+    if (warp > 0) {
+#pragma unroll
+        for (int i = 0; i < NACC; i++)
+            s_red[warp - 1][i][lane] = flat[i];
+    }
+    __syncthreads();
+    if (warp > 0) return;
+#pragma unroll
+    for (int k = 0; k < QMMA_KSPLIT - 1; k++)
+#pragma unroll
+        for (int i = 0; i < NACC; i++)
+            flat[i] += s_red[k][i][lane];
+
+            /* C fragment: acc[..][0..1] = row g, tokens 2t, 2t+1; acc[..][2..3] = row g+8. */
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+        if (!va[m]) continue;
+        float sca = F::out_scale(w, ra[m]), scb = vb[m] ? F::out_scale(w, rb[m]) : 0.0f;
+#pragma unroll
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                int tok = 8 * n + 2 * t + j;
+                if (tok >= nb) continue;
+                size_t at = (size_t)(b0 + tok) * ldy;
+                float ya = acc[m][n][j] * sca, yb = acc[m][n][2 + j] * scb;
+                if (silu) {
+                    reinterpret_cast<T *>(y)[at + ra[m]] =
+                        ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
+                } else {
+                    float *out = reinterpret_cast<float *>(y) + at;
+                    if (MODE == EC_GEMV_ADD) {
+                        out[ra[m]] += ya;
+                        if (vb[m]) out[rb[m]] += yb;
+                    } else {
+                        out[ra[m]] = ya;
+                        if (vb[m]) out[rb[m]] = yb;
+                    }
+                }
+            }
+    }
+}
+
+/* ---- launch: GEMV up to 8 token rows, tensor cores above ---- */
+template <class F, typename T, int MODE, bool VEC>
+static void ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
+                            int ldy, cudaStream_t stream)
+{
+    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
+    int warps = MODE == EC_GEMV_SILU_MUL ? out_rows : (out_rows + 1) / 2;
+    dim3 grid((unsigned)((warps + QGEMV_WARPS - 1) / QGEMV_WARPS)), block(QGEMV_WARPS * 32);
+#define EC_QGEMV_CASE(B)                                                                           \
+    case B:                                                                                        \
+        qgemv_kernel<F, T, B, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy);           \
+        break;
+    switch (batch) {
+        EC_QGEMV_CASE(1)
+        EC_QGEMV_CASE(2)
+        EC_QGEMV_CASE(3)
+        EC_QGEMV_CASE(4)
+        EC_QGEMV_CASE(5)
+        EC_QGEMV_CASE(6)
+        EC_QGEMV_CASE(7)
+    default:
+        qgemv_kernel<F, T, 8, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy);
+    }
+#undef EC_QGEMV_CASE
+}
+static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "ec_qlaunch_gemv instantiates batches 1..8");
+
+template <class F, typename T, int MODE, bool VEC>
+static void ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
+                           int ldy, cudaStream_t stream)
+{
+    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
+    int per_cta = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
+    int widest = batch < EC_CUDA_QMMA_MAX_BATCH ? batch : EC_CUDA_QMMA_MAX_BATCH;
+    dim3 grid((unsigned)((out_rows + per_cta - 1) / per_cta),
+              (unsigned)((batch + EC_CUDA_QMMA_MAX_BATCH - 1) / EC_CUDA_QMMA_MAX_BATCH));
+    dim3 block(QMMA_KSPLIT * 32);
+    /* Column tiles of 8 tokens: 2, 4 or 8 of them (9..16, 17..32, 33..64 token rows). */
+    if (widest <= 16)
+        qmma_kernel<F, T, 2, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, batch, y, ldy);
+    else if (widest <= 32)
+        qmma_kernel<F, T, 4, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, batch, y, ldy);
+    else
+        qmma_kernel<F, T, 8, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, batch, y, ldy);
+}
+static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_mma instantiates up to 8 column tiles");
+
+template <class F, typename T, int MODE>
+static void ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
+                            int ldy, cudaStream_t stream)
+{
+    /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
+    bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
+    if (batch <= EC_CUDA_GEMV_MAX_BATCH) {
+        if (vec)
+            ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
+        else
+            ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+    } else {
+        if (vec)
+            ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
+        else
+            ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+    }
+}
+
+/* The fused linear of format F: dtype and mode dispatch, launch check. */
+template <class F>
+static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
+                                   const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                   int batch, void *y, int ldy, cudaStream_t stream)
+{
+    return ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        const T *xt = (const T *)x;
+        if (mode == EC_GEMV_STORE)
+            ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, stream);
+        else if (mode == EC_GEMV_ADD)
+            ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, stream);
+        else
+            ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, stream);
+        EC_CUDA_LAUNCHED("launch of fused %s linear (batch %d, %d x %d, mode %d)",
+                         ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
+        return 0;
+    });
+}
+
+#endif

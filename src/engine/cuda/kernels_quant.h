@@ -1,0 +1,105 @@
+/* kernels_quant.h — launchers of the CUDA kernels for the weight-only quantized formats nf4,
+ * nf4-dq and fp8 (internal to src/engine/cuda and its tests).
+ *
+ * The device buffers hold exactly the bytes of the CPU ec_qmatrix (docs/formats.md), so a host
+ * quantization with ec_qmatrix_quantize is uploaded with plain copies. Activations are 16-bit
+ * (ec_cuda_dtype), accumulation is fp32, and the output modes are those of ec_cuda_gemv.
+ *
+ * Two families compute the same linear (docs/cuda-backend.md, "Quantized formats"):
+ *   - reference: the libraries' dataflow. nf4 / nf4-dq at batch 1: a per-element dequantizing
+ *     GEMV; at batch > 1 and fp8 at every batch: the whole weight dequantized to a 16-bit scratch,
+ *     then cublasGemmEx. nf4-dq first decodes its absmax into an fp32 scratch, every call.
+ *   - fused: one pass over the packed weights. Batch 1..8: a GEMV decoding codes and scales in
+ *     registers (fp32 weights); batch >= 9: a tensor-core kernel (mma.sync m16n8k16) that decodes
+ *     each weight tile into registers once for up to 64 token rows.
+ * Numerics: the GEMVs use the fp32 weights of the CPU reference; the 16-bit-weight paths (the
+ * reference GEMM, the fused nf4 tensor-core kernel) round each weight `code * absmax` (or
+ * `e4m3 * scale`) to the activation format first, as bitsandbytes and torchao do; the fused fp8
+ * tensor-core kernel feeds the E4M3 values (exact in fp16 and bf16) and applies the row scale to
+ * the fp32 sum. */
+#ifndef ECOCOMPUTE_CUDA_KERNELS_QUANT_H
+#define ECOCOMPUTE_CUDA_KERNELS_QUANT_H
+
+#include <stdint.h>
+
+#include "ecocompute/quant.h"
+#include "kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A weight fused from separately quantized matrices (Wq/Wk/Wv, gate/up) has up to this many
+ * nf4-dq segments, each with its own second-level absmax array and offset (the same bound as
+ * the backend's weight descriptor). */
+#ifndef EC_CUDA_MAX_SEGMENTS
+#define EC_CUDA_MAX_SEGMENTS 3
+#endif
+/* Token rows one tensor-core launch covers (8 MMA column tiles); larger batches are chunked. */
+#define EC_CUDA_QMMA_MAX_BATCH 64
+/* Floats in the device tables of ec_cuda_quant_tables: the 16 nf4 values, then the dynamic map. */
+#define EC_CUDA_QTABLES_FLOATS (16 + 256)
+
+/* One separately double-quantized row range of an nf4-dq weight: rows [row0, next row0) of W,
+ * whose flattened block index i (relative to row0) uses qscales[i] and qscale_absmax[i / 256]. */
+typedef struct {
+    int row0;                   /* first row of W (segment 0 starts at 0, ascending) */
+    const uint8_t *qscales;     /* [seg_rows * nblocks] 8-bit dynamic-map codes */
+    const float *qscale_absmax; /* [ceil(seg_rows * nblocks / 256)] */
+    float qscale_offset;        /* the segment's mean absmax */
+} ec_cuda_dq_segment;
+
+/* A quantized weight W [rows][cols] on the device (the ec_qmatrix arrays, byte for byte). For
+ * EC_GEMV_SILU_MUL, W = [gate; up] and rows = 2 x the output rows. */
+typedef struct {
+    ec_precision prec; /* EC_PREC_NF4, EC_PREC_NF4_DQ or EC_PREC_FP8 */
+    int rows, cols;
+    const uint8_t *codes; /* nf4(-dq): [rows][ceil(cols/2)], high nibble first; fp8: [rows][cols] */
+    const float *scales;  /* nf4: [rows][ceil(cols/64)] block absmax; fp8: [rows]; nf4-dq: NULL */
+    int nseg;             /* nf4-dq: 1..EC_CUDA_MAX_SEGMENTS segments (else unused) */
+    ec_cuda_dq_segment seg[EC_CUDA_MAX_SEGMENTS];
+    const float *tables; /* [EC_CUDA_QTABLES_FLOATS] from ec_cuda_quant_tables */
+} ec_cuda_packed_weight;
+
+/* Scratch of the reference family (the fused family needs none); NULL where unused. */
+typedef struct {
+    float *absmax; /* nf4-dq: [rows * ceil(cols/64)] fp32, decoded every call */
+    void *w16;     /* batch > 1, and fp8 at any batch: [rows][cols] 16-bit dequantized weight */
+    float *gu;     /* EC_GEMV_SILU_MUL: [batch][rows] fp32 gate and up before SiLU·mul */
+} ec_cuda_packed_scratch;
+
+/* Allocates and fills *tables [EC_CUDA_QTABLES_FLOATS] with ec_nf4_code and ec_dynamic_map()
+ * (the host's values, so both sides decode identically); free with cudaFree. */
+int ec_cuda_quant_tables(float **tables);
+
+/* Fused family: y as ec_cuda_gemv (STORE / ADD fp32 [batch][ldy], SILU_MUL 16-bit [batch][ldy])
+ * from x [batch][ldx] (16-bit, ldx >= cols), batch >= 1, ldy >= output rows. */
+int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                                const void *x, int ldx, int batch, void *y, int ldy,
+                                cudaStream_t stream);
+
+/* Reference family, same contract; cublas must be bound to `stream`. */
+int ec_cuda_packed_linear_reference(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode,
+                                    const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                    int batch, void *y, int ldy,
+                                    const ec_cuda_packed_scratch *scratch, cudaStream_t stream);
+
+/* The reference family's steps, also exposed so the tests can check layouts exactly:
+ * absmax [w->rows * ceil(cols/64)] fp32 = the nf4-dq block absmax (map[q] * absmax2 + offset);
+ * w16 [rows][cols] (16-bit) = round(code value * absmax) (nf4, nf4-dq with `absmax` decoded)
+ * or round(e4m3 value * scale) (fp8; absmax unused, may be NULL). */
+int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absmax, cudaStream_t stream);
+int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w, const float *absmax,
+                     void *w16, cudaStream_t stream);
+
+/* ---- internal: the per-format fused launchers behind ec_cuda_packed_linear_fused (checked inputs)
+ */
+int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                      const void *x, int ldx, int batch, void *y, int ldy, cudaStream_t stream);
+int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
+                      const void *x, int ldx, int batch, void *y, int ldy, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

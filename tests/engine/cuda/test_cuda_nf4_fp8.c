@@ -1,0 +1,578 @@
+/* test_cuda_nf4_fp8.c — the nf4, nf4-dq and fp8 linears of both kernel families (kernels_quant.h)
+ * against the CPU formats (ec_qmatrix_quantize / ec_qmatrix_matmul_rows are the ground truth).
+ *
+ * Weights are quantized on the host and uploaded byte for byte. Each weight is built from up to
+ * three separately quantized row ranges (like Wq/Wk/Wv or gate/up), so nf4-dq runs with a
+ * segment table. Activations are random values already rounded to the 16-bit format, so both
+ * sides multiply the same numbers. Outputs are poisoned (0xFF bytes = NaN) before every launch,
+ * and the columns between the output rows and ldy, plus one extra row of y, must stay untouched.
+ *
+ * Two exact checks pin the layouts element by element (the nf4-dq absmax decode and the
+ * whole-weight dequantization, bit for bit); the linear checks then cover the dataflow at every
+ * batch path (naive GEMV, dequant + cuBLAS, fused GEMV 1..8, tensor cores 9..64 and chunks of 64)
+ * and shape edge (odd columns, short last block, partial tiles, unaligned rows).
+ *
+ * Failures do not stop at the first config: every config is checked and each failing one prints
+ * what differs, where and by how much; a summary line per (format, family, dtype, shape) gives
+ * the worst error as a fraction of its tolerance. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ecocompute/engine.h"
+#include "ecocompute/quant.h"
+#include "engine/cuda/gpu_test.h"
+#include "engine/cuda/kernels_quant.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+static const ec_cuda_dtype DTYPES[] = {EC_CUDA_F16, EC_CUDA_BF16};
+static const char *dname(ec_cuda_dtype t)
+{
+    return t == EC_CUDA_BF16 ? "bf16" : "fp16";
+}
+/* Relative rounding of a 16-bit value: half an ulp at 11 / 8 significant bits. */
+static double round_rel(ec_cuda_dtype t)
+{
+    return t == EC_CUDA_BF16 ? 1.0 / 256 : 1.0 / 2048;
+}
+static const char *MODE_NAME[] = {"store", "add", "silu_mul"};
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float frand(void) /* uniform in [-1, 1) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+}
+
+static uint16_t to16(ec_cuda_dtype t, float x)
+{
+    return t == EC_CUDA_BF16 ? ec_f32_to_bf16(x) : ec_f32_to_f16(x);
+}
+static float from16(ec_cuda_dtype t, uint16_t h)
+{
+    return t == EC_CUDA_BF16 ? ec_bf16_to_f32(h) : ec_f16_to_f32(h);
+}
+
+static void *dev_upload(const void *host, size_t bytes)
+{
+    void *d;
+    CUDA_OK(cudaMalloc(&d, bytes));
+    CUDA_OK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+    return d;
+}
+static void *dev_poisoned(size_t bytes)
+{
+    void *d;
+    CUDA_OK(cudaMalloc(&d, bytes));
+    CUDA_OK(cudaMemset(d, 0xFF, bytes));
+    return d;
+}
+static void download(void *host, const void *dev, size_t bytes)
+{
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
+}
+static void kernel_ok(int rc)
+{
+    if (rc != 0) fail_msg("%s", ec_last_error());
+}
+
+/* ---- a test weight: up to 3 separately quantized pieces, on the host and the device ---- */
+typedef struct {
+    ec_precision prec;
+    int rows, cols, npieces, row0[EC_CUDA_MAX_SEGMENTS];
+    ec_qmatrix q[EC_CUDA_MAX_SEGMENTS];
+    float *wdq; /* [rows][cols] the CPU's dequantized weights (ec_qmatrix_dequantize_row) */
+    void *dev[2 + 2 * EC_CUDA_MAX_SEGMENTS];
+    int ndev;
+    ec_cuda_packed_weight w;
+} tweight;
+
+static int nblocks(int cols)
+{
+    return (cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+}
+static size_t row_bytes(ec_precision p, int cols)
+{
+    return p == EC_PREC_FP8 ? (size_t)cols : ((size_t)cols + 1) / 2;
+}
+
+/* Random weights with row magnitudes over 2^-3 .. 2^1 and, in row 0, an all-zero first block
+ * (absmax 0, code 7), then split into pieces of ~1/2, ~1/4 and the rest of the rows. */
+static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, const float *tables)
+{
+    memset(tw, 0, sizeof *tw);
+    tw->prec = prec;
+    tw->rows = rows;
+    tw->cols = cols;
+    float *w = malloc((size_t)rows * cols * sizeof *w);
+    for (int r = 0; r < rows; r++) {
+        float scale = ldexpf(1.0f, r % 5 - 3);
+        for (int c = 0; c < cols; c++)
+            w[(size_t)r * cols + c] = frand() * scale;
+    }
+    if (cols > EC_NF4_BLOCK)
+        for (int c = 0; c < EC_NF4_BLOCK; c++)
+            w[c] = 0.0f;
+    int cut[EC_CUDA_MAX_SEGMENTS + 1] = {0, rows / 2, rows / 2 + rows / 4, rows};
+    for (int p = 0; p < EC_CUDA_MAX_SEGMENTS; p++) {
+        if (cut[p + 1] <= cut[p]) continue;
+        int i = tw->npieces++;
+        tw->row0[i] = cut[p];
+        if (ec_qmatrix_quantize(&tw->q[i], prec, w + (size_t)cut[p] * cols, cut[p + 1] - cut[p],
+                                cols))
+            fail_msg("quantize: %s", ec_last_error());
+    }
+    /* Concatenate codes and scales as the backend's fused weights would hold them. */
+    size_t rb = row_bytes(prec, cols), nsc = prec == EC_PREC_FP8 ? 1 : (size_t)nblocks(cols);
+    uint8_t *codes = malloc((size_t)rows * rb);
+    float *scales = malloc((size_t)rows * nsc * sizeof *scales);
+    tw->wdq = malloc((size_t)rows * cols * sizeof *tw->wdq);
+    for (int i = 0; i < tw->npieces; i++) {
+        const ec_qmatrix *q = &tw->q[i];
+        memcpy(codes + (size_t)tw->row0[i] * rb, q->data, (size_t)q->rows * rb);
+        if (q->scales)
+            memcpy(scales + (size_t)tw->row0[i] * nsc, q->scales, (size_t)q->rows * nsc * 4);
+        for (int r = 0; r < q->rows; r++)
+            ec_qmatrix_dequantize_row(q, r, tw->wdq + (size_t)(tw->row0[i] + r) * cols);
+    }
+    tw->w.prec = prec;
+    tw->w.rows = rows;
+    tw->w.cols = cols;
+    tw->w.tables = tables;
+    tw->w.codes = tw->dev[tw->ndev++] = dev_upload(codes, (size_t)rows * rb);
+    if (prec != EC_PREC_NF4_DQ)
+        tw->w.scales = tw->dev[tw->ndev++] = dev_upload(scales, (size_t)rows * nsc * 4);
+    else {
+        tw->w.nseg = tw->npieces;
+        for (int i = 0; i < tw->npieces; i++) {
+            const ec_qmatrix *q = &tw->q[i];
+            size_t n = (size_t)q->rows * nsc, n2 = (n + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK;
+            tw->w.seg[i].row0 = tw->row0[i];
+            tw->w.seg[i].qscales = tw->dev[tw->ndev++] = dev_upload(q->qscales, n);
+            tw->w.seg[i].qscale_absmax = tw->dev[tw->ndev++] = dev_upload(q->qscale_absmax, n2 * 4);
+            tw->w.seg[i].qscale_offset = q->qscale_offset;
+        }
+    }
+    free(codes);
+    free(scales);
+    free(w);
+}
+
+static void tweight_free(tweight *tw)
+{
+    for (int i = 0; i < tw->npieces; i++)
+        ec_qmatrix_free(&tw->q[i]);
+    for (int i = 0; i < tw->ndev; i++)
+        cudaFree(tw->dev[i]);
+    free(tw->wdq);
+}
+
+/* ---- CPU references, split over threads by rows ---- */
+typedef struct {
+    const tweight *tw;
+    ec_cuda_dtype t;
+    const float *x; /* [batch][cols] */
+    int batch, r0, r1;
+    float *ycpu;         /* [batch][rows] ec_qmatrix_matmul_rows */
+    double *ref16, *mag; /* [batch][rows] sum x*round16(w), sum |x*w| */
+} ref_job;
+
+static void *ref_worker(void *arg)
+{
+    ref_job *j = arg;
+    const tweight *tw = j->tw;
+    int rows = tw->rows, cols = tw->cols;
+    for (int i = 0; i < tw->npieces; i++) {
+        const ec_qmatrix *q = &tw->q[i];
+        int lo = j->r0 > tw->row0[i] ? j->r0 : tw->row0[i];
+        int hi = j->r1 < tw->row0[i] + q->rows ? j->r1 : tw->row0[i] + q->rows;
+        if (lo >= hi) continue;
+        float *yp = malloc((size_t)j->batch * q->rows * sizeof *yp);
+        ec_qmatrix_matmul_rows(q, j->x, NULL, j->batch, yp, lo - tw->row0[i], hi - tw->row0[i]);
+        for (int b = 0; b < j->batch; b++)
+            for (int r = lo; r < hi; r++)
+                j->ycpu[(size_t)b * rows + r] = yp[(size_t)b * q->rows + (r - tw->row0[i])];
+        free(yp);
+    }
+    float *w16 = malloc((size_t)cols * sizeof *w16);
+    for (int r = j->r0; r < j->r1; r++) {
+        const float *wr = tw->wdq + (size_t)r * cols;
+        for (int c = 0; c < cols; c++)
+            w16[c] = from16(j->t, to16(j->t, wr[c]));
+        for (int b = 0; b < j->batch; b++) {
+            const float *xb = j->x + (size_t)b * cols;
+            double s16 = 0, m = 0;
+            for (int c = 0; c < cols; c++) {
+                s16 += (double)xb[c] * w16[c];
+                m += fabs((double)xb[c] * wr[c]);
+            }
+            j->ref16[(size_t)b * rows + r] = s16;
+            j->mag[(size_t)b * rows + r] = m;
+        }
+    }
+    free(w16);
+    return NULL;
+}
+
+static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, int batch,
+                          float *ycpu, double *ref16, double *mag)
+{
+    enum { MAX_THREADS = 32 };
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
+    if (nt > tw->rows) nt = tw->rows;
+    pthread_t th[MAX_THREADS];
+    ref_job jobs[MAX_THREADS];
+    for (int i = 0; i < nt; i++) {
+        jobs[i] = (ref_job){tw,
+                            t,
+                            x,
+                            batch,
+                            (int)((long)tw->rows * i / nt),
+                            (int)((long)tw->rows * (i + 1) / nt),
+                            ycpu,
+                            ref16,
+                            mag};
+        if (pthread_create(&th[i], NULL, ref_worker, &jobs[i])) fail_msg("pthread_create failed");
+    }
+    for (int i = 0; i < nt; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* Which paths multiply 16-bit weights (kernels_quant.h, "Numerics"): the reference family's
+ * dequant + GEMM (batch > 1, fp8 at any batch) and the fused nf4 tensor-core kernel. */
+static int uses_w16(ec_precision p, int fused, int batch)
+{
+    if (!fused) return p == EC_PREC_FP8 || batch > 1;
+    return p != EC_PREC_FP8 && batch > EC_CUDA_GEMV_MAX_BATCH;
+}
+
+/* ---- one linear config ---- */
+typedef struct {
+    int fails;    /* failing configs so far */
+    double worst; /* largest |err| / tol over the group */
+} tally;
+
+typedef struct {
+    long bad, first_b, first_r;
+    double worst, got, want, cpu, tol;
+    long wb, wr;
+} verdict;
+
+static void judge(verdict *v, long b, long r, double got, double want, double cpu, double tol)
+{
+    double err = fabs(got - want), ratio = err / tol;
+    if (!(err <= tol)) { /* NaN fails */
+        if (v->bad++ == 0) {
+            v->first_b = b;
+            v->first_r = r;
+        }
+        if (isnan(got)) ratio = INFINITY;
+    }
+    if (!(ratio <= v->worst)) {
+        v->worst = ratio;
+        v->got = got;
+        v->want = want;
+        v->cpu = cpu;
+        v->tol = tol;
+        v->wb = b;
+        v->wr = r;
+    }
+}
+
+static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype t, int fused,
+                         ec_gemv_mode mode, int batch, int ldx, const void *d_x, const float *ycpu,
+                         const double *ref16, const double *mag, tally *tl)
+{
+    int silu = mode == EC_GEMV_SILU_MUL, rows = tw->rows;
+    int out = silu ? rows / 2 : rows, ldy = out + 3, w16 = uses_w16(tw->prec, fused, batch);
+    size_t esz = silu ? 2 : 4, ybytes = (size_t)(batch + 1) * ldy * esz; /* + a guard row */
+    float *y0 = malloc((size_t)(batch + 1) * ldy * sizeof *y0);
+    for (long i = 0; i < (long)(batch + 1) * ldy; i++)
+        y0[i] = frand();
+    void *d_y = mode == EC_GEMV_ADD ? dev_upload(y0, ybytes) : dev_poisoned(ybytes);
+    ec_cuda_packed_scratch s = {0};
+    if (!fused) {
+        s.absmax = dev_poisoned((size_t)rows * nblocks(tw->cols) * 4);
+        s.w16 = dev_poisoned((size_t)rows * tw->cols * 2);
+        s.gu = dev_poisoned((size_t)batch * rows * 4);
+    }
+    int rc = fused ? ec_cuda_packed_linear_fused(t, mode, &tw->w, d_x, ldx, batch, d_y, ldy, 0)
+                   : ec_cuda_packed_linear_reference(cublas, t, mode, &tw->w, d_x, ldx, batch, d_y,
+                                                     ldy, &s, 0);
+    kernel_ok(rc);
+    void *y = malloc(ybytes);
+    download(y, d_y, ybytes);
+
+    verdict v = {0};
+    long untouched_bad = 0, ub = -1, ur = -1;
+    for (int b = 0; b <= batch; b++)
+        for (int r = 0; r < ldy; r++) {
+            size_t i = (size_t)b * ldy + r;
+            if (b == batch || r >= out) { /* must be exactly as before the call */
+                int same = silu                  ? ((uint16_t *)y)[i] == 0xFFFF
+                           : mode == EC_GEMV_ADD ? ((float *)y)[i] == y0[i]
+                                                 : ((uint32_t *)y)[i] == 0xFFFFFFFFu;
+                if (!same && untouched_bad++ == 0) {
+                    ub = b;
+                    ur = r;
+                }
+                continue;
+            }
+            /* Tolerances. Both sides sum the same fp32 products (or, on the 16-bit-weight paths,
+             * the double reference sums the same rounded weights) in different orders: each
+             * rounding of a partial sum is <= 2^-24 |partial| <= 2^-24 sum|x w|, and with random
+             * signs they add like a random walk (seen ~1e-7 sum|x w|). 1e-5 sum|x w| (168 ulps
+             * of the magnitude) also covers the tensor cores' truncating adds, while a decoding
+             * error (a wrong code moves a weight by >= 4 % of its block's absmax) is caught at
+             * these shapes, and exactly by the layout tests below. Against the CPU format the
+             * 16-bit-weight paths may differ by one 16-bit rounding per weight on top. */
+            size_t k = (size_t)b * rows;
+            if (silu) {
+                const double *ref = w16 ? ref16 : NULL;
+                double g = ref ? ref[k + r] : ycpu[k + r],
+                       u = ref ? ref[k + r + out] : ycpu[k + r + out];
+                double eg = 1e-5 * mag[k + r] + 1e-6, eu = 1e-5 * mag[k + r + out] + 1e-6;
+                double sg = g / (1.0 + exp(-g)), want = sg * u;
+                double tol =
+                    fabs(want) * round_rel(t) + 1.1 * eg * fabs(u) + fabs(sg) * eu + eg * eu + 1e-6;
+                double cpu_g = ycpu[k + r], cpu_u = ycpu[k + r + out];
+                judge(&v, b, r, from16(t, ((uint16_t *)y)[i]), want,
+                      cpu_g / (1.0 + exp(-cpu_g)) * cpu_u, tol);
+            } else {
+                double base = mode == EC_GEMV_ADD ? y0[i] : 0.0;
+                double tol = 1e-5 * mag[k + r] + 1e-6;
+                double want = base + (w16 ? ref16[k + r] : ycpu[k + r]);
+                judge(&v, b, r, ((float *)y)[i], want, base + ycpu[k + r], tol);
+                if (w16) /* the format's own numerics, within one 16-bit rounding per weight */
+                    judge(&v, b, r, ((float *)y)[i], base + ycpu[k + r], base + ycpu[k + r],
+                          tol + round_rel(t) * mag[k + r]);
+            }
+        }
+    if (v.bad || untouched_bad) {
+        tl->fails++;
+        print_error("FAIL %s %s %s %s batch %d %dx%d (ldx %d, ldy %d, %s weights): %ld of %ld "
+                    "outputs off, first [b=%ld][r=%ld]; worst [b=%ld][r=%ld] got %.9g want %.9g "
+                    "(cpu format %.9g) |diff| %.3g = %.3g x tol %.3g; %ld untouched elements "
+                    "changed (first [b=%ld][col=%ld])\n",
+                    ec_precision_name(tw->prec), fused ? "fused" : "reference", dname(t),
+                    MODE_NAME[mode], batch, tw->rows, tw->cols, ldx, ldy, w16 ? "16-bit" : "fp32",
+                    v.bad, (long)batch * out, v.first_b, v.first_r, v.wb, v.wr, v.got, v.want,
+                    v.cpu, fabs(v.got - v.want), v.worst, v.tol, untouched_bad, ub, ur);
+    }
+    if (v.worst > tl->worst) tl->worst = v.worst;
+    cudaFree(d_y);
+    cudaFree(s.absmax);
+    cudaFree(s.w16);
+    cudaFree(s.gu);
+    free(y0);
+    free(y);
+}
+
+/* All families, modes and the given batches on one weight shape. */
+static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision prec, int rows,
+                     int cols, const int *batches, int nbatch, const ec_cuda_dtype *dtypes,
+                     int ndtypes, int ldx_pad)
+{
+    tweight tw;
+    tweight_make(&tw, prec, rows, cols, tables);
+    int ldx = cols + ldx_pad, fails = 0;
+    for (int di = 0; di < ndtypes; di++) {
+        ec_cuda_dtype t = dtypes[di];
+        tally tl[2] = {{0, 0}, {0, 0}};
+        int configs = 0;
+        for (int bi = 0; bi < nbatch; bi++) {
+            int batch = batches[bi];
+            uint16_t *xh = malloc((size_t)batch * ldx * 2);
+            float *xf = malloc((size_t)batch * cols * sizeof *xf);
+            for (int b = 0; b < batch; b++)
+                for (int c = 0; c < ldx; c++) {
+                    /* pad columns hold NaN: a kernel reading past cols would poison its sums */
+                    uint16_t h = c < cols ? to16(t, frand()) : 0xFFFF;
+                    xh[(size_t)b * ldx + c] = h;
+                    if (c < cols) xf[(size_t)b * cols + c] = from16(t, h);
+                }
+            void *d_x = dev_upload(xh, (size_t)batch * ldx * 2);
+            size_t n = (size_t)batch * rows;
+            float *ycpu = malloc(n * sizeof *ycpu);
+            double *ref16 = malloc(n * sizeof *ref16), *mag = malloc(n * sizeof *mag);
+            cpu_reference(&tw, t, xf, batch, ycpu, ref16, mag);
+            for (int fused = 0; fused < 2; fused++)
+                for (int m = 0; m < 3; m++) {
+                    if (m == EC_GEMV_SILU_MUL && rows % 2) continue;
+                    check_linear(cublas, &tw, t, fused, (ec_gemv_mode)m, batch, ldx, d_x, ycpu,
+                                 ref16, mag, &tl[fused]);
+                    configs++;
+                }
+            cudaFree(d_x);
+            free(xh);
+            free(xf);
+            free(ycpu);
+            free(ref16);
+            free(mag);
+        }
+        for (int f = 0; f < 2; f++) {
+            printf("%-6s %-9s %s %5d x %-5d: %d configs, %d failed, worst |err|/tol %.3g\n",
+                   ec_precision_name(prec), f ? "fused" : "reference", dname(t), rows, cols,
+                   configs / 2, tl[f].fails, tl[f].worst);
+            fails += tl[f].fails;
+        }
+    }
+    tweight_free(&tw);
+    return fails;
+}
+
+static const ec_precision PRECS[] = {EC_PREC_NF4, EC_PREC_NF4_DQ, EC_PREC_FP8};
+
+/* Small shapes: every batch path (1..8 GEMV, 9..64 tensor cores, 100 = two chunks of 64), odd
+ * columns (pad nibble), short last blocks, partial 128-column chunks and 16-row tiles, odd
+ * output counts for SiLU·mul (74 and 2 rows = 37 and 1 features); x rows padded (ldx = cols + 8
+ * keeps 16-byte alignment when cols allows, so (40, 96) and (1, 64) take the vector path). */
+static void test_linear_small(void **state)
+{
+    (void)state;
+    cublasHandle_t cublas;
+    float *tables;
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) fail_msg("cublasCreate failed");
+    kernel_ok(ec_cuda_quant_tables(&tables));
+    static const int shapes[][2] = {{1, 64},   {2, 33},   {5, 63}, {37, 200},
+                                    {74, 200}, {64, 130}, {40, 96}};
+    static const int batches[] = {1, 2, 3, 8, 9, 16, 17, 64, 100};
+    int fails = 0;
+    for (int p = 0; p < 3; p++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            fails += run_shape(cublas, tables, PRECS[p], shapes[s][0], shapes[s][1], batches,
+                               (int)(sizeof batches / sizeof batches[0]), DTYPES, 2, 8);
+    cudaFree(tables);
+    cublasDestroy(cublas);
+    if (fails) fail_msg("%d small-shape configs failed (see FAIL lines above)", fails);
+}
+
+/* Llama-2-7B / Llama-3.1-8B / TinyLlama shapes, x rows unpadded (the vector path). Batches cover
+ * both kernels of each family at fp16; bf16 once per kernel, to keep the CPU reference short. */
+static void test_linear_llama(void **state)
+{
+    (void)state;
+    cublasHandle_t cublas;
+    float *tables;
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) fail_msg("cublasCreate failed");
+    kernel_ok(ec_cuda_quant_tables(&tables));
+    static const int shapes[][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}, {2048, 5632}};
+    static const int b16[] = {1, 3, 8, 9, 17, 64}, bbf[] = {1, 17};
+    int fails = 0;
+    for (int p = 0; p < 3; p++) {
+        for (int s = 0; s < 4; s++)
+            fails += run_shape(cublas, tables, PRECS[p], shapes[s][0], shapes[s][1], b16, 6,
+                               &DTYPES[0], 1, 0);
+        fails += run_shape(cublas, tables, PRECS[p], 4096, 4096, bbf, 2, &DTYPES[1], 1, 0);
+    }
+    cudaFree(tables);
+    cublasDestroy(cublas);
+    if (fails) fail_msg("%d Llama-shape configs failed (see FAIL lines above)", fails);
+}
+
+/* ---- exact layout checks ---- */
+/* The nf4-dq absmax decode equals map[q] * absmax2 + offset (two fp32 roundings) bit for bit, and
+ * the whole-weight dequantization equals round16(CPU dequantized weight) bit for bit. */
+static void test_layouts_exact(void **state)
+{
+    (void)state;
+    float *tables;
+    kernel_ok(ec_cuda_quant_tables(&tables));
+    static const int shapes[][2] = {{5, 63}, {37, 200}, {300, 1000}, {3, 5000}};
+    const float *map = ec_dynamic_map();
+    for (int p = 0; p < 3; p++)
+        for (int s = 0; s < 4; s++) {
+            tweight tw;
+            int rows = shapes[s][0], cols = shapes[s][1], nb = nblocks(cols);
+            tweight_make(&tw, PRECS[p], rows, cols, tables);
+            float *d_am = NULL;
+            if (PRECS[p] == EC_PREC_NF4_DQ) {
+                d_am = dev_poisoned((size_t)rows * nb * 4);
+                kernel_ok(ec_cuda_nf4dq_absmax(&tw.w, d_am, 0));
+                float *am = malloc((size_t)rows * nb * 4);
+                download(am, d_am, (size_t)rows * nb * 4);
+                for (int i = 0; i < tw.npieces; i++) {
+                    const ec_qmatrix *q = &tw.q[i];
+                    for (long k = 0; k < (long)q->rows * nb; k++) {
+                        float v = map[q->qscales[k]] * q->qscale_absmax[k / EC_NF4_DQ_BLOCK];
+                        v = v + q->qscale_offset;
+                        float got = am[(size_t)tw.row0[i] * nb + k];
+                        if (memcmp(&got, &v, 4) != 0)
+                            fail_msg("nf4-dq %dx%d absmax of segment %d block %ld (row %ld): got "
+                                     "%.9g want %.9g",
+                                     rows, cols, i, k, tw.row0[i] + k / nb, got, v);
+                    }
+                }
+                free(am);
+            }
+            for (int di = 0; di < 2; di++) {
+                ec_cuda_dtype t = DTYPES[di];
+                uint16_t *d_w16 = dev_poisoned((size_t)rows * cols * 2);
+                uint16_t *w16 = malloc((size_t)rows * cols * 2);
+                kernel_ok(ec_cuda_qdequant(t, &tw.w, d_am, d_w16, 0));
+                download(w16, d_w16, (size_t)rows * cols * 2);
+                for (int r = 0; r < rows; r++)
+                    for (int c = 0; c < cols; c++) {
+                        size_t i = (size_t)r * cols + c;
+                        uint16_t want = to16(t, tw.wdq[i]);
+                        if (w16[i] != want)
+                            fail_msg(
+                                "%s %s %dx%d dequantized [%d][%d]: got 0x%04x (%g) want 0x%04x "
+                                "(%g, cpu fp32 %.9g)",
+                                ec_precision_name(PRECS[p]), dname(t), rows, cols, r, c, w16[i],
+                                from16(t, w16[i]), want, from16(t, want), tw.wdq[i]);
+                    }
+                cudaFree(d_w16);
+                free(w16);
+            }
+            cudaFree(d_am);
+            tweight_free(&tw);
+        }
+    cudaFree(tables);
+}
+
+static void test_rejects_bad_input(void **state)
+{
+    (void)state;
+    uint8_t codes = 0;
+    float scale = 1.0f;
+    ec_cuda_packed_weight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale};
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
+    assert_non_null(strstr(ec_last_error(), "segments"));
+    w.prec = EC_PREC_NF4;
+    w.scales = &scale;
+    w.rows = 3;
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, 0),
+        -1);
+    assert_non_null(strstr(ec_last_error(), "even"));
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, 0), -1);
+    w.prec = EC_PREC_INT8;
+    assert_int_equal(
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
+    assert_non_null(strstr(ec_last_error(), "int8"));
+}
+
+int main(void)
+{
+    gpu_test_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rejects_bad_input),
+        cmocka_unit_test(test_layouts_exact),
+        cmocka_unit_test(test_linear_small),
+        cmocka_unit_test(test_linear_llama),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
