@@ -131,8 +131,9 @@ check "resume exits 0 (got $rc)" '[ $rc -eq 0 ]'
 check "resume: every run once" 'rows_ok "$tmp/int.csv" 20 2'
 
 # kill -9 at random points: restarting the same command until it finishes loses nothing and
-# stores nothing twice. Ten restarts are killed after a random 0.05-0.5 s (under ASan the sweep
-# takes far longer, so every kill lands mid-sweep); the last runs to the end. A reader exports
+# stores nothing twice. Ten restarts are killed after a random 0.01-0.09 s (the whole sweep
+# takes ~1 s in a normal build and far longer under ASan, so kills land mid-sweep); the last
+# runs to the end. A reader exports
 # while the sweep writes.
 kill_args=(--model tiny --gen 48 --prompt-len 16 --warmup 1 --idle 0 --stabilize 0 --reruns 0
   --precision fp16,int8 --batch 1,2 --runs 6 --db "$tmp/k.db")
@@ -141,7 +142,7 @@ for attempt in $(seq 1 11); do
   "$bin" bench "${kill_args[@]}" >/dev/null 2>&1 &
   pid=$!
   if [ "$attempt" -le 10 ]; then
-    sleep "0.$(( (RANDOM % 45) + 5 ))"
+    sleep "0.0$(( (RANDOM % 9) + 1 ))"
     if "$bin" export --db "$tmp/k.db" >/dev/null 2>&1; then reads=$((reads + 1)); fi
     if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
   fi
