@@ -87,6 +87,27 @@ template <bool IS_MAX> __device__ float ec_block_reduce(float v, float *scratch)
     return IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
 }
 
+/* The GEMV epilogue of one sequence b (see ec_gemv_mode): a warp owns rows r0 and r1 (r1 == r0
+ * for a lone last row; gate row r0 and up row r1 for SILU_MUL) with fp32 results v0, v1. */
+template <typename T, int MODE>
+__device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, int r1, float v0,
+                                              float v1)
+{
+    if (MODE == EC_GEMV_SILU_MUL) {
+        reinterpret_cast<T *>(y)[(size_t)b * ldy + r0] =
+            ec_from_f32<T>(v0 / (1.0f + expf(-v0)) * v1);
+        return;
+    }
+    float *out = reinterpret_cast<float *>(y) + (size_t)b * ldy;
+    if (MODE == EC_GEMV_ADD) {
+        out[r0] += v0;
+        if (r1 != r0) out[r1] += v1;
+    } else {
+        out[r0] = v0;
+        if (r1 != r0) out[r1] = v1;
+    }
+}
+
 /* ---- programmatic dependent launch (PDL, sm_90+) ----
  * A decode step is a chain of ~300 short kernels. Launched with ec_launch, a kernel may start
  * while its predecessor in the stream is still finishing, so its launch and prologue (weight

@@ -69,21 +69,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     /* Lane b writes sequence b's outputs (registers are indexed by unrolled constants only). */
 #pragma unroll
     for (int b = 0; b < B; b++) {
-        if (lane != b) continue;
-        if (MODE == EC_GEMV_SILU_MUL) {
-            float g = acc0[b];
-            reinterpret_cast<T *>(y)[(size_t)b * ldy + r0] =
-                ec_from_f32<T>(g / (1.0f + expf(-g)) * acc1[b]);
-        } else {
-            float *out = reinterpret_cast<float *>(y) + (size_t)b * ldy;
-            if (MODE == EC_GEMV_ADD) {
-                out[r0] += acc0[b];
-                if (r1 != r0) out[r1] += acc1[b];
-            } else {
-                out[r0] = acc0[b];
-                if (r1 != r0) out[r1] = acc1[b];
-            }
-        }
+        if (lane == b) ec_gemv_write<T, MODE>(y, ldy, b, r0, r1, acc0[b], acc1[b]);
     }
 }
 

@@ -284,19 +284,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         if (lane != b) continue;
         float v0 = int8_output(acc0[b], step0, xscale[b], out0[b]);
         float v1 = int8_output(acc1[b], step1, xscale[b], out1[b]);
-        if (MODE == EC_GEMV_SILU_MUL) {
-            reinterpret_cast<__half *>(y)[(size_t)b * ldy + r0] =
-                __float2half_rn(v0 / (1.0f + expf(-v0)) * v1);
-        } else {
-            float *out = reinterpret_cast<float *>(y) + (size_t)b * ldy;
-            if (MODE == EC_GEMV_ADD) {
-                out[r0] += v0;
-                if (r1 != r0) out[r1] += v1;
-            } else {
-                out[r0] = v0;
-                if (r1 != r0) out[r1] = v1;
-            }
-        }
+        ec_gemv_write<__half, MODE>(y, ldy, b, r0, r1, v0, v1);
     }
 }
 
