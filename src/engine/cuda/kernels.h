@@ -82,20 +82,22 @@ int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ld
  * [ntok][ld] with ld % 16 == 0 and columns [cols, ld) zero; int8 weights w are [rows][ld] with
  * per-row absmax wscale [rows]; outlier lists are ascending column indices. */
 
-/* Outlier columns of x (any token with |x| >= threshold > 0): flags [cols] (every entry written,
- * 0 or 1), ocols [cols] the flagged columns ascending, *ocount their number; when stat is not
- * NULL, stat[0] += count and stat[1] += 1. One block, no host synchronisation. */
-int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, int *flags,
-                          int *ocols, int *ocount, unsigned long long *stat, cudaStream_t stream);
-/* Per-token quantization: xscale [ntok] = absmax / 127 over the columns not flagged (flags may be
- * NULL: none flagged), xq = rne(x / absmax * 127), flagged and pad columns 0. One block per
- * token. */
-int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const int *flags,
+/* Outlier columns of x (any token with |x| >= threshold > 0): mask [ceil(cols/32)] (bit c % 32
+ * of word c / 32 set for an outlier column c; every word written), ocols [cols] the columns
+ * ascending, *ocount their number; when stat is not NULL, stat[0] += count and stat[1] += 1.
+ * Many blocks, the last of which lists the columns: ticket is a device counter that must be 0
+ * before the first call (each call leaves it 0). No host synchronisation. */
+int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, unsigned *mask,
+                          int *ocols, int *ocount, unsigned *ticket, unsigned long long *stat,
+                          cudaStream_t stream);
+/* Per-token quantization: xscale [ntok] = absmax / 127 over the columns not in mask (mask may be
+ * NULL: none), xq = rne(x / absmax * 127), outlier and pad columns 0. One block per token. */
+int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const unsigned *mask,
                           int8_t *xq, float *xscale, cudaStream_t stream);
 /* Both of the above in one single-block launch, for the decode batches of the fused GEMV
  * (threshold 0: no outlier scan, *ocount = 0). */
-int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold, int *flags,
-                         int *ocols, int *ocount, int8_t *xq, float *xscale,
+int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold,
+                         unsigned *mask, int *ocols, int *ocount, int8_t *xq, float *xscale,
                          unsigned long long *stat, cudaStream_t stream);
 /* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH): dp4a over one pass of the int8 rows,
  * the outlier columns' fp16 products from x added in the same kernel, then the ec_gemv_mode

@@ -158,6 +158,34 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
 }
 
+/* ---- the weight stream of the decode GEMVs (fp16, int8, nf4/fp8) ----
+ * A warp owns two weight rows; lane l reads their chunks l, l+32, l+64, ... with U chunks per row
+ * in flight. load(k, a, c) requests chunk k of both rows into a and c, use(k, a, c) consumes them
+ * in order. The first U requests go out before ready() runs, and ready() must call
+ * ec_wait_inputs(): weights are no step data (see ec_launch), so under PDL the first HBM round
+ * trip of a GEMV overlaps the end of the previous kernel instead of following it. ready() is
+ * also where block-wide set-up goes (tables, __syncthreads), so every warp of the block must
+ * call this; a warp without rows passes nchunks = 0. */
+template <int U, typename Chunk, typename Load, typename Ready, typename Use>
+__device__ __forceinline__ void ec_stream_rows(int nchunks, Load load, Ready ready, Use use)
+{
+    int lane = threadIdx.x & 31;
+    Chunk a[U] = {}, c[U] = {};
+    auto request = [&](int base) {
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (base + 32 * u < nchunks) load(base + 32 * u, a[u], c[u]);
+    };
+    request(lane);
+    ready();
+    for (int base = lane; base < nchunks; base += 32 * U) {
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (base + 32 * u < nchunks) use(base + 32 * u, a[u], c[u]);
+        request(base + 32 * U);
+    }
+}
+
 /* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */
 static inline unsigned ec_grid_for(size_t n)
 {

@@ -62,14 +62,17 @@ struct Fp8 {
         }
     }
 
+    /* Chunk k of `row` (columns [16k, 16k+16)) and the row's scale. */
     template <bool VEC>
-    __device__ static uint4 load_chunk(const ec_cuda_packed_weight &w, int row, int k)
+    __device__ static void load_chunk(const ec_cuda_packed_weight &w, int row, int k, ec_qchunk &c)
     {
-        return load16<VEC>(w, row, 16 * k);
+        c.code = load16<VEC>(w, row, 16 * k);
+        c.scale.v = __ldg(w.scales + row);
     }
-    __device__ static float chunk_scale(const ec_cuda_packed_weight &w, const float *, int row, int)
+    __device__ static float chunk_scale(const ec_cuda_packed_weight &, const float *, int,
+                                        const ec_qchunk &c)
     {
-        return __ldg(w.scales + row);
+        return c.scale.v;
     }
     /* Columns 8j .. 8j+7 of a chunk (words 2j, 2j+1), unscaled. */
     __device__ static void values8(uint4 c, int j, const float *, float v[8])

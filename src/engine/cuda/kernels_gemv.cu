@@ -6,7 +6,8 @@
  *     holds 8 warps, and the grid is rows/16 blocks, enough to fill every SM for real shapes;
  *   - each lane issues 16-byte loads (8 weights) with the evict-first hint (__ldcs) so the weights
  *     do not push the activation vector out of L1; 4 loads per row (8 per lane) are in flight
- *     before the first use;
+ *     before the first use, the first 8 before waiting for the previous kernel
+ *     (ec_stream_rows);
  *   - the activations x [batch][cols] are read through the read-only cache (every warp reads the
  *     same x, so it is served from L1/L2, not HBM);
  *   - products are accumulated in fp32 and reduced with warp shuffles; the epilogue stores,
@@ -26,41 +27,29 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
     if (r0 >= rows) return; /* warp-uniform: no shuffle below loses a partner */
     int r1 = MODE == EC_GEMV_SILU_MUL ? warp + rows : (r0 + 1 < rows ? r0 + 1 : r0);
-    int n16 = cols / 8; /* 16-byte chunks per row */
     const uint4 *w0 = reinterpret_cast<const uint4 *>(w + (size_t)r0 * cols);
     const uint4 *w1 = reinterpret_cast<const uint4 *>(w + (size_t)r1 * cols);
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-    ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
+    int n16 = cols / 8; /* 16-byte chunks per row */
 
     float acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.0f;
-
-    for (int base = lane; base < n16; base += 32 * GEMV_UNROLL) {
-        uint4 a[GEMV_UNROLL], c[GEMV_UNROLL];
+    ec_stream_rows<GEMV_UNROLL, uint4>(
+        n16,
+        [&](int k, uint4 &a, uint4 &c) {
+            a = __ldcs(w0 + k);
+            c = __ldcs(w1 + k);
+        },
+        [] { ec_wait_inputs(); }, /* x and y belong to the step (see ec_launch) */
+        [&](int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
-        for (int u = 0; u < GEMV_UNROLL; u++) {
-            int k = base + u * 32;
-            if (k < n16) {
-                a[u] = __ldcs(w0 + k);
-                c[u] = __ldcs(w1 + k);
-            } else {
-                a[u] = c[u] = make_uint4(0, 0, 0, 0);
+            for (int b = 0; b < B; b++) {
+                uint4 xb = __ldg(xv + (size_t)b * n16 + k);
+                acc0[b] += ec_dot8<T>(a, xb);
+                acc1[b] += ec_dot8<T>(c, xb);
             }
-        }
-#pragma unroll
-        for (int u = 0; u < GEMV_UNROLL; u++) {
-            int k = base + u * 32;
-            if (k < n16) {
-#pragma unroll
-                for (int b = 0; b < B; b++) {
-                    uint4 xb = __ldg(xv + (size_t)b * n16 + k);
-                    acc0[b] += ec_dot8<T>(a[u], xb);
-                    acc1[b] += ec_dot8<T>(c[u], xb);
-                }
-            }
-        }
-    }
+        });
 #pragma unroll
     for (int b = 0; b < B; b++) {
         acc0[b] = ec_warp_sum(acc0[b]);

@@ -15,8 +15,17 @@
 #include <stdint.h>
 
 enum {
-    SCAN_THREADS = 1024, /* the single-block outlier scan / small-batch prepare */
+    SCAN_WARPS = 8,      /* outlier scan: warps per block, each a share of the tokens */
+    SCAN_WORDS = 4,      /* outlier scan: 32-column mask words per block */
+    SCAN_TOKENS = 64,    /* outlier scan: tokens per block (more: blocks OR their words) */
+    PREP_THREADS = 1024, /* the single-block scan + quantize of decode batches */
+    PREP_WORDS = 8,      /* mask words a prepare warp checks per pass */
     QUANT_THREADS = 256, /* one block per token */
+    EPI_ROWS = 64,       /* GEMM epilogue: output rows per block */
+    EPI_GROUPS = 4,      /* GEMM epilogue: token groups per block (threads = rows x groups) */
+    EPI_THREADS = EPI_ROWS * EPI_GROUPS,
+    EPI_TOKS = 64,       /* GEMM epilogue: tokens per block */
+    EPI_K = 32,          /* GEMM epilogue: outlier columns per shared-memory chunk */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
@@ -75,23 +84,42 @@ __device__ int block_exclusive_scan(int v, int *total)
     return warp_off[warp] + inc - v;
 }
 
-/* Block-wide outlier scan. Thread i owns the contiguous columns [i*per, (i+1)*per), so the
- * per-thread counts' prefix sum places each thread's columns in ascending order. */
-__device__ void scan_outliers(const __half *x, int ntok, int cols, float threshold, int *flags,
-                              int *ocols, int *ocount, unsigned long long *stat)
+/* ---- outlier columns: a bitmask (bit c % 32 of word c / 32), then an ascending list ---- */
+
+__device__ __forceinline__ bool is_outlier(const unsigned *mask, int c)
 {
-    int per = (cols + (int)blockDim.x - 1) / (int)blockDim.x;
-    int c0 = threadIdx.x * per, c1 = min(c0 + per, cols), mine = 0;
-    for (int c = c0; c < c1; c++) {
-        int f = 0;
-        for (int b = 0; b < ntok && !f; b++)
-            f = fabsf(__half2float(x[(size_t)b * cols + c])) >= threshold;
-        flags[c] = f;
-        mine += f;
-    }
+    return mask && ((mask[c >> 5] >> (c & 31)) & 1u);
+}
+
+/* Lane l's verdict on column 32 * (word0 + j) + l for tokens t0, t0 + tstep, ... < t1, j < W.
+ * No early exit: all W loads of a token are independent, so a warp keeps them in flight. */
+template <int W>
+__device__ __forceinline__ void outlier_words(const __half *x, int t0, int t1, int tstep,
+                                              int cols, float threshold, int word0, bool f[W])
+{
+    int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int j = 0; j < W; j++) f[j] = false;
+    for (int b = t0; b < t1; b += tstep)
+#pragma unroll
+        for (int j = 0; j < W; j++) {
+            int c = 32 * (word0 + j) + lane;
+            if (c < cols) f[j] |= fabsf(__half2float(x[(size_t)b * cols + c])) >= threshold;
+        }
+}
+
+/* The set bits of mask [nwords], ascending, into ocols; *ocount = how many (a whole block).
+ * Thread i owns the contiguous words [i*per, (i+1)*per), so the prefix sum of the per-thread
+ * counts places every column in order. volatile: in outliers_kernel other blocks wrote mask. */
+__device__ void list_outliers(const volatile unsigned *mask, int nwords, int *ocols, int *ocount,
+                              unsigned long long *stat)
+{
+    int per = (nwords + (int)blockDim.x - 1) / (int)blockDim.x;
+    int w0 = threadIdx.x * per, w1 = min(w0 + per, nwords), mine = 0;
+    for (int w = w0; w < w1; w++) mine += __popc(mask[w]);
     int total, at = block_exclusive_scan(mine, &total);
-    for (int c = c0; c < c1; c++)
-        if (flags[c]) ocols[at++] = c;
+    for (int w = w0; w < w1; w++)
+        for (unsigned m = mask[w]; m; m &= m - 1) ocols[at++] = 32 * w + __ffs(m) - 1;
     if (threadIdx.x == 0) {
         *ocount = total;
         if (stat) {
@@ -102,78 +130,135 @@ __device__ void scan_outliers(const __half *x, int ntok, int cols, float thresho
 }
 
 /* Block-wide quantization of one token row xr [cols] into qr [ld]. */
-__device__ void quantize_token(const __half *xr, int cols, int ld, const int *flags, int8_t *qr,
-                               float *scale)
+__device__ void quantize_token(const __half *xr, int cols, int ld, const unsigned *mask,
+                               int8_t *qr, float *scale)
 {
     __shared__ float red[32];
     float m = 0.0f;
     for (int c = threadIdx.x; c < cols; c += blockDim.x)
-        if (!flags || !flags[c]) m = fmaxf(m, fabsf(__half2float(xr[c])));
+        if (!is_outlier(mask, c)) m = fmaxf(m, fabsf(__half2float(xr[c])));
     float absmax = ec_block_reduce<true>(m, red);
     for (int c = threadIdx.x; c < ld; c += blockDim.x) {
         int8_t q = 0;
-        if (c < cols && absmax > 0.0f && !(flags && flags[c]))
+        if (c < cols && absmax > 0.0f && !is_outlier(mask, c))
             q = round_q8(__fmul_rn(__fdiv_rn(__half2float(xr[c]), absmax), 127.0f));
         qr[c] = q;
     }
     if (threadIdx.x == 0) *scale = __fdiv_rn(absmax, 127.0f);
 }
 
-__global__ void __launch_bounds__(SCAN_THREADS)
-    outliers_kernel(const __half *x, int ntok, int cols, float threshold, int *flags, int *ocols,
-                    int *ocount, unsigned long long *stat)
+/* Many tokens: block (i, j) ORs the 32 * SCAN_WORDS columns from word SCAN_WORDS * i over the
+ * tokens [SCAN_TOKENS * j, ...), its warps taking every SCAN_WARPS-th token; the last block to
+ * finish (a ticket, reset for the next launch and graph replay) lists the columns. With more
+ * than SCAN_TOKENS tokens (prefill) several blocks OR into one word, so the caller clears the
+ * mask first. */
+__global__ void __launch_bounds__(SCAN_WARPS * 32)
+    outliers_kernel(const __half *x, int ntok, int cols, float threshold, unsigned *mask,
+                    int *ocols, int *ocount, unsigned *ticket, unsigned long long *stat)
 {
-    scan_outliers(x, ntok, cols, threshold, flags, ocols, ocount, stat);
+    __shared__ unsigned s_or[SCAN_WORDS];
+    __shared__ bool s_last;
+    int nwords = (cols + 31) / 32, word0 = blockIdx.x * SCAN_WORDS, warp = threadIdx.x >> 5;
+    int t0 = blockIdx.y * SCAN_TOKENS, t1 = min(ntok, t0 + SCAN_TOKENS);
+    if (threadIdx.x < SCAN_WORDS) s_or[threadIdx.x] = 0;
+    ec_wait_inputs();
+    __syncthreads();
+    bool f[SCAN_WORDS];
+    outlier_words<SCAN_WORDS>(x, t0 + warp, t1, SCAN_WARPS, cols, threshold, word0, f);
+#pragma unroll
+    for (int j = 0; j < SCAN_WORDS; j++) {
+        unsigned m = __ballot_sync(FULL, f[j]);
+        if ((threadIdx.x & 31) == 0 && m) atomicOr(&s_or[j], m);
+    }
+    __syncthreads();
+    if (threadIdx.x < SCAN_WORDS && word0 + (int)threadIdx.x < nwords) {
+        if (gridDim.y > 1)
+            atomicOr(&mask[word0 + threadIdx.x], s_or[threadIdx.x]);
+        else
+            mask[word0 + threadIdx.x] = s_or[threadIdx.x];
+    }
+    __threadfence(); /* this block's words before its ticket */
+    __syncthreads();
+    if (threadIdx.x == 0) s_last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    list_outliers(mask, nwords, ocols, ocount, stat);
+    if (threadIdx.x == 0) *ticket = 0;
 }
 
 __global__ void __launch_bounds__(QUANT_THREADS)
-    quantize_kernel(const __half *x, int cols, int ld, const int *flags, int8_t *xq, float *xscale)
+    quantize_kernel(const __half *x, int cols, int ld, const unsigned *mask, int8_t *xq,
+                    float *xscale)
 {
     int b = blockIdx.x;
-    quantize_token(x + (size_t)b * cols, cols, ld, flags, xq + (size_t)b * ld, xscale + b);
+    ec_wait_inputs();
+    quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
 }
 
-__global__ void __launch_bounds__(SCAN_THREADS)
-    prepare_kernel(const __half *x, int ntok, int cols, int ld, float threshold, int *flags,
+/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, list and quantize in one block; each
+ * warp checks PREP_WORDS words per pass with all their loads in flight. */
+__global__ void __launch_bounds__(PREP_THREADS)
+    prepare_kernel(const __half *x, int ntok, int cols, int ld, float threshold, unsigned *mask,
                    int *ocols, int *ocount, int8_t *xq, float *xscale, unsigned long long *stat)
 {
+    ec_wait_inputs();
     if (threshold > 0.0f) {
-        scan_outliers(x, ntok, cols, threshold, flags, ocols, ocount, stat);
-        __syncthreads(); /* every flag written before the tokens read them */
+        int nwords = (cols + 31) / 32, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+        for (int w0 = PREP_WORDS * warp; w0 < nwords; w0 += PREP_WORDS * nwarps) {
+            bool f[PREP_WORDS];
+            outlier_words<PREP_WORDS>(x, 0, ntok, 1, cols, threshold, w0, f);
+#pragma unroll
+            for (int j = 0; j < PREP_WORDS; j++) {
+                unsigned m = __ballot_sync(FULL, f[j]);
+                if ((threadIdx.x & 31) == 0 && w0 + j < nwords) mask[w0 + j] = m;
+            }
+        }
+        __syncthreads(); /* the block's mask words written before anyone lists them */
+        list_outliers(mask, nwords, ocols, ocount, stat);
     } else if (threadIdx.x == 0) {
         *ocount = 0;
     }
     for (int b = 0; b < ntok; b++)
-        quantize_token(x + (size_t)b * cols, cols, ld, threshold > 0.0f ? flags : NULL,
+        quantize_token(x + (size_t)b * cols, cols, ld, threshold > 0.0f ? mask : NULL,
                        xq + (size_t)b * ld, xscale + b);
 }
 
 extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold,
-                                     int *flags, int *ocols, int *ocount,
+                                     unsigned *mask, int *ocols, int *ocount, unsigned *ticket,
                                      unsigned long long *stat, cudaStream_t stream)
 {
-    outliers_kernel<<<1, SCAN_THREADS, 0, stream>>>((const __half *)x, ntok, cols, threshold,
-                                                    flags, ocols, ocount, stat);
-    EC_CUDA_LAUNCHED("launch of int8 outlier scan (%d tokens x %d)", ntok, cols);
+    int nwords = (cols + 31) / 32;
+    dim3 grid((unsigned)((nwords + SCAN_WORDS - 1) / SCAN_WORDS),
+              (unsigned)((ntok + SCAN_TOKENS - 1) / SCAN_TOKENS));
+    if (grid.y > 1)
+        EC_CUDA_TRY(cudaMemsetAsync(mask, 0, (size_t)nwords * sizeof *mask, stream),
+                    "clearing the outlier mask");
+    EC_CUDA_TRY(ec_launch(outliers_kernel, grid, dim3(SCAN_WARPS * 32), 0, stream,
+                          (const __half *)x, ntok, cols, threshold, mask, ocols, ocount, ticket,
+                          stat),
+                "launch of int8 outlier scan (%d tokens x %d)", ntok, cols);
     return 0;
 }
 
-extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const int *flags,
-                                     int8_t *xq, float *xscale, cudaStream_t stream)
+extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld,
+                                     const unsigned *mask, int8_t *xq, float *xscale,
+                                     cudaStream_t stream)
 {
-    quantize_kernel<<<ntok, QUANT_THREADS, 0, stream>>>((const __half *)x, cols, ld, flags, xq,
-                                                        xscale);
-    EC_CUDA_LAUNCHED("launch of int8 activation quantization (%d tokens x %d)", ntok, cols);
+    EC_CUDA_TRY(ec_launch(quantize_kernel, dim3(ntok), dim3(QUANT_THREADS), 0, stream,
+                          (const __half *)x, cols, ld, mask, xq, xscale),
+                "launch of int8 activation quantization (%d tokens x %d)", ntok, cols);
     return 0;
 }
 
 extern "C" int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold,
-                                    int *flags, int *ocols, int *ocount, int8_t *xq,
+                                    unsigned *mask, int *ocols, int *ocount, int8_t *xq,
                                     float *xscale, unsigned long long *stat, cudaStream_t stream)
 {
-    prepare_kernel<<<1, SCAN_THREADS, 0, stream>>>((const __half *)x, ntok, cols, ld, threshold,
-                                                   flags, ocols, ocount, xq, xscale, stat);
-    EC_CUDA_LAUNCHED("launch of int8 activation prepare (%d tokens x %d)", ntok, cols);
+    EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
+                          (const __half *)x, ntok, cols, ld, threshold, mask, ocols, ocount, xq,
+                          xscale, stat),
+                "launch of int8 activation prepare (%d tokens x %d)", ntok, cols);
     return 0;
 }
 
@@ -195,10 +280,12 @@ __device__ __forceinline__ int warp_isum(int v)
 }
 
 /* As kernels_gemv.cu: one warp owns two rows (gate row r and up row r + rows for SILU_MUL),
- * 16-byte evict-first weight loads, the int8 activations through the read-only path. The
- * outlier columns are then gathered 32 at a time (lane j loads column j's weights and
- * activations) and summed in list order by every lane from shuffles, so each (row, token) sum
- * has the CPU's order. */
+ * 16-byte evict-first weight loads (ec_stream_rows: the first ones before waiting for the
+ * previous kernel), the int8 activations through the read-only path. Right after the wait, lane j
+ * requests outlier column j's two weights and activations, so that their dependent loads
+ * (count, column, weight) travel while the rows stream; the sums then run in list order in every
+ * lane from shuffles, so each (row, token) sum has the CPU's order. Lists longer than 32 (large
+ * batches only) take further rounds after the stream. */
 template <int B, int MODE>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
@@ -214,49 +301,11 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     const uint4 *w0 = reinterpret_cast<const uint4 *>(w + (size_t)r0 * ld);
     const uint4 *w1 = reinterpret_cast<const uint4 *>(w + (size_t)r1 * ld);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
-
-    int acc0[B], acc1[B];
-#pragma unroll
-    for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0;
-    for (int base = lane; base < n16; base += 32 * I8_UNROLL) {
-        uint4 a[I8_UNROLL], c[I8_UNROLL];
-#pragma unroll
-        for (int u = 0; u < I8_UNROLL; u++) {
-            int k = base + u * 32;
-            if (k < n16) {
-                a[u] = __ldcs(w0 + k);
-                c[u] = __ldcs(w1 + k);
-            } else {
-                a[u] = c[u] = make_uint4(0, 0, 0, 0);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < I8_UNROLL; u++) {
-            int k = base + u * 32;
-            if (k < n16) {
-#pragma unroll
-                for (int b = 0; b < B; b++) {
-                    uint4 xb = __ldg(xv + (size_t)b * n16 + k);
-                    acc0[b] = dot16(a[u], xb, acc0[b]);
-                    acc1[b] = dot16(c[u], xb, acc1[b]);
-                }
-            }
-        }
-    }
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        acc0[b] = warp_isum(acc0[b]);
-        acc1[b] = warp_isum(acc1[b]);
-    }
-
     float step0 = row_step(wscale, r0), step1 = row_step(wscale, r1);
-    float out0[B], out1[B];
-#pragma unroll
-    for (int b = 0; b < B; b++) out0[b] = out1[b] = 0.0f;
-    int n = *ocount;
-    for (int k0 = 0; k0 < n; k0 += 32) { /* n is warp-uniform */
-        int k = k0 + lane;
-        float wd0 = 0.0f, wd1 = 0.0f, xo[B];
+
+    /* lane j's outlier column of a round: its two dequantized weights and B activations */
+    auto fetch = [&](int k, int n, float &wd0, float &wd1, float xo[B]) {
+        wd0 = wd1 = 0.0f;
 #pragma unroll
         for (int b = 0; b < B; b++) xo[b] = 0.0f;
         if (k < n) {
@@ -266,6 +315,11 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
 #pragma unroll
             for (int b = 0; b < B; b++) xo[b] = __half2float(x[(size_t)b * cols + col]);
         }
+    };
+    float out0[B], out1[B];
+#pragma unroll
+    for (int b = 0; b < B; b++) out0[b] = out1[b] = 0.0f;
+    auto add = [&](int k0, int n, float wd0, float wd1, const float xo[B]) {
         int m = min(32, n - k0);
         for (int j = 0; j < m; j++) {
             float s0 = __shfl_sync(FULL, wd0, j), s1 = __shfl_sync(FULL, wd1, j);
@@ -276,6 +330,41 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 out1[b] = fmaf(xs, s1, out1[b]);
             }
         }
+    };
+
+    int n = 0; /* warp-uniform */
+    float wd0, wd1, xo[B];
+    int acc0[B], acc1[B];
+#pragma unroll
+    for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0;
+    ec_stream_rows<I8_UNROLL, uint4>(
+        n16,
+        [&](int k, uint4 &a, uint4 &c) {
+            a = __ldcs(w0 + k);
+            c = __ldcs(w1 + k);
+        },
+        [&] {
+            ec_wait_inputs();
+            n = *ocount;
+            fetch(lane, n, wd0, wd1, xo);
+        },
+        [&](int k, const uint4 &a, const uint4 &c) {
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                uint4 xb = __ldg(xv + (size_t)b * n16 + k);
+                acc0[b] = dot16(a, xb, acc0[b]);
+                acc1[b] = dot16(c, xb, acc1[b]);
+            }
+        });
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        acc0[b] = warp_isum(acc0[b]);
+        acc1[b] = warp_isum(acc1[b]);
+    }
+    if (n > 0) add(0, n, wd0, wd1, xo);
+    for (int k0 = 32; k0 < n; k0 += 32) {
+        fetch(k0 + lane, n, wd0, wd1, xo);
+        add(k0, n, wd0, wd1, xo);
     }
 
     /* Lane b writes sequence b's outputs (registers are indexed by unrolled constants only). */
@@ -289,24 +378,24 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
 }
 
 template <int MODE>
-static void launch_gemv(int batch, dim3 grid, cudaStream_t stream, const int8_t *w,
-                        const float *wscale, int rows, int ld, const int8_t *xq,
-                        const float *xscale, const __half *x, int cols, const int *ocols,
-                        const int *ocount, void *y, int ldy)
+static cudaError_t launch_gemv(int batch, dim3 grid, cudaStream_t stream, const int8_t *w,
+                               const float *wscale, int rows, int ld, const int8_t *xq,
+                               const float *xscale, const __half *x, int cols, const int *ocols,
+                               const int *ocount, void *y, int ldy)
 {
     dim3 block(I8_WARPS * 32);
 #define EC_I8_GEMV(B)                                                                          \
-    int8_gemv_kernel<B, MODE><<<grid, block, 0, stream>>>(w, wscale, rows, ld, xq, xscale, x, \
-                                                          cols, ocols, ocount, y, ldy)
+    return ec_launch(int8_gemv_kernel<B, MODE>, grid, block, 0, stream, w, wscale, rows, ld, xq, \
+                     xscale, x, cols, ocols, ocount, y, ldy)
     switch (batch) {
-    case 1: EC_I8_GEMV(1); break;
-    case 2: EC_I8_GEMV(2); break;
-    case 3: EC_I8_GEMV(3); break;
-    case 4: EC_I8_GEMV(4); break;
-    case 5: EC_I8_GEMV(5); break;
-    case 6: EC_I8_GEMV(6); break;
-    case 7: EC_I8_GEMV(7); break;
-    default: EC_I8_GEMV(8); break;
+    case 1: EC_I8_GEMV(1);
+    case 2: EC_I8_GEMV(2);
+    case 3: EC_I8_GEMV(3);
+    case 4: EC_I8_GEMV(4);
+    case 5: EC_I8_GEMV(5);
+    case 6: EC_I8_GEMV(6);
+    case 7: EC_I8_GEMV(7);
+    default: EC_I8_GEMV(8);
     }
 #undef EC_I8_GEMV
 }
@@ -326,16 +415,16 @@ extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float
     int warps = mode == EC_GEMV_SILU_MUL ? rows : (rows + 1) / 2;
     dim3 grid((unsigned)((warps + I8_WARPS - 1) / I8_WARPS));
     const __half *xh = (const __half *)x;
-    if (mode == EC_GEMV_STORE)
-        launch_gemv<EC_GEMV_STORE>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh, cols,
-                                   ocols, ocount, y, ldy);
-    else if (mode == EC_GEMV_ADD)
-        launch_gemv<EC_GEMV_ADD>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh, cols,
-                                 ocols, ocount, y, ldy);
-    else
-        launch_gemv<EC_GEMV_SILU_MUL>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh,
-                                      cols, ocols, ocount, y, ldy);
-    EC_CUDA_LAUNCHED("launch of int8 GEMV (batch %d, %d x %d)", batch, rows, cols);
+    cudaError_t e =
+        mode == EC_GEMV_STORE
+            ? launch_gemv<EC_GEMV_STORE>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh,
+                                         cols, ocols, ocount, y, ldy)
+        : mode == EC_GEMV_ADD
+            ? launch_gemv<EC_GEMV_ADD>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh,
+                                       cols, ocols, ocount, y, ldy)
+            : launch_gemv<EC_GEMV_SILU_MUL>(batch, grid, stream, w, wscale, rows, ld, xq, xscale,
+                                            xh, cols, ocols, ocount, y, ldy);
+    EC_CUDA_TRY(e, "launch of int8 GEMV (batch %d, %d x %d)", batch, rows, cols);
     return 0;
 }
 
@@ -357,40 +446,77 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
     return 0;
 }
 
-/* One (row, token) of the int8 formats from the GEMM's int32, with the outlier columns summed
- * sequentially in list order (the CPU's order). */
-__device__ float epilogue_value(const int32_t *acc_row, const float *wscale, int r,
-                                const int8_t *w, int ld, float xscale, const __half *xb,
-                                const int *ocols, int n)
-{
-    float step = row_step(wscale, r), out = 0.0f;
-    const int8_t *wr = w + (size_t)r * ld;
-    for (int k = 0; k < n; k++) {
-        int col = ocols[k];
-        out = fmaf(__half2float(xb[col]), dequant16(wr[col], step), out);
-    }
-    return int8_output(acc_row[r], step, xscale, out);
-}
-
+/* The epilogue of the int8 GEMM. A block owns EPI_ROWS output rows (x2 weight rows for
+ * SILU_MUL: gate and up) and up to EPI_TOKS tokens; thread (r, g) keeps the outputs of row r for
+ * the tokens g, g + EPI_GROUPS, ... in registers. The outlier columns (LLM.int8's 16-bit part, a
+ * few at decode but hundreds at batch 64 since any token's outlier counts) come in chunks of
+ * EPI_K through shared memory: the block gathers their dequantized weights once for all its
+ * tokens and the activations once for all its rows, then each output adds its products in list
+ * order (the CPU's order). */
 template <int MODE>
-__global__ void int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
-                                     const int8_t *w, int ld, const float *xscale,
-                                     const __half *x, int cols, const int *ocols,
-                                     const int *ocount, void *y, int ldy)
+__global__ void __launch_bounds__(EPI_THREADS)
+    int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
+                         const int8_t *w, int ld, const float *xscale, const __half *x, int cols,
+                         const int *ocols, const int *ocount, int ntok, void *y, int ldy)
 {
-    int r = blockIdx.x * blockDim.x + threadIdx.x, b = blockIdx.y;
-    if (r >= rows) return;
+    constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
+    constexpr int PER = EPI_TOKS / EPI_GROUPS;           /* tokens per thread */
+    __shared__ float s_w[WR * EPI_ROWS][EPI_K + 1];      /* +1: lanes of a warp hit 32 banks */
+    __shared__ float s_x[EPI_TOKS][EPI_K];
+    int r_loc = threadIdx.x % EPI_ROWS, g = threadIdx.x / EPI_ROWS;
+    int row0 = blockIdx.x * EPI_ROWS, r = row0 + r_loc;
+    int b0 = blockIdx.y * EPI_TOKS, nb = min(EPI_TOKS, ntok - b0);
+    ec_wait_inputs();
     int n = *ocount;
-    const int32_t *ab = acc + (size_t)b * ldc;
-    const __half *xb = x + (size_t)b * cols;
-    float v = epilogue_value(ab, wscale, r, w, ld, xscale[b], xb, ocols, n);
-    if (MODE == EC_GEMV_SILU_MUL) {
-        float u = epilogue_value(ab, wscale, r + rows, w, ld, xscale[b], xb, ocols, n);
-        reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] = __float2half_rn(v / (1.0f + expf(-v)) * u);
-    } else if (MODE == EC_GEMV_ADD) {
-        reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
-    } else {
-        reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
+    float out[PER][WR];
+#pragma unroll
+    for (int i = 0; i < PER; i++)
+#pragma unroll
+        for (int h = 0; h < WR; h++) out[i][h] = 0.0f;
+    for (int k0 = 0; k0 < n; k0 += EPI_K) {
+        int kn = min(EPI_K, n - k0);
+        for (int i = threadIdx.x; i < WR * EPI_ROWS * EPI_K; i += EPI_THREADS) {
+            int rr = i / EPI_K, j = i % EPI_K;
+            int wr = rr < EPI_ROWS ? row0 + rr : rows + row0 + rr - EPI_ROWS; /* gate, up */
+            float v = 0.0f;
+            if (j < kn && row0 + rr % EPI_ROWS < rows)
+                v = dequant16(w[(size_t)wr * ld + ocols[k0 + j]], row_step(wscale, wr));
+            s_w[rr][j] = v;
+        }
+        for (int i = threadIdx.x; i < EPI_TOKS * EPI_K; i += EPI_THREADS) {
+            int bb = i / EPI_K, j = i % EPI_K;
+            s_x[bb][j] = j < kn && bb < nb ? __half2float(x[(size_t)(b0 + bb) * cols + ocols[k0 + j]])
+                                           : 0.0f;
+        }
+        __syncthreads();
+        for (int j = 0; j < kn; j++) {
+            float w0 = s_w[r_loc][j], w1 = WR == 2 ? s_w[EPI_ROWS + r_loc][j] : 0.0f;
+#pragma unroll
+            for (int i = 0; i < PER; i++) {
+                float xs = s_x[g + EPI_GROUPS * i][j];
+                out[i][0] = fmaf(xs, w0, out[i][0]);
+                if (WR == 2) out[i][WR - 1] = fmaf(xs, w1, out[i][WR - 1]);
+            }
+        }
+        __syncthreads();
+    }
+    if (r >= rows) return;
+    float step0 = row_step(wscale, r), step1 = WR == 2 ? row_step(wscale, r + rows) : 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        int b = b0 + g + EPI_GROUPS * i;
+        if (b >= b0 + nb) break;
+        const int32_t *ab = acc + (size_t)b * ldc;
+        float v = int8_output(ab[r], step0, xscale[b], out[i][0]);
+        if (MODE == EC_GEMV_SILU_MUL) {
+            float u = int8_output(ab[r + rows], step1, xscale[b], out[i][WR - 1]);
+            reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] =
+                __float2half_rn(v / (1.0f + expf(-v)) * u);
+        } else if (MODE == EC_GEMV_ADD) {
+            reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
+        } else {
+            reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
+        }
     }
 }
 
@@ -400,18 +526,22 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
                                      const int *ocols, const int *ocount, int ntok, void *y,
                                      int ldy, cudaStream_t stream)
 {
-    dim3 grid((unsigned)((rows + 255) / 256), (unsigned)ntok);
+    dim3 grid((unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS),
+              (unsigned)((ntok + EPI_TOKS - 1) / EPI_TOKS));
     const __half *xh = (const __half *)x;
-    if (mode == EC_GEMV_STORE)
-        int8_epilogue_kernel<EC_GEMV_STORE><<<grid, 256, 0, stream>>>(
-            acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount, y, ldy);
-    else if (mode == EC_GEMV_ADD)
-        int8_epilogue_kernel<EC_GEMV_ADD><<<grid, 256, 0, stream>>>(
-            acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount, y, ldy);
-    else
-        int8_epilogue_kernel<EC_GEMV_SILU_MUL><<<grid, 256, 0, stream>>>(
-            acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount, y, ldy);
-    EC_CUDA_LAUNCHED("launch of int8 GEMM epilogue (%d tokens x %d rows)", ntok, rows);
+    cudaError_t e =
+        mode == EC_GEMV_STORE
+            ? ec_launch(int8_epilogue_kernel<EC_GEMV_STORE>, grid, dim3(EPI_THREADS), 0, stream,
+                        acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount, ntok, y,
+                        ldy)
+        : mode == EC_GEMV_ADD
+            ? ec_launch(int8_epilogue_kernel<EC_GEMV_ADD>, grid, dim3(EPI_THREADS), 0, stream,
+                        acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount, ntok, y,
+                        ldy)
+            : ec_launch(int8_epilogue_kernel<EC_GEMV_SILU_MUL>, grid, dim3(EPI_THREADS), 0,
+                        stream, acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount,
+                        ntok, y, ldy);
+    EC_CUDA_TRY(e, "launch of int8 GEMM epilogue (%d tokens x %d rows)", ntok, rows);
     return 0;
 }
 

@@ -42,25 +42,30 @@ template <bool DQ> struct Nf4 {
         }
     }
 
+    /* Chunk k of `row` (columns [32k, 32k+32), one block) and its block's absmax bytes. */
     template <bool VEC>
-    __device__ static uint4 load_chunk(const ec_cuda_packed_weight &w, int row, int k)
+    __device__ static void load_chunk(const ec_cuda_packed_weight &w, int row, int k, ec_qchunk &c)
     {
-        return load16<VEC>(w, row, 16 * k);
+        c.code = load16<VEC>(w, row, 16 * k);
+        c.scale = ec_nf4_absmax_load<DQ>(w, row, k / 2);
     }
     __device__ static float chunk_scale(const ec_cuda_packed_weight &w, const float *s_tab, int row,
-                                        int k)
+                                        const ec_qchunk &c)
     {
-        return ec_nf4_block_absmax<DQ>(w, s_tab + 16, row, k / 2);
+        return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, c.scale);
     }
-    /* Columns 8j .. 8j+7 of a chunk, unscaled: byte i of word j holds 2i (high) and 2i+1. */
+    /* Columns 8j .. 8j+7 of a chunk, unscaled: byte i of word j holds 2i (high) and 2i+1. Each
+     * byte's two codes become byte offsets into s_tab (code * 4) with two logic ops per word,
+     * so a value costs one byte extract and one shared load. */
     __device__ static void values8(uint4 c, int j, const float *s_tab, float v[8])
     {
         uint32_t wd = ec_word(c, j);
+        uint32_t hi = (wd >> 2) & 0x3c3c3c3cu, lo = (wd << 2) & 0x3c3c3c3cu;
+        const char *tab = reinterpret_cast<const char *>(s_tab);
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            uint32_t byte = (wd >> (8 * i)) & 0xffu;
-            v[2 * i] = s_tab[byte >> 4];
-            v[2 * i + 1] = s_tab[byte & 15u];
+            v[2 * i] = *reinterpret_cast<const float *>(tab + __byte_perm(hi, 0, 0x4440 + i));
+            v[2 * i + 1] = *reinterpret_cast<const float *>(tab + __byte_perm(lo, 0, 0x4440 + i));
         }
     }
 

@@ -8,7 +8,10 @@
  *     weights, UNROLL per row in flight, evict-first), decodes them to fp32 in registers (code
  *     table in shared memory, conflict-free), multiplies by the 16-bit activations for the whole
  *     batch (read-only path, L1/L2 resident), and applies the chunk's scale once per chunk:
- *     acc += scale * sum(value * x). The weights are read once for the whole batch.
+ *     acc += scale * sum(value * x). The weights are read once for the whole batch; the first
+ *     chunks (codes and scale bytes) are requested before the tables load and before waiting
+ *     for the previous kernel (ec_stream_rows, PDL), which a 4-bit row — 2 KB at 4096 columns,
+ *     one round of loads — needs more than a 16-bit one.
  *
  *   qmma_kernel (batch 9..64 per launch): tensor cores, weights read once per 64 token rows.
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
@@ -39,7 +42,7 @@
 
 enum {
     QGEMV_WARPS = 8,  /* warps per GEMV block (2 output rows each) */
-    QGEMV_UNROLL = 2, /* 16-byte chunks per row in flight per lane (x2 rows) */
+    QGEMV_UNROLL = 4, /* 16-byte chunks per row in flight per lane (x2 rows) */
     QMMA_KSPLIT = 4,  /* warps per tensor-core CTA, each a quarter of the 128-column chunks */
     QMMA_MTILES = 2,  /* 16-row MMA tiles per warp (activation fragments shared by both) */
     QMMA_CHUNK = 128  /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
@@ -125,62 +128,86 @@ __device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
     __syncthreads();
 }
 
-/* The nf4 block absmax of (row, block blk): the fp32 array (nf4), or decoded from the row's
- * nf4-dq segment as map[q] * absmax2 + offset with two roundings, no fma, as the CPU does.
- * map = the dynamic map [256] (in shared memory). */
+/* The nf4 block absmax of (row, block blk) in two halves, so a GEMV can request the bytes before
+ * the tables are in shared memory: ec_nf4_absmax_load reads the fp32 absmax (nf4) or the 8-bit
+ * code and its second-level scale (nf4-dq); ec_nf4_absmax_decode turns the latter into
+ * map[q] * absmax2 + offset with two roundings, no fma, as the CPU does (map = the dynamic map
+ * [256], in shared memory). */
+struct ec_nf4_absmax_raw {
+    float v; /* nf4: the absmax; nf4-dq: the segment's second-level absmax of the block */
+    unsigned q; /* nf4-dq: the block's 8-bit code */
+};
+
+/* The nf4-dq segment of a row (constant indices only: a dynamic index would copy the parameter
+ * struct to local memory). */
+__device__ __forceinline__ ec_cuda_dq_segment ec_nf4_segment_of(const ec_cuda_packed_weight &w,
+                                                               int row)
+{
+    int s = (w.nseg > 1 && row >= w.seg[1].row0) + (w.nseg > 2 && row >= w.seg[2].row0);
+    return s == 2 ? w.seg[2] : s == 1 ? w.seg[1] : w.seg[0];
+}
+
+template <bool DQ>
+__device__ __forceinline__ ec_nf4_absmax_raw ec_nf4_absmax_load(const ec_cuda_packed_weight &w,
+                                                                int row, int blk)
+{
+    int nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+    if (!DQ) return {__ldg(w.scales + (size_t)row * nb + blk), 0u};
+    ec_cuda_dq_segment sg = ec_nf4_segment_of(w, row);
+    size_t i = (size_t)(row - sg.row0) * nb + blk;
+    return {__ldg(sg.qscale_absmax + i / EC_NF4_DQ_BLOCK), (unsigned)__ldg(sg.qscales + i)};
+}
+
+template <bool DQ>
+__device__ __forceinline__ float ec_nf4_absmax_decode(const ec_cuda_packed_weight &w,
+                                                      const float *map, int row,
+                                                      ec_nf4_absmax_raw a)
+{
+    if (!DQ) return a.v;
+    return __fadd_rn(__fmul_rn(map[a.q], a.v), ec_nf4_segment_of(w, row).qscale_offset);
+}
+
 template <bool DQ>
 __device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_packed_weight &w,
                                                      const float *map, int row, int blk)
 {
-    int nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
-    if (!DQ) return __ldg(w.scales + (size_t)row * nb + blk);
-    /* Constant indices only (a dynamic index would copy the parameter struct to local memory). */
-    int s = (w.nseg > 1 && row >= w.seg[1].row0) + (w.nseg > 2 && row >= w.seg[2].row0);
-    ec_cuda_dq_segment sg = s == 2 ? w.seg[2] : s == 1 ? w.seg[1] : w.seg[0];
-    size_t i = (size_t)(row - sg.row0) * nb + blk;
-    float v = __fmul_rn(map[__ldg(sg.qscales + i)], __ldg(sg.qscale_absmax + i / EC_NF4_DQ_BLOCK));
-    return __fadd_rn(v, sg.qscale_offset);
+    return ec_nf4_absmax_decode<DQ>(w, map, row, ec_nf4_absmax_load<DQ>(w, row, blk));
 }
 
 /* ---- GEMV, batch 1..8 ---- */
+/* One 16-byte chunk of packed codes and what its scale needs (F::load_chunk / F::chunk_scale). */
+struct ec_qchunk {
+    uint4 code;
+    ec_nf4_absmax_raw scale;
+};
+
 template <class F, typename T, int B, int MODE, bool VEC>
 __global__ void __launch_bounds__(QGEMV_WARPS * 32)
     qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, void *y, int ldy)
 {
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    ec_load_qtables<F>(w, s_tab);
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
     int warp = blockIdx.x * QGEMV_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
-    if (r0 >= out_rows) return; /* warp-uniform, after the only __syncthreads */
+    bool active = r0 < out_rows; /* warp-uniform; idle warps still help load the tables */
     int r1 = MODE == EC_GEMV_SILU_MUL ? warp + out_rows : (r0 + 1 < out_rows ? r0 + 1 : r0);
-    int nchunks = (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS;
+    int nchunks = active ? (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS : 0;
 
     float acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++)
         acc0[b] = acc1[b] = 0.0f;
-
-    for (int base = lane; base < nchunks; base += 32 * QGEMV_UNROLL) {
-        uint4 c0[QGEMV_UNROLL], c1[QGEMV_UNROLL];
-        float s0[QGEMV_UNROLL], s1[QGEMV_UNROLL];
-#pragma unroll
-        for (int u = 0; u < QGEMV_UNROLL; u++) {
-            int k = base + u * 32;
-            if (k < nchunks) {
-                c0[u] = F::template load_chunk<VEC>(w, r0, k);
-                c1[u] = F::template load_chunk<VEC>(w, r1, k);
-                s0[u] = F::chunk_scale(w, s_tab, r0, k);
-                s1[u] = F::chunk_scale(w, s_tab, r1, k);
-            } else {
-                c0[u] = c1[u] = make_uint4(0, 0, 0, 0);
-                s0[u] = s1[u] = 0.0f;
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < QGEMV_UNROLL; u++) {
-            int k = base + u * 32;
-            if (k >= nchunks) continue;
+    ec_stream_rows<QGEMV_UNROLL, ec_qchunk>(
+        nchunks,
+        [&](int k, ec_qchunk &a, ec_qchunk &c) {
+            F::template load_chunk<VEC>(w, r0, k, a);
+            F::template load_chunk<VEC>(w, r1, k, c);
+        },
+        [&] {
+            ec_load_qtables<F>(w, s_tab);
+            ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
+        },
+        [&](int k, const ec_qchunk &a, const ec_qchunk &c) {
             float p0[B], p1[B]; /* this chunk's sum(value * x), scaled once below */
 #pragma unroll
             for (int b = 0; b < B; b++)
@@ -188,8 +215,8 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
 #pragma unroll
             for (int j = 0; j < F::GEMV_COLS / 8; j++) {
                 float v0[8], v1[8];
-                F::values8(c0[u], j, s_tab, v0);
-                F::values8(c1[u], j, s_tab, v1);
+                F::values8(a.code, j, s_tab, v0);
+                F::values8(c.code, j, s_tab, v1);
                 int col = k * F::GEMV_COLS + 8 * j;
 #pragma unroll
                 for (int b = 0; b < B; b++) {
@@ -202,13 +229,14 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
                     }
                 }
             }
+            float s0 = F::chunk_scale(w, s_tab, r0, a), s1 = F::chunk_scale(w, s_tab, r1, c);
 #pragma unroll
             for (int b = 0; b < B; b++) {
-                acc0[b] = fmaf(p0[b], s0[u], acc0[b]);
-                acc1[b] = fmaf(p1[b], s1[u], acc1[b]);
+                acc0[b] = fmaf(p0[b], s0, acc0[b]);
+                acc1[b] = fmaf(p1[b], s1, acc1[b]);
             }
-        }
-    }
+        });
+    if (!active) return;
 #pragma unroll
     for (int b = 0; b < B; b++) {
         acc0[b] = ec_warp_sum(acc0[b]);
@@ -231,6 +259,7 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     __shared__ float s_red[QMMA_KSPLIT - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
     ec_load_qtables<F>(w, s_tab);
+    ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
     const bool silu = MODE == EC_GEMV_SILU_MUL;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = silu ? w.rows / 2 : w.rows;
@@ -342,16 +371,14 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
 
 /* ---- launch: GEMV up to 8 token rows, tensor cores above ---- */
 template <class F, typename T, int MODE, bool VEC>
-static void ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
-                            int ldy, cudaStream_t stream)
+static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
+                                   void *y, int ldy, cudaStream_t stream)
 {
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
     int warps = MODE == EC_GEMV_SILU_MUL ? out_rows : (out_rows + 1) / 2;
     dim3 grid((unsigned)((warps + QGEMV_WARPS - 1) / QGEMV_WARPS)), block(QGEMV_WARPS * 32);
 #define EC_QGEMV_CASE(B)                                                                           \
-    case B:                                                                                        \
-        qgemv_kernel<F, T, B, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy);           \
-        break;
+    case B: return ec_launch(qgemv_kernel<F, T, B, MODE, VEC>, grid, block, 0, stream, w, x, ldx, y, ldy);
     switch (batch) {
         EC_QGEMV_CASE(1)
         EC_QGEMV_CASE(2)
@@ -361,15 +388,15 @@ static void ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx,
         EC_QGEMV_CASE(6)
         EC_QGEMV_CASE(7)
     default:
-        qgemv_kernel<F, T, 8, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, y, ldy);
+        return ec_launch(qgemv_kernel<F, T, 8, MODE, VEC>, grid, block, 0, stream, w, x, ldx, y, ldy);
     }
 #undef EC_QGEMV_CASE
 }
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "ec_qlaunch_gemv instantiates batches 1..8");
 
 template <class F, typename T, int MODE, bool VEC>
-static void ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
-                           int ldy, cudaStream_t stream)
+static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
+                                  void *y, int ldy, cudaStream_t stream)
 {
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
     int per_cta = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
@@ -379,31 +406,24 @@ static void ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, 
     dim3 block(QMMA_KSPLIT * 32);
     /* Column tiles of 8 tokens: 2, 4 or 8 of them (9..16, 17..32, 33..64 token rows). */
     if (widest <= 16)
-        qmma_kernel<F, T, 2, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, batch, y, ldy);
-    else if (widest <= 32)
-        qmma_kernel<F, T, 4, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, batch, y, ldy);
-    else
-        qmma_kernel<F, T, 8, MODE, VEC><<<grid, block, 0, stream>>>(w, x, ldx, batch, y, ldy);
+        return ec_launch(qmma_kernel<F, T, 2, MODE, VEC>, grid, block, 0, stream, w, x, ldx, batch, y, ldy);
+    if (widest <= 32)
+        return ec_launch(qmma_kernel<F, T, 4, MODE, VEC>, grid, block, 0, stream, w, x, ldx, batch, y, ldy);
+    return ec_launch(qmma_kernel<F, T, 8, MODE, VEC>, grid, block, 0, stream, w, x, ldx, batch, y, ldy);
 }
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_mma instantiates up to 8 column tiles");
 
 template <class F, typename T, int MODE>
-static void ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch, void *y,
-                            int ldy, cudaStream_t stream)
+static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
+                                   void *y, int ldy, cudaStream_t stream)
 {
     /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
     bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
-    if (batch <= EC_CUDA_GEMV_MAX_BATCH) {
-        if (vec)
-            ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
-        else
-            ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
-    } else {
-        if (vec)
-            ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream);
-        else
-            ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
-    }
+    if (batch <= EC_CUDA_GEMV_MAX_BATCH)
+        return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream)
+                   : ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream)
+               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
 }
 
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
@@ -415,14 +435,12 @@ static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
-        if (mode == EC_GEMV_STORE)
-            ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, stream);
-        else if (mode == EC_GEMV_ADD)
-            ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, stream);
-        else
-            ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, stream);
-        EC_CUDA_LAUNCHED("launch of fused %s linear (batch %d, %d x %d, mode %d)",
-                         ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
+        cudaError_t e =
+            mode == EC_GEMV_STORE ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, stream)
+            : mode == EC_GEMV_ADD ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, stream)
+                                  : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, stream);
+        EC_CUDA_TRY(e, "launch of fused %s linear (batch %d, %d x %d, mode %d)",
+                    ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
         return 0;
     });
 }

@@ -144,7 +144,8 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
     size_t T = B < EC_CUDA_TC_ROWS ? B : EC_CUDA_TC_ROWS, R4 = (size_t)round_up(sh->max_rows, 4);
     c->xq = (int8_t *)carve(base, &off, B * K);
     c->xscale = (float *)carve(base, &off, B * sizeof(float));
-    c->flags = (int *)carve(base, &off, K * sizeof(int));
+    c->omask = (unsigned *)carve(base, &off, (K + 31) / 32 * sizeof(unsigned));
+    c->ticket = (unsigned *)carve(base, &off, sizeof(unsigned));
     c->ocols = (int *)carve(base, &off, K * sizeof(int));
     c->ocount = (int *)carve(base, &off, sizeof(int));
     /* The GEMV needs no GEMM output; the reference family runs the int8 GEMM at every batch. */
@@ -177,6 +178,8 @@ int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHand
     EC_CUDA_TRY(cudaMalloc(&ctx->arena, bytes),
                 "cudaMalloc of quantized linear scratch (%zu bytes)", bytes);
     plan_ctx(ctx, shape, (uintptr_t)ctx->arena);
+    if (ctx->ticket)
+        EC_CUDA_TRY(cudaMemset(ctx->ticket, 0, sizeof *ctx->ticket), "clearing the scan ticket");
     if (shape->quantized && shape->kernels == EC_KERNELS_REFERENCE) {
         size_t cols = (size_t)round_up(shape->max_cols, 16);
         EC_CUDA_TRY(cudaMallocHost((void **)&ctx->h_count, sizeof(int)),
@@ -209,20 +212,20 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     cudaStream_t st = c->stream;
     const int8_t *wq = (const int8_t *)w->data;
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
-        return ec_cuda_int8_prepare(x, batch, w->cols, w->ld, w->threshold, c->flags, c->ocols,
+        return ec_cuda_int8_prepare(x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocols,
                                     c->ocount, c->xq, c->xscale, stat, st) ||
                        ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
                                          x, w->cols, c->ocols, c->ocount, batch, y, ldy, st)
                    ? -1
                    : 0;
     if (w->threshold > 0.0f) {
-        if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->flags, c->ocols, c->ocount,
-                                  stat, st))
+        if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols, c->ocount,
+                                  c->ticket, stat, st))
             return -1;
     } else {
         EC_CUDA_TRY(cudaMemsetAsync(c->ocount, 0, sizeof(int), st), "clearing the outlier count");
     }
-    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->flags : NULL,
+    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->omask : NULL,
                               c->xq, c->xscale, st))
         return -1;
     int ldc = round_up(w->rows, 4);
@@ -251,8 +254,8 @@ static int reference_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const
     const int8_t *wq = (const int8_t *)w->data;
     int n = 0;
     if (w->threshold > 0.0f) {
-        if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->flags, c->ocols, c->ocount,
-                                  stat, st))
+        if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols, c->ocount,
+                                  c->ticket, stat, st))
             return -1;
         /* bitsandbytes: `outliers.any()` then `argwhere(...)`, two device-to-host syncs. */
         EC_CUDA_TRY(cudaMemcpyAsync(c->h_count, c->ocount, sizeof(int), cudaMemcpyDeviceToHost, st),
@@ -266,7 +269,7 @@ static int reference_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const
             EC_CUDA_TRY(cudaStreamSynchronize(st), "outlier columns (host sync)");
         }
     }
-    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->flags : NULL,
+    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->omask : NULL,
                               c->xq, c->xscale, st))
         return -1;
     int ldc = round_up(w->rows, 4);

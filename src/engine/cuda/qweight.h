@@ -87,8 +87,9 @@ typedef struct {
  * (B = max_batch, K = round16(max_cols), R = max_rows, T = EC_CUDA_TC_ROWS):
  *   xq      int8  [B][K]    quantized activations (outlier columns and pad zero)
  *   xscale  float [B]       per-token absmax / 127
- *   flags   int   [K]       1 where the column is an outlier
+ *   omask   u32   [K/32]    bit c % 32 of word c / 32 set where column c is an outlier
  *   ocols   int   [K]       outlier columns, ascending; ocount int [1] how many
+ *   ticket  u32   [1]       the multi-block outlier scan's block counter (kept at 0)
  *   acc     int32 [T][round4(R)] int8 GEMM output of one chunk of token rows
  *   xo, wo  fp16  [B][K], [max_elems]  reference: gathered outlier activations and the
  *                            dequantized outlier weight columns [rows][n_outliers]
@@ -106,7 +107,8 @@ typedef struct {
     void *arena; /* owns the scratch below */
     int8_t *xq;
     float *xscale;
-    int *flags, *ocols, *ocount;
+    unsigned *omask, *ticket;
+    int *ocols, *ocount;
     int32_t *acc;
     void *xo, *wo;
     float *wide;
