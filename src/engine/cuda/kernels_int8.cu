@@ -7,8 +7,9 @@
  * activations the codes, scales and (for the fused kernels) the outputs are bit-identical to
  * ec_qmatrix_matmul_rows: the scaled values use __fdiv_rn / __fmul_rn / __fadd_rn so nvcc cannot
  * contract them into FMAs the CPU does not do; the int32 dot products are exact in any order; the
- * outlier sum is accumulated sequentially in ascending column order with fmaf, which equals the
- * CPU's `sum += a * b` because the product of two halves is exact in fp32. */
+ * tensor-core epilogue accumulates the outlier sum sequentially in ascending column order with
+ * fmaf, which equals the CPU's `sum += a * b` because the product of two halves is exact in fp32
+ * (the GEMV splits it over lanes, see int8_gemv_kernel, and is bit-exact without outliers). */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
@@ -21,10 +22,11 @@ enum {
     PREP_THREADS = 1024, /* the single-block scan + quantize of decode batches */
     PREP_WORDS = 8,      /* mask words a prepare warp checks per pass */
     QUANT_THREADS = 256, /* one block per token */
-    EPI_ROWS = 64,       /* GEMM epilogue: output rows per block */
-    EPI_GROUPS = 4,      /* GEMM epilogue: token groups per block (threads = rows x groups) */
-    EPI_THREADS = EPI_ROWS * EPI_GROUPS,
+    EPI_TR = 4,          /* GEMM epilogue: output rows per thread */
+    EPI_TT = 4,          /* GEMM epilogue: tokens per thread */
+    EPI_ROWS = 32,       /* GEMM epilogue: output rows per block */
     EPI_TOKS = 64,       /* GEMM epilogue: tokens per block */
+    EPI_THREADS = EPI_ROWS / EPI_TR * (EPI_TOKS / EPI_TT),
     EPI_K = 32,          /* GEMM epilogue: outlier columns per shared-memory chunk */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
@@ -281,11 +283,12 @@ __device__ __forceinline__ int warp_isum(int v)
 
 /* As kernels_gemv.cu: one warp owns two rows (gate row r and up row r + rows for SILU_MUL),
  * 16-byte evict-first weight loads (ec_stream_rows: the first ones before waiting for the
- * previous kernel), the int8 activations through the read-only path. Right after the wait, lane j
- * requests outlier column j's two weights and activations, so that their dependent loads
- * (count, column, weight) travel while the rows stream; the sums then run in list order in every
- * lane from shuffles, so each (row, token) sum has the CPU's order. Lists longer than 32 (large
- * batches only) take further rounds after the stream. */
+ * previous kernel), the int8 activations through the read-only path. The outlier columns are
+ * split over the lanes (lane j takes list entries j, j+32, ...): right after the wait each lane
+ * requests its first column's two weights and activations, so that their dependent loads (count,
+ * column, weight) travel while the rows stream; the lanes' fp32 partial sums are then added up
+ * with the int8 part's shuffles. That order differs from the CPU's sequential one by at most the
+ * fp32 bound of an n-term sum (the tensor-core epilogue keeps the sequential order). */
 template <int B, int MODE>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
@@ -303,37 +306,27 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
     float step0 = row_step(wscale, r0), step1 = row_step(wscale, r1);
 
-    /* lane j's outlier column of a round: its two dequantized weights and B activations */
-    auto fetch = [&](int k, int n, float &wd0, float &wd1, float xo[B]) {
-        wd0 = wd1 = 0.0f;
+    /* list entry k of this lane: its column's two dequantized weights and B activations */
+    float wd0 = 0.0f, wd1 = 0.0f, xo[B];
+    auto fetch = [&](int k) {
+        int col = ocols[k];
+        wd0 = dequant16(w[(size_t)r0 * ld + col], step0);
+        wd1 = dequant16(w[(size_t)r1 * ld + col], step1);
 #pragma unroll
-        for (int b = 0; b < B; b++) xo[b] = 0.0f;
-        if (k < n) {
-            int col = ocols[k];
-            wd0 = dequant16(w[(size_t)r0 * ld + col], step0);
-            wd1 = dequant16(w[(size_t)r1 * ld + col], step1);
-#pragma unroll
-            for (int b = 0; b < B; b++) xo[b] = __half2float(x[(size_t)b * cols + col]);
-        }
+        for (int b = 0; b < B; b++) xo[b] = __half2float(x[(size_t)b * cols + col]);
     };
     float out0[B], out1[B];
 #pragma unroll
     for (int b = 0; b < B; b++) out0[b] = out1[b] = 0.0f;
-    auto add = [&](int k0, int n, float wd0, float wd1, const float xo[B]) {
-        int m = min(32, n - k0);
-        for (int j = 0; j < m; j++) {
-            float s0 = __shfl_sync(FULL, wd0, j), s1 = __shfl_sync(FULL, wd1, j);
+    auto add = [&] {
 #pragma unroll
-            for (int b = 0; b < B; b++) {
-                float xs = __shfl_sync(FULL, xo[b], j);
-                out0[b] = fmaf(xs, s0, out0[b]);
-                out1[b] = fmaf(xs, s1, out1[b]);
-            }
+        for (int b = 0; b < B; b++) {
+            out0[b] = fmaf(xo[b], wd0, out0[b]);
+            out1[b] = fmaf(xo[b], wd1, out1[b]);
         }
     };
 
-    int n = 0; /* warp-uniform */
-    float wd0, wd1, xo[B];
+    int n = 0;
     int acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0;
@@ -346,7 +339,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         [&] {
             ec_wait_inputs();
             n = *ocount;
-            fetch(lane, n, wd0, wd1, xo);
+            if (lane < n) fetch(lane);
         },
         [&](int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
@@ -356,15 +349,19 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 acc1[b] = dot16(c, xb, acc1[b]);
             }
         });
+    if (lane < n) add();
+    for (int k = lane + 32; k < n; k += 32) {
+        fetch(k);
+        add();
+    }
 #pragma unroll
     for (int b = 0; b < B; b++) {
         acc0[b] = warp_isum(acc0[b]);
         acc1[b] = warp_isum(acc1[b]);
-    }
-    if (n > 0) add(0, n, wd0, wd1, xo);
-    for (int k0 = 32; k0 < n; k0 += 32) {
-        fetch(k0 + lane, n, wd0, wd1, xo);
-        add(k0, n, wd0, wd1, xo);
+        if (n > 0) { /* warp-uniform */
+            out0[b] = ec_warp_sum(out0[b]);
+            out1[b] = ec_warp_sum(out1[b]);
+        }
     }
 
     /* Lane b writes sequence b's outputs (registers are indexed by unrolled constants only). */
@@ -447,12 +444,13 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
 }
 
 /* The epilogue of the int8 GEMM. A block owns EPI_ROWS output rows (x2 weight rows for
- * SILU_MUL: gate and up) and up to EPI_TOKS tokens; thread (r, g) keeps the outputs of row r for
- * the tokens g, g + EPI_GROUPS, ... in registers. The outlier columns (LLM.int8's 16-bit part, a
- * few at decode but hundreds at batch 64 since any token's outlier counts) come in chunks of
- * EPI_K through shared memory: the block gathers their dequantized weights once for all its
- * tokens and the activations once for all its rows, then each output adds its products in list
- * order (the CPU's order). */
+ * SILU_MUL: gate and up) and EPI_TOKS tokens; thread (q, t) keeps the EPI_TR x EPI_TT outputs of
+ * rows EPI_TR*q.. and tokens EPI_TT*t.. in registers. The outlier columns (LLM.int8's 16-bit
+ * part, a few at decode but hundreds at batch 64, since any token's outlier counts) come in
+ * chunks of EPI_K through shared memory, stored k-major so that a thread reads its rows' weights
+ * and its tokens' activations with one vector load each: the block gathers the dequantized
+ * weights once for all its tokens and the activations once for all its rows. Every output adds
+ * its products in list order, so the sums are the CPU's bit for bit. */
 template <int MODE>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
@@ -460,62 +458,72 @@ __global__ void __launch_bounds__(EPI_THREADS)
                          const int *ocols, const int *ocount, int ntok, void *y, int ldy)
 {
     constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
-    constexpr int PER = EPI_TOKS / EPI_GROUPS;           /* tokens per thread */
-    __shared__ float s_w[WR * EPI_ROWS][EPI_K + 1];      /* +1: lanes of a warp hit 32 banks */
-    __shared__ float s_x[EPI_TOKS][EPI_K];
-    int r_loc = threadIdx.x % EPI_ROWS, g = threadIdx.x / EPI_ROWS;
-    int row0 = blockIdx.x * EPI_ROWS, r = row0 + r_loc;
-    int b0 = blockIdx.y * EPI_TOKS, nb = min(EPI_TOKS, ntok - b0);
+    typedef float4 RowVec;                               /* EPI_TR = 4 rows */
+    typedef float4 TokVec;                               /* EPI_TT = 4 tokens */
+    __shared__ __align__(16) float s_w[EPI_K][WR * EPI_ROWS];
+    __shared__ __align__(16) float s_x[EPI_K][EPI_TOKS];
+    int q = threadIdx.x % (EPI_ROWS / EPI_TR), t = threadIdx.x / (EPI_ROWS / EPI_TR);
+    int row0 = blockIdx.x * EPI_ROWS, b0 = blockIdx.y * EPI_TOKS;
+    int nb = min(EPI_TOKS, ntok - b0);
     ec_wait_inputs();
     int n = *ocount;
-    float out[PER][WR];
+    float out[EPI_TT][EPI_TR][WR];
 #pragma unroll
-    for (int i = 0; i < PER; i++)
+    for (int i = 0; i < EPI_TT; i++)
 #pragma unroll
-        for (int h = 0; h < WR; h++) out[i][h] = 0.0f;
+        for (int j = 0; j < EPI_TR; j++)
+#pragma unroll
+            for (int h = 0; h < WR; h++) out[i][j][h] = 0.0f;
     for (int k0 = 0; k0 < n; k0 += EPI_K) {
         int kn = min(EPI_K, n - k0);
-        for (int i = threadIdx.x; i < WR * EPI_ROWS * EPI_K; i += EPI_THREADS) {
-            int rr = i / EPI_K, j = i % EPI_K;
-            int wr = rr < EPI_ROWS ? row0 + rr : rows + row0 + rr - EPI_ROWS; /* gate, up */
-            float v = 0.0f;
-            if (j < kn && row0 + rr % EPI_ROWS < rows)
-                v = dequant16(w[(size_t)wr * ld + ocols[k0 + j]], row_step(wscale, wr));
-            s_w[rr][j] = v;
+        for (int i = threadIdx.x; i < EPI_K * WR * EPI_ROWS; i += EPI_THREADS) {
+            int rr = i % (WR * EPI_ROWS), j = i / (WR * EPI_ROWS);
+            int r = row0 + rr % EPI_ROWS, wr = rr < EPI_ROWS ? r : r + rows; /* gate, up */
+            s_w[j][rr] = j < kn && r < rows
+                             ? dequant16(w[(size_t)wr * ld + ocols[k0 + j]], row_step(wscale, wr))
+                             : 0.0f;
         }
-        for (int i = threadIdx.x; i < EPI_TOKS * EPI_K; i += EPI_THREADS) {
-            int bb = i / EPI_K, j = i % EPI_K;
-            s_x[bb][j] = j < kn && bb < nb ? __half2float(x[(size_t)(b0 + bb) * cols + ocols[k0 + j]])
+        for (int i = threadIdx.x; i < EPI_K * EPI_TOKS; i += EPI_THREADS) {
+            int bb = i % EPI_TOKS, j = i / EPI_TOKS;
+            s_x[j][bb] = j < kn && bb < nb ? __half2float(x[(size_t)(b0 + bb) * cols + ocols[k0 + j]])
                                            : 0.0f;
         }
         __syncthreads();
         for (int j = 0; j < kn; j++) {
-            float w0 = s_w[r_loc][j], w1 = WR == 2 ? s_w[EPI_ROWS + r_loc][j] : 0.0f;
+            TokVec xv = *reinterpret_cast<const TokVec *>(&s_x[j][EPI_TT * t]);
+            float xs[EPI_TT] = {xv.x, xv.y, xv.z, xv.w};
 #pragma unroll
-            for (int i = 0; i < PER; i++) {
-                float xs = s_x[g + EPI_GROUPS * i][j];
-                out[i][0] = fmaf(xs, w0, out[i][0]);
-                if (WR == 2) out[i][WR - 1] = fmaf(xs, w1, out[i][WR - 1]);
+            for (int h = 0; h < WR; h++) {
+                RowVec wv = *reinterpret_cast<const RowVec *>(&s_w[j][h * EPI_ROWS + EPI_TR * q]);
+                float ws[EPI_TR] = {wv.x, wv.y, wv.z, wv.w};
+#pragma unroll
+                for (int i = 0; i < EPI_TT; i++)
+#pragma unroll
+                    for (int r = 0; r < EPI_TR; r++) out[i][r][h] = fmaf(xs[i], ws[r], out[i][r][h]);
             }
         }
         __syncthreads();
     }
-    if (r >= rows) return;
-    float step0 = row_step(wscale, r), step1 = WR == 2 ? row_step(wscale, r + rows) : 0.0f;
 #pragma unroll
-    for (int i = 0; i < PER; i++) {
-        int b = b0 + g + EPI_GROUPS * i;
+    for (int i = 0; i < EPI_TT; i++) {
+        int b = b0 + EPI_TT * t + i;
         if (b >= b0 + nb) break;
         const int32_t *ab = acc + (size_t)b * ldc;
-        float v = int8_output(ab[r], step0, xscale[b], out[i][0]);
-        if (MODE == EC_GEMV_SILU_MUL) {
-            float u = int8_output(ab[r + rows], step1, xscale[b], out[i][WR - 1]);
-            reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] =
-                __float2half_rn(v / (1.0f + expf(-v)) * u);
-        } else if (MODE == EC_GEMV_ADD) {
-            reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
-        } else {
-            reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
+#pragma unroll
+        for (int j = 0; j < EPI_TR; j++) {
+            int r = row0 + EPI_TR * q + j;
+            if (r >= rows) break;
+            float v = int8_output(ab[r], row_step(wscale, r), xscale[b], out[i][j][0]);
+            if (MODE == EC_GEMV_SILU_MUL) {
+                float u = int8_output(ab[r + rows], row_step(wscale, r + rows), xscale[b],
+                                      out[i][j][WR - 1]);
+                reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] =
+                    __float2half_rn(v / (1.0f + expf(-v)) * u);
+            } else if (MODE == EC_GEMV_ADD) {
+                reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
+            } else {
+                reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
+            }
         }
     }
 }
