@@ -6,8 +6,8 @@
  * configuration only when no runs of the same configuration are loaded (runs carry the spread
  * that the statistics need). Comparisons stay within one experiment where they can: a baseline
  * from the same folder of the same source is preferred over one from elsewhere, and never one of
- * another energy definition or another kernel family (fused vs reference kernels of one
- * precision differ by more than the precision itself, docs/performance.md). */
+ * another energy definition or another kernel family (the kernels can change a precision's
+ * energy more than the precision does: docs/performance.md, issue 5). */
 #include "cli.h"
 
 #include <ctype.h>
