@@ -6,7 +6,8 @@
  * configuration only when no runs of the same configuration are loaded (runs carry the spread
  * that the statistics need). Comparisons stay within one experiment where they can: a baseline
  * from the same folder of the same source is preferred over one from elsewhere, and never one of
- * another energy definition. */
+ * another energy definition or another kernel family (the kernels can change a precision's
+ * energy more than the precision does: docs/performance.md, issue 5). */
 #include "cli.h"
 
 #include <ctype.h>
@@ -35,11 +36,15 @@ static void usage(void)
            "             (unequal variances, Welch-Satterthwaite df) two-sided p\n"
            "  ranking    configurations of one GPU, model and batch, lowest energy first\n"
            "  scaling    energy/1k tok ≈ a·B^-b over batch sizes B (log-log least squares, R²)\n"
-           "  crossover  per GPU and precision: Δ%% vs baseline linear in ln(parameters); the size\n"
-           "             where it crosses zero with a 95%% CI, or 'no crossover in range'\n\n"
+           "  crossover  per GPU, kernels and precision: Δ%% vs baseline linear in ln(parameters);\n"
+           "             the size where it crosses zero with a 95%% CI, or 'no crossover in range'\n"
+           "A baseline is of the same kernels (fused, reference, or a source's stack; a source\n"
+           "that names no stack matches any), GPU, model, batch, lengths and energy definition.\n\n"
            "filters:\n"
            "  --model M       model name contains M (case-insensitive)\n"
            "  --precision P   precision is P (fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8)\n"
+           "  --kernels K     kernel family is K (fused, reference, or a source's stack such as\n"
+           "                  bitsandbytes)\n"
            "  --gpu G         GPU name contains G (case-insensitive)\n"
            "options:\n"
            "  --db PATH       the results database (default path: %s)\n"
@@ -51,7 +56,8 @@ static void usage(void)
            "  ecocompute analyze ../shared/seed-data/ecocompute-ai/data/a800_results\n"
            "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
            "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
-           "  ecocompute analyze --db results.db --model llama --baseline fp16\n",
+           "  ecocompute analyze --db results.db --model llama --baseline fp16\n"
+           "  ecocompute analyze --db results.db --kernels fused --table crossover\n",
            ec_store_default_path());
 }
 
@@ -85,11 +91,21 @@ static int same_folder(const char *a, const char *b)
     return la == lb && !strncmp(a, b, la);
 }
 
+/* Two kernel families that may be compared: the same, or one unnamed. Our own rows always name
+ * theirs (fused, reference); some seed sources label only their quantized rows with the stack
+ * ("bitsandbytes") and pair them with an unlabelled fp16 row of the same experiment, which is
+ * the only baseline those rows have. */
+static int kernels_match(const char *a, const char *b)
+{
+    return !a[0] || !b[0] || !strcmp(a, b);
+}
+
 /* The configuration of a run with a matching summary row: same key but for summary-ness. */
 static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
 {
     return !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->model, b->model) &&
-           !strcmp(a->precision, b->precision) && a->batch == b->batch &&
+           !strcmp(a->precision, b->precision) && kernels_match(a->kernels, b->kernels) &&
+           a->batch == b->batch &&
            a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
            same_folder(a->source, b->source);
 }
@@ -162,14 +178,17 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
 
 /* ---- tables --------------------------------------------------------------------------- */
 
+#define NKEY 7 /* columns of key_columns */
+
 static void key_columns(ec_table *t, int *cols)
 {
     cols[0] = ec_table_column(t, "source", "Source");
     cols[1] = ec_table_column(t, "gpu", "GPU");
     cols[2] = ec_table_column(t, "model", "Model");
     cols[3] = ec_table_column(t, "precision", "Precision");
-    cols[4] = ec_table_column(t, "batch", "Batch");
-    cols[5] = ec_table_column(t, "gen_tokens", "Gen (tok)");
+    cols[4] = ec_table_column(t, "kernels", "Kernels");
+    cols[5] = ec_table_column(t, "batch", "Batch");
+    cols[6] = ec_table_column(t, "gen_tokens", "Gen (tok)");
 }
 
 static void key_cells(ec_table *t, const int *cols, const ec_run_record *k)
@@ -178,14 +197,15 @@ static void key_cells(ec_table *t, const int *cols, const ec_run_record *k)
     ec_table_text(t, cols[1], "%s", k->gpu_name);
     ec_table_text(t, cols[2], "%s", k->model);
     ec_table_text(t, cols[3], "%s", k->precision);
-    if (k->batch > 0) ec_table_number(t, cols[4], "%.0f", k->batch);
-    if (k->gen_len > 0) ec_table_number(t, cols[5], "%.0f", k->gen_len);
+    ec_table_text(t, cols[4], "%s", k->kernels);
+    if (k->batch > 0) ec_table_number(t, cols[5], "%.0f", k->batch);
+    if (k->gen_len > 0) ec_table_number(t, cols[6], "%.0f", k->gen_len);
 }
 
 static ec_table *table_configs(const config *c, size_t n)
 {
     ec_table *t = ec_table_new();
-    int k[6];
+    int k[NKEY];
     key_columns(t, k);
     int c_kind = ec_table_column(t, "kind", "Kind");
     int c_n = ec_table_column(t, "n", "n");
@@ -218,20 +238,23 @@ static ec_table *table_configs(const config *c, size_t n)
     return t;
 }
 
-/* The baseline configuration for c: baseline precision, same GPU, model, batch, lengths and
- * energy definition; the same folder of the same source first, then runs before summaries. */
+/* The baseline configuration for c: baseline precision, same kernel family, GPU, model, batch,
+ * lengths and energy definition; the same kernels named (not an unnamed stack) first, then the
+ * same folder of the same source, then runs before summaries. */
 static const config *baseline_of(const config *c, const config *all, size_t n, const char *base)
 {
     const config *best = NULL;
     int best_score = -1;
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *a = c->key, *b = all[i].key;
-        if (strcmp(b->precision, base) || strcmp(a->gpu_name, b->gpu_name) ||
+        if (strcmp(b->precision, base) || !kernels_match(a->kernels, b->kernels) ||
+            strcmp(a->gpu_name, b->gpu_name) ||
             strcmp(a->model, b->model) || a->batch != b->batch || a->gen_len != b->gen_len ||
             a->prompt_len != b->prompt_len || strcmp(c->def, all[i].def) ||
             !strcmp(c->def, "mixed"))
             continue;
-        int score = 2 * same_folder(a->source, b->source) + !ec_record_is_summary(b);
+        int score = 4 * !strcmp(a->kernels, b->kernels) + 2 * same_folder(a->source, b->source) +
+                    !ec_record_is_summary(b);
         if (score > best_score) {
             best = &all[i];
             best_score = score;
@@ -248,7 +271,7 @@ typedef struct {
 static ec_table *table_deltas(const delta *d, size_t n, const char *base)
 {
     ec_table *t = ec_table_new();
-    int k[6];
+    int k[NKEY];
     key_columns(t, k);
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
     int c_vs = ec_table_column(t, "baseline_source", "Baseline source");
@@ -263,7 +286,13 @@ static ec_table *table_deltas(const delta *d, size_t n, const char *base)
         ec_table_row(t);
         key_cells(t, k, d[i].c->key);
         ec_table_text(t, c_def, "%s", d[i].c->def);
-        ec_table_text(t, c_vs, "%s (%s)", d[i].b->key->source, base);
+        /* Say so when one side's source named no stack (kernels_match). */
+        const char *bk = d[i].b->key->kernels;
+        if (!strcmp(bk, d[i].c->key->kernels))
+            ec_table_text(t, c_vs, "%s (%s)", d[i].b->key->source, base);
+        else
+            ec_table_text(t, c_vs, "%s (%s, kernels %s)", d[i].b->key->source, base,
+                          bk[0] ? bk : "unnamed");
         ec_table_text(t, c_nb, "%zu vs %zu", d[i].c->e.n, d[i].b->e.n);
         ec_table_number(t, c_d, "%+.1f", d[i].w.diff);
         ec_table_number(t, c_p, "%+.1f", d[i].w.pct);
@@ -290,7 +319,7 @@ static ec_table *table_ranking(const config *c, size_t n)
 {
     ec_table *t = ec_table_new();
     int c_rank = ec_table_column(t, "rank", "Rank");
-    int k[6];
+    int k[NKEY];
     key_columns(t, k);
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
     int c_e = ec_table_column(t, "energy_j_per_1k_mean", "J/1k tok");
@@ -321,8 +350,8 @@ static ec_table *table_ranking(const config *c, size_t n)
     return t;
 }
 
-/* Batch scaling: per source folder, GPU, model, precision, lengths and definition, every value
- * of every configuration (runs, or summary means) against its batch size. */
+/* Batch scaling: per source folder, GPU, model, precision, kernels, lengths and definition, every
+ * value of every configuration (runs, or summary means) against its batch size. */
 static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r, size_t nr)
 {
     ec_table *t = ec_table_new();
@@ -330,6 +359,7 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
     int c_gpu = ec_table_column(t, "gpu", "GPU");
     int c_model = ec_table_column(t, "model", "Model");
     int c_prec = ec_table_column(t, "precision", "Precision");
+    int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
     int c_b = ec_table_column(t, "batches", "Batches");
     int c_n = ec_table_column(t, "n", "n");
@@ -350,7 +380,8 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
             const ec_run_record *b = c[j].key;
             if (b->batch < 1 || !same_folder(a->source, b->source) ||
                 strcmp(a->gpu_name, b->gpu_name) || strcmp(a->model, b->model) ||
-                strcmp(a->precision, b->precision) || a->gen_len != b->gen_len ||
+                strcmp(a->precision, b->precision) || strcmp(a->kernels, b->kernels) ||
+                a->gen_len != b->gen_len ||
                 a->prompt_len != b->prompt_len || strcmp(c[i].def, c[j].def) ||
                 ec_record_is_summary(a) != ec_record_is_summary(b))
                 continue;
@@ -372,6 +403,7 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
         ec_table_text(t, c_gpu, "%s", a->gpu_name);
         ec_table_text(t, c_model, "%s", a->model);
         ec_table_text(t, c_prec, "%s", a->precision);
+        ec_table_text(t, c_kern, "%s", a->kernels);
         ec_table_text(t, c_def, "%s", c[i].def);
         ec_table_text(t, c_b, "%d sizes, %d-%d", distinct, bmin, bmax);
         ec_table_number(t, c_n, "%.0f", (double)f.n);
@@ -386,11 +418,14 @@ out:
     return t;
 }
 
-/* Crossover: per GPU, precision, batch and definition, Δ% vs baseline against model size. */
+/* Crossover: per GPU, kernels, precision, batch and definition, Δ% vs baseline against model
+ * size. One kernel family per fit: a fused 7B point next to a reference 1B point would fit the
+ * difference between the families, not the effect of size. */
 static ec_table *table_crossover(const delta *d, size_t n)
 {
     ec_table *t = ec_table_new();
     int c_gpu = ec_table_column(t, "gpu", "GPU");
+    int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_prec = ec_table_column(t, "precision", "Precision");
     int c_bs = ec_table_column(t, "batch", "Batch");
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
@@ -411,8 +446,9 @@ static ec_table *table_crossover(const delta *d, size_t n)
         size_t m = 0, sizes = 0;
         for (size_t j = i; j < n; j++) {
             const ec_run_record *b = d[j].c->key;
-            if (strcmp(a->gpu_name, b->gpu_name) || strcmp(a->precision, b->precision) ||
-                a->batch != b->batch || strcmp(d[i].c->def, d[j].c->def))
+            if (strcmp(a->gpu_name, b->gpu_name) || strcmp(a->kernels, b->kernels) ||
+                strcmp(a->precision, b->precision) || a->batch != b->batch ||
+                strcmp(d[i].c->def, d[j].c->def))
                 continue;
             done[j] = 1;
             if (!(b->params_b > 0) || !isfinite(d[j].w.pct)) continue;
@@ -426,6 +462,7 @@ static ec_table *table_crossover(const delta *d, size_t n)
         if (sizes < 2 || ec_fit_crossover(x, y, m, &cr)) continue;
         ec_table_row(t);
         ec_table_text(t, c_gpu, "%s", a->gpu_name);
+        ec_table_text(t, c_kern, "%s", a->kernels);
         ec_table_text(t, c_prec, "%s", a->precision);
         if (a->batch > 0) ec_table_number(t, c_bs, "%.0f", a->batch);
         ec_table_text(t, c_def, "%s", d[i].c->def);
@@ -471,31 +508,47 @@ static void calibrated_rooflines(const char *cmd, const char *db, config *c, siz
 static const char *const table_names[] = {"configs", "deltas", "ranking", "scaling", "crossover"};
 #define NTABLES 5
 
-static int keep(const ec_run_record *r, const char *model, const char *prec, const char *gpu)
+typedef struct {
+    const char *model, *prec, *kernels, *gpu; /* NULL: not filtered */
+    const char *base;                         /* baseline precision */
+} filters;
+
+/* Records the analysis needs: those the filters select, and, with --precision or --kernels, the
+ * baseline rows their deltas compare against (an unlabelled-stack fp16 row, kernels_match). */
+static int keep_record(const ec_run_record *r, const filters *f)
 {
-    return (!model || icontains(r->model, model)) && (!prec || !strcmp(r->precision, prec)) &&
-           (!gpu || icontains(r->gpu_name, gpu));
+    int is_base = !strcmp(r->precision, f->base);
+    return (!f->model || icontains(r->model, f->model)) &&
+           (!f->gpu || icontains(r->gpu_name, f->gpu)) &&
+           (!f->prec || !strcmp(r->precision, f->prec) || is_base) &&
+           (!f->kernels || !strcmp(r->kernels, f->kernels) || (is_base && !r->kernels[0]));
+}
+
+/* Configurations the tables show: exactly what --precision and --kernels ask for. */
+static int shown_config(const ec_run_record *k, const filters *f)
+{
+    return (!f->prec || !strcmp(k->precision, f->prec)) &&
+           (!f->kernels || !strcmp(k->kernels, f->kernels));
 }
 
 int cmd_analyze(int argc, char **argv)
 {
     ec_format fmt = EC_FORMAT_TABLE;
-    const char *model = NULL, *prec = NULL, *gpu = NULL, *base = "fp16";
+    filters f = {.base = "fp16"};
     int only = -1;
-    char **paths = calloc((size_t)argc, sizeof *paths);
-    if (!paths) return cli_fail(CMD, "out of memory");
-    int np = 0, rc = EXIT_USAGE;
-    const char *db = NULL;
+    cli_dataset_args ds;
+    if (cli_dataset_args_init(CMD, &ds, argc)) return EXIT_FAIL;
+    int rc = EXIT_USAGE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
-            free(paths);
+            cli_dataset_args_free(&ds);
             return EXIT_OK;
         }
-        int takes = !strcmp(a, "--db") || !strcmp(a, "--format") || !strcmp(a, "--model") ||
-                    !strcmp(a, "--precision") || !strcmp(a, "--gpu") ||
-                    !strcmp(a, "--baseline") || !strcmp(a, "--table");
+        int takes = !strcmp(a, "--format") || !strcmp(a, "--model") ||
+                    !strcmp(a, "--precision") || !strcmp(a, "--kernels") ||
+                    !strcmp(a, "--gpu") || !strcmp(a, "--baseline") || !strcmp(a, "--table");
         if (takes && i + 1 >= argc) {
             cli_usage_error(CMD, "%s needs a value", a);
             goto out;
@@ -503,20 +556,21 @@ int cmd_analyze(int argc, char **argv)
         ec_precision p;
         if (!strcmp(a, "--format")) {
             if (cli_parse_format(CMD, argv[++i], &fmt)) goto out;
-        } else if (!strcmp(a, "--db")) {
-            db = argv[++i];
         } else if (!strcmp(a, "--model")) {
-            model = argv[++i];
+            f.model = argv[++i];
         } else if (!strcmp(a, "--gpu")) {
-            gpu = argv[++i];
+            f.gpu = argv[++i];
+        } else if (!strcmp(a, "--kernels")) {
+            /* Any text: imported sources name their own stacks. */
+            f.kernels = argv[++i];
         } else if (!strcmp(a, "--precision") || !strcmp(a, "--baseline")) {
             const char *v = argv[++i];
             if (ec_precision_parse(v, &p)) {
                 cli_usage_error(CMD, "%s: %s", a, ec_last_error());
                 goto out;
             }
-            if (!strcmp(a, "--precision")) prec = v;
-            else base = v;
+            if (!strcmp(a, "--precision")) f.prec = v;
+            else f.base = v;
         } else if (!strcmp(a, "--table")) {
             const char *v = argv[++i];
             for (int k = 0; k < NTABLES; k++)
@@ -526,34 +580,25 @@ int cmd_analyze(int argc, char **argv)
                                      "crossover, got '%s'", v);
                 goto out;
             }
-        } else if (a[0] == '-' && a[1]) {
-            cli_usage_error(CMD, "unknown option '%s'", a);
+        } else if (cli_dataset_arg(CMD, &ds, argc, argv, &i)) {
             goto out;
-        } else {
-            paths[np++] = argv[i];
         }
     }
-    if (!np == !db) {
-        cli_usage_error(CMD, db ? "give files or --db, not both"
-                                : "name at least one file or folder to analyse, or --db PATH");
-        goto out;
-    }
+    if (cli_dataset_args_check(CMD, &ds, "analyse")) goto out;
     if (fmt == EC_FORMAT_CSV && only < 0) {
         cli_usage_error(CMD, "--format csv prints one table: add --table NAME");
         goto out;
     }
     ec_run_record *all;
     size_t nall;
-    int nfiles = 0;
+    char from[4096];
     rc = EXIT_FAIL;
-    if (db ? cli_load_db(CMD, db, &all, &nall) : cli_load_dataset(CMD, paths, np, &all, &nall, &nfiles))
-        goto out;
-    /* The filters select records; --precision keeps the baseline so deltas still have one. */
+    if (cli_dataset_args_load(CMD, &ds, &all, &nall, from, sizeof from)) goto out;
+    /* The filters select records; --precision and --kernels keep the baseline so deltas still
+     * have one. */
     size_t n = 0;
     for (size_t i = 0; i < nall; i++)
-        if (keep(&all[i], model, NULL, gpu) &&
-            (!prec || !strcmp(all[i].precision, prec) || !strcmp(all[i].precision, base)))
-            all[n++] = all[i];
+        if (keep_record(&all[i], &f)) all[n++] = all[i];
     config *c = NULL;
     size_t nc = 0;
     if (build_configs(all, n, &c, &nc)) {
@@ -561,12 +606,12 @@ int cmd_analyze(int argc, char **argv)
         free(all);
         goto out;
     }
-    if (db) calibrated_rooflines(CMD, db, c, nc);
+    if (ds.db) calibrated_rooflines(CMD, ds.db, c, nc);
     delta *d = malloc((nc ? nc : 1) * sizeof *d);
     size_t nd = 0;
     for (size_t i = 0; d && i < nc; i++) {
-        if (!strcmp(c[i].key->precision, base)) continue;
-        const config *b = baseline_of(&c[i], c, nc, base);
+        if (!strcmp(c[i].key->precision, f.base) || !shown_config(c[i].key, &f)) continue;
+        const config *b = baseline_of(&c[i], c, nc, f.base);
         if (!b) continue;
         d[nd].c = &c[i];
         d[nd].b = b;
@@ -574,19 +619,20 @@ int cmd_analyze(int argc, char **argv)
         ec_welch_test(&c[i].e, &b->e, &d[nd].w);
         nd++;
     }
-    /* --precision: the baseline's own rows served the deltas; the tables show the one asked. */
+    /* --precision, --kernels: the baseline's own rows served the deltas; the tables show what
+     * was asked. */
     size_t nshow = 0;
     for (size_t i = 0; i < nc; i++)
-        if (!prec || !strcmp(c[i].key->precision, prec)) nshow++;
+        if (shown_config(c[i].key, &f)) nshow++;
     config *shown = malloc((nshow ? nshow : 1) * sizeof *shown);
     if (!d || !shown) {
         rc = cli_fail(CMD, "out of memory");
     } else {
         nshow = 0;
         for (size_t i = 0; i < nc; i++)
-            if (!prec || !strcmp(c[i].key->precision, prec)) shown[nshow++] = c[i];
+            if (shown_config(c[i].key, &f)) shown[nshow++] = c[i];
         ec_table *t[NTABLES] = {
-            table_configs(shown, nshow), table_deltas(d, nd, base), table_ranking(shown, nshow),
+            table_configs(shown, nshow), table_deltas(d, nd, f.base), table_ranking(shown, nshow),
             table_scaling(shown, nshow, all, n), table_crossover(d, nd)};
         static const char *const titles[] = {
             "Configurations (energy per 1000 generated tokens)",
@@ -610,9 +656,8 @@ int cmd_analyze(int argc, char **argv)
         }
         if (fmt == EC_FORMAT_JSON && only < 0) fputs("}\n", stdout);
         for (int k = 0; k < NTABLES; k++) ec_table_free(t[k]);
-        if (db) fprintf(stderr, "%zu records from %s", n, db);
-        else fprintf(stderr, "%zu records from %d files", n, nfiles);
-        fprintf(stderr, ": %zu configurations, %zu deltas vs %s\n", nshow, nd, base);
+        fprintf(stderr, "%zu records from %s: %zu configurations, %zu deltas vs %s\n", n, from,
+                nshow, nd, f.base);
         rc = EXIT_OK;
     }
     free(shown);
@@ -620,6 +665,6 @@ int cmd_analyze(int argc, char **argv)
     free(c);
     free(all);
 out:
-    free(paths);
+    cli_dataset_args_free(&ds);
     return rc;
 }

@@ -52,22 +52,15 @@ int cmd_validate(int argc, char **argv)
     ec_format fmt = EC_FORMAT_TABLE;
     ec_validate_options opt;
     ec_validate_options_default(&opt);
-    char **paths = calloc((size_t)argc, sizeof *paths);
-    if (!paths) return cli_fail(CMD, "out of memory");
-    int np = 0, rc = EXIT_USAGE;
-    const char *db = NULL;
+    cli_dataset_args ds;
+    if (cli_dataset_args_init(CMD, &ds, argc)) return EXIT_FAIL;
+    int rc = EXIT_USAGE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
-            free(paths);
+            cli_dataset_args_free(&ds);
             return EXIT_OK;
-        } else if (!strcmp(a, "--db")) {
-            if (i + 1 >= argc) {
-                cli_usage_error(CMD, "--db needs a path");
-                goto out;
-            }
-            db = argv[++i];
         } else if (!strcmp(a, "--format") || !strcmp(a, "--energy-tol") ||
                    !strcmp(a, "--summary-tol")) {
             if (i + 1 >= argc) {
@@ -80,25 +73,16 @@ int cmd_validate(int argc, char **argv)
                     ? cli_parse_double(CMD, a, v, 0, 1000, &opt.energy_tol_pct)
                     : cli_parse_double(CMD, a, v, 0, 1000, &opt.summary_tol_pct))
                 goto out;
-        } else if (a[0] == '-' && a[1]) {
-            cli_usage_error(CMD, "unknown option '%s'", a);
+        } else if (cli_dataset_arg(CMD, &ds, argc, argv, &i)) {
             goto out;
-        } else {
-            paths[np++] = argv[i];
         }
     }
-    if (!np == !db) {
-        cli_usage_error(CMD, db ? "give files or --db, not both"
-                                : "name at least one file or folder to check, or --db PATH");
-        goto out;
-    }
+    if (cli_dataset_args_check(CMD, &ds, "check")) goto out;
     ec_run_record *r;
     size_t n;
-    int nfiles;
+    char from[4096];
     rc = EXIT_FAIL;
-    nfiles = 0;
-    if (db ? cli_load_db(CMD, db, &r, &n) : cli_load_dataset(CMD, paths, np, &r, &n, &nfiles))
-        goto out;
+    if (cli_dataset_args_load(CMD, &ds, &r, &n, from, sizeof from)) goto out;
     ec_findings f = {0};
     if (ec_validate(r, n, &opt, &f)) {
         cli_fail(CMD, "%s", ec_last_error());
@@ -126,15 +110,12 @@ int cmd_validate(int argc, char **argv)
     if (fmt == EC_FORMAT_TABLE && !f.n) printf("no findings\n");
     else ec_table_print(t, fmt, stdout);
     ec_table_free(t);
-    char from[64];
-    if (db) snprintf(from, sizeof from, "the database");
-    else snprintf(from, sizeof from, "%d files", nfiles);
     fprintf(stderr, "%zu records from %s: %zu errors, %zu warnings, %zu notes\n", n, from,
             count[EC_SEV_ERROR], count[EC_SEV_WARNING], count[EC_SEV_INFO]);
     rc = (count[EC_SEV_ERROR] || count[EC_SEV_WARNING]) ? EXIT_FAIL : EXIT_OK;
     ec_findings_free(&f);
     free(r);
 out:
-    free(paths);
+    cli_dataset_args_free(&ds);
     return rc;
 }

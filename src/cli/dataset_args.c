@@ -1,5 +1,6 @@
-/* dataset_args.c — reads the files and folders named on a command line into run records:
- * ecocompute exports and the seeds' published files (ec_dataset_read). */
+/* dataset_args.c — the dataset arguments that analyze and validate share (FILE|FOLDER... or
+ * --db PATH), and reading them into run records: ecocompute exports and the seeds' published
+ * files (ec_dataset_read), or the results database. */
 #include "dataset_args.h"
 
 #include <dirent.h>
@@ -100,8 +101,9 @@ static int walk(acc *a, const char *dir, int depth)
     return rc;
 }
 
-int cli_load_dataset(const char *cmd, char *const *paths, int npaths, ec_run_record **out,
-                     size_t *n, int *nfiles)
+/* Every path into one record array; *nfiles counts the files read. */
+static int load_files(const char *cmd, char *const *paths, int npaths, ec_run_record **out,
+                      size_t *n, int *nfiles)
 {
     acc a = {0};
     for (int i = 0; i < npaths; i++) {
@@ -120,7 +122,8 @@ int cli_load_dataset(const char *cmd, char *const *paths, int npaths, ec_run_rec
     return 0;
 }
 
-int cli_load_db(const char *cmd, const char *path, ec_run_record **out, size_t *n)
+/* Every run of the results database at path, opened read-only. */
+static int load_db(const char *cmd, const char *path, ec_run_record **out, size_t *n)
 {
     ec_store *s;
     if (ec_store_open(&s, path, 1)) {
@@ -131,4 +134,60 @@ int cli_load_db(const char *cmd, const char *path, ec_run_record **out, size_t *
     if (rc) cli_fail(cmd, "%s: %s", path, ec_last_error());
     ec_store_close(s);
     return rc ? -1 : 0;
+}
+
+int cli_dataset_args_init(const char *cmd, cli_dataset_args *d, int argc)
+{
+    d->npaths = 0;
+    d->db = NULL;
+    /* At most every argument is a path; calloc(0) may return NULL, so never ask for 0. */
+    d->paths = calloc((size_t)(argc > 0 ? argc : 1), sizeof *d->paths);
+    if (d->paths) return 0;
+    cli_fail(cmd, "out of memory");
+    return -1;
+}
+
+void cli_dataset_args_free(cli_dataset_args *d)
+{
+    free(d->paths);
+    d->paths = NULL;
+}
+
+int cli_dataset_arg(const char *cmd, cli_dataset_args *d, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--db")) {
+        if (*i + 1 >= argc) {
+            cli_usage_error(cmd, "--db needs a path");
+            return -1;
+        }
+        d->db = argv[++*i];
+    } else if (a[0] == '-' && a[1]) { /* "-" alone is a file name */
+        cli_usage_error(cmd, "unknown option '%s'", a);
+        return -1;
+    } else {
+        d->paths[d->npaths++] = argv[*i];
+    }
+    return 0;
+}
+
+int cli_dataset_args_check(const char *cmd, const cli_dataset_args *d, const char *verb)
+{
+    if (!d->npaths != !d->db) return 0;
+    if (d->db) cli_usage_error(cmd, "give files or --db, not both");
+    else cli_usage_error(cmd, "name at least one file or folder to %s, or --db PATH", verb);
+    return -1;
+}
+
+int cli_dataset_args_load(const char *cmd, const cli_dataset_args *d, ec_run_record **out,
+                          size_t *n, char *from, size_t from_size)
+{
+    if (d->db) {
+        snprintf(from, from_size, "%s", d->db);
+        return load_db(cmd, d->db, out, n);
+    }
+    int nfiles = 0;
+    if (load_files(cmd, d->paths, d->npaths, out, n, &nfiles)) return -1;
+    snprintf(from, from_size, "%d files", nfiles);
+    return 0;
 }

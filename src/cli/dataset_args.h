@@ -1,5 +1,6 @@
-/* dataset_args.h — loading the datasets that analyze and validate work on: files (ecocompute
- * exports, the seeds' published CSV/JSON files), folders of them, or the results database. */
+/* dataset_args.h — the datasets that analyze and validate work on: files (ecocompute exports,
+ * the seeds' published CSV/JSON files), folders of them, or the results database; the command
+ * line arguments that name them, parsed the same way by both commands. */
 #ifndef ECOCOMPUTE_CLI_DATASET_ARGS_H
 #define ECOCOMPUTE_CLI_DATASET_ARGS_H
 
@@ -7,15 +8,31 @@
 
 #include "ecocompute/results.h"
 
-/* Reads every path into one record array (*out, malloc'd). A folder is walked recursively in
- * name order and its .csv/.json files that are not data files are skipped with a note on stderr;
- * a file named explicitly must be readable. On failure prints "ecocompute CMD: message" and
- * returns -1. *nfiles counts the files read. */
-int cli_load_dataset(const char *cmd, char *const *paths, int npaths, ec_run_record **out,
-                     size_t *n, int *nfiles);
+/* Where a command's records come from: FILE|FOLDER... or --db PATH, never both. */
+typedef struct {
+    char **paths; /* [argc]: the positional arguments, pointing into argv */
+    int npaths;
+    const char *db; /* --db PATH, or NULL */
+} cli_dataset_args;
 
-/* Loads every run of the results database at path (read-only). On failure prints
- * "ecocompute CMD: message" and returns -1. */
-int cli_load_db(const char *cmd, const char *path, ec_run_record **out, size_t *n);
+/* Prepares d for a command line of argc arguments. Returns -1 (message printed) on failure. */
+int cli_dataset_args_init(const char *cmd, cli_dataset_args *d, int argc);
+void cli_dataset_args_free(cli_dataset_args *d);
+
+/* The arguments a command does not handle itself: --db PATH (i advances past the value) or a
+ * FILE|FOLDER; any other option is unknown. Returns -1 after printing a usage error. */
+int cli_dataset_arg(const char *cmd, cli_dataset_args *d, int argc, char **argv, int *i);
+
+/* After parsing: exactly one of files and --db. verb says what the command does with them
+ * ("analyse", "check"). Returns -1 after printing a usage error. */
+int cli_dataset_args_check(const char *cmd, const cli_dataset_args *d, const char *verb);
+
+/* Loads the records d names into *out (malloc'd) and writes where they came from into from
+ * ("N files" or the database path) for the command's closing line on stderr. FILEs must be
+ * readable; a FOLDER is walked recursively in name order and its .csv/.json files that are not
+ * data files are skipped with a note on stderr; the database is opened read-only. On failure
+ * prints "ecocompute CMD: message" and returns -1. */
+int cli_dataset_args_load(const char *cmd, const cli_dataset_args *d, ec_run_record **out,
+                          size_t *n, char *from, size_t from_size);
 
 #endif

@@ -1,14 +1,80 @@
 #!/usr/bin/env bash
-# test_analyze_cli.sh — `ecocompute analyze` end to end on seed data: per-configuration stats
+# test_analyze_cli.sh — `ecocompute analyze` end to end: kernel families kept apart on a planted
+# dataset (baselines, crossovers, scaling, --kernels); then on seed data: per-configuration stats
 # equal to the source's own summaries, Δ vs fp16 with a Welch p-value, ranking, the A800 batch
 # scaling law (b ≈ 0.76, R² ≈ 0.99), crossover verdicts, filters, and the output formats.
 set -u
 bin=${EC_BINARY:?}
 seed=${EC_SHARED_DIR:?}/seed-data
-[ -d "$seed" ] || { echo "skipping: $seed not found"; exit 77; }
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
 holds() { awk "BEGIN { exit !($1) }"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Kernel families. An export with fused and reference kernels of one GPU at three model sizes,
+# two runs per configuration (mean exactly as planted). fp16 costs 1000·N J/1k fused and 2000·N
+# reference (N = billions of parameters); nf4 is Δ% = 30 − 20·ln N against fused fp16 (crosses
+# zero at e^1.5 = 4.48 B) and 40 + 5·ln N against reference fp16 (never crosses). Llama-2-7B fp16
+# also runs at batch 8 and 64: fused energy ∝ B^-0.5, reference ∝ B^-0.8. The reference rows
+# come first: an analysis that ignored kernels would take them as every nf4 row's baseline,
+# fit one crossover over both families, and one scaling law over both.
+awk 'BEGIN {
+  OFS = ","
+  print "source,energy_definition,gpu_name,model,params_b,precision,kernels,device,batch," \
+        "prompt_len,gen_len,run_index,tok_s,avg_power_w,j_per_1k_gross"
+  split("TinyLlama-1.1B Qwen2.5-3B Llama-2-7B", m, " "); split("1.1 3.086 6.738", p, " ")
+  split("reference fused", k, " ")
+  for (f = 1; f <= 2; f++) for (i = 1; i <= 3; i++) for (q = 1; q <= 2; q++) {
+    n = p[i]; base = (k[f] == "fused" ? 1000 : 2000) * n
+    d = k[f] == "fused" ? 30 - 20 * log(n) : 40 + 5 * log(n)
+    e = q == 1 ? base : base * (1 + d / 100)
+    for (r = 0; r < 2; r++)
+      print "ecocompute", "gross", "NVIDIA H100 80GB HBM3", m[i], n, q == 1 ? "fp16" : "nf4", \
+            k[f], "cuda:0", 1, 512, 256, r, 100, 400, sprintf("%.9g", e * (r ? 1.01 : 0.99))
+  }
+  for (f = 1; f <= 2; f++) for (b = 8; b <= 64; b *= 8) for (r = 0; r < 2; r++)
+    print "ecocompute", "gross", "NVIDIA H100 80GB HBM3", "Llama-2-7B", 6.738, "fp16", k[f], \
+          "cuda:0", b, 512, 256, r, 100, 400, \
+          sprintf("%.9g", (k[f] == "fused" ? 6738 * b^-0.5 : 13476 * b^-0.8) * (r ? 1.01 : 0.99))
+}' >"$tmp/families.csv"
+json=$("$bin" analyze "$tmp/families.csv" --format json 2>/dev/null); rc=$?
+check "families: analyze exits 0" '[ $rc -eq 0 ]'
+check "families: configs, deltas and ranking name the kernels" \
+  'printf "%s" "$json" | jq -e "all(.configs[], .deltas[], .ranking[]; .kernels == \"fused\" or .kernels == \"reference\")" >/dev/null'
+check "families: each nf4 row has the fp16 baseline of its own family" \
+  'printf "%s" "$json" | jq -e "[.deltas[] | select(.kernels == \"fused\" and .model == \"Llama-2-7B\") | .delta_pct * 10 | round / 10] == [-8.2]" >/dev/null'
+check "families: reference nf4 Llama-2-7B +49.5% vs reference fp16" \
+  'printf "%s" "$json" | jq -e "[.deltas[] | select(.kernels == \"reference\" and .model == \"Llama-2-7B\") | .delta_pct * 10 | round / 10] == [49.5]" >/dev/null'
+check "families: one crossover per family" \
+  'printf "%s" "$json" | jq -e "[.crossover[] | .kernels] | sort == [\"fused\", \"reference\"]" >/dev/null'
+check "families: fused nf4 crosses zero at e^1.5 = 4.48 B" \
+  'printf "%s" "$json" | jq -e "any(.crossover[]; .kernels == \"fused\" and .verdict == \"crossover in range\" and (.crossover_b * 100 | round) == 448)" >/dev/null'
+check "families: reference nf4 never crosses" \
+  'printf "%s" "$json" | jq -e "any(.crossover[]; .kernels == \"reference\" and .verdict == \"no crossover in range (costs more)\")" >/dev/null'
+check "families: one scaling law per family (b = 0.5 fused, 0.8 reference)" \
+  'printf "%s" "$json" | jq -e "[.scaling[] | [.kernels, (.b * 1000 | round / 1000)]] | sort == [[\"fused\", 0.5], [\"reference\", 0.8]]" >/dev/null'
+json=$("$bin" analyze "$tmp/families.csv" --kernels reference --format json 2>/dev/null); rc=$?
+# (jq 1.6 -e exits 0 on empty input: the exit status is checked too)
+check "--kernels: only that family shown, its deltas kept" \
+  '[ $rc -eq 0 ] && printf "%s" "$json" | jq -e "(.configs | length) == 8 and all(.configs[]; .kernels == \"reference\") and (.deltas | length) == 3 and (.crossover | length) == 1" >/dev/null'
+"$bin" import --db "$tmp/families.db" "$tmp/families.csv" >/dev/null 2>&1
+csv=$("$bin" analyze --db "$tmp/families.db" --kernels fused --table crossover --format csv 2>/dev/null)
+check "--db --kernels fused: one crossover row, 4.48 B" \
+  '[ "$(printf "%s\n" "$csv" | wc -l)" -eq 2 ] && [[ "$(printf "%s\n" "$csv" | tail -1)" == *",fused,nf4,"*",4.48,"* ]]'
+csv=$("$bin" analyze "$tmp/families.csv" --kernels bitsandbytes --table deltas --format csv 2>/dev/null); rc=$?
+check "--kernels of no row: exit 0, header only" '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$csv" | wc -l)" -eq 1 ]'
+
+# An unnamed stack (a seed source that labels only its quantized rows) still serves as baseline.
+sed -e 's/,reference,/,,/' "$tmp/families.csv" | grep -v ',fused,' >"$tmp/unnamed.csv"
+csv=$("$bin" analyze "$tmp/unnamed.csv" --table deltas --format csv 2>/dev/null)
+check "unnamed-kernels baseline: 3 deltas" '[ "$(printf "%s\n" "$csv" | wc -l)" -eq 4 ]'
+
+if [ ! -d "$seed" ]; then
+  echo "skipping the seed-data checks: $seed not found"
+  [ $fail -eq 0 ] && exit 77
+  exit $fail
+fi
 a800=$seed/ecocompute-ai/data/a800_results
 
 json=$("$bin" analyze "$a800" --format json 2>/dev/null); rc=$?
@@ -49,8 +115,6 @@ check "filters: its delta vs fp16 is there" \
   'printf "%s" "$json" | jq -e "(.deltas | length) == 1 and .deltas[0].model == \"Yi-1.5-9B\"" >/dev/null'
 
 # The same dataset through the results database gives the same deltas.
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 "$bin" import --db "$tmp/r.db" "$a800"/energy_*.json >/dev/null 2>&1
 a=$("$bin" analyze "$a800" --table deltas --format csv 2>/dev/null | cut -d, -f2- | sort)
 b=$("$bin" analyze --db "$tmp/r.db" --table deltas --format csv 2>/dev/null | cut -d, -f2- | sort)

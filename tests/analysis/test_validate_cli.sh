@@ -96,10 +96,16 @@ json=$("$bin" validate "$tmp/x.json" --format json 2>/dev/null)
 check "export file: the same 6 mismatches" '[ "$(n "$json" summary-mismatch error)" -eq 6 ]'
 err=$("$bin" validate --db "$tmp/r.db" "$raw" 2>&1 >/dev/null); rc=$?
 check "--db and files: exit 2" '[ $rc -eq 2 ]'
+"$bin" validate --db "$tmp/r.db" >/dev/null 2>"$tmp/err"
+check "--db: the closing line names the database" 'grep -q "records from $tmp/r.db: " "$tmp/err"'
 
 # CLI contract.
 err=$("$bin" validate 2>&1 >/dev/null); rc=$?
 check "no file: exit 2" '[ $rc -eq 2 ]'
+err=$("$bin" validate --db 2>&1 >/dev/null); rc=$?
+check "--db without a path: exit 2, one line" '[ $rc -eq 2 ] && [ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
+err=$("$bin" validate "$raw" --kernels fused 2>&1 >/dev/null); rc=$?
+check "analyze's filters are not validate's: exit 2" '[ $rc -eq 2 ] && [[ "$err" == *"unknown option '"'"'--kernels'"'"'"* ]]'
 err=$("$bin" validate "$raw" --energy-tol x 2>&1 >/dev/null); rc=$?
 check "bad tolerance: exit 2, one line" '[ $rc -eq 2 ] && [ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
 err=$("$bin" validate "$seed/quant-energy/curves.json" 2>&1 >/dev/null); rc=$?

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# test_sweep_pipeline.sh — the issue sweeps of bench/gpu.sh on the CPU, end to end: the sweep,
+# eval, outliers and report steps with the catalog's `tiny` model and tiny lengths (overrides of
+# the GPU defaults), resume of a part, the budget stop, the plan; and bench/report_sweep.py's
+# arithmetic on planted runs with energies (Δ vs fp16 of the same kernel family, speed, KL,
+# outlier columns, crossover per family).
+set -u
+bin=${EC_BINARY:?}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+command -v python3 >/dev/null || { echo "skipping: no python3"; exit 77; }
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Planted runs: Llama-2-7B and TinyLlama-1.1B, fp16 and int8 in both kernel families, batch 1.
+# Reference int8 is +20 % at 1.1 B and -20 % at 6.738 B: it crosses zero at e^1.0013 = 2.72 B;
+# fused int8 saves at both sizes.
+mkdir -p "$tmp/planted/eval"
+{ echo "source,energy_definition,gpu_name,driver,git_commit,model,params_b,precision,kernels,device,batch,prompt_len,gen_len,run_index,gate,idle_power_w,decode_time_s,decode_tokens,decode_gpu_energy_j,tok_s,j_per_1k_gross,j_per_1k_net,avg_power_w"
+  while read -r model params kern prec tok gross net; do
+    echo "ecocompute,gross,NVIDIA H100 80GB HBM3,580.1,abc123,$model,$params,$prec,$kern,cuda:0,1,512,256,0,unknown,100,1,255,$gross,$tok,$gross,$net,500"
+  done <<'EOF'
+Llama-2-7B 6.738 fused fp16 177 2900 2200
+Llama-2-7B 6.738 fused int8 265.5 1450 1100
+Llama-2-7B 6.738 reference fp16 142 2860 2000
+Llama-2-7B 6.738 reference int8 131 2288 1200
+TinyLlama-1.1B 1.1 fused fp16 720 535 354
+TinyLlama-1.1B 1.1 fused int8 1000 428 300
+TinyLlama-1.1B 1.1 reference fp16 600 600 400
+TinyLlama-1.1B 1.1 reference int8 500 720 440
+EOF
+} >"$tmp/planted.csv"
+"$bin" import --db "$tmp/planted/results.db" "$tmp/planted.csv" >/dev/null 2>&1
+check "planted runs imported" '[ $? -eq 0 ]'
+printf 'precision,positions,mean_kl_nats,top1_agreement_pct,max_abs_dlogit\nfp16,24,1e-07,100.00,0.001\nint8,24,2.7e-02,90.00,0.2\n' \
+  >"$tmp/planted/eval/Llama-2-7B.csv"
+printf 'model,batch,prompt_len,gen,mean_outlier_columns\nLlama-2-7B,1,512,32,6.0\n' \
+  >"$tmp/planted/outliers.csv"
+rep=$(ECOCOMPUTE=$bin python3 "$root/bench/report_sweep.py" "$tmp/planted" 2>&1); rc=$?
+check "report: exit 0" '[ $rc -eq 0 ]'
+row() { printf "%s\n" "$rep" | grep -F "$1"; }
+llama=$(printf "%s\n" "$rep" | sed -n '/^### Llama-2-7B/,/^##/p')
+check "report: fused int8 1.50x fp16, -50 % gross and net, its KL and top-1" \
+  'printf "%s\n" "$llama" | grep -qF "| 1 | fused | int8 | 1 | 266 | 1.50 | 1,450 | 1,100 | -50.0 % | -50.0 % | 5,686 | -50.0 % | 500 | 2.70e-02 | 90.00 |  |"'
+check "report: reference int8 against reference fp16 (-20 % gross, -40 % net)" \
+  'printf "%s\n" "$llama" | grep -qF "| 1 | reference | int8 | 1 | 131 | 0.92 | 2,288 | 1,200 | -20.0 % | -40.0 % |"'
+check "report: models ordered by size" \
+  '[ "$(printf "%s\n" "$rep" | grep "^### [TL]" | head -2 | tr "\n" " ")" = "### TinyLlama-1.1B (1.10 B parameters) ### Llama-2-7B (6.74 B parameters) " ]'
+check "report: crossover per family, reference crosses at 2.72 B" \
+  'printf "%s\n" "$rep" | sed -n "/^### kernels reference/,/^##/p" | grep -q "| NVIDIA H100 80GB HBM3 | reference | int8 | 1 | gross | 2 | 1.10-6.74 | -22.07 | 2.72 | - | - | 1.000 | crossover in range |"'
+check "report: fused int8 saves everywhere" \
+  'printf "%s\n" "$rep" | sed -n "/^### kernels fused/,/^##/p" | grep -q "no crossover in range (saves)"'
+check "report: eval and outlier tables" \
+  '[ -n "$(row "| Llama-2-7B | int8 | 24 | 2.70e-02 | 90.00 | 0.2 |")" ] && [ -n "$(row "| Llama-2-7B | 1 | 6.00 | outliers/Llama-2-7B_b1.txt |")" ]'
+check "report: provenance line" '[ -n "$(row "GPU NVIDIA H100 80GB HBM3, driver 580.1, ecocompute commit abc123")" ]'
+
+# The pipeline of bench/gpu.sh on the CPU. Two parts (int8 fused, packed reference) cut down to
+# `tiny` at batch 1 and 2.
+export ECOCOMPUTE=$bin OUT=$tmp/out SWEEP_DEVICE=cpu SWEEP_MODELS=tiny SWEEP_BATCHES=1,2 \
+  SWEEP_PROMPT_LEN=8 SWEEP_GEN=4 SWEEP_IDLE=0 EVAL_MODELS=tiny OUTLIER_MODELS=tiny \
+  OUTLIER_BATCHES=1,2 OUTLIER_GEN=4
+bash "$root/bench/gpu.sh" sweep:int8-fused-small sweep:packed-reference-small eval outliers \
+  report >"$tmp/log" 2>&1
+rc=$?
+check "gpu.sh sweep/eval/outliers/report on the CPU: exit 0" '[ $rc -eq 0 ] || { tail -20 "$tmp/log"; false; }'
+check "both parts complete" \
+  '[ "$(grep -c "^sweep part .*: complete; [0-9]* configurations finished (0 measured before)" "$tmp/log")" -eq 2 ]'
+check "one database, 6 + 8 configurations" \
+  '[ "$("$bin" export --db "$OUT/results.db" --format csv 2>/dev/null | tail -n +2 | wc -l)" -eq 14 ]'
+check "eval file of tiny, 6 precisions" '[ "$(tail -n +2 "$OUT/eval/tiny.csv" | wc -l)" -eq 6 ]'
+check "outliers.csv: tiny at batch 1 and 2" \
+  '[ "$(grep -c "^tiny,[12],8,4," "$OUT/outliers.csv")" -eq 2 ]'
+check "report written, tiny's table with the int8-mixed outlier columns" \
+  'grep -q "^### tiny" "$OUT/sweep_report.md" && grep -q "| 1 | fused (cpu) | int8-mixed | 1 | .* | [0-9.]* |$" "$OUT/sweep_report.md"'
+# Again: bench resumes (nothing measured twice), eval and outliers skip what is done.
+bash "$root/bench/gpu.sh" sweep:int8-fused-small eval outliers >"$tmp/log2" 2>&1
+rc=$?
+check "rerun: exit 0, all 6 configurations measured before" \
+  '[ $rc -eq 0 ] && grep -q "complete; 6 configurations finished (6 measured before)" "$tmp/log2"'
+check "rerun: eval skipped" 'grep -q "^eval tiny: done before" "$tmp/log2"'
+check "rerun: still 14 configurations" \
+  '[ "$("$bin" export --db "$OUT/results.db" --format csv 2>/dev/null | tail -n +2 | wc -l)" -eq 14 ]'
+# A budget too short to start: nothing runs, exit 3 with the command that continues.
+SWEEP_BUDGET_S=1 bash "$root/bench/gpu.sh" sweep:packed >"$tmp/log3" 2>&1
+rc=$?
+check "budget spent: exit 3, says how to continue" \
+  '[ $rc -eq 3 ] && grep -q "run .bash bench/gpu.sh sweep:packed. again to continue" "$tmp/log3"'
+bash "$root/bench/gpu.sh" sweep:nonesuch >"$tmp/log4" 2>&1
+check "unknown part: exit 2" '[ $? -eq 2 ]'
+unset SWEEP_MODELS SWEEP_BATCHES SWEEP_PROMPT_LEN SWEEP_GEN SWEEP_DEVICE SWEEP_IDLE
+plan=$(bash "$root/bench/gpu.sh" plan 2>&1)
+check "plan: 12 parts, the GPU protocol" \
+  '[ "$(printf "%s\n" "$plan" | grep -c "ecocompute bench --model .* --device cuda .* --runs 1 --warmup 1 --stabilize 0 --idle 5 --cv-tok 100 --cv-power 100 --reruns 0$")" -eq 12 ]'
+[ $fail -eq 0 ] && echo "sweep pipeline: all checks pass"
+exit $fail
