@@ -29,7 +29,8 @@
 # Overrides (for a CPU check of the pipeline: SWEEP_DEVICE=cpu SWEEP_MODELS=tiny,small
 # SWEEP_PROMPT_LEN=16 SWEEP_GEN=8 SWEEP_IDLE=0 EVAL_MODELS=tiny,small OUTLIER_MODELS=small):
 # SWEEP_MODELS, SWEEP_PRECISIONS, SWEEP_KERNELS, SWEEP_BATCHES, SWEEP_PROMPT_LEN, SWEEP_GEN
-# replace the part's own lists; SWEEP_DEVICE (cuda), SWEEP_IDLE (5 s), SWEEP_BUDGET_S (480),
+# replace the part's own lists; SWEEP_DEVICE (cuda), SWEEP_IDLE (5 s), SWEEP_WARMUP (1 run),
+# SWEEP_INTERVAL (10 ms sampler), SWEEP_BUDGET_S (480),
 # SWEEP_MIN_START_S (120: no part is started with less of the budget left);
 # EVAL_MODELS, EVAL_PRECISIONS, EVAL_TOKENS (24), EVAL_PROMPT_LEN (8); OUTLIER_MODELS,
 # OUTLIER_BATCHES (1,64), OUTLIER_GEN (32); ECOCOMPUTE (the binary; default build/ecocompute).
@@ -81,8 +82,9 @@ sweep_parts=(
 )
 # Cheap but honest: one warm-up and one measured run per configuration, no stabilization wait,
 # a short idle baseline per bench session; with one run the CV gates cannot apply (disabled).
-protocol=(--runs 1 --warmup 1 --stabilize 0 --idle "${SWEEP_IDLE:-5}" --cv-tok 100
-          --cv-power 100 --reruns 0)
+# The sampler at 10 ms: a small model's decode window at batch 1 lasts ~0.1 s.
+protocol=(--runs 1 --warmup "${SWEEP_WARMUP:-1}" --stabilize 0 --idle "${SWEEP_IDLE:-5}"
+          --interval "${SWEEP_INTERVAL:-10}" --cv-tok 100 --cv-power 100 --reruns 0)
 budget=${SWEEP_BUDGET_S:-480}
 # remaining: seconds of this call's budget left (SECONDS counts from the script's start).
 remaining() { echo $((budget - SECONDS)); }
