@@ -63,6 +63,8 @@ typedef struct {
     uint64_t seed;         /* synthetic weights and prompts */
     int threads;           /* CPU backend threads, 0 = all cores */
     float int8_threshold;  /* int8-mixed outlier threshold */
+    int outliers;          /* synthetic weights: injected outlier hidden dims, -1 = the catalog's */
+    float outlier_mag;     /* ... and their magnitude, 0 = the catalog's */
     char tag[64];          /* names a separate measurement of the same sweep ("" = none) */
 } ec_bench_spec;
 void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, fused, b=1 */

@@ -149,6 +149,8 @@ static int default_open_model(void *ctx, const ec_bench_spec *s, const char *nam
     ec_model_options_default(&o);
     o.seed = s->seed;
     o.threads = s->threads;
+    o.outliers = s->outliers;
+    o.outlier_mag = s->outlier_mag;
     return ec_model_open(out, name, &o);
 }
 

@@ -32,17 +32,23 @@ void ec_bench_spec_default(ec_bench_spec *s)
     s->stabilize_max_s = EC_BENCH_DEFAULT_STABILIZE_MAX_S;
     s->seed = 1;
     s->int8_threshold = EC_INT8_THRESHOLD;
+    s->outliers = -1;
 }
 
 void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len)
 {
     /* Idle and stabilization are left out: they shape a session, not what a run measures, so a
      * resumed sweep may use other values and still continue the same configurations. */
-    snprintf(out, len,
-             "runs=%d warmup=%d cv_tok=%g cv_power=%g reruns=%d seed=%llu threads=%d "
-             "int8_threshold=%g",
-             s->runs, s->warmup, s->cv_tok_pct, s->cv_power_pct, s->max_reruns,
-             (unsigned long long)s->seed, s->threads, (double)s->int8_threshold);
+    int n = snprintf(out, len,
+                     "runs=%d warmup=%d cv_tok=%g cv_power=%g reruns=%d seed=%llu threads=%d "
+                     "int8_threshold=%g",
+                     s->runs, s->warmup, s->cv_tok_pct, s->cv_power_pct, s->max_reruns,
+                     (unsigned long long)s->seed, s->threads, (double)s->int8_threshold);
+    /* Other weights are another measurement; only named when set, so the keys of sweeps stored
+     * before the option existed still match. */
+    if (n > 0 && (size_t)n < len && (s->outliers >= 0 || s->outlier_mag > 0.0f))
+        snprintf(out + n, len - (size_t)n, " outliers=%d:%g", s->outliers,
+                 (double)s->outlier_mag);
 }
 
 static void add_ints(cJSON *o, const char *key, const int *v, int n)
@@ -80,6 +86,8 @@ char *ec_bench_spec_to_json(const ec_bench_spec *s)
     cJSON_AddNumberToObject(o, "seed", (double)s->seed);
     cJSON_AddNumberToObject(o, "threads", s->threads);
     cJSON_AddNumberToObject(o, "int8_threshold", (double)s->int8_threshold);
+    cJSON_AddNumberToObject(o, "outliers", s->outliers);
+    cJSON_AddNumberToObject(o, "outlier_mag", (double)s->outlier_mag);
     cJSON_AddStringToObject(o, "tag", s->tag);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
@@ -166,7 +174,8 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
         return ec_set_error("the sweep is not a JSON object");
     }
     double warmup = s->warmup, runs = s->runs, reruns = s->max_reruns, seed = (double)s->seed,
-           threads = s->threads, thr = (double)s->int8_threshold;
+           threads = s->threads, thr = (double)s->int8_threshold, outl = s->outliers,
+           mag = (double)s->outlier_mag;
     const cJSON *aut = cJSON_GetObjectItemCaseSensitive(o, "stabilize_auto");
     int rc = get_names(o, "models", parse_model, s->models, &s->nmodels) ||
              get_names(o, "precisions", parse_prec, s->precisions, &s->nprecisions) ||
@@ -185,7 +194,9 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_number(o, "stabilize_max_s", 0, 86400, &s->stabilize_max_s) ||
              get_number(o, "seed", 0, 0x7fffffff, &seed) ||
              get_number(o, "threads", 0, 1024, &threads) ||
-             get_number(o, "int8_threshold", 0, 1e6, &thr);
+             get_number(o, "int8_threshold", 0, 1e6, &thr) ||
+             get_number(o, "outliers", -1, 1 << 20, &outl) ||
+             get_number(o, "outlier_mag", 0, 1e6, &mag);
     if (!rc && aut && !cJSON_IsBool(aut))
         rc = ec_set_error("sweep: 'stabilize_auto' must be true or false");
     cJSON_Delete(o);
@@ -196,6 +207,8 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
     s->seed = (uint64_t)seed;
     s->threads = (int)threads;
     s->int8_threshold = (float)thr;
+    s->outliers = (int)outl;
+    s->outlier_mag = (float)mag;
     if (aut) s->stabilize_auto = cJSON_IsTrue(aut);
     return 0;
 }

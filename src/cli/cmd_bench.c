@@ -4,6 +4,7 @@
  * the change against fp16) on stdout. Ctrl-C stops after the current run; running the same
  * command again, or `bench --resume`, continues where it stopped. */
 #include "cli.h"
+#include "engine_args.h"
 #include "summary_table.h"
 
 #include "ecocompute/bench.h"
@@ -72,7 +73,9 @@ static void usage(void)
         "(default %d)\n"
         "  --seed S             synthetic weights and prompts (default 1)\n"
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
-        "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n\n"
+        "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
+        "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
+        "                       (default: the catalog's, 6 of 40 from 6 B parameters up)\n\n"
         "measurement and output:\n"
         "  --gpu LIST           GPUs to meter (NVML indices, UUIDs or PCI ids; default all)\n"
         "  --interval MS        meter sampler period, 1..1000 ms (default 100)\n"
@@ -178,7 +181,7 @@ static const char *const valued[] = {
     "--model",      "--precision", "--kernels",   "--batch",     "--prompt-len",
     "--gen",        "--device",    "--config",    "--tag",       "--warmup",
     "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
-    "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold",
+    "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
     "--gpu",        "--interval",  "--trace",     "--db",        "--format",
     NULL};
 
@@ -254,6 +257,8 @@ static int apply(bench_args *a, const char *flag, const char *val)
     } else if (!strcmp(flag, "--int8-threshold")) {
         if (cli_parse_double(CMD, flag, val, 0, 1e6, &d) != 0) return EXIT_USAGE;
         s->int8_threshold = (float)d;
+    } else if (!strcmp(flag, "--outliers")) {
+        if (cli_parse_outliers(CMD, val, &s->outliers, &s->outlier_mag) != 0) return EXIT_USAGE;
     } else if (!strcmp(flag, "--gpu")) {
         if (!*val) return cli_usage_error(CMD, "--gpu needs a GPU list");
         a->gpus = val;

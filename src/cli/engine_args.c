@@ -27,8 +27,7 @@ const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
-/* --outliers K[:MAG]: K outlier hidden dims of magnitude MAG in synthetic weights. */
-static int parse_outliers(const char *cmd, const char *text, ec_model_options *o)
+int cli_parse_outliers(const char *cmd, const char *text, int *outliers, float *mag_out)
 {
     char count[32];
     const char *colon = strchr(text, ':');
@@ -42,8 +41,8 @@ static int parse_outliers(const char *cmd, const char *text, ec_model_options *o
     if (cli_parse_long(cmd, "--outliers", count, 0, 1 << 20, &k) != 0) return -1;
     if (colon && cli_parse_double(cmd, "--outliers magnitude", colon + 1, 1e-6, 1e6, &mag) != 0)
         return -1;
-    o->outliers = (int)k;
-    if (colon) o->outlier_mag = (float)mag;
+    *outliers = (int)k;
+    if (colon) *mag_out = (float)mag;
     return 0;
 }
 
@@ -76,7 +75,9 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
             return cli_usage_error(cmd, "--kernels: %s", ec_last_error()), -1;
     }
     else if (!strcmp(flag, "--outliers"))
-        return parse_outliers(cmd, val, &a->model_opts) ? -1 : 1;
+        return cli_parse_outliers(cmd, val, &a->model_opts.outliers, &a->model_opts.outlier_mag)
+                   ? -1
+                   : 1;
     else if (!strcmp(flag, "--format")) {
         a->format_given = 1;
         return cli_parse_format(cmd, val, &a->format) ? -1 : 1;

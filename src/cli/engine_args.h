@@ -28,6 +28,9 @@ void cli_engine_args_default(cli_engine_args *a);
 /* Handles argv[*i] when it is a shared flag, consuming its value (advancing *i).
  * Returns 1 when handled, 0 when it is not a shared flag, -1 after printing a usage error. */
 int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_args *a);
+/* --outliers K[:MAG] (run, eval, bench): K outlier hidden dims of magnitude MAG in synthetic
+ * weights; *mag is left alone without ":MAG". Returns 0, or -1 after printing a usage error. */
+int cli_parse_outliers(const char *cmd, const char *text, int *outliers, float *mag);
 /* The value of flag argv[*i] (advancing *i), or NULL after printing a usage error. */
 const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i);
 /* Checks what the shared flags cannot check one by one, and that the device's backend exists.

@@ -322,6 +322,38 @@ static void test_stop_and_resume(void **state)
     close_fixture(f);
 }
 
+/* --outliers changes the weights, so it is part of what a configuration measures: it survives
+ * the JSON round trip and names a different protocol, except at its default, where the key
+ * stays the one sweeps stored before the option existed (they must still resume). */
+static void test_spec_outliers(void **state)
+{
+    (void)state;
+    ec_bench_spec s, back;
+    char k0[256], k1[256], k2[256];
+    ec_bench_spec_default(&s);
+    snprintf(s.models[0], sizeof s.models[0], "tiny");
+    s.nmodels = 1;
+    ec_bench_protocol_key(&s, k0, sizeof k0);
+    assert_null(strstr(k0, "outliers"));
+    s.outliers = 4;
+    s.outlier_mag = 25.0f;
+    ec_bench_protocol_key(&s, k1, sizeof k1);
+    assert_string_not_equal(k0, k1);
+    assert_non_null(strstr(k1, "outliers=4:25"));
+    char *json = ec_bench_spec_to_json(&s);
+    assert_non_null(json);
+    assert_int_equal(ec_bench_spec_from_json(json, &back), 0);
+    free(json);
+    assert_int_equal(back.outliers, 4);
+    assert_true(back.outlier_mag == 25.0f);
+    ec_bench_protocol_key(&back, k2, sizeof k2);
+    assert_string_equal(k1, k2);
+    /* A spec stored without the keys reads back as the catalog default. */
+    assert_int_equal(ec_bench_spec_from_json("{\"models\": [\"tiny\"]}", &back), 0);
+    assert_int_equal(back.outliers, -1);
+    assert_int_equal(ec_bench_spec_from_json("{\"outliers\": -2}", &back), -1);
+}
+
 static void test_summary(void **state)
 {
     (void)state;
@@ -360,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_phases_and_energy), cmocka_unit_test(test_gate_fail_bounded),
         cmocka_unit_test(test_gate_power),        cmocka_unit_test(test_gate_single_run),
         cmocka_unit_test(test_stabilize_auto),    cmocka_unit_test(test_stop_and_resume),
+        cmocka_unit_test(test_spec_outliers),
         cmocka_unit_test(test_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

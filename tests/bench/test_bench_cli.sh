@@ -94,6 +94,18 @@ check "session stores the command line" \
 "$bin" bench "${quick[@]}" --precision fp16,int8 --batch 1,2 --runs 3 --db "$tmp/a.db" >/dev/null 2>"$tmp/r.err"; rc=$?
 check "re-run exits 0" '[ $rc -eq 0 ]'
 check "re-run: already measured" 'grep -q "4 configurations finished (4 measured before), 0 runs" "$tmp/r.err"'
+# Injected outliers are other weights: the same sweep with --outliers is a new measurement, and
+# the stored sweep keeps them (for --resume).
+"$bin" bench "${quick[@]}" --precision fp16,int8 --batch 1,2 --runs 1 --outliers 2:30 \
+  --db "$tmp/o.db" >/dev/null 2>&1
+"$bin" bench "${quick[@]}" --precision fp16,int8 --batch 1,2 --runs 1 --db "$tmp/o.db" \
+  >/dev/null 2>"$tmp/o.err"; rc=$?
+check "--outliers: the default weights are measured anew" \
+  '[ $rc -eq 0 ] && grep -q "4 configurations finished (0 measured before)" "$tmp/o.err"'
+stored_outliers="select count(*) from sessions where instr(spec, '\"outliers\":2,') > 0"
+check "--outliers: stored with the sweep" '[ "$(q "$tmp/o.db" "$stored_outliers")" = 1 ]'
+"$bin" bench "${quick[@]}" --outliers 2:x --db "$tmp/o.db" >/dev/null 2>"$tmp/o2.err"; rc=$?
+check "--outliers 2:x: usage error" '[ $rc -eq 2 ] && grep -q "outliers magnitude" "$tmp/o2.err"'
 
 # Round trips: CSV and JSON exports import into a fresh database and export identically;
 # importing twice adds nothing.
