@@ -86,13 +86,6 @@ int ec_fit_crossover(const double *params_b, const double *delta_pct, size_t n, 
 /* Datasheet peak memory bandwidth of a GPU by name ("NVIDIA H100 80GB HBM3", "A800-SXM4-80GB",
  * "Tesla T4"...), bytes/s; NaN if the GPU is not in the table (docs/analysis.md cites each). */
 double ec_gpu_peak_bandwidth(const char *gpu_name);
-/* The catalog model a source's name refers to ("mistralai/Mistral-7B-Instruct-v0.2",
- * "Qwen2.5-3B"...): org prefix dropped, matched on the name up to its size token ("7B"); NULL if
- * none. */
-const ec_model_config *ec_catalog_match(const char *name);
-/* The lowercased "family-size" key of a model name used for that match ("mistral-7b"). */
-void ec_model_family_key(const char *name, char *key, size_t cap);
-
 typedef struct {
     double weight_bytes; /* bytes of weights read per decode step */
     double kv_bytes;     /* bytes of KV cache read per step (all sequences), at the given context */
@@ -105,10 +98,6 @@ typedef struct {
  * model nor params_b > 0 is given, or the precision is unknown. */
 int ec_roofline_decode(const ec_model_config *model, double params_b, ec_precision prec,
                        int batch, int context_len, double bandwidth_Bps, ec_roofline *out);
-/* Precision from a source's spelling: ec_precision_parse names plus "FP16", "INT8_pure",
- * "int8_default", "NF4 DQ", "INT8 Default"... (bitsandbytes' default int8 is int8-mixed; "pure"
- * or threshold 0 is int8). Returns -1 if unknown. */
-int ec_precision_from_text(const char *text, ec_precision *out);
 
 /* ---- records and configurations (group.c) ---- */
 

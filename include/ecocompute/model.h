@@ -74,6 +74,12 @@ uint64_t ec_model_weight_bytes(const ec_model_config *c, ec_precision prec);
 size_t ec_catalog_count(void);
 const ec_model_config *ec_catalog_get(size_t i);
 const ec_model_config *ec_catalog_find(const char *name); /* case-insensitive; NULL if absent */
+/* The catalog model a source's name refers to ("mistralai/Mistral-7B-Instruct-v0.2",
+ * "Qwen2.5-3B"...): org prefix dropped, matched on the name up to its size token ("7B"); NULL if
+ * none. */
+const ec_model_config *ec_catalog_match(const char *name);
+/* The lowercased "family-size" key of a model name used for that match ("mistral-7b"). */
+void ec_model_family_key(const char *name, char *key, size_t cap);
 
 typedef struct {
     uint64_t seed;       /* synthetic weights: same seed → bit-identical weights */

@@ -30,6 +30,10 @@ typedef enum {
 const char *ec_precision_name(ec_precision p);
 /* Parses a name above; -1 with ec_last_error() set when unknown. */
 int ec_precision_parse(const char *name, ec_precision *out);
+/* Precision from a source's spelling: ec_precision_parse names plus "FP16", "INT8_pure",
+ * "int8_default", "NF4 DQ", "INT8 Default"... (bitsandbytes' default int8 is int8-mixed; "pure"
+ * or threshold 0 is int8). Returns -1 if unknown. */
+int ec_precision_from_text(const char *text, ec_precision *out);
 
 #define EC_NF4_BLOCK 64        /* weights per NF4 absmax block (along a row) */
 #define EC_NF4_DQ_BLOCK 256    /* absmax values per second-level block in nf4-dq */

@@ -1,6 +1,8 @@
-/* precision.c — precision names and the bytes each format stores per weight matrix. */
+/* precision.c — precision names (ours, and the spellings of the seeds' sources) and the bytes
+ * each format stores per weight matrix. */
 #include "quant/quant_internal.h"
 
+#include <ctype.h>
 #include <string.h>
 
 static const char *const names[EC_PREC_COUNT] = {
@@ -46,4 +48,32 @@ size_t ec_precision_weight_bytes(ec_precision prec, int rows, int cols)
     default:
         return 0;
     }
+}
+
+int ec_precision_from_text(const char *text, ec_precision *out)
+{
+    char t[32];
+    size_t n = 0;
+    for (const char *p = text; p && *p && n + 1 < sizeof t; p++)
+        t[n++] = (*p == ' ' || *p == '_') ? '-' : (char)tolower((unsigned char)*p);
+    t[n] = '\0';
+    static const struct {
+        const char *text;
+        ec_precision p;
+    } alias[] = {
+        {"float16", EC_PREC_FP16},       {"half", EC_PREC_FP16},
+        {"bfloat16", EC_PREC_BF16},      {"float32", EC_PREC_F32},
+        {"fp32", EC_PREC_F32},
+        /* bitsandbytes' load_in_8bit default is LLM.int8() (threshold 6): the seeds' "INT8" */
+        {"int8-default", EC_PREC_INT8_MIXED}, {"int8", EC_PREC_INT8_MIXED},
+        {"int8-pure", EC_PREC_INT8},     {"pure-int8", EC_PREC_INT8},
+        {"nf4dq", EC_PREC_NF4_DQ},       {"fp8-e4m3", EC_PREC_FP8},
+    };
+    for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
+        if (!strcmp(t, alias[i].text)) {
+            *out = alias[i].p;
+            return 0;
+        }
+    if (ec_precision_parse(t, out) == 0) return 0;
+    return ec_set_error("unknown precision '%s'", text ? text : "(null)");
 }
