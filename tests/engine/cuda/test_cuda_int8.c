@@ -37,37 +37,7 @@
 #include <math.h>
 #include <string.h>
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static float frand(void) /* uniform in [-1, 1) */
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
-}
-
 static float f16(float v) { return ec_f16_to_f32(ec_f32_to_f16(v)); }
-
-static void *dev_alloc(size_t bytes, int fill)
-{
-    void *d;
-    CUDA_OK(cudaMalloc(&d, bytes));
-    CUDA_OK(cudaMemset(d, fill, bytes));
-    return d;
-}
-
-static void *dev_upload(const void *host, size_t bytes)
-{
-    void *d = dev_alloc(bytes, 0);
-    CUDA_OK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
-    return d;
-}
-
-static void download(void *host, const void *dev, size_t bytes)
-{
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
-}
 
 /* ---- setups ---- */
 

@@ -24,24 +24,6 @@ static const char *dname(ec_cuda_dtype t) { return t == EC_CUDA_BF16 ? "bf16" : 
 /* Relative rounding step of a 16-bit output (half an ulp at 11 / 8 significant bits). */
 static double round_rel(ec_cuda_dtype t) { return t == EC_CUDA_BF16 ? 1.0 / 256 : 1.0 / 2048; }
 
-static uint64_t rng = 88172645463325252ull;
-static float frand(void) /* uniform in [-1, 1) */
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
-}
-
-static uint16_t to16(ec_cuda_dtype t, float x)
-{
-    return t == EC_CUDA_BF16 ? ec_f32_to_bf16(x) : ec_f32_to_f16(x);
-}
-static float from16(ec_cuda_dtype t, uint16_t h)
-{
-    return t == EC_CUDA_BF16 ? ec_bf16_to_f32(h) : ec_f16_to_f32(h);
-}
-
 /* Random 16-bit host array and its fp32 values. */
 static uint16_t *rand16(ec_cuda_dtype t, size_t n, float scale, float *values)
 {
@@ -53,38 +35,11 @@ static uint16_t *rand16(ec_cuda_dtype t, size_t n, float scale, float *values)
     return h;
 }
 
-static void *dev_upload(const void *host, size_t bytes)
-{
-    void *d;
-    CUDA_OK(cudaMalloc(&d, bytes));
-    CUDA_OK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
-    return d;
-}
-
-static void *dev_poisoned(size_t bytes)
-{
-    void *d;
-    CUDA_OK(cudaMalloc(&d, bytes));
-    CUDA_OK(cudaMemset(d, 0xFF, bytes));
-    return d;
-}
-
-static void download(void *host, const void *dev, size_t bytes)
-{
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
-}
-
 /* |got - want| <= tol (NaN fails). */
 static void expect_near(double got, double want, double tol, const char *what, long i)
 {
     if (!(fabs(got - want) <= tol))
         fail_msg("%s[%ld]: got %.7g, want %.7g (tolerance %.3g)", what, i, got, want, tol);
-}
-
-static void kernel_ok(int rc)
-{
-    if (rc != 0) fail_msg("%s", ec_last_error());
 }
 
 /* ---- conversion and embedding: exact ---- */
@@ -442,6 +397,7 @@ static void test_argmax(void **state)
 int main(void)
 {
     gpu_test_require_device();
+    gpu_test_rng = 88172645463325252ull; /* this file's test data */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_convert_embed),
         cmocka_unit_test(test_rmsnorm),

@@ -43,48 +43,6 @@ static double round_rel(ec_cuda_dtype t)
 }
 static const char *MODE_NAME[] = {"store", "add", "silu_mul"};
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static float frand(void) /* uniform in [-1, 1) */
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (float)((rng >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
-}
-
-static uint16_t to16(ec_cuda_dtype t, float x)
-{
-    return t == EC_CUDA_BF16 ? ec_f32_to_bf16(x) : ec_f32_to_f16(x);
-}
-static float from16(ec_cuda_dtype t, uint16_t h)
-{
-    return t == EC_CUDA_BF16 ? ec_bf16_to_f32(h) : ec_f16_to_f32(h);
-}
-
-static void *dev_upload(const void *host, size_t bytes)
-{
-    void *d;
-    CUDA_OK(cudaMalloc(&d, bytes));
-    CUDA_OK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
-    return d;
-}
-static void *dev_poisoned(size_t bytes)
-{
-    void *d;
-    CUDA_OK(cudaMalloc(&d, bytes));
-    CUDA_OK(cudaMemset(d, 0xFF, bytes));
-    return d;
-}
-static void download(void *host, const void *dev, size_t bytes)
-{
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
-}
-static void kernel_ok(int rc)
-{
-    if (rc != 0) fail_msg("%s", ec_last_error());
-}
-
 /* ---- a test weight: up to 3 separately quantized pieces, on the host and the device ---- */
 typedef struct {
     ec_precision prec;
