@@ -2,15 +2,23 @@
  * tool, not a test): the GEMVs at a model's shapes for batch 1 and 8, RMSNorm, rope + KV append
  * and attention at a given context. Prints µs per call and the bandwidth each GEMV reaches, so
  * "% of roofline" of a whole decode step can be split into weight streaming and everything else.
+ * With a list of quantized precisions it then times their fused linears (ec_cuda_qlinear, the
+ * decode step's call) at the same shapes and batches 1, 8 and 64; "MB read" counts codes and
+ * scales. Weights and activations are zeros (no int8-mixed outliers): this measures streaming
+ * and decoding, whose cost does not depend on the values.
  *
- * usage: kernel_bench [MODEL] [CONTEXT]   (default Llama-2-7B 640) */
+ * usage: kernel_bench [MODEL] [CONTEXT] [PRECISION,...]   (default Llama-2-7B 640, none) */
 #include "ecocompute/common.h"
 #include "ecocompute/model.h"
 #include "engine/cuda/kernels.h"
+#include "engine/cuda/qweight.h"
+
+#include <cublas_v2.h>
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                         \
     do {                                                                                    \
@@ -67,6 +75,20 @@ typedef struct {
     void *w, *x, *y;
     cudaStream_t st;
 } gemv_ctx;
+
+typedef struct {
+    const ec_cuda_qctx *ctx;
+    ec_cuda_qweight w;
+    ec_gemv_mode mode;
+    int batch, out_rows;
+    void *x, *y;
+} qlinear_ctx;
+
+static int run_qlinear(void *p)
+{
+    qlinear_ctx *c = p;
+    return ec_cuda_qlinear(c->ctx, &c->w, c->mode, c->x, c->batch, c->y, c->out_rows, NULL);
+}
 
 static int run_gemv(void *p)
 {
@@ -173,6 +195,64 @@ int main(int argc, char **argv)
         layer_us[bi] += 2 * norm + rope + att;
         printf("%-20s %5d %8.1f   (x %d layers = %.2f ms)\n", "layer total", batch,
                layer_us[bi], c->n_layers, layer_us[bi] * c->n_layers / 1e3);
+    }
+    if (argc > 3) {
+        cublasHandle_t cublas;
+        if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(cublas, st)) {
+            fprintf(stderr, "cuBLAS initialisation failed\n");
+            return 1;
+        }
+        const int batches[] = {1, 8, 64};
+        printf("\n%-10s %-20s %5s %8s %10s %8s\n", "precision", "linear", "batch", "us",
+               "MB read", "GB/s");
+        char list[256];
+        snprintf(list, sizeof list, "%s", argv[3]);
+        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+            ec_precision prec;
+            if (ec_precision_parse(tok, &prec) != 0) {
+                fprintf(stderr, "kernel_bench: unknown precision '%s'\n", tok);
+                return 2;
+            }
+            int packed = ec_cuda_is_packed(prec);
+            double step_us[3] = {0, 0, 0};
+            for (int bi = 0; bi < 3; bi++) {
+                int batch = batches[bi];
+                for (size_t i = 0; i < 4; i++) {
+                    int silu = shapes[i].mode == EC_GEMV_SILU_MUL;
+                    int wrows = silu ? 2 * shapes[i].rows : shapes[i].rows;
+                    int cols = shapes[i].cols;
+                    ec_cuda_qshape qs = {batch, cols, wrows, (size_t)wrows * cols,
+                                         !packed, EC_KERNELS_FUSED, packed,
+                                         (size_t)wrows * cols};
+                    ec_cuda_qctx ctx;
+                    float *wide = dev_alloc((size_t)batch * wrows * 4);
+                    if (ec_cuda_qctx_init(&ctx, &qs, cublas, st, wide) != 0) {
+                        fprintf(stderr, "%s\n", ec_last_error());
+                        return 1;
+                    }
+                    size_t wbytes = ec_cuda_qweight_bytes(prec, wrows, cols);
+                    qlinear_ctx q = {&ctx, {0}, shapes[i].mode, batch, shapes[i].rows,
+                                     dev_alloc((size_t)batch * cols * 2),
+                                     dev_alloc((size_t)batch * wrows * 4)};
+                    void *wmem = dev_alloc(wbytes);
+                    ec_cuda_qweight_place(&q.w, prec, wrows, cols, 6.0f, (uintptr_t)wmem);
+                    if (silu) ec_cuda_qweight_segments(&q.w, 2, (int[]){shapes[i].rows,
+                                                                        shapes[i].rows});
+                    double us = time_us(run_qlinear, &q, st);
+                    step_us[bi] += us;
+                    printf("%-10s %-20s %5d %8.1f %10.1f %8.0f\n", tok, shapes[i].what, batch,
+                           us, wbytes / 1e6, wbytes / us / 1e3);
+                    cudaFree(wmem);
+                    cudaFree(q.x);
+                    cudaFree(q.y);
+                    cudaFree(wide);
+                    ec_cuda_qctx_free(&ctx);
+                }
+                printf("%-10s %-20s %5d %8.1f   (x %d layers = %.2f ms)\n", tok, "linears total",
+                       batch, step_us[bi], c->n_layers, step_us[bi] * c->n_layers / 1e3);
+            }
+        }
+        cublasDestroy(cublas);
     }
     ec_model_close(m);
     return 0;
