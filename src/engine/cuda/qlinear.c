@@ -133,12 +133,13 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
 {
     size_t off = 0;
     int reference = sh->kernels == EC_KERNELS_REFERENCE;
-    /* Packed formats, reference family: the nf4-dq absmax and the dequantized weight. */
-    c->pabsmax = sh->packed && reference
-                     ? (float *)carve(base, &off, (size_t)sh->max_rows * nblocks(sh->max_cols) *
-                                                      sizeof(float))
-                     : NULL;
-    c->pw16 = sh->packed && reference ? carve(base, &off, sh->max_weight * 2) : NULL;
+    /* Packed formats: the nf4-dq absmax and the dequantized weight of the reference family, and
+     * of the fused family's prefill-sized calls (packed_linear). */
+    int dequant = sh->packed && (reference || sh->max_batch > EC_CUDA_QMMA_MAX_BATCH);
+    c->pabsmax = dequant ? (float *)carve(base, &off, (size_t)sh->max_rows *
+                                                          nblocks(sh->max_cols) * sizeof(float))
+                         : NULL;
+    c->pw16 = dequant ? carve(base, &off, sh->max_weight * 2) : NULL;
     if (!sh->quantized) return off;
     size_t B = (size_t)sh->max_batch, K = (size_t)round_up(sh->max_cols, 16);
     size_t T = B < EC_CUDA_TC_ROWS ? B : EC_CUDA_TC_ROWS, R4 = (size_t)round_up(sh->max_rows, 4);
@@ -343,7 +344,12 @@ static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gem
                          const void *x, int batch, void *y, int ldy)
 {
     ec_cuda_packed_weight pw = packed_of(c, w);
-    if (c->kernels != EC_KERNELS_REFERENCE)
+    /* Calls of more than one tensor-core launch's token rows (prefill chunks) take the
+     * dequantize-once path in the fused family too: at 512+ rows the product is compute-bound,
+     * and cuBLAS on a 16-bit copy (2 bytes written and read per weight, once per call) runs the
+     * tensor cores far faster than re-decoding every weight tile per 64 rows; decode batches
+     * stay on the one-pass kernels. */
+    if (c->kernels != EC_KERNELS_REFERENCE && batch <= EC_CUDA_QMMA_MAX_BATCH)
         return ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y, ldy,
                                            c->stream);
     ec_cuda_packed_scratch scratch = {c->pabsmax, c->pw16, c->wide};

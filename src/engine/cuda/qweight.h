@@ -96,8 +96,9 @@ typedef struct {
  *   wide    float [B][R]    caller's: the reference family's output before add / SiLU·mul,
  *                            and the fused 16-bit GEMM path's gate/up
  *   qtables float [16 + 256] packed formats: nf4 values and the dynamic map (ec_cuda_quant_tables)
- *   pabsmax float [R * ceil(max_cols/64)]  packed, reference: nf4-dq absmax decoded every call
- *   pw16    16-bit [max_weight]            packed, reference: the dequantized weight
+ *   pabsmax float [R * ceil(max_cols/64)]  packed, reference (or max_batch above
+ *                                          EC_CUDA_QMMA_MAX_BATCH): nf4-dq absmax of a call
+ *   pw16    16-bit [max_weight]            packed, likewise: the dequantized weight
  * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync). */
 typedef struct {
     cublasHandle_t cublas; /* bound to stream */
@@ -139,7 +140,8 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
  * segment with the libraries' separate launches and, for int8-mixed, their host synchronisation
  * on the outlier count; the add and SiLU·mul are separate kernels.
  * Packed formats (nf4, nf4-dq, fp8): fused = ec_cuda_packed_linear_fused (GEMV up to 8 rows,
- * tensor-core kernel above), one launch per call; reference = ec_cuda_packed_linear_reference
+ * tensor-core kernel up to EC_CUDA_QMMA_MAX_BATCH), one launch per call, and above that (prefill
+ * chunks) the reference dataflow's dequantize + cuBLAS; reference = ec_cuda_packed_linear_reference
  * over the whole weight (nf4-dq absmax decode, naive GEMV at batch 1 or dequant + cuBLAS GEMM,
  * then SiLU·mul), no host synchronisation either.
  * stat (may be NULL): device counters [2] += {outlier columns, calls} (int8-mixed only). */
