@@ -107,7 +107,9 @@ typedef struct {
  * over one pass of the int8 rows, the outlier columns' fp16 products, then the ec_gemv_mode
  * epilogue (SILU_MUL: rows = output rows, w holds 2*rows); y as ec_cuda_gemv. One launch whose
  * blocks each prepare the activations in shared memory when they fit (48 KiB: every batch-1
- * shape), else a single-block prepare launch into s first. stat as ec_cuda_int8_outliers. */
+ * shape), else a single-block prepare launch into s first; either way s->xq, xscale, ocols and
+ * ocount hold the call's prepared activations afterwards (s->mask only after the separate
+ * launch). stat as ec_cuda_int8_outliers. */
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
                       const void *x, int cols, float threshold, const ec_cuda_int8_scratch *s,
                       int batch, void *y, int ldy, unsigned long long *stat, cudaStream_t stream);

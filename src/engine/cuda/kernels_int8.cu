@@ -303,6 +303,20 @@ struct prep_layout {
  * SM; such shapes (wide inputs at batches of several sequences) prepare in a separate launch. */
 static const size_t PREP_SMEM_MAX = 48 * 1024;
 
+/* Copies a block's prepared activations to the global scratch (the prepare launch's outputs). */
+template <typename Idx>
+__device__ void publish_prepared(const int8_t *xq, int nbytes, const float *xscale, int ntok,
+                                 const Idx *ocols, int n, int8_t *g_xq, float *g_xscale,
+                                 int *g_ocols, int *g_ocount)
+{
+    const uint4 *src = reinterpret_cast<const uint4 *>(xq);
+    uint4 *dst = reinterpret_cast<uint4 *>(g_xq);
+    for (int i = threadIdx.x; i < nbytes / 16; i += blockDim.x) dst[i] = src[i];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) g_ocols[i] = ocols[i];
+    if ((int)threadIdx.x < ntok) g_xscale[threadIdx.x] = xscale[threadIdx.x];
+    if (threadIdx.x == 0) *g_ocount = n;
+}
+
 /* As kernels_gemv.cu: one warp owns two rows (gate row r and up row r + rows for SILU_MUL),
  * 16-byte evict-first weight loads (ec_stream_rows: the first ones before waiting for the
  * previous kernel), then the int8 activations.
@@ -312,8 +326,9 @@ static const size_t PREP_SMEM_MAX = 48 * 1024;
  * — each block reads the B x cols fp16 activations from L2 — but it runs while the first weight
  * loads travel, and it saves a launch, a kernel boundary and a global round trip per linear:
  * at decode a separate single-block prepare kernel cost about as much as the GEMV's own launch.
- * Block 0 alone adds the count to `stat`. Without PREP, prepare_kernel ran first and xq, xscale,
- * ocols and ocount are its global outputs.
+ * Block 0 alone adds the count to `stat` and copies its preparation to the global scratch, so
+ * that the scratch holds the call's activations in both variants. Without PREP, prepare_kernel
+ * ran first and xq, xscale, ocols and ocount are its global outputs.
  *
  * The outlier columns are split over the lanes (lane j takes list entries j, j+32, ...): right
  * after the preparation each lane requests its first column's two weights and activations, so
@@ -324,18 +339,16 @@ template <int B, int MODE, bool PREP>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const __half *__restrict__ x, int cols, float threshold,
-                     const int8_t *g_xq, const float *g_xscale, const int *g_ocols,
-                     const int *g_ocount, unsigned long long *stat, void *y, int ldy)
+                     int8_t *g_xq, float *g_xscale, int *g_ocols, int *g_ocount,
+                     unsigned long long *stat, void *y, int ldy)
 {
     typedef typename std::conditional<PREP, uint16_t, int>::type Idx;
     extern __shared__ __align__(16) unsigned char s_prep[];
     prep_layout lay(B, ld, cols, threshold > 0.0f);
-    int8_t *xq = PREP ? reinterpret_cast<int8_t *>(s_prep) : const_cast<int8_t *>(g_xq);
-    float *xscale = PREP ? reinterpret_cast<float *>(s_prep + lay.xscale)
-                         : const_cast<float *>(g_xscale);
-    int *ocount = PREP ? reinterpret_cast<int *>(s_prep + lay.count) : const_cast<int *>(g_ocount);
-    const Idx *ocols = PREP ? reinterpret_cast<const Idx *>(s_prep + lay.ocols)
-                            : reinterpret_cast<const Idx *>(g_ocols);
+    int8_t *xq = PREP ? reinterpret_cast<int8_t *>(s_prep) : g_xq;
+    float *xscale = PREP ? reinterpret_cast<float *>(s_prep + lay.xscale) : g_xscale;
+    int *ocount = PREP ? reinterpret_cast<int *>(s_prep + lay.count) : g_ocount;
+    Idx *ocols = PREP ? reinterpret_cast<Idx *>(s_prep + lay.ocols) : reinterpret_cast<Idx *>(g_ocols);
 
     int warp = blockIdx.x * I8_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
@@ -381,10 +394,12 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
             ec_wait_inputs();
             if (PREP) {
                 unsigned *mask = reinterpret_cast<unsigned *>(s_prep + lay.mask);
-                uint16_t *list = reinterpret_cast<uint16_t *>(s_prep + lay.ocols);
-                prepare_block(x, B, cols, ld, threshold, mask, list, ocount, xq, xscale,
+                prepare_block(x, B, cols, ld, threshold, mask, ocols, ocount, xq, xscale,
                               blockIdx.x == 0 ? stat : nullptr);
                 __syncthreads();
+                if (blockIdx.x == 0) /* the scratch shows what the call used, in both paths */
+                    publish_prepared(xq, B * ld, xscale, B, ocols, *ocount, g_xq, g_xscale,
+                                     g_ocols, g_ocount);
             }
             n = *ocount;
             if (active && lane < n) fetch(lane);
@@ -431,9 +446,9 @@ struct gemv_args {
     const __half *x;
     int cols;
     float threshold;
-    const int8_t *xq;
-    const float *xscale;
-    const int *ocols, *ocount;
+    int8_t *xq;
+    float *xscale;
+    int *ocols, *ocount;
     unsigned long long *stat;
     void *y;
     int ldy;
