@@ -106,8 +106,8 @@ typedef struct {
  * x [batch][cols]: the outlier scan (threshold > 0; 0: none), the per-token quantization, dp4a
  * over one pass of the int8 rows, the outlier columns' fp16 products, then the ec_gemv_mode
  * epilogue (SILU_MUL: rows = output rows, w holds 2*rows); y as ec_cuda_gemv. One launch whose
- * blocks each prepare the activations in shared memory when they fit (48 KiB: every batch-1
- * shape), else a single-block prepare launch into s first; either way s->xq, xscale, ocols and
+ * blocks each prepare the activations in shared memory at batch 1-2 when they fit (48 KiB:
+ * every batch-1 shape), else a single-block prepare launch into s first; either way s->xq, xscale, ocols and
  * ocount hold the call's prepared activations afterwards (s->mask only after the separate
  * launch). stat as ec_cuda_int8_outliers. */
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,

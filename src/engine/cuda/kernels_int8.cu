@@ -299,8 +299,11 @@ struct prep_layout {
         bytes = ocols + (outliers ? (size_t)cols * sizeof(uint16_t) : 0);
     }
 };
-/* Beyond this a block would need an opt-in for more shared memory and fewer blocks would fit an
- * SM; such shapes (wide inputs at batches of several sequences) prepare in a separate launch. */
+/* Which calls prepare inside the GEMV: the redundant work grows with the tokens (every block
+ * quantizes all of them), and on the H100 (bench/kernel_bench) batch 8 took 93 us instead of
+ * the fp16 GEMV's 52 us on Llama-2-7B's qkv, so only the smallest batches do; and the copy must
+ * fit 48 KiB (more needs an opt-in and leaves fewer blocks per SM). */
+static constexpr int PREP_MAX_BATCH = 2;
 static const size_t PREP_SMEM_MAX = 48 * 1024;
 
 /* Copies a block's prepared activations to the global scratch (the prepare launch's outputs). */
@@ -466,6 +469,10 @@ template <int MODE, bool PREP>
 static cudaError_t launch_gemv(int batch, dim3 grid, size_t smem, cudaStream_t stream,
                                const gemv_args &a)
 {
+    static_assert(PREP_MAX_BATCH == 2, "launch_gemv instantiates the preparing GEMV for 1..2");
+    if constexpr (PREP)
+        return batch == 1 ? launch_gemv_b<1, MODE, true>(grid, smem, stream, a)
+                          : launch_gemv_b<2, MODE, true>(grid, smem, stream, a);
     switch (batch) {
     case 1: return launch_gemv_b<1, MODE, PREP>(grid, smem, stream, a);
     case 2: return launch_gemv_b<2, MODE, PREP>(grid, smem, stream, a);
@@ -505,7 +512,7 @@ extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float
                    s->xq,     s->xscale, s->ocols,  s->ocount, stat,              y,    ldy};
     size_t smem = prep_layout(batch, ld, cols, threshold > 0.0f).bytes;
     cudaError_t e;
-    if (smem <= PREP_SMEM_MAX) {
+    if (batch <= PREP_MAX_BATCH && smem <= PREP_SMEM_MAX) {
         e = launch_gemv_mode<true>(mode, batch, grid, smem, stream, a);
     } else {
         EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream, a.x, batch,
