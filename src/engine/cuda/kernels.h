@@ -94,25 +94,18 @@ int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, un
  * NULL: none), xq = rne(x / absmax * 127), outlier and pad columns 0. One block per token. */
 int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const unsigned *mask,
                           int8_t *xq, float *xscale, cudaStream_t stream);
-/* The global scratch of the decode GEMV's preparation (the outputs of the two launches above). */
-typedef struct {
-    unsigned *mask;  /* [ceil(cols/32)] */
-    int *ocols;      /* [cols] */
-    int *ocount;     /* [1] */
-    int8_t *xq;      /* [batch][ld] */
-    float *xscale;   /* [batch] */
-} ec_cuda_int8_scratch;
-/* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH, cols < 65536) from the fp16 activations
- * x [batch][cols]: the outlier scan (threshold > 0; 0: none), the per-token quantization, dp4a
- * over one pass of the int8 rows, the outlier columns' fp16 products, then the ec_gemv_mode
- * epilogue (SILU_MUL: rows = output rows, w holds 2*rows); y as ec_cuda_gemv. One launch whose
- * blocks each prepare the activations in shared memory at batch 1-2 when they fit (48 KiB:
- * every batch-1 shape), else a single-block prepare launch into s first; either way s->xq, xscale, ocols and
- * ocount hold the call's prepared activations afterwards (s->mask only after the separate
- * launch). stat as ec_cuda_int8_outliers. */
+/* Both of the above in one single-block launch, for the decode batches of the fused GEMV
+ * (threshold 0: no outlier scan, *ocount = 0). */
+int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold,
+                         unsigned *mask, int *ocols, int *ocount, int8_t *xq, float *xscale,
+                         unsigned long long *stat, cudaStream_t stream);
+/* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH): dp4a over one pass of the int8 rows,
+ * the outlier columns' fp16 products from x added in the same kernel, then the ec_gemv_mode
+ * epilogue (SILU_MUL: rows = output rows, w holds 2*rows). y as ec_cuda_gemv. */
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
-                      const void *x, int cols, float threshold, const ec_cuda_int8_scratch *s,
-                      int batch, void *y, int ldy, unsigned long long *stat, cudaStream_t stream);
+                      const int8_t *xq, const float *xscale, const void *x, int cols,
+                      const int *ocols, const int *ocount, int batch, void *y, int ldy,
+                      cudaStream_t stream);
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
  * x_q·w_q): scales, the outlier columns' fp16 products (from w and x, ascending), then the
  * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold

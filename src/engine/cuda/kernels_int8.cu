@@ -15,8 +15,6 @@
 
 #include <stdint.h>
 
-#include <type_traits>
-
 enum {
     SCAN_WARPS = 8,      /* outlier scan: warps per block, each a share of the tokens */
     SCAN_WORDS = 4,      /* outlier scan: 32-column mask words per block */
@@ -114,10 +112,8 @@ __device__ __forceinline__ void outlier_words(const __half *x, int t0, int t1, i
 
 /* The set bits of mask [nwords], ascending, into ocols; *ocount = how many (a whole block).
  * Thread i owns the contiguous words [i*per, (i+1)*per), so the prefix sum of the per-thread
- * counts places every column in order. volatile: in outliers_kernel other blocks wrote mask.
- * Idx: int for the global list, uint16_t for a GEMV block's own list in shared memory. */
-template <typename Idx>
-__device__ void list_outliers(const volatile unsigned *mask, int nwords, Idx *ocols, int *ocount,
+ * counts places every column in order. volatile: in outliers_kernel other blocks wrote mask. */
+__device__ void list_outliers(const volatile unsigned *mask, int nwords, int *ocols, int *ocount,
                               unsigned long long *stat)
 {
     int per = (nwords + (int)blockDim.x - 1) / (int)blockDim.x;
@@ -125,7 +121,7 @@ __device__ void list_outliers(const volatile unsigned *mask, int nwords, Idx *oc
     for (int w = w0; w < w1; w++) mine += __popc(mask[w]);
     int total, at = block_exclusive_scan(mine, &total);
     for (int w = w0; w < w1; w++)
-        for (unsigned m = mask[w]; m; m &= m - 1) ocols[at++] = (Idx)(32 * w + __ffs(m) - 1);
+        for (unsigned m = mask[w]; m; m &= m - 1) ocols[at++] = 32 * w + __ffs(m) - 1;
     if (threadIdx.x == 0) {
         *ocount = total;
         if (stat) {
@@ -202,15 +198,13 @@ __global__ void __launch_bounds__(QUANT_THREADS)
     quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
 }
 
-/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, list and quantize with one block;
- * each warp checks PREP_WORDS words per pass with all their loads in flight. The destinations
- * are global memory (prepare_kernel) or the shared memory of a GEMV block that prepares its own
- * copy (int8_gemv_kernel<..., true>). The caller synchronises the block before reading them. */
-template <typename Idx>
-__device__ void prepare_block(const __half *x, int ntok, int cols, int ld, float threshold,
-                              unsigned *mask, Idx *ocols, int *ocount, int8_t *xq, float *xscale,
-                              unsigned long long *stat)
+/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, list and quantize in one block; each
+ * warp checks PREP_WORDS words per pass with all their loads in flight. */
+__global__ void __launch_bounds__(PREP_THREADS)
+    prepare_kernel(const __half *x, int ntok, int cols, int ld, float threshold, unsigned *mask,
+                   int *ocols, int *ocount, int8_t *xq, float *xscale, unsigned long long *stat)
 {
+    ec_wait_inputs();
     if (threshold > 0.0f) {
         int nwords = (cols + 31) / 32, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
         for (int w0 = PREP_WORDS * warp; w0 < nwords; w0 += PREP_WORDS * nwarps) {
@@ -230,15 +224,6 @@ __device__ void prepare_block(const __half *x, int ntok, int cols, int ld, float
     for (int b = 0; b < ntok; b++)
         quantize_token(x + (size_t)b * cols, cols, ld, threshold > 0.0f ? mask : NULL,
                        xq + (size_t)b * ld, xscale + b);
-}
-
-/* The prepare step of the GEMVs whose activation copy does not fit a block's shared memory. */
-__global__ void __launch_bounds__(PREP_THREADS)
-    prepare_kernel(const __half *x, int ntok, int cols, int ld, float threshold, unsigned *mask,
-                   int *ocols, int *ocount, int8_t *xq, float *xscale, unsigned long long *stat)
-{
-    ec_wait_inputs();
-    prepare_block(x, ntok, cols, ld, threshold, mask, ocols, ocount, xq, xscale, stat);
 }
 
 extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold,
@@ -268,6 +253,17 @@ extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld,
     return 0;
 }
 
+extern "C" int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold,
+                                    unsigned *mask, int *ocols, int *ocount, int8_t *xq,
+                                    float *xscale, unsigned long long *stat, cudaStream_t stream)
+{
+    EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
+                          (const __half *)x, ntok, cols, ld, threshold, mask, ocols, ocount, xq,
+                          xscale, stat),
+                "launch of int8 activation prepare (%d tokens x %d)", ntok, cols);
+    return 0;
+}
+
 /* ---- the fused GEMV ---- */
 
 /* Sum of the 16 int8 products of two 16-byte loads, added to acc. */
@@ -285,83 +281,30 @@ __device__ __forceinline__ int warp_isum(int v)
     return v;
 }
 
-/* Where the activations a GEMV block prepares for itself live in its dynamic shared memory:
- * xq [B][ld] (16-byte aligned: ld % 16 == 0), xscale [B], the outlier mask [ceil(cols/32)], the
- * count, and (threshold > 0) the ascending list as 16-bit columns [cols]. */
-struct prep_layout {
-    size_t xscale, mask, count, ocols, bytes;
-    __host__ __device__ prep_layout(int batch, int ld, int cols, bool outliers)
-    {
-        xscale = (size_t)batch * ld;
-        mask = xscale + (size_t)batch * sizeof(float);
-        count = mask + (size_t)(cols + 31) / 32 * sizeof(unsigned);
-        ocols = count + sizeof(int);
-        bytes = ocols + (outliers ? (size_t)cols * sizeof(uint16_t) : 0);
-    }
-};
-/* Which calls prepare inside the GEMV: the redundant work grows with the tokens (every block
- * quantizes all of them), and on the H100 (bench/kernel_bench) batch 8 took 93 us instead of
- * the fp16 GEMV's 52 us on Llama-2-7B's qkv, so only the smallest batches do; and the copy must
- * fit 48 KiB (more needs an opt-in and leaves fewer blocks per SM). */
-static constexpr int PREP_MAX_BATCH = 2;
-static const size_t PREP_SMEM_MAX = 48 * 1024;
-
-/* Copies a block's prepared activations to the global scratch (the prepare launch's outputs). */
-template <typename Idx>
-__device__ void publish_prepared(const int8_t *xq, int nbytes, const float *xscale, int ntok,
-                                 const Idx *ocols, int n, int8_t *g_xq, float *g_xscale,
-                                 int *g_ocols, int *g_ocount)
-{
-    const uint4 *src = reinterpret_cast<const uint4 *>(xq);
-    uint4 *dst = reinterpret_cast<uint4 *>(g_xq);
-    for (int i = threadIdx.x; i < nbytes / 16; i += blockDim.x) dst[i] = src[i];
-    for (int i = threadIdx.x; i < n; i += blockDim.x) g_ocols[i] = ocols[i];
-    if ((int)threadIdx.x < ntok) g_xscale[threadIdx.x] = xscale[threadIdx.x];
-    if (threadIdx.x == 0) *g_ocount = n;
-}
-
 /* As kernels_gemv.cu: one warp owns two rows (gate row r and up row r + rows for SILU_MUL),
  * 16-byte evict-first weight loads (ec_stream_rows: the first ones before waiting for the
- * previous kernel), then the int8 activations.
- *
- * PREP: every block scans and quantizes the activations itself, into shared memory, right after
- * the wait (prepare_block, the same code as the separate prepare launch). That is redundant work
- * — each block reads the B x cols fp16 activations from L2 — but it runs while the first weight
- * loads travel, and it saves a launch, a kernel boundary and a global round trip per linear:
- * at decode a separate single-block prepare kernel cost about as much as the GEMV's own launch.
- * Block 0 alone adds the count to `stat` and copies its preparation to the global scratch, so
- * that the scratch holds the call's activations in both variants. Without PREP, prepare_kernel
- * ran first and xq, xscale, ocols and ocount are its global outputs.
- *
- * The outlier columns are split over the lanes (lane j takes list entries j, j+32, ...): right
- * after the preparation each lane requests its first column's two weights and activations, so
- * that those dependent loads travel while the rows stream; the lanes' fp32 partial sums are then
- * added up with the int8 part's shuffles. That order differs from the CPU's sequential one by at
- * most the fp32 bound of an n-term sum (the tensor-core epilogue keeps the sequential order). */
-template <int B, int MODE, bool PREP>
+ * previous kernel), the int8 activations through the read-only path. The outlier columns are
+ * split over the lanes (lane j takes list entries j, j+32, ...): right after the wait each lane
+ * requests its first column's two weights and activations, so that their dependent loads (count,
+ * column, weight) travel while the rows stream; the lanes' fp32 partial sums are then added up
+ * with the int8 part's shuffles. That order differs from the CPU's sequential one by at most the
+ * fp32 bound of an n-term sum (the tensor-core epilogue keeps the sequential order). */
+template <int B, int MODE>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
-                     int ld, const __half *__restrict__ x, int cols, float threshold,
-                     int8_t *g_xq, float *g_xscale, int *g_ocols, int *g_ocount,
-                     unsigned long long *stat, void *y, int ldy)
+                     int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
+                     const __half *__restrict__ x, int cols, const int *__restrict__ ocols,
+                     const int *__restrict__ ocount, void *y, int ldy)
 {
-    typedef typename std::conditional<PREP, uint16_t, int>::type Idx;
-    extern __shared__ __align__(16) unsigned char s_prep[];
-    prep_layout lay(B, ld, cols, threshold > 0.0f);
-    int8_t *xq = PREP ? reinterpret_cast<int8_t *>(s_prep) : g_xq;
-    float *xscale = PREP ? reinterpret_cast<float *>(s_prep + lay.xscale) : g_xscale;
-    int *ocount = PREP ? reinterpret_cast<int *>(s_prep + lay.count) : g_ocount;
-    Idx *ocols = PREP ? reinterpret_cast<Idx *>(s_prep + lay.ocols) : reinterpret_cast<Idx *>(g_ocols);
-
     int warp = blockIdx.x * I8_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
-    bool active = r0 < rows; /* warp-uniform; idle warps still help prepare */
+    if (r0 >= rows) return; /* warp-uniform: no shuffle below loses a partner */
     int r1 = MODE == EC_GEMV_SILU_MUL ? warp + rows : (r0 + 1 < rows ? r0 + 1 : r0);
     int n16 = ld / 16;
     const uint4 *w0 = reinterpret_cast<const uint4 *>(w + (size_t)r0 * ld);
     const uint4 *w1 = reinterpret_cast<const uint4 *>(w + (size_t)r1 * ld);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
-    float step0 = active ? row_step(wscale, r0) : 0.0f, step1 = active ? row_step(wscale, r1) : 0.0f;
+    float step0 = row_step(wscale, r0), step1 = row_step(wscale, r1);
 
     /* list entry k of this lane: its column's two dequantized weights and B activations */
     float wd0 = 0.0f, wd1 = 0.0f, xo[B];
@@ -388,34 +331,24 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
 #pragma unroll
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0;
     ec_stream_rows<I8_UNROLL, uint4>(
-        active ? n16 : 0,
+        n16,
         [&](int k, uint4 &a, uint4 &c) {
             a = __ldcs(w0 + k);
             c = __ldcs(w1 + k);
         },
         [&] {
             ec_wait_inputs();
-            if (PREP) {
-                unsigned *mask = reinterpret_cast<unsigned *>(s_prep + lay.mask);
-                prepare_block(x, B, cols, ld, threshold, mask, ocols, ocount, xq, xscale,
-                              blockIdx.x == 0 ? stat : nullptr);
-                __syncthreads();
-                if (blockIdx.x == 0) /* the scratch shows what the call used, in both paths */
-                    publish_prepared(xq, B * ld, xscale, B, ocols, *ocount, g_xq, g_xscale,
-                                     g_ocols, g_ocount);
-            }
             n = *ocount;
-            if (active && lane < n) fetch(lane);
+            if (lane < n) fetch(lane);
         },
         [&](int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {
-                uint4 xb = PREP ? xv[(size_t)b * n16 + k] : __ldg(xv + (size_t)b * n16 + k);
+                uint4 xb = __ldg(xv + (size_t)b * n16 + k);
                 acc0[b] = dot16(a, xb, acc0[b]);
                 acc1[b] = dot16(c, xb, acc1[b]);
             }
         });
-    if (!active) return; /* after the block's last barrier */
     if (lane < n) add();
     for (int k = lane + 32; k < n; k += 32) {
         fetch(k);
@@ -441,86 +374,53 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     }
 }
 
-/* The launch arguments of int8_gemv_kernel, as one value the instantiation switch forwards. */
-struct gemv_args {
-    const int8_t *w;
-    const float *wscale;
-    int rows, ld;
-    const __half *x;
-    int cols;
-    float threshold;
-    int8_t *xq;
-    float *xscale;
-    int *ocols, *ocount;
-    unsigned long long *stat;
-    void *y;
-    int ldy;
-};
-
-template <int B, int MODE, bool PREP>
-static cudaError_t launch_gemv_b(dim3 grid, size_t smem, cudaStream_t stream, const gemv_args &a)
+template <int MODE>
+static cudaError_t launch_gemv(int batch, dim3 grid, cudaStream_t stream, const int8_t *w,
+                               const float *wscale, int rows, int ld, const int8_t *xq,
+                               const float *xscale, const __half *x, int cols, const int *ocols,
+                               const int *ocount, void *y, int ldy)
 {
-    return ec_launch(int8_gemv_kernel<B, MODE, PREP>, grid, dim3(I8_WARPS * 32), smem, stream, a.w,
-                     a.wscale, a.rows, a.ld, a.x, a.cols, a.threshold, a.xq, a.xscale, a.ocols,
-                     a.ocount, a.stat, a.y, a.ldy);
-}
-
-template <int MODE, bool PREP>
-static cudaError_t launch_gemv(int batch, dim3 grid, size_t smem, cudaStream_t stream,
-                               const gemv_args &a)
-{
-    static_assert(PREP_MAX_BATCH == 2, "launch_gemv instantiates the preparing GEMV for 1..2");
-    if constexpr (PREP)
-        return batch == 1 ? launch_gemv_b<1, MODE, true>(grid, smem, stream, a)
-                          : launch_gemv_b<2, MODE, true>(grid, smem, stream, a);
+    dim3 block(I8_WARPS * 32);
+#define EC_I8_GEMV(B)                                                                          \
+    return ec_launch(int8_gemv_kernel<B, MODE>, grid, block, 0, stream, w, wscale, rows, ld, xq, \
+                     xscale, x, cols, ocols, ocount, y, ldy)
     switch (batch) {
-    case 1: return launch_gemv_b<1, MODE, PREP>(grid, smem, stream, a);
-    case 2: return launch_gemv_b<2, MODE, PREP>(grid, smem, stream, a);
-    case 3: return launch_gemv_b<3, MODE, PREP>(grid, smem, stream, a);
-    case 4: return launch_gemv_b<4, MODE, PREP>(grid, smem, stream, a);
-    case 5: return launch_gemv_b<5, MODE, PREP>(grid, smem, stream, a);
-    case 6: return launch_gemv_b<6, MODE, PREP>(grid, smem, stream, a);
-    case 7: return launch_gemv_b<7, MODE, PREP>(grid, smem, stream, a);
-    default: return launch_gemv_b<8, MODE, PREP>(grid, smem, stream, a);
+    case 1: EC_I8_GEMV(1);
+    case 2: EC_I8_GEMV(2);
+    case 3: EC_I8_GEMV(3);
+    case 4: EC_I8_GEMV(4);
+    case 5: EC_I8_GEMV(5);
+    case 6: EC_I8_GEMV(6);
+    case 7: EC_I8_GEMV(7);
+    default: EC_I8_GEMV(8);
     }
+#undef EC_I8_GEMV
 }
 
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_gemv instantiates batches 1..8");
 
-template <bool PREP>
-static cudaError_t launch_gemv_mode(ec_gemv_mode mode, int batch, dim3 grid, size_t smem,
-                                    cudaStream_t stream, const gemv_args &a)
-{
-    return mode == EC_GEMV_STORE ? launch_gemv<EC_GEMV_STORE, PREP>(batch, grid, smem, stream, a)
-           : mode == EC_GEMV_ADD ? launch_gemv<EC_GEMV_ADD, PREP>(batch, grid, smem, stream, a)
-                                 : launch_gemv<EC_GEMV_SILU_MUL, PREP>(batch, grid, smem, stream, a);
-}
-
 extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale,
-                                 int rows, int ld, const void *x, int cols, float threshold,
-                                 const ec_cuda_int8_scratch *s, int batch, void *y, int ldy,
-                                 unsigned long long *stat, cudaStream_t stream)
+                                 int rows, int ld, const int8_t *xq, const float *xscale,
+                                 const void *x, int cols, const int *ocols, const int *ocount,
+                                 int batch, void *y, int ldy, cudaStream_t stream)
 {
     if (batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || ld % 16 != 0 || ld < cols || rows < 1 ||
-        ldy < rows || cols > 65535)
+        ldy < rows)
         return ec_set_error("int8 GEMV: unsupported shape batch %d, rows %d, cols %d, ld %d "
-                            "(needs batch 1-%d, ld a multiple of 16, cols < 65536)",
+                            "(needs batch 1-%d, ld a multiple of 16)",
                             batch, rows, cols, ld, EC_CUDA_GEMV_MAX_BATCH);
     int warps = mode == EC_GEMV_SILU_MUL ? rows : (rows + 1) / 2;
     dim3 grid((unsigned)((warps + I8_WARPS - 1) / I8_WARPS));
-    gemv_args a = {w,         wscale,    rows,      ld,        (const __half *)x, cols, threshold,
-                   s->xq,     s->xscale, s->ocols,  s->ocount, stat,              y,    ldy};
-    size_t smem = prep_layout(batch, ld, cols, threshold > 0.0f).bytes;
-    cudaError_t e;
-    if (batch <= PREP_MAX_BATCH && smem <= PREP_SMEM_MAX) {
-        e = launch_gemv_mode<true>(mode, batch, grid, smem, stream, a);
-    } else {
-        EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream, a.x, batch,
-                              cols, ld, threshold, s->mask, s->ocols, s->ocount, s->xq, s->xscale,
-                              stat),
-                    "launch of int8 activation prepare (%d tokens x %d)", batch, cols);
-        e = launch_gemv_mode<false>(mode, batch, grid, 0, stream, a);
-    }
+    const __half *xh = (const __half *)x;
+    cudaError_t e =
+        mode == EC_GEMV_STORE
+            ? launch_gemv<EC_GEMV_STORE>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh,
+                                         cols, ocols, ocount, y, ldy)
+        : mode == EC_GEMV_ADD
+            ? launch_gemv<EC_GEMV_ADD>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh,
+                                       cols, ocols, ocount, y, ldy)
+            : launch_gemv<EC_GEMV_SILU_MUL>(batch, grid, stream, w, wscale, rows, ld, xq, xscale,
+                                            xh, cols, ocols, ocount, y, ldy);
     EC_CUDA_TRY(e, "launch of int8 GEMV (batch %d, %d x %d)", batch, rows, cols);
     return 0;
 }

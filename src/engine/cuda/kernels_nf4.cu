@@ -7,7 +7,7 @@
  * kernels read 32 bytes of codes + 4 bytes of absmax (nf4) or + 1 byte (nf4-dq, whose fp32
  * second-level scale per 256 blocks stays in L1). The 16 code values live in shared memory
  * (16 floats in 16 banks, so lanes never conflict; the tensor-core kernel reads them there), the
- * dynamic map next to them, and for the GEMV in registers as 16-bit values (Values16). */
+ * dynamic map next to them, and for the GEMV as a 16-bit pair per code byte (Values16). */
 #include "kernels_quant.cuh"
 
 namespace
@@ -55,45 +55,35 @@ template <bool DQ> struct Nf4 {
     {
         return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, c.scale);
     }
-    /* The GEMV multiplies in 16-bit pairs: the 16 values, rounded to T, live in 8 registers as
-     * byte planes (lo[e / 4] byte e % 4 = low byte of value e; hi the same for high bytes), and
-     * a code selects its two bytes with byte permutes — no shared-memory load per weight. */
+    /* The GEMV multiplies in 16-bit pairs and looks them up a byte (two codes) at a time: a
+     * table of the 256 byte values' pairs (value[high nibble], value[low nibble]) rounded to T,
+     * in 32 copies so that lane l reads only bank l (entry e of lane l at word 32e + l: any 32
+     * bytes, no conflict). Per two weights that is one shared load and a byte extract. On the
+     * H100 (ncu) one shared load per weight kept the load/store pipe the limit, and decoding in
+     * registers with byte permutes (2.6 integer ops per weight) the integer pipe; both left HBM
+     * under 40 % busy. */
     static constexpr bool PAIRS16 = true;
     template <typename T> struct Values16 {
-        uint32_t lo[4], hi[4];
+        const uint32_t *lane_tab; /* this lane's column of the table */
 
+        /* Every thread of the block calls it, after the tables are in shared memory. */
         __device__ void load(const float *s_tab)
         {
-#pragma unroll
-            for (int q = 0; q < 4; q++) {
-                lo[q] = hi[q] = 0;
-#pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    T v = ec_from_f32<T>(s_tab[4 * q + i]);
-                    uint32_t bits = *reinterpret_cast<const uint16_t *>(&v);
-                    lo[q] |= (bits & 0xffu) << (8 * i);
-                    hi[q] |= (bits >> 8) << (8 * i);
-                }
+            __shared__ uint32_t tab[256 * 32];
+            for (int i = threadIdx.x; i < 256 * 32; i += blockDim.x) {
+                int e = i >> 5;
+                tab[i] = ec_pack2<T>(s_tab[e >> 4], s_tab[e & 15]);
             }
+            __syncthreads();
+            lane_tab = tab + (threadIdx.x & 31);
         }
-        /* Columns 8j .. 8j+7 of a chunk as four pairs (2i, 2i+1), unscaled. Byte i of word j
-         * holds column 2i in its high nibble and 2i+1 in its low one. Per 4 codes (16 bits of
-         * the word, one selector nibble each): a permute into values 0-7 and one into 8-15 per
-         * byte plane, a third picks by the code's bit 3, and two interleave the planes into
-         * pairs (the nibble order swaps each byte's two columns back). */
+        /* Columns 8j .. 8j+7 of a chunk as four pairs (2i, 2i+1), unscaled: byte i of word j. */
         __device__ void pairs8(uint4 c, int j, uint32_t out[4]) const
         {
             uint32_t wd = ec_word(c, j);
-            uint32_t sel = wd & 0x77777777u;                         /* entry within 0-7 / 8-15 */
-            uint32_t half = ((wd >> 1) & 0x44444444u) | 0x32103210u; /* byte n from the half of bit 3 */
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                uint32_t s = sel >> (16 * h), m = half >> (16 * h);
-                uint32_t l = __byte_perm(__byte_perm(lo[0], lo[1], s), __byte_perm(lo[2], lo[3], s), m);
-                uint32_t u = __byte_perm(__byte_perm(hi[0], hi[1], s), __byte_perm(hi[2], hi[3], s), m);
-                out[2 * h] = __byte_perm(l, u, 0x4051);     /* columns 4h, 4h+1 */
-                out[2 * h + 1] = __byte_perm(l, u, 0x6273); /* columns 4h+2, 4h+3 */
-            }
+            for (int i = 0; i < 4; i++)
+                out[i] = lane_tab[32 * ((wd >> (8 * i)) & 0xffu)];
         }
     };
 

@@ -8,10 +8,9 @@
  *     weights, UNROLL per row in flight, evict-first), decodes them in registers, multiplies by
  *     the 16-bit activations for the whole batch (read-only path, L1/L2 resident), and applies
  *     the chunk's scale once per chunk: acc += scale * sum(value * x). fp8 decodes to fp32 with
- *     the hardware conversion; nf4 (PAIRS16) looks its 16 values up in registers with byte
- *     permutes and multiplies in the activations' 16-bit pair arithmetic, 8 columns per fp32
- *     add: a shared-memory table lookup per weight left the 4-bit GEMV bound by the SM's
- *     load/store pipe, not by HBM. The weights are read once for the whole batch; the first
+ *     the hardware conversion; nf4 (PAIRS16) looks up a 16-bit pair per byte of codes in a
+ *     shared table (kernels_nf4.cu) and multiplies in the activations' 16-bit pair arithmetic,
+ *     8 columns per fp32 add, so that neither the load/store nor the integer pipe limits it. The weights are read once for the whole batch; the first
  *     chunks (codes and scale bytes) are requested before the tables load and before waiting
  *     for the previous kernel (ec_stream_rows, PDL), which a 4-bit row — 2 KB at 4096 columns,
  *     one round of loads — needs more than a 16-bit one.
@@ -155,8 +154,7 @@ __device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
     __syncthreads();
 }
 
-/* The register copy of a format's values for 16-bit GEMV arithmetic (PAIRS16); formats that
- * decode to fp32 have none. */
+/* The 16-bit pair table of a format's GEMV (PAIRS16); formats that decode to fp32 have none. */
 template <typename T> struct ec_no_values16 {
     __device__ void load(const float *) {}
 };
@@ -230,7 +228,7 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
 #pragma unroll
     for (int b = 0; b < B; b++)
         acc0[b] = acc1[b] = 0.0f;
-    typename F::template Values16<T> tab16; /* PAIRS16 formats: the values in registers */
+    typename F::template Values16<T> tab16; /* PAIRS16 formats: the 16-bit pair table */
     ec_stream_rows<QGEMV_UNROLL, ec_qchunk>(
         nchunks,
         [&](int k, ec_qchunk &a, ec_qchunk &c) {

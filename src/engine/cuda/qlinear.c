@@ -212,11 +212,13 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
     cudaStream_t st = c->stream;
     const int8_t *wq = (const int8_t *)w->data;
-    if (batch <= EC_CUDA_GEMV_MAX_BATCH) {
-        ec_cuda_int8_scratch s = {c->omask, c->ocols, c->ocount, c->xq, c->xscale};
-        return ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, x, w->cols, w->threshold,
-                                 &s, batch, y, ldy, stat, st);
-    }
+    if (batch <= EC_CUDA_GEMV_MAX_BATCH)
+        return ec_cuda_int8_prepare(x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocols,
+                                    c->ocount, c->xq, c->xscale, stat, st) ||
+                       ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
+                                         x, w->cols, c->ocols, c->ocount, batch, y, ldy, st)
+                   ? -1
+                   : 0;
     if (w->threshold > 0.0f) {
         if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols, c->ocount,
                                   c->ticket, stat, st))
