@@ -35,8 +35,6 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 
 struct Fp8 {
     static constexpr bool TABLES = false;
-    static constexpr bool PAIRS16 = false; /* the GEMV decodes to fp32 (exact, HBM-bound) */
-    template <typename T> using Values16 = ec_no_values16<T>;
     static constexpr int GEMV_COLS = 16; /* columns per 16-byte load */
     struct Piece {
         uint4 lo, hi;

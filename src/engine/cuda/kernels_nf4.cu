@@ -6,8 +6,7 @@
  * block (blocks start at multiples of 64), so a load needs exactly one absmax: per 64 weights the
  * kernels read 32 bytes of codes + 4 bytes of absmax (nf4) or + 1 byte (nf4-dq, whose fp32
  * second-level scale per 256 blocks stays in L1). The 16 code values live in shared memory
- * (16 floats in 16 banks, so lanes never conflict; the tensor-core kernel reads them there), the
- * dynamic map next to them, and for the GEMV as a 16-bit pair per code byte (Values16). */
+ * (16 floats in 16 banks, so lanes never conflict), the dynamic map next to them. */
 #include "kernels_quant.cuh"
 
 namespace
@@ -55,37 +54,20 @@ template <bool DQ> struct Nf4 {
     {
         return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, c.scale);
     }
-    /* The GEMV multiplies in 16-bit pairs and looks them up a byte (two codes) at a time: a
-     * table of the 256 byte values' pairs (value[high nibble], value[low nibble]) rounded to T,
-     * in 32 copies so that lane l reads only bank l (entry e of lane l at word 32e + l: any 32
-     * bytes, no conflict). Per two weights that is one shared load and a byte extract. On the
-     * H100 (ncu) one shared load per weight kept the load/store pipe the limit, and decoding in
-     * registers with byte permutes (2.6 integer ops per weight) the integer pipe; both left HBM
-     * under 40 % busy. */
-    static constexpr bool PAIRS16 = true;
-    template <typename T> struct Values16 {
-        const uint32_t *lane_tab; /* this lane's column of the table */
-
-        /* Every thread of the block calls it, after the tables are in shared memory. */
-        __device__ void load(const float *s_tab)
-        {
-            __shared__ uint32_t tab[256 * 32];
-            for (int i = threadIdx.x; i < 256 * 32; i += blockDim.x) {
-                int e = i >> 5;
-                tab[i] = ec_pack2<T>(s_tab[e >> 4], s_tab[e & 15]);
-            }
-            __syncthreads();
-            lane_tab = tab + (threadIdx.x & 31);
-        }
-        /* Columns 8j .. 8j+7 of a chunk as four pairs (2i, 2i+1), unscaled: byte i of word j. */
-        __device__ void pairs8(uint4 c, int j, uint32_t out[4]) const
-        {
-            uint32_t wd = ec_word(c, j);
+    /* Columns 8j .. 8j+7 of a chunk, unscaled: byte i of word j holds 2i (high) and 2i+1. Each
+     * byte's two codes become byte offsets into s_tab (code * 4) with two logic ops per word,
+     * so a value costs one byte extract and one shared load. */
+    __device__ static void values8(uint4 c, int j, const float *s_tab, float v[8])
+    {
+        uint32_t wd = ec_word(c, j);
+        uint32_t hi = (wd >> 2) & 0x3c3c3c3cu, lo = (wd << 2) & 0x3c3c3c3cu;
+        const char *tab = reinterpret_cast<const char *>(s_tab);
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                out[i] = lane_tab[32 * ((wd >> (8 * i)) & 0xffu)];
+        for (int i = 0; i < 4; i++) {
+            v[2 * i] = *reinterpret_cast<const float *>(tab + __byte_perm(hi, 0, 0x4440 + i));
+            v[2 * i + 1] = *reinterpret_cast<const float *>(tab + __byte_perm(lo, 0, 0x4440 + i));
         }
-    };
+    }
 
     /* Columns [c, c+32) of `row` and their block's absmax; zero weights when !valid. */
     template <bool VEC>

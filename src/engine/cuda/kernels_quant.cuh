@@ -5,12 +5,10 @@
  *
  *   qgemv_kernel (batch 1..8): as kernels_gemv.cu — a warp owns two output rows (gate row r and
  *     up row r for SiLU·mul), each lane streams 16-byte loads of packed codes (32 nf4 / 16 fp8
- *     weights, UNROLL per row in flight, evict-first), decodes them in registers, multiplies by
- *     the 16-bit activations for the whole batch (read-only path, L1/L2 resident), and applies
- *     the chunk's scale once per chunk: acc += scale * sum(value * x). fp8 decodes to fp32 with
- *     the hardware conversion; nf4 (PAIRS16) looks up a 16-bit pair per byte of codes in a
- *     shared table (kernels_nf4.cu) and multiplies in the activations' 16-bit pair arithmetic,
- *     8 columns per fp32 add, so that neither the load/store nor the integer pipe limits it. The weights are read once for the whole batch; the first
+ *     weights, UNROLL per row in flight, evict-first), decodes them to fp32 in registers (code
+ *     table in shared memory, conflict-free), multiplies by the 16-bit activations for the whole
+ *     batch (read-only path, L1/L2 resident), and applies the chunk's scale once per chunk:
+ *     acc += scale * sum(value * x). The weights are read once for the whole batch; the first
  *     chunks (codes and scale bytes) are requested before the tables load and before waiting
  *     for the previous kernel (ec_stream_rows, PDL), which a 4-bit row — 2 KB at 4096 columns,
  *     one round of loads — needs more than a 16-bit one.
@@ -118,30 +116,6 @@ __device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, i
     }
 }
 
-/* 8 activations xr[col .. col+8) as four 16-bit pairs; 0 past cols. */
-template <typename T, bool VEC>
-__device__ __forceinline__ uint4 ec_load_x8_pairs(const T *__restrict__ xr, int col, int cols)
-{
-    if constexpr (VEC) return __ldg(reinterpret_cast<const uint4 *>(xr + col));
-    uint2 a = ec_load_x4<T, false>(xr, col, cols), b = ec_load_x4<T, false>(xr, col + 4, cols);
-    return make_uint4(a.x, a.y, b.x, b.y);
-}
-
-/* sum(v[i] * x[i]) over 8 values held as four 16-bit pairs each, in the pair type's arithmetic
- * (products and the 4-term sums per half rounded to 16 bits; the caller adds the result in fp32,
- * as bitsandbytes' 4-bit GEMV does with its 16-bit products). */
-template <typename T> __device__ __forceinline__ float ec_dot8_pairs(const uint32_t v[4], uint4 x)
-{
-    typedef typename ec_pair<T>::type P;
-    auto as = [](uint32_t u) { return *reinterpret_cast<const P *>(&u); };
-    P h = __hmul2(as(v[0]), as(x.x));
-    h = __hfma2(as(v[1]), as(x.y), h);
-    h = __hfma2(as(v[2]), as(x.z), h);
-    h = __hfma2(as(v[3]), as(x.w), h);
-    float2 f = ec_pair_to_f32(h);
-    return f.x + f.y;
-}
-
 /* Copies the format tables (nf4 values, dynamic map) into shared memory; every thread of the
  * block must call it (it ends with __syncthreads). */
 template <class F>
@@ -153,11 +127,6 @@ __device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
             s_tab[i] = w.tables[i];
     __syncthreads();
 }
-
-/* The 16-bit pair table of a format's GEMV (PAIRS16); formats that decode to fp32 have none. */
-template <typename T> struct ec_no_values16 {
-    __device__ void load(const float *) {}
-};
 
 /* The nf4 block absmax of (row, block blk) in two halves, so a GEMV can request the bytes before
  * the tables are in shared memory: ec_nf4_absmax_load reads the fp32 absmax (nf4) or the 8-bit
@@ -228,7 +197,6 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
 #pragma unroll
     for (int b = 0; b < B; b++)
         acc0[b] = acc1[b] = 0.0f;
-    typename F::template Values16<T> tab16; /* PAIRS16 formats: the 16-bit pair table */
     ec_stream_rows<QGEMV_UNROLL, ec_qchunk>(
         nchunks,
         [&](int k, ec_qchunk &a, ec_qchunk &c) {
@@ -237,7 +205,6 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
         },
         [&] {
             ec_load_qtables<F>(w, s_tab);
-            tab16.load(s_tab);
             ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
         },
         [&](int k, const ec_qchunk &a, const ec_qchunk &c) {
@@ -247,30 +214,18 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
                 p0[b] = p1[b] = 0.0f;
 #pragma unroll
             for (int j = 0; j < F::GEMV_COLS / 8; j++) {
+                float v0[8], v1[8];
+                F::values8(a.code, j, s_tab, v0);
+                F::values8(c.code, j, s_tab, v1);
                 int col = k * F::GEMV_COLS + 8 * j;
-                if constexpr (F::PAIRS16) {
-                    uint32_t v0[4], v1[4];
-                    tab16.pairs8(a.code, j, v0);
-                    tab16.pairs8(c.code, j, v1);
 #pragma unroll
-                    for (int b = 0; b < B; b++) {
-                        uint4 xv = ec_load_x8_pairs<T, VEC>(x + (size_t)b * ldx, col, w.cols);
-                        p0[b] += ec_dot8_pairs<T>(v0, xv);
-                        p1[b] += ec_dot8_pairs<T>(v1, xv);
-                    }
-                } else {
-                    float v0[8], v1[8];
-                    F::values8(a.code, j, s_tab, v0);
-                    F::values8(c.code, j, s_tab, v1);
+                for (int b = 0; b < B; b++) {
+                    float xv[8];
+                    ec_load_x8<T, VEC>(x + (size_t)b * ldx, col, w.cols, xv);
 #pragma unroll
-                    for (int b = 0; b < B; b++) {
-                        float xv[8];
-                        ec_load_x8<T, VEC>(x + (size_t)b * ldx, col, w.cols, xv);
-#pragma unroll
-                        for (int i = 0; i < 8; i++) {
-                            p0[b] = fmaf(v0[i], xv[i], p0[b]);
-                            p1[b] = fmaf(v1[i], xv[i], p1[b]);
-                        }
+                    for (int i = 0; i < 8; i++) {
+                        p0[b] = fmaf(v0[i], xv[i], p0[b]);
+                        p1[b] = fmaf(v1[i], xv[i], p1[b]);
                     }
                 }
             }

@@ -12,9 +12,7 @@
  *   - fused: one pass over the packed weights. Batch 1..8: a GEMV decoding codes and scales in
  *     registers (fp32 weights); batch >= 9: a tensor-core kernel (mma.sync m16n8k16) that decodes
  *     each weight tile into registers once for up to 64 token rows.
- * Numerics: the fp8 GEMVs use the fp32 weights of the CPU reference; the fused nf4 GEMV rounds
- * the 16 code values to the activation format and forms 8-column partial sums (value * x, before
- * the block absmax) in 16-bit pair arithmetic, added in fp32; the 16-bit-weight paths (the
+ * Numerics: the GEMVs use the fp32 weights of the CPU reference; the 16-bit-weight paths (the
  * reference GEMM, the fused nf4 tensor-core kernel) round each weight `code * absmax` (or
  * `e4m3 * scale`) to the activation format first, as bitsandbytes and torchao do; the fused fp8
  * tensor-core kernel feeds the E4M3 values (exact in fp16 and bf16) and applies the row scale to
