@@ -5,7 +5,9 @@
  * With a list of quantized precisions it then times their fused linears (ec_cuda_qlinear, the
  * decode step's call) at the same shapes and batches 1, 8 and 64; "MB read" counts codes and
  * scales. Weights and activations are zeros (no int8-mixed outliers): this measures streaming
- * and decoding, whose cost does not depend on the values.
+ * and decoding, whose cost does not depend on the values. Each kernel runs 200 times in a graph,
+ * so a weight that fits the L2 cache (50 MB on an H100: most packed matrices of a 7B layer) reads
+ * partly from L2 and shows more than HBM bandwidth; time whole steps with `ecocompute run`.
  *
  * usage: kernel_bench [MODEL] [CONTEXT] [PRECISION,...]   (default Llama-2-7B 640, none) */
 #include "ecocompute/common.h"
