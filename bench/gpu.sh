@@ -7,6 +7,9 @@
 #              Llama-3.1-8B batch 1; prompt 512, 256 new tokens
 #   quant      issue #5: Llama-2-7B (6 injected outlier dims of magnitude 40) batch 1/8/64,
 #              fp16 / int8 / int8-mixed x fused / reference kernels, with --energy (1 run each)
+#   speed      fused-family speed and energy of SPEED_RUNS (MODEL:BATCH:PRECISION ..., default
+#              Llama-2-7B at batch 1 / 8 / 64 in the fp16, int8 and packed formats), prompt 512,
+#              128 new tokens, 1 run each, into $OUT/speed.csv
 #   torch      the same shapes in PyTorch + transformers eager (the seeds' stack), metered by
 #              `ecocompute meter --trace` (bench/torch_baseline.py); skipped without torch;
 #              TORCH_COMPILE=1 adds static cache + torch.compile at batch 1
@@ -251,6 +254,30 @@ for step in "${steps[@]}"; do
                 done
             done
         done ;;
+    speed)
+        # Fused family, one run per MODEL:BATCH:PRECISION of SPEED_RUNS, prompt 512, 128 new
+        # tokens, with energy: the whole-model figures of docs/performance.md, "Session 4".
+        rm -f "$out/speed.csv"
+        for run in ${SPEED_RUNS:-Llama-2-7B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:int8-mixed \
+                Llama-2-7B:1:nf4 Llama-2-7B:1:nf4-dq Llama-2-7B:1:fp8 Llama-2-7B:8:fp16 \
+                Llama-2-7B:8:nf4 Llama-2-7B:8:fp8 Llama-2-7B:64:fp16 Llama-2-7B:64:nf4 \
+                Llama-2-7B:64:fp8}; do
+            IFS=: read -r model batch prec <<<"$run"
+            "$bin" run --model "$model" --batch "$batch" --precision "$prec" --kernels fused \
+                --device cuda --prompt-len 512 --gen 128 --energy --idle 2 --format csv \
+                >"$out/run.csv"
+            [ -s "$out/speed.csv" ] || head -1 "$out/run.csv" >"$out/speed.csv"
+            tail -n +2 "$out/run.csv" >>"$out/speed.csv"
+        done
+        "$python" - "$out/speed.csv" <<'PY'
+import csv, sys
+cols = ("model", "batch", "precision", "decode_tok_per_s", "decode_ms_per_step",
+        "prefill_energy_j_gross", "decode_energy_j_gross", "decode_j_per_1k_tok_gross")
+print(" | ".join(cols))
+for r in csv.DictReader(open(sys.argv[1])):
+    print(" | ".join(r[c] for c in cols))
+PY
+        ;;
     torch)
         if ! "$python" -c 'import torch, transformers' 2>/dev/null; then
             echo "torch: not importable with $python; skipped"
@@ -289,7 +316,7 @@ for step in "${steps[@]}"; do
             mapfile -t args < <(part_args "$line")
             printf '%-24s ~%4s s  ecocompute bench %s\n' "$name" "$est" "${args[*]}"
         done ;;
-    *) echo "gpu.sh: unknown step '$step' (tests calibrate ours quant torch sweep:PART eval[:GROUP] outliers report plan)" >&2; exit 2 ;;
+    *) echo "gpu.sh: unknown step '$step' (tests calibrate ours quant speed torch sweep:PART eval[:GROUP] outliers report plan)" >&2; exit 2 ;;
     esac
 done
 echo

@@ -176,7 +176,8 @@ static double prefill_kl(ec_backend *a, ec_backend *b, const ec_model_config *c,
 
 /* Free-running greedy tokens of both backends (reported; at batch 1 on `small` the first
  * require_free steps must match) and teacher-forced agreement (asserted: only near-ties may
- * differ) at batch 1, 4 and 12 (12 exercises the cuBLAS decode path). */
+ * differ) at batch 1, 4 and 12 (12 exercises the cuBLAS decode path, and its 192-row prefill
+ * the packed formats' dequantize + cuBLAS path of the fused family). */
 static void compare_family_with_cpu(const char *name, int outliers, ec_precision p,
                                     ec_kernels kernels, double logit_tol, int require_free,
                                     double tie_tol, double max_bad_frac)
