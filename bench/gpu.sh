@@ -38,7 +38,8 @@
 # EVAL_MODELS, EVAL_PRECISIONS, EVAL_TOKENS (24), EVAL_PROMPT_LEN (8); OUTLIER_MODELS,
 # OUTLIER_BATCHES (1,64), OUTLIER_GEN (32); ECOCOMPUTE (the binary; default build/ecocompute).
 #
-# Results go to $OUT (or bench-out/). Builds with scripts/build.sh unless build/ecocompute exists
+# Results go to $OUT (or bench-out/). Runs the binaries of .devpack/ when the call carried it
+# (bench/device-pack.sh), else builds with scripts/build.sh unless build/ecocompute exists
 # (bench/device-prep.sh makes it for machines without network). Every figure comes from
 # ecocompute's own meter.
 set -euo pipefail
@@ -46,8 +47,15 @@ cd "$(dirname "$0")/.."
 out=${OUT:-bench-out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # absolute: XDG_DATA_HOME and the report need it
+pack=$(pwd)/.devpack # bench/device-pack.sh: the shared-library build, carried by the call
+if [ -d "$pack" ]; then
+    export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export EC_SHARED_DIR=$pack # test_cuda_model's real models
+fi
 if [ -n "${ECOCOMPUTE:-}" ]; then
     bin=$ECOCOMPUTE
+elif [ -x "$pack/bin/ecocompute" ]; then
+    bin=$pack/bin/ecocompute
 else
     [ -x build/ecocompute ] || bash scripts/build.sh build -DCMAKE_CUDA_ARCHITECTURES=90
     bin=$(pwd)/build/ecocompute
@@ -228,7 +236,14 @@ shapes=("Llama-2-7B 1" "Llama-2-7B 8" "Llama-2-7B 64" "TinyLlama-1.1B 1" "Llama-
 for step in "${steps[@]}"; do
     case $step in
     tests)
-        ctest --test-dir build -L gpu --output-on-failure 2>&1 | tee "$out/tests.txt" || true ;;
+        if [ -d "$pack/bin" ]; then
+            for t in "$pack"/bin/test_cuda_*; do
+                echo "== $(basename "$t")"
+                "$t" 2>&1 | tail -n 25 || echo "FAILED: $(basename "$t")"
+            done 2>&1 | tee "$out/tests.txt"
+        else
+            ctest --test-dir build -L gpu --output-on-failure 2>&1 | tee "$out/tests.txt" || true
+        fi ;;
     calibrate)
         "$bin" calibrate --idle 5 --seconds 6 | tee "$out/calibrate.txt" ;;
     ours)

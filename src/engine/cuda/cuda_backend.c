@@ -528,26 +528,27 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
     for (int l = 0; l < c->n_layers; l++) {
         const cuda_layer *L = &s->layers[l];
         char *kc = (char *)s->k_cache + l * kv_layer, *vc = (char *)s->v_cache + l * kv_layer;
-        if (ec_cuda_rmsnorm(s->dt, s->x, dim, L->attn_norm, rows, dim, c->norm_eps, s->xn, st) ||
-            ec_cuda_qlinear(q, &L->wqkv, EC_GEMV_STORE, s->xn, rows, s->qkv, s->qkv_dim,
-                            stat_of(s, l, STAT_QKV)) ||
+        ec_cuda_norm attn_norm = {s->x, (size_t)dim, L->attn_norm, c->norm_eps};
+        ec_cuda_norm ffn_norm = {s->x, (size_t)dim, L->ffn_norm, c->norm_eps};
+        if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
+                                   s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
             ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q,
                             kc, vc, st) ||
             ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, n_splits, split_len,
                               s->part, s->att, st) ||
             ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
-            ec_cuda_rmsnorm(s->dt, s->x, dim, L->ffn_norm, rows, dim, c->norm_eps, s->xn, st) ||
-            ec_cuda_qlinear(q, &L->wgu, EC_GEMV_SILU_MUL, s->xn, rows, s->h, s->hidden_pad,
-                            stat_of(s, l, STAT_GU)) ||
+            ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
+                                   s->hidden_pad, stat_of(s, l, STAT_GU)) ||
             ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
                             stat_of(s, l, STAT_DOWN)))
             return -1;
     }
     if (!with_head) return 0;
     /* Only each sequence's last position feeds the head. */
-    if (ec_cuda_rmsnorm(s->dt, s->x + (size_t)(n - 1) * dim, (size_t)n * dim, s->final_norm, batch,
-                        dim, c->norm_eps, s->xn, st) ||
-        ec_cuda_qlinear(q, &s->head, EC_GEMV_STORE, s->xn, batch, s->logits, c->vocab_size, NULL))
+    ec_cuda_norm final_norm = {s->x + (size_t)(n - 1) * dim, (size_t)n * dim, s->final_norm,
+                               c->norm_eps};
+    if (ec_cuda_qlinear_normed(q, &s->head, EC_GEMV_STORE, &final_norm, s->xn, batch, s->logits,
+                               c->vocab_size, NULL))
         return -1;
     return ec_cuda_argmax(s->logits, batch, c->vocab_size, s->d_next, st);
 }

@@ -47,6 +47,14 @@ int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, cudaStre
 int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);
 
 /* ---- kernels_norm.cu ---- */
+/* An RMSNorm as the first step of a later kernel (ec_cuda_int8_prepare): rows of the fp32
+ * residual stream x start x_stride apart, w [dim] is the norm's weight. */
+typedef struct {
+    const float *x;
+    size_t x_stride;
+    const float *w;
+    float eps;
+} ec_cuda_norm;
 /* out [rows][dim] (16-bit) = x[r] * w / sqrt(mean(x[r]^2) + eps); row r of x starts at
  * x + r*x_stride (fp32), so the prefill can normalise only each sequence's last position. */
 int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride, const float *w /* [dim] */,
@@ -94,18 +102,20 @@ int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, un
  * NULL: none), xq = rne(x / absmax * 127), outlier and pad columns 0. One block per token. */
 int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const unsigned *mask,
                           int8_t *xq, float *xscale, cudaStream_t stream);
-/* Both of the above in one single-block launch, for the decode batches of the fused GEMV
- * (threshold 0: no outlier scan, *ocount = 0). */
-int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold,
-                         unsigned *mask, int *ocols, int *ocount, int8_t *xq, float *xscale,
+/* Decode batches of the fused GEMV: the scan's mask and count (no column list) and the
+ * quantization in one single-block launch (threshold 0: no outlier scan, *ocount = 0). With
+ * norm (else NULL) it first writes x = rmsnorm(norm->x) [ntok][cols], as ec_cuda_rmsnorm would,
+ * and goes on from that: the layer's norm costs no launch of its own. */
+int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols, int ld, float threshold,
+                         unsigned *mask, int *ocount, int8_t *xq, float *xscale,
                          unsigned long long *stat, cudaStream_t stream);
 /* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH): dp4a over one pass of the int8 rows,
- * the outlier columns' fp16 products from x added in the same kernel, then the ec_gemv_mode
- * epilogue (SILU_MUL: rows = output rows, w holds 2*rows). y as ec_cuda_gemv. */
+ * the fp16 products of the outlier columns in mask (NULL: none) from x and the codes the pass
+ * holds anyway, then the ec_gemv_mode epilogue (SILU_MUL: rows = output rows, w holds 2*rows).
+ * y as ec_cuda_gemv. */
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
                       const int8_t *xq, const float *xscale, const void *x, int cols,
-                      const int *ocols, const int *ocount, int batch, void *y, int ldy,
-                      cudaStream_t stream);
+                      const unsigned *mask, int batch, void *y, int ldy, cudaStream_t stream);
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
  * x_q·w_q): scales, the outlier columns' fp16 products (from w and x, ascending), then the
  * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold

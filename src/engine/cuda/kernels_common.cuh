@@ -159,31 +159,93 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
 }
 
 /* ---- the weight stream of the decode GEMVs (fp16, int8, nf4/fp8) ----
- * A warp owns two weight rows; lane l reads their chunks l, l+32, l+64, ... with U chunks per row
- * in flight. load(k, a, c) requests chunk k of both rows into a and c, use(k, a, c) consumes them
- * in order. The first U requests go out before ready() runs, and ready() must call
- * ec_wait_inputs(): weights are no step data (see ec_launch), so under PDL the first HBM round
- * trip of a GEMV overlaps the end of the previous kernel instead of following it. ready() is
- * also where block-wide set-up goes (tables, __syncthreads), so every warp of the block must
- * call this; a warp without rows passes nchunks = 0. */
-template <int U, typename Chunk, typename Load, typename Ready, typename Use>
-__device__ __forceinline__ void ec_stream_rows(int nchunks, Load load, Ready ready, Use use)
+ * A GEMV's unit of work is a pair of weight rows (ec_gemv_pair_rows). Warp w of a grid of W
+ * warps owns pairs w, w + W, w + 2W, ... and streams them as one sequence: lane l reads chunks
+ * l, l+32, l+64, ... of each pair's two rows, U chunks per row in flight, and refills a slot as
+ * soon as it is consumed, so the loads of the next pair travel while the current one is used.
+ * A row of 4096 columns is 16 rounds of 16-byte loads per lane in fp16 but one round in nf4:
+ * with one pair per warp a 4-bit warp would load once, wait a full HBM latency, compute and
+ * exit, and HBM would idle between its warps' rounds. load(p, k, a, c) requests chunk k of pair
+ * p's rows into a and c, use(p, k, a, c) consumes them in order, finish(p) runs on the whole
+ * warp after pair p's last chunk (reductions, epilogue). The first U requests go out before
+ * ready() runs, and ready() must call ec_wait_inputs(): weights are no step data (see
+ * ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of the previous
+ * kernel instead of following it. ready() is also where block-wide set-up goes (tables,
+ * __syncthreads), so every warp of the block must call this, also a warp without pairs. */
+template <int U, typename Chunk, typename Load, typename Ready, typename Use, typename Finish>
+__device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load load, Ready ready,
+                                                Use use, Finish finish)
 {
-    int lane = threadIdx.x & 31;
+    int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
+    int warp = blockIdx.x * wpb + (threadIdx.x >> 5), nwarps = gridDim.x * wpb;
+    int slots = (nchunks + 31) / 32; /* chunks per lane and row (the last ones maybe empty) */
+    int mine = warp < npairs ? (npairs - 1 - warp) / nwarps + 1 : 0;
+    int total = mine * slots; /* warp-uniform: the shuffles in finish() see every lane */
     Chunk a[U] = {}, c[U] = {};
-    auto request = [&](int base) {
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (base + 32 * u < nchunks) load(base + 32 * u, a[u], c[u]);
+    int rp = warp, rj = 0; /* the request cursor: pair rp, slot rj */
+    auto request = [&](int s, int u) {
+        if (s >= total) return;
+        int k = lane + 32 * rj;
+        if (k < nchunks) load(rp, k, a[u], c[u]);
+        if (++rj == slots) {
+            rj = 0;
+            rp += nwarps;
+        }
     };
-    request(lane);
-    ready();
-    for (int base = lane; base < nchunks; base += 32 * U) {
 #pragma unroll
-        for (int u = 0; u < U; u++)
-            if (base + 32 * u < nchunks) use(base + 32 * u, a[u], c[u]);
-        request(base + 32 * U);
+    for (int u = 0; u < U; u++) request(u, u);
+    ready();
+    int up = warp, uj = 0; /* the use cursor */
+    for (int s0 = 0; s0 < total; s0 += U) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            int s = s0 + u;
+            if (s >= total) break;
+            int k = lane + 32 * uj;
+            if (k < nchunks) use(up, k, a[u], c[u]);
+            request(s + U, u);
+            if (++uj == slots) {
+                finish(up);
+                uj = 0;
+                up += nwarps;
+            }
+        }
     }
+}
+
+/* GEMV pairs of a weight of out_rows output rows: rows 2p and 2p+1, or for SILU_MUL gate row p
+ * and up row p + out_rows (the weight holds both halves). */
+__host__ __device__ __forceinline__ int ec_gemv_pairs(int mode, int out_rows)
+{
+    return mode == EC_GEMV_SILU_MUL ? out_rows : (out_rows + 1) / 2;
+}
+/* The two rows of pair p (a lone last row: r1 == r0). */
+template <int MODE> __device__ __forceinline__ int2 ec_gemv_pair_rows(int p, int out_rows)
+{
+    if (MODE == EC_GEMV_SILU_MUL) return make_int2(p, p + out_rows);
+    return make_int2(2 * p, 2 * p + 1 < out_rows ? 2 * p + 1 : 2 * p);
+}
+
+/* Blocks of wpb warps for a GEMV `kernel` of npairs pairs: at most one wave of the blocks the
+ * device holds at once (so warps stream pairs instead of waiting to be scheduled), and every
+ * warp the same number of pairs to within one (no warp runs a round longer than the others).
+ * The kernel's residency is asked once per device and thread. */
+template <typename K> static unsigned ec_stream_blocks(K kernel, int npairs, int wpb)
+{
+    static thread_local int cached_dev = -1, resident = 0;
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
+        int sms = 0, per_sm = 0;
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, wpb * 32, 0) ==
+                cudaSuccess)
+            resident = sms * per_sm;
+        cached_dev = dev;
+    }
+    int max_warps = resident > 0 ? resident * wpb : npairs; /* unknown: a warp per pair */
+    int per_warp = (npairs + max_warps - 1) / max_warps;
+    int warps = (npairs + per_warp - 1) / per_warp;
+    return (unsigned)((warps + wpb - 1) / wpb);
 }
 
 /* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */

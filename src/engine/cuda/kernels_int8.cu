@@ -12,6 +12,7 @@
  * (the GEMV splits it over lanes, see int8_gemv_kernel, and is bit-exact without outliers). */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
+#include "kernels_norm.cuh"
 
 #include <stdint.h>
 
@@ -32,6 +33,8 @@ enum {
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
 static const unsigned FULL = 0xffffffffu;
+
+static_assert((int)PREP_THREADS == (int)EC_NORM_THREADS, "the prepare's RMSNorm runs on the whole block");
 
 /* round_q8 of src/quant/int8.c: nearest even, NaN -> 0, clamp to ±127. */
 __device__ __forceinline__ int8_t round_q8(float v)
@@ -198,26 +201,49 @@ __global__ void __launch_bounds__(QUANT_THREADS)
     quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
 }
 
-/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, list and quantize in one block; each
- * warp checks PREP_WORDS words per pass with all their loads in flight. */
+/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, count and quantize in one block; each
+ * warp checks PREP_WORDS words per pass with all their loads in flight. The GEMV reads the mask
+ * itself, so no column list is built. */
 __global__ void __launch_bounds__(PREP_THREADS)
-    prepare_kernel(const __half *x, int ntok, int cols, int ld, float threshold, unsigned *mask,
-                   int *ocols, int *ocount, int8_t *xq, float *xscale, unsigned long long *stat)
+    prepare_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld, float threshold,
+                   unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                   unsigned long long *stat)
 {
+    __shared__ int s_count;
+    __shared__ float scratch[32];
+    if (threadIdx.x == 0) s_count = 0;
     ec_wait_inputs();
+    if (norm.x) {
+        for (int b = 0; b < ntok; b++)
+            ec_rmsnorm_row<__half>(norm.x + b * norm.x_stride, norm.w, cols, norm.eps,
+                                   x + (size_t)b * cols, scratch);
+        __syncthreads(); /* the block's writes of x before anyone reads them */
+    }
     if (threshold > 0.0f) {
         int nwords = (cols + 31) / 32, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+        int count = 0; /* lane 0: the outlier columns of this warp's words */
+        __syncthreads(); /* s_count cleared */
         for (int w0 = PREP_WORDS * warp; w0 < nwords; w0 += PREP_WORDS * nwarps) {
             bool f[PREP_WORDS];
             outlier_words<PREP_WORDS>(x, 0, ntok, 1, cols, threshold, w0, f);
 #pragma unroll
             for (int j = 0; j < PREP_WORDS; j++) {
                 unsigned m = __ballot_sync(FULL, f[j]);
-                if ((threadIdx.x & 31) == 0 && w0 + j < nwords) mask[w0 + j] = m;
+                if ((threadIdx.x & 31) == 0 && w0 + j < nwords) {
+                    mask[w0 + j] = m;
+                    count += __popc(m);
+                }
             }
         }
-        __syncthreads(); /* the block's mask words written before anyone lists them */
-        list_outliers(mask, nwords, ocols, ocount, stat);
+        if ((threadIdx.x & 31) == 0 && count) atomicAdd(&s_count, count);
+        __syncthreads(); /* the block's mask words written before anyone quantizes with them */
+        if (threadIdx.x == 0) {
+            *ocount = s_count;
+            if (stat) {
+                atomicAdd(stat, (unsigned long long)s_count);
+                atomicAdd(stat + 1, 1ull);
+            }
+        }
     } else if (threadIdx.x == 0) {
         *ocount = 0;
     }
@@ -253,13 +279,15 @@ extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld,
     return 0;
 }
 
-extern "C" int ec_cuda_int8_prepare(const void *x, int ntok, int cols, int ld, float threshold,
-                                    unsigned *mask, int *ocols, int *ocount, int8_t *xq,
-                                    float *xscale, unsigned long long *stat, cudaStream_t stream)
+extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols,
+                                    int ld, float threshold, unsigned *mask, int *ocount,
+                                    int8_t *xq, float *xscale, unsigned long long *stat,
+                                    cudaStream_t stream)
 {
+    ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
     EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
-                          (const __half *)x, ntok, cols, ld, threshold, mask, ocols, ocount, xq,
-                          xscale, stat),
+                          norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
+                          ocount, xq, xscale, stat),
                 "launch of int8 activation prepare (%d tokens x %d)", ntok, cols);
     return 0;
 }
@@ -281,109 +309,107 @@ __device__ __forceinline__ int warp_isum(int v)
     return v;
 }
 
-/* As kernels_gemv.cu: one warp owns two rows (gate row r and up row r + rows for SILU_MUL),
- * 16-byte evict-first weight loads (ec_stream_rows: the first ones before waiting for the
- * previous kernel), the int8 activations through the read-only path. The outlier columns are
- * split over the lanes (lane j takes list entries j, j+32, ...): right after the wait each lane
- * requests its first column's two weights and activations, so that their dependent loads (count,
- * column, weight) travel while the rows stream; the lanes' fp32 partial sums are then added up
- * with the int8 part's shuffles. That order differs from the CPU's sequential one by at most the
- * fp32 bound of an n-term sum (the tensor-core epilogue keeps the sequential order). */
+/* Byte i (0..15, run-time) of a 16-byte chunk, as a signed code. */
+__device__ __forceinline__ int8_t chunk_byte(const uint4 &v, int i)
+{
+    uint32_t wd = i < 8 ? (i < 4 ? v.x : v.y) : (i < 12 ? v.z : v.w);
+    return (int8_t)(wd >> (8 * (i & 3)));
+}
+
+/* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
+ * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
+ * previous kernel), the int8 activations through the read-only path. The outlier columns cost
+ * no extra weight loads: the lane holding a chunk finds its outlier columns in the mask (16 bits
+ * per chunk, L1-resident) and takes their codes from the chunk it already has, adding the fp16
+ * products (the codes of xq are 0 there); the lanes' fp32 partial sums are then added up with
+ * the int8 part's shuffles. That order differs from the CPU's ascending one by at most the fp32
+ * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). */
 template <int B, int MODE>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
-                     const __half *__restrict__ x, int cols, const int *__restrict__ ocols,
-                     const int *__restrict__ ocount, void *y, int ldy)
+                     const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
+                     void *y, int ldy)
 {
-    int warp = blockIdx.x * I8_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
-    if (r0 >= rows) return; /* warp-uniform: no shuffle below loses a partner */
-    int r1 = MODE == EC_GEMV_SILU_MUL ? warp + rows : (r0 + 1 < rows ? r0 + 1 : r0);
-    int n16 = ld / 16;
-    const uint4 *w0 = reinterpret_cast<const uint4 *>(w + (size_t)r0 * ld);
-    const uint4 *w1 = reinterpret_cast<const uint4 *>(w + (size_t)r1 * ld);
+    int lane = threadIdx.x & 31, n16 = ld / 16;
+    const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
-    float step0 = row_step(wscale, r0), step1 = row_step(wscale, r1);
 
-    /* list entry k of this lane: its column's two dequantized weights and B activations */
-    float wd0 = 0.0f, wd1 = 0.0f, xo[B];
-    auto fetch = [&](int k) {
-        int col = ocols[k];
-        wd0 = dequant16(w[(size_t)r0 * ld + col], step0);
-        wd1 = dequant16(w[(size_t)r1 * ld + col], step1);
-#pragma unroll
-        for (int b = 0; b < B; b++) xo[b] = __half2float(x[(size_t)b * cols + col]);
-    };
-    float out0[B], out1[B];
-#pragma unroll
-    for (int b = 0; b < B; b++) out0[b] = out1[b] = 0.0f;
-    auto add = [&] {
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            out0[b] = fmaf(xo[b], wd0, out0[b]);
-            out1[b] = fmaf(xo[b], wd1, out1[b]);
-        }
-    };
-
-    int n = 0;
     int acc0[B], acc1[B];
+    float out0[B], out1[B]; /* the outlier columns' fp16 products */
 #pragma unroll
-    for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0;
-    ec_stream_rows<I8_UNROLL, uint4>(
-        n16,
-        [&](int k, uint4 &a, uint4 &c) {
-            a = __ldcs(w0 + k);
-            c = __ldcs(w1 + k);
+    for (int b = 0; b < B; b++) {
+        acc0[b] = acc1[b] = 0;
+        out0[b] = out1[b] = 0.0f;
+    }
+    ec_stream_pairs<I8_UNROLL, uint4>(
+        ec_gemv_pairs(MODE, rows), n16,
+        [&](int p, int k, uint4 &a, uint4 &c) {
+            int2 r = ec_gemv_pair_rows<MODE>(p, rows);
+            a = __ldcs(wv + (size_t)r.x * n16 + k);
+            c = __ldcs(wv + (size_t)r.y * n16 + k);
         },
-        [&] {
-            ec_wait_inputs();
-            n = *ocount;
-            if (lane < n) fetch(lane);
-        },
-        [&](int k, const uint4 &a, const uint4 &c) {
+        [] { ec_wait_inputs(); },
+        [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 uint4 xb = __ldg(xv + (size_t)b * n16 + k);
                 acc0[b] = dot16(a, xb, acc0[b]);
                 acc1[b] = dot16(c, xb, acc1[b]);
             }
+            if (!mask || 16 * k >= cols) return;
+            unsigned bits = (__ldg(mask + k / 2) >> (16 * (k & 1))) & 0xffffu;
+            if (!bits) return;
+            int2 r = ec_gemv_pair_rows<MODE>(p, rows);
+            float step0 = row_step(wscale, r.x), step1 = row_step(wscale, r.y);
+            for (; bits; bits &= bits - 1) {
+                int i = __ffs(bits) - 1, col = 16 * k + i;
+                float wd0 = dequant16(chunk_byte(a, i), step0);
+                float wd1 = dequant16(chunk_byte(c, i), step1);
+#pragma unroll
+                for (int b = 0; b < B; b++) {
+                    float xo = __half2float(x[(size_t)b * cols + col]);
+                    out0[b] = fmaf(xo, wd0, out0[b]);
+                    out1[b] = fmaf(xo, wd1, out1[b]);
+                }
+            }
+        },
+        [&](int p) {
+            int2 r = ec_gemv_pair_rows<MODE>(p, rows);
+            float step0 = row_step(wscale, r.x), step1 = row_step(wscale, r.y);
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                int i0 = warp_isum(acc0[b]), i1 = warp_isum(acc1[b]);
+                float o0 = 0.0f, o1 = 0.0f;
+                if (mask) { /* uniform */
+                    o0 = ec_warp_sum(out0[b]);
+                    o1 = ec_warp_sum(out1[b]);
+                }
+                /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
+                if (lane == b)
+                    ec_gemv_write<__half, MODE>(y, ldy, b, r.x, r.y,
+                                                int8_output(i0, step0, xscale[b], o0),
+                                                int8_output(i1, step1, xscale[b], o1));
+                acc0[b] = acc1[b] = 0;
+                out0[b] = out1[b] = 0.0f;
+            }
         });
-    if (lane < n) add();
-    for (int k = lane + 32; k < n; k += 32) {
-        fetch(k);
-        add();
-    }
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        acc0[b] = warp_isum(acc0[b]);
-        acc1[b] = warp_isum(acc1[b]);
-        if (n > 0) { /* warp-uniform */
-            out0[b] = ec_warp_sum(out0[b]);
-            out1[b] = ec_warp_sum(out1[b]);
-        }
-    }
-
-    /* Lane b writes sequence b's outputs (registers are indexed by unrolled constants only). */
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        if (lane != b) continue;
-        float v0 = int8_output(acc0[b], step0, xscale[b], out0[b]);
-        float v1 = int8_output(acc1[b], step1, xscale[b], out1[b]);
-        ec_gemv_write<__half, MODE>(y, ldy, b, r0, r1, v0, v1);
-    }
 }
 
 template <int MODE>
-static cudaError_t launch_gemv(int batch, dim3 grid, cudaStream_t stream, const int8_t *w,
+static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
                                const float *wscale, int rows, int ld, const int8_t *xq,
-                               const float *xscale, const __half *x, int cols, const int *ocols,
-                               const int *ocount, void *y, int ldy)
+                               const float *xscale, const __half *x, int cols,
+                               const unsigned *mask, void *y, int ldy)
 {
     dim3 block(I8_WARPS * 32);
+    int pairs = ec_gemv_pairs(MODE, rows);
 #define EC_I8_GEMV(B)                                                                          \
-    return ec_launch(int8_gemv_kernel<B, MODE>, grid, block, 0, stream, w, wscale, rows, ld, xq, \
-                     xscale, x, cols, ocols, ocount, y, ldy)
+    {                                                                                          \
+        auto *k = int8_gemv_kernel<B, MODE>;                                                   \
+        return ec_launch(k, dim3(ec_stream_blocks(k, pairs, I8_WARPS)), block, 0, stream, w,  \
+                         wscale, rows, ld, xq, xscale, x, cols, mask, y, ldy);                 \
+    }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
     case 2: EC_I8_GEMV(2);
@@ -401,26 +427,24 @@ static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_gemv instantiates batches 1..
 
 extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale,
                                  int rows, int ld, const int8_t *xq, const float *xscale,
-                                 const void *x, int cols, const int *ocols, const int *ocount,
-                                 int batch, void *y, int ldy, cudaStream_t stream)
+                                 const void *x, int cols, const unsigned *mask, int batch, void *y,
+                                 int ldy, cudaStream_t stream)
 {
     if (batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || ld % 16 != 0 || ld < cols || rows < 1 ||
         ldy < rows)
         return ec_set_error("int8 GEMV: unsupported shape batch %d, rows %d, cols %d, ld %d "
                             "(needs batch 1-%d, ld a multiple of 16)",
                             batch, rows, cols, ld, EC_CUDA_GEMV_MAX_BATCH);
-    int warps = mode == EC_GEMV_SILU_MUL ? rows : (rows + 1) / 2;
-    dim3 grid((unsigned)((warps + I8_WARPS - 1) / I8_WARPS));
     const __half *xh = (const __half *)x;
     cudaError_t e =
         mode == EC_GEMV_STORE
-            ? launch_gemv<EC_GEMV_STORE>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh,
-                                         cols, ocols, ocount, y, ldy)
+            ? launch_gemv<EC_GEMV_STORE>(batch, stream, w, wscale, rows, ld, xq, xscale, xh, cols,
+                                         mask, y, ldy)
         : mode == EC_GEMV_ADD
-            ? launch_gemv<EC_GEMV_ADD>(batch, grid, stream, w, wscale, rows, ld, xq, xscale, xh,
-                                       cols, ocols, ocount, y, ldy)
-            : launch_gemv<EC_GEMV_SILU_MUL>(batch, grid, stream, w, wscale, rows, ld, xq, xscale,
-                                            xh, cols, ocols, ocount, y, ldy);
+            ? launch_gemv<EC_GEMV_ADD>(batch, stream, w, wscale, rows, ld, xq, xscale, xh, cols,
+                                       mask, y, ldy)
+            : launch_gemv<EC_GEMV_SILU_MUL>(batch, stream, w, wscale, rows, ld, xq, xscale, xh,
+                                            cols, mask, y, ldy);
     EC_CUDA_TRY(e, "launch of int8 GEMV (batch %d, %d x %d)", batch, rows, cols);
     return 0;
 }

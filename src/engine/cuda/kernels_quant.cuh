@@ -3,15 +3,15 @@
  * A format is a small policy struct (Nf4<DQ> in kernels_nf4.cu, Fp8 in kernels_fp8.cu) that
  * loads packed codes and decodes them; the two kernels here own the dataflow:
  *
- *   qgemv_kernel (batch 1..8): as kernels_gemv.cu — a warp owns two output rows (gate row r and
- *     up row r for SiLU·mul), each lane streams 16-byte loads of packed codes (32 nf4 / 16 fp8
- *     weights, UNROLL per row in flight, evict-first), decodes them to fp32 in registers (code
+ *   qgemv_kernel (batch 1..8): as kernels_gemv.cu — a warp streams pairs of output rows (gate
+ *     row r and up row r for SiLU·mul) back to back, each lane 16-byte loads of packed codes (32
+ *     nf4 / 16 fp8 weights, UNROLL per row in flight, evict-first), decodes them to fp32 (code
  *     table in shared memory, conflict-free), multiplies by the 16-bit activations for the whole
  *     batch (read-only path, L1/L2 resident), and applies the chunk's scale once per chunk:
  *     acc += scale * sum(value * x). The weights are read once for the whole batch; the first
  *     chunks (codes and scale bytes) are requested before the tables load and before waiting
- *     for the previous kernel (ec_stream_rows, PDL), which a 4-bit row — 2 KB at 4096 columns,
- *     one round of loads — needs more than a 16-bit one.
+ *     for the previous kernel (ec_stream_pairs, PDL), and the next pair's chunks while the current
+ *     one is decoded: a 4-bit row of 4096 columns is 2 KB, a single round of loads per lane.
  *
  *   qmma_kernel (batch 9..64 per launch): tensor cores, weights read once per 64 token rows.
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
@@ -186,28 +186,24 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
     qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, void *y, int ldy)
 {
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
-    int warp = blockIdx.x * QGEMV_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    int r0 = MODE == EC_GEMV_SILU_MUL ? warp : 2 * warp;
-    bool active = r0 < out_rows; /* warp-uniform; idle warps still help load the tables */
-    int r1 = MODE == EC_GEMV_SILU_MUL ? warp + out_rows : (r0 + 1 < out_rows ? r0 + 1 : r0);
-    int nchunks = active ? (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS : 0;
+    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows, lane = threadIdx.x & 31;
 
     float acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++)
         acc0[b] = acc1[b] = 0.0f;
-    ec_stream_rows<QGEMV_UNROLL, ec_qchunk>(
-        nchunks,
-        [&](int k, ec_qchunk &a, ec_qchunk &c) {
-            F::template load_chunk<VEC>(w, r0, k, a);
-            F::template load_chunk<VEC>(w, r1, k, c);
+    ec_stream_pairs<QGEMV_UNROLL, ec_qchunk>(
+        ec_gemv_pairs(MODE, out_rows), (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS,
+        [&](int p, int k, ec_qchunk &a, ec_qchunk &c) {
+            int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
+            F::template load_chunk<VEC>(w, r.x, k, a);
+            F::template load_chunk<VEC>(w, r.y, k, c);
         },
         [&] {
             ec_load_qtables<F>(w, s_tab);
             ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
         },
-        [&](int k, const ec_qchunk &a, const ec_qchunk &c) {
+        [&](int p, int k, const ec_qchunk &a, const ec_qchunk &c) {
             float p0[B], p1[B]; /* this chunk's sum(value * x), scaled once below */
 #pragma unroll
             for (int b = 0; b < B; b++)
@@ -229,24 +225,24 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
                     }
                 }
             }
-            float s0 = F::chunk_scale(w, s_tab, r0, a), s1 = F::chunk_scale(w, s_tab, r1, c);
+            int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
+            float s0 = F::chunk_scale(w, s_tab, r.x, a), s1 = F::chunk_scale(w, s_tab, r.y, c);
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 acc0[b] = fmaf(p0[b], s0, acc0[b]);
                 acc1[b] = fmaf(p1[b], s1, acc1[b]);
             }
+        },
+        [&](int p) {
+            int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                float v0 = ec_warp_sum(acc0[b]), v1 = ec_warp_sum(acc1[b]);
+                /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
+                if (lane == b) ec_gemv_write<T, MODE>(y, ldy, b, r.x, r.y, v0, v1);
+                acc0[b] = acc1[b] = 0.0f;
+            }
         });
-    if (!active) return;
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        acc0[b] = ec_warp_sum(acc0[b]);
-        acc1[b] = ec_warp_sum(acc1[b]);
-    }
-    /* Lane b writes sequence b's outputs (registers are indexed by unrolled constants only). */
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        if (lane == b) ec_gemv_write<T, MODE>(y, ldy, b, r0, r1, acc0[b], acc1[b]);
-    }
 }
 
 /* ---- tensor cores, batch 9..64 per CTA (grid.y walks the batch in chunks of 64) ---- */
@@ -374,11 +370,14 @@ template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, cudaStream_t stream)
 {
-    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
-    int warps = MODE == EC_GEMV_SILU_MUL ? out_rows : (out_rows + 1) / 2;
-    dim3 grid((unsigned)((warps + QGEMV_WARPS - 1) / QGEMV_WARPS)), block(QGEMV_WARPS * 32);
+    int pairs = ec_gemv_pairs(MODE, MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows);
+    dim3 block(QGEMV_WARPS * 32);
 #define EC_QGEMV_CASE(B)                                                                           \
-    case B: return ec_launch(qgemv_kernel<F, T, B, MODE, VEC>, grid, block, 0, stream, w, x, ldx, y, ldy);
+    case B: {                                                                                      \
+        auto *k = qgemv_kernel<F, T, B, MODE, VEC>;                                                \
+        return ec_launch(k, dim3(ec_stream_blocks(k, pairs, QGEMV_WARPS)), block, 0, stream, w, x, \
+                         ldx, y, ldy);                                                             \
+    }
     switch (batch) {
         EC_QGEMV_CASE(1)
         EC_QGEMV_CASE(2)
@@ -388,7 +387,7 @@ static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, i
         EC_QGEMV_CASE(6)
         EC_QGEMV_CASE(7)
     default:
-        return ec_launch(qgemv_kernel<F, T, 8, MODE, VEC>, grid, block, 0, stream, w, x, ldx, y, ldy);
+        EC_QGEMV_CASE(8)
     }
 #undef EC_QGEMV_CASE
 }

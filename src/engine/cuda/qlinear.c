@@ -206,19 +206,25 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx)
 /* Bytes per element of y in a mode: fp32 except the 16-bit SiLU·mul output. */
 static size_t y_elem(ec_gemv_mode mode) { return mode == EC_GEMV_SILU_MUL ? 2 : 4; }
 
+/* norm: see ec_cuda_qlinear_normed (NULL: x is the input). */
 static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
-                      const void *x, int batch, void *y, int ldy, unsigned long long *stat)
+                      const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
+                      unsigned long long *stat)
 {
     int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
     cudaStream_t st = c->stream;
     const int8_t *wq = (const int8_t *)w->data;
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
-        return ec_cuda_int8_prepare(x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocols,
-                                    c->ocount, c->xq, c->xscale, stat, st) ||
+        return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
+                                    c->xq, c->xscale, stat, st) ||
                        ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
-                                         x, w->cols, c->ocols, c->ocount, batch, y, ldy, st)
+                                         x, w->cols, w->threshold > 0.0f ? c->omask : NULL,
+                                         batch, y, ldy, st)
                    ? -1
                    : 0;
+    if (norm && ec_cuda_rmsnorm(EC_CUDA_F16, norm->x, norm->x_stride, norm->w, batch, w->cols,
+                                norm->eps, x, st))
+        return -1;
     if (w->threshold > 0.0f) {
         if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols, c->ocount,
                                   c->ticket, stat, st))
@@ -359,8 +365,10 @@ static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gem
                                            ldy, &scratch, c->stream);
 }
 
-int ec_cuda_qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
-                    const void *x, int batch, void *y, int ldy, unsigned long long *stat)
+/* Both entry points: x is the input, or with norm the buffer the norm writes it to. */
+static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                   const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
+                   unsigned long long *stat)
 {
     int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
     if (batch < 1 || batch > c->shape.max_batch || w->cols > c->shape.max_cols ||
@@ -374,10 +382,28 @@ int ec_cuda_qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mod
                             c->shape.max_batch, c->shape.max_rows, c->shape.max_cols,
                             c->shape.quantized ? "" : ", no int8 scratch",
                             c->shape.packed ? "" : ", no nf4/fp8 tables");
+    int fused_int8_path = c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec);
+    if (norm && !fused_int8_path &&
+        ec_cuda_rmsnorm(act_dtype(w->prec), norm->x, norm->x_stride, norm->w, batch, w->cols,
+                        norm->eps, x, c->stream))
+        return -1;
     if (ec_cuda_is_packed(w->prec)) return packed_linear(c, w, mode, x, batch, y, ldy);
     if (c->kernels == EC_KERNELS_REFERENCE)
         return reference_linear(c, w, mode, x, batch, y, ldy, stat);
-    if (is_int8(w->prec)) return fused_int8(c, w, mode, x, batch, y, ldy, stat);
+    if (fused_int8_path) return fused_int8(c, w, mode, norm, x, batch, y, ldy, stat);
     return ec_cuda_linear(c->cublas, act_dtype(w->prec), mode, w->data, x, batch, out_rows,
                           w->cols, y, ldy, c->wide, c->stream);
+}
+
+int ec_cuda_qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                    const void *x, int batch, void *y, int ldy, unsigned long long *stat)
+{
+    return qlinear(c, w, mode, NULL, (void *)x, batch, y, ldy, stat);
+}
+
+int ec_cuda_qlinear_normed(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                           const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
+                           unsigned long long *stat)
+{
+    return qlinear(c, w, mode, norm, x, batch, y, ldy, stat);
 }

@@ -4,13 +4,13 @@
  * Each setup draws a weight, quantizes it on the host with ec_qmatrix_quantize (the bytes the
  * backend uploads), draws fp16-representable activations with a chosen outlier pattern, and runs
  * ec_cuda_qlinear in both kernel families and every epilogue. What must hold:
- *   - the quantized activations, token scales, outlier count and column list are identical to
- *     the CPU's (same fp32 operations on the same fp16 values);
+ *   - the quantized activations, token scales, outlier count, mask and (where built) column list
+ *     are identical to the CPU's (same fp32 operations on the same fp16 values);
  *   - fused family, int8 cuBLAS GEMM + fused epilogue (batch > 8): STORE and ADD outputs
  *     bit-identical to the CPU (exact int32 dot products, the same scale products, the outlier
  *     sum in the same ascending order; see kernels_int8.cu); the GEMV (batch <= 8) likewise
  *     without outlier columns;
- *   - with outlier columns, the GEMV (its lanes split the list) and the reference family (the
+ *   - with outlier columns, the GEMV (each lane sums its chunks' columns) and the reference family (the
  *     16-bit cuBLAS GEMM) sum the outlier products in their own order, so the difference is
  *     bounded by the error of
  *     two n-term fp32 sums: 4·γ_n·Σ|x_c·w_c| (γ_n = n·2⁻²⁴/(1 − n·2⁻²⁴); 4 not 2 because tensor
@@ -192,8 +192,10 @@ static void tally_done(const tally *t, const char *name, long total)
                  name, t->what, t->bad, total, t->worst, t->worst_tol, t->worst_i);
 }
 
-/* Quantized activations, scales, outlier count and columns against ec_qact_prepare. */
-static void check_activations(const fixture *f, const ec_cuda_qctx *ctx, const char *family)
+/* Quantized activations, scales, outlier count, mask and (where the path builds one: not the
+ * fused GEMV's prepare, whose GEMV reads the mask) column list against ec_qact_prepare. */
+static void check_activations(const fixture *f, const ec_cuda_qctx *ctx, const char *family,
+                              int listed)
 {
     const setup *s = &f->s;
     int ld = f->w.ld;
@@ -215,16 +217,28 @@ static void check_activations(const fixture *f, const ec_cuda_qctx *ctx, const c
         }
     }
     if (f->w.threshold > 0.0f) {
-        int n = -1, *cols = malloc((size_t)s->cols * sizeof *cols);
+        int n = -1, nwords = (s->cols + 31) / 32, *cols = malloc((size_t)s->cols * sizeof *cols);
+        unsigned *mask = malloc((size_t)nwords * sizeof *mask), *want = calloc((size_t)nwords, sizeof *want);
         download(&n, ctx->ocount, sizeof n);
         if (n != f->act.n_outliers)
             fail_msg("%s (%s): %d outlier columns, CPU %d", f->name, family, n, f->act.n_outliers);
-        download(cols, ctx->ocols, (size_t)(n > 0 ? n : 1) * sizeof *cols);
-        for (int k = 0; k < n; k++)
-            if (cols[k] != f->act.outlier_cols[k])
-                fail_msg("%s (%s): outlier %d is column %d, CPU %d", f->name, family, k, cols[k],
-                         f->act.outlier_cols[k]);
+        download(mask, ctx->omask, (size_t)nwords * sizeof *mask);
+        for (int k = 0; k < f->act.n_outliers; k++)
+            want[f->act.outlier_cols[k] / 32] |= 1u << (f->act.outlier_cols[k] % 32);
+        for (int i = 0; i < nwords; i++)
+            if (mask[i] != want[i])
+                fail_msg("%s (%s): outlier mask word %d is %08x, CPU %08x", f->name, family, i,
+                         mask[i], want[i]);
+        if (listed) {
+            download(cols, ctx->ocols, (size_t)(n > 0 ? n : 1) * sizeof *cols);
+            for (int k = 0; k < n; k++)
+                if (cols[k] != f->act.outlier_cols[k])
+                    fail_msg("%s (%s): outlier %d is column %d, CPU %d", f->name, family, k,
+                             cols[k], f->act.outlier_cols[k]);
+        }
         free(cols);
+        free(mask);
+        free(want);
     }
     free(xq);
     free(scale);
@@ -258,7 +272,7 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
         if (ec_cuda_qlinear(&ctx, &f->w, mode, f->d_x, B, d_y, ldy, d_stat) != 0)
             fail_msg("%s (%s, mode %d): %s", f->name, family, (int)mode, ec_last_error());
     CUDA_OK(cudaStreamSynchronize(st));
-    check_activations(f, &ctx, family);
+    check_activations(f, &ctx, family, kernels == EC_KERNELS_REFERENCE || B > EC_CUDA_GEMV_MAX_BATCH);
 
     void *y = malloc(ybytes);
     download(y, d_y, ybytes);
@@ -417,6 +431,78 @@ static void test_llama_shapes(void **state)
     }
 }
 
+/* ec_cuda_qlinear_normed (the fused int8 decode GEMV normalises inside its activation prepare)
+ * against ec_cuda_rmsnorm followed by ec_cuda_qlinear, in both families and on both sides of
+ * the GEMV batch limit: the normalised rows and the outputs must be bit-identical (the prepare's
+ * norm adds the squares in the kernel's order), the outlier statistics the same. The residual
+ * rows carry a few columns of 40, so int8-mixed sees outlier columns after the norm. */
+static void check_normed(const setup *s, cublasHandle_t cublas, cudaStream_t st,
+                         ec_kernels kernels)
+{
+    fixture f;
+    fixture_init(&f, s);
+    int B = s->batch, cols = s->cols, ldy = f.wrows;
+    size_t xn_bytes = (size_t)B * cols * 2, y_bytes = (size_t)B * ldy * sizeof(float);
+    float *res = malloc((size_t)B * cols * sizeof *res), *gamma = malloc((size_t)cols * sizeof *gamma);
+    for (int i = 0; i < B * cols; i++) res[i] = i % 97 == 5 ? 40.0f : frand();
+    for (int c = 0; c < cols; c++) gamma[c] = 1.0f + 0.5f * frand();
+    float *d_res = dev_upload(res, (size_t)B * cols * sizeof *res), *d_gamma = dev_upload(gamma, (size_t)cols * sizeof *gamma);
+    ec_cuda_norm norm = {d_res, (size_t)cols, d_gamma, 1e-5f};
+    ec_cuda_qshape shape = {B, cols, f.wrows, (size_t)f.wrows * cols, 1, kernels, 0, 0};
+    float *d_wide = dev_alloc((size_t)B * f.wrows * sizeof(float), 0xFF);
+    ec_cuda_qctx ctx;
+    if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
+    void *d_xn[2] = {dev_poisoned(xn_bytes), dev_poisoned(xn_bytes)};
+    void *d_y[2] = {dev_poisoned(y_bytes), dev_poisoned(y_bytes)};
+    unsigned long long *d_stat = dev_alloc(4 * sizeof(unsigned long long), 0), stat[4];
+    kernel_ok(ec_cuda_rmsnorm(EC_CUDA_F16, d_res, (size_t)cols, d_gamma, B, cols, 1e-5f, d_xn[0], st));
+    kernel_ok(ec_cuda_qlinear(&ctx, &f.w, EC_GEMV_STORE, d_xn[0], B, d_y[0], ldy, d_stat));
+    kernel_ok(ec_cuda_qlinear_normed(&ctx, &f.w, EC_GEMV_STORE, &norm, d_xn[1], B, d_y[1], ldy,
+                                     d_stat + 2));
+    void *xn[2] = {malloc(xn_bytes), malloc(xn_bytes)}, *y[2] = {malloc(y_bytes), malloc(y_bytes)};
+    for (int k = 0; k < 2; k++) {
+        download(xn[k], d_xn[k], xn_bytes);
+        download(y[k], d_y[k], y_bytes);
+    }
+    download(stat, d_stat, sizeof stat);
+    const char *family = ec_kernels_name(kernels);
+    if (memcmp(xn[0], xn[1], xn_bytes) != 0)
+        fail_msg("%s (%s): the normed call's normalised rows differ from ec_cuda_rmsnorm's", f.name, family);
+    if (memcmp(y[0], y[1], y_bytes) != 0)
+        fail_msg("%s (%s): the normed call's output differs from rmsnorm + qlinear", f.name, family);
+    if (stat[0] != stat[2] || stat[1] != stat[3])
+        fail_msg("%s (%s): outlier statistics {%llu, %llu} against {%llu, %llu}", f.name, family,
+                 stat[2], stat[3], stat[0], stat[1]);
+    if (s->prec == EC_PREC_INT8_MIXED && s->threshold == 6.0f && stat[0] == 0)
+        fail_msg("%s (%s): no outlier column after the norm: the test lost its point", f.name, family);
+    for (int k = 0; k < 2; k++) {
+        cudaFree(d_xn[k]);
+        cudaFree(d_y[k]);
+        free(xn[k]);
+        free(y[k]);
+    }
+    ec_cuda_qctx_free(&ctx);
+    cudaFree(d_wide);
+    cudaFree(d_stat);
+    cudaFree(d_res);
+    cudaFree(d_gamma);
+    free(res);
+    free(gamma);
+    fixture_free(&f);
+}
+
+static void test_normed_linear(void **state)
+{
+    gpu *g = *state;
+    static const int batches[] = {1, 3, 8, 9};
+    for (size_t ci = 0; ci < 4; ci++)
+        for (size_t bi = 0; bi < 4; bi++)
+            for (int k = 0; k < 2; k++) {
+                setup s = {configs[ci].prec, configs[ci].t, 300, 4096, batches[bi], OUT_NONE, 0};
+                check_normed(&s, g->cublas, g->stream, k ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED);
+            }
+}
+
 static void test_rejects_bad_calls(void **state)
 {
     gpu *g = *state;
@@ -438,6 +524,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_shapes),
         cmocka_unit_test(test_llama_shapes),
+        cmocka_unit_test(test_normed_linear),
         cmocka_unit_test(test_rejects_bad_calls),
     };
     return cmocka_run_group_tests(tests, gpu_setup, gpu_teardown);

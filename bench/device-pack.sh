@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# device-pack.sh [BUILD_DIR] — run HERE (the development machine) before a GPU call: builds
+# ecocompute as one shared library (-DBUILD_SHARED_LIBS=ON, in BUILD_DIR, default build-dev) with
+# the CLI, kernel_bench and the CUDA tests, and gathers them, stripped, into .devpack/
+# (git-ignored) with what the GPU machine lacks: the cJSON and cmocka runtime libraries and a copy
+# of ../shared/models. Statically linked, every binary carries all GPU kernels (~22 MB each) and
+# a device call carries at most 64 MiB; shared, they travel once. Carry `.devpack` in the call;
+# bench/gpu.sh finds it there (the packed CLI, the test binaries for its `tests` step).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build-dev}
+targets=(ecocompute_cli kernel_bench test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model)
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_SHARED_LIBS=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+cmake --build "$dir" -j "$(nproc)" --target "${targets[@]}"
+rm -rf .devpack
+mkdir -p .devpack/bin .devpack/lib
+strip -o .devpack/lib/libecocompute.so "$dir/libecocompute.so"
+strip -o .devpack/bin/ecocompute "$dir/ecocompute"
+strip -o .devpack/bin/kernel_bench "$dir/bench/kernel_bench"
+for t in test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model; do
+  strip -o ".devpack/bin/$t" "$(find "$dir/tests" -name "$t" -type f -perm -u+x | head -1)"
+done
+for lib in libcjson.so.1 libcmocka.so.0; do
+  cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" .devpack/lib/
+done
+cp -r ../shared/models .devpack/models
+git rev-parse --short=12 HEAD >.devpack/commit.txt
+git diff --quiet HEAD -- src include || echo "(built with uncommitted changes to src/ or include/)" >>.devpack/commit.txt
+du -sh .devpack >&2
