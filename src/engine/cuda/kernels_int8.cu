@@ -33,6 +33,9 @@ enum {
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
 static const unsigned FULL = 0xffffffffu;
+/* GEMV pairs streamed back to back in one wave (ec_stream_blocks); docs/performance.md,
+ * session 5. */
+static const bool STREAMED = true;
 
 static_assert((int)PREP_THREADS == (int)EC_NORM_THREADS, "the prepare's RMSNorm runs on the whole block");
 
@@ -406,9 +409,9 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     int pairs = ec_gemv_pairs(MODE, rows);
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
-        auto *k = int8_gemv_kernel<B, MODE>;                                                   \
-        return ec_launch(k, dim3(ec_stream_blocks(k, pairs, I8_WARPS)), block, 0, stream, w,  \
-                         wscale, rows, ld, xq, xscale, x, cols, mask, y, ldy);                 \
+        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS, STREAMED); \
+        return ec_launch(int8_gemv_kernel<B, MODE>, dim3(blocks), block, 0, stream, w, wscale,  \
+                         rows, ld, xq, xscale, x, cols, mask, y, ldy);                          \
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
