@@ -226,31 +226,28 @@ template <int MODE> __device__ __forceinline__ int2 ec_gemv_pair_rows(int p, int
     return make_int2(2 * p, 2 * p + 1 < out_rows ? 2 * p + 1 : 2 * p);
 }
 
-/* Blocks of wpb warps for the GEMV Kernel over npairs pairs. streamed: at most one wave of the
- * blocks the device holds at once, each warp streaming the same number of pairs to within one;
- * else one pair per warp (as many waves as that takes; the block scheduler balances the SMs).
- * ECOCOMPUTE_CUDA_GEMV_STREAM=0|1 overrides the caller's choice for every GEMV, so a benchmark
- * can measure both. The residency is asked once per kernel, device and thread. */
-template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb, bool streamed)
+/* Blocks of wpb warps for the GEMV Kernel over npairs pairs: at most one wave of the blocks the
+ * device holds at once, each warp streaming the same number of pairs to within one. With
+ * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one pair per warp instead, as many waves as that takes (the
+ * grid before session 5; docs/performance.md compares the two). The residency is asked once per
+ * kernel, device and thread. */
+template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb)
 {
-    static thread_local int cached_dev = -1, resident = 0, forced = -1;
+    static thread_local int cached_dev = -1, resident = 0;
     int dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
         int sms = 0, per_sm = 0;
-        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+        const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
+        resident = 0; /* 0: one pair per warp */
+        if (!(env && !strcmp(env, "0")) &&
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, wpb * 32, 0) ==
                 cudaSuccess)
             resident = sms * per_sm;
-        const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
-        forced = env && (!strcmp(env, "0") || !strcmp(env, "1")) ? env[0] - '0' : -1;
         cached_dev = dev;
     }
-    if (forced >= 0) streamed = forced;
-    int per_warp = 1;
-    if (streamed && resident > 0) {
-        int max_warps = resident * wpb;
-        per_warp = (npairs + max_warps - 1) / max_warps;
-    }
+    int max_warps = resident > 0 ? resident * wpb : npairs;
+    int per_warp = (npairs + max_warps - 1) / max_warps;
     int warps = (npairs + per_warp - 1) / per_warp;
     return (unsigned)((warps + wpb - 1) / wpb);
 }

@@ -17,8 +17,6 @@
 #include "kernels_common.cuh"
 
 enum { GEMV_WARPS = 8, GEMV_UNROLL = 4 };
-/* Pairs streamed back to back in one wave (ec_stream_blocks); docs/performance.md, session 5. */
-static const bool STREAMED = true;
 
 template <typename T, int B, int MODE>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
@@ -68,7 +66,7 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
     dim3 block(GEMV_WARPS * 32);
 #define EC_GEMV_CASE(B)                                                                            \
     case B: {                                                                                      \
-        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS, STREAMED);  \
+        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS);            \
         return ec_launch(gemv_kernel<T, B, MODE>, dim3(blocks), block, 0, stream, w, x, rows,     \
                          cols, y, ldy);                                                            \
     }

@@ -33,9 +33,6 @@ enum {
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
 static const unsigned FULL = 0xffffffffu;
-/* GEMV pairs streamed back to back in one wave (ec_stream_blocks); docs/performance.md,
- * session 5. */
-static const bool STREAMED = true;
 
 static_assert((int)PREP_THREADS == (int)EC_NORM_THREADS, "the prepare's RMSNorm runs on the whole block");
 
@@ -409,7 +406,7 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     int pairs = ec_gemv_pairs(MODE, rows);
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
-        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS, STREAMED); \
+        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS);           \
         return ec_launch(int8_gemv_kernel<B, MODE>, dim3(blocks), block, 0, stream, w, wscale,  \
                          rows, ld, xq, xscale, x, cols, mask, y, ldy);                          \
     }

@@ -43,7 +43,6 @@
 enum {
     QGEMV_WARPS = 8,  /* warps per GEMV block (2 output rows each) */
     QGEMV_UNROLL = 4, /* 16-byte chunks per row in flight per lane (x2 rows) */
-    QGEMV_STREAMED = 0, /* one pair per warp (ec_stream_blocks); docs/performance.md, session 5 */
     QMMA_KSPLIT = 4,  /* warps per tensor-core CTA, each a quarter of the 128-column chunks */
     QMMA_MTILES = 2,  /* 16-row MMA tiles per warp (activation fragments shared by both) */
     QMMA_CHUNK = 128  /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
@@ -375,8 +374,7 @@ static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, i
     dim3 block(QGEMV_WARPS * 32);
 #define EC_QGEMV_CASE(B)                                                                           \
     case B: {                                                                                      \
-        unsigned blocks =                                                                          \
-            ec_stream_blocks<qgemv_kernel<F, T, B, MODE, VEC>>(pairs, QGEMV_WARPS, QGEMV_STREAMED); \
+        unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, B, MODE, VEC>>(pairs, QGEMV_WARPS);  \
         return ec_launch(qgemv_kernel<F, T, B, MODE, VEC>, dim3(blocks), block, 0, stream, w, x,   \
                          ldx, y, ldy);                                                             \
     }
