@@ -21,7 +21,7 @@ enum {
     SCAN_WORDS = 4,      /* outlier scan: 32-column mask words per block */
     SCAN_TOKENS = 64,    /* outlier scan: tokens per block (more: blocks OR their words) */
     PREP_THREADS = 1024, /* the single-block scan + quantize of decode batches */
-    PREP_WORDS = 8,      /* mask words a prepare warp checks per pass */
+    PREP_MAX_COLS = PREP_THREADS * 32, /* widest input of the prepare (32 columns a thread) */
     QUANT_THREADS = 256, /* one block per token */
     EPI_TR = 4,          /* GEMM epilogue: output rows per thread */
     EPI_TT = 4,          /* GEMM epilogue: tokens per thread */
@@ -201,9 +201,13 @@ __global__ void __launch_bounds__(QUANT_THREADS)
     quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
 }
 
-/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, count and quantize in one block; each
- * warp checks PREP_WORDS words per pass with all their loads in flight. The GEMV reads the mask
- * itself, so no column list is built. */
+/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, count and quantize in one block.
+ * Thread t owns columns t, t + PREP_THREADS, ... of every token, so it knows which of its
+ * columns are outliers (any token |x| >= threshold) from its own loads: the mask is written for
+ * the GEMV and never read back, and the scan costs no extra round trip before the quantization
+ * (an earlier version scanned by mask words, wrote them, synchronised the block and read the
+ * mask per element while quantizing). Up to 32 owned columns (flags bits): cols <=
+ * PREP_MAX_COLS. */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld, float threshold,
                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
@@ -211,6 +215,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
 {
     __shared__ int s_count;
     __shared__ float scratch[32];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (threadIdx.x == 0) s_count = 0;
     ec_wait_inputs();
     if (norm.x) {
@@ -219,24 +224,28 @@ __global__ void __launch_bounds__(PREP_THREADS)
                                    x + (size_t)b * cols, scratch);
         __syncthreads(); /* the block's writes of x before anyone reads them */
     }
+    int per = (cols + PREP_THREADS - 1) / PREP_THREADS; /* owned columns, block-uniform */
+    unsigned flags = 0; /* bit i: column threadIdx.x + i * PREP_THREADS is an outlier */
     if (threshold > 0.0f) {
-        int nwords = (cols + 31) / 32, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+#pragma unroll 4
+        for (int i = 0; i < per; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            bool f = false;
+            for (int b = 0; c < cols && b < ntok; b++)
+                f |= fabsf(__half2float(x[(size_t)b * cols + c])) >= threshold;
+            flags |= (unsigned)f << i;
+        }
         int count = 0; /* lane 0: the outlier columns of this warp's words */
-        __syncthreads(); /* s_count cleared */
-        for (int w0 = PREP_WORDS * warp; w0 < nwords; w0 += PREP_WORDS * nwarps) {
-            bool f[PREP_WORDS];
-            outlier_words<PREP_WORDS>(x, 0, ntok, 1, cols, threshold, w0, f);
-#pragma unroll
-            for (int j = 0; j < PREP_WORDS; j++) {
-                unsigned m = __ballot_sync(FULL, f[j]);
-                if ((threadIdx.x & 31) == 0 && w0 + j < nwords) {
-                    mask[w0 + j] = m;
-                    count += __popc(m);
-                }
+        for (int i = 0; i < per; i++) {
+            unsigned m = __ballot_sync(FULL, (flags >> i) & 1u);
+            int word = i * (PREP_THREADS / 32) + warp; /* columns 32 * word + lane */
+            if (lane == 0 && 32 * word < cols) {
+                mask[word] = m;
+                count += __popc(m);
             }
         }
-        if ((threadIdx.x & 31) == 0 && count) atomicAdd(&s_count, count);
-        __syncthreads(); /* the block's mask words written before anyone quantizes with them */
+        if (lane == 0 && count) atomicAdd(&s_count, count);
+        __syncthreads();
         if (threadIdx.x == 0) {
             *ocount = s_count;
             if (stat) {
@@ -247,9 +256,26 @@ __global__ void __launch_bounds__(PREP_THREADS)
     } else if (threadIdx.x == 0) {
         *ocount = 0;
     }
-    for (int b = 0; b < ntok; b++)
-        quantize_token(x + (size_t)b * cols, cols, ld, threshold > 0.0f ? mask : NULL,
-                       xq + (size_t)b * ld, xscale + b);
+    /* quantize_token's arithmetic, with the outlier test on the thread's own flags */
+    for (int b = 0; b < ntok; b++) {
+        const __half *xr = x + (size_t)b * cols;
+        float m = 0.0f;
+        for (int i = 0; i < per; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            if (c < cols && !((flags >> i) & 1u)) m = fmaxf(m, fabsf(__half2float(xr[c])));
+        }
+        float absmax = ec_block_reduce<true>(m, scratch);
+        int8_t *qr = xq + (size_t)b * ld;
+        for (int i = 0; i < per; i++) { /* ld <= per * PREP_THREADS: ld rounds cols to 16 */
+            int c = threadIdx.x + i * PREP_THREADS;
+            if (c >= ld) break;
+            int8_t q = 0;
+            if (c < cols && absmax > 0.0f && !((flags >> i) & 1u))
+                q = round_q8(__fmul_rn(__fdiv_rn(__half2float(xr[c]), absmax), 127.0f));
+            qr[c] = q;
+        }
+        if (threadIdx.x == 0) xscale[b] = __fdiv_rn(absmax, 127.0f);
+    }
 }
 
 extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold,
@@ -284,6 +310,9 @@ extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok,
                                     int8_t *xq, float *xscale, unsigned long long *stat,
                                     cudaStream_t stream)
 {
+    if (cols > PREP_MAX_COLS || ld > PREP_MAX_COLS)
+        return ec_set_error("int8 activation prepare: %d columns, at most %d", cols,
+                            (int)PREP_MAX_COLS);
     ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
     EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
                           norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
@@ -337,6 +366,8 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
 
     int acc0[B], acc1[B];
     float out0[B], out1[B]; /* the outlier columns' fp16 products */
+    float ostep0 = 0.0f, ostep1 = 0.0f; /* their rows' dequantization steps, of pair step_pair */
+    int step_pair = -1;
 #pragma unroll
     for (int b = 0; b < B; b++) {
         acc0[b] = acc1[b] = 0;
@@ -360,12 +391,16 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
             if (!mask || 16 * k >= cols) return;
             unsigned bits = (__ldg(mask + k / 2) >> (16 * (k & 1))) & 0xffffu;
             if (!bits) return;
-            int2 r = ec_gemv_pair_rows<MODE>(p, rows);
-            float step0 = row_step(wscale, r.x), step1 = row_step(wscale, r.y);
+            if (p != step_pair) { /* the divisions once per pair, not per chunk */
+                int2 r = ec_gemv_pair_rows<MODE>(p, rows);
+                ostep0 = row_step(wscale, r.x);
+                ostep1 = row_step(wscale, r.y);
+                step_pair = p;
+            }
             for (; bits; bits &= bits - 1) {
                 int i = __ffs(bits) - 1, col = 16 * k + i;
-                float wd0 = dequant16(chunk_byte(a, i), step0);
-                float wd1 = dequant16(chunk_byte(c, i), step1);
+                float wd0 = dequant16(chunk_byte(a, i), ostep0);
+                float wd1 = dequant16(chunk_byte(c, i), ostep1);
 #pragma unroll
                 for (int b = 0; b < B; b++) {
                     float xo = __half2float(x[(size_t)b * cols + col]);
