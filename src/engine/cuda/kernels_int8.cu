@@ -22,6 +22,8 @@ enum {
     SCAN_TOKENS = 64,    /* outlier scan: tokens per block (more: blocks OR their words) */
     PREP_THREADS = 1024, /* the single-block scan + quantize of decode batches */
     PREP_MAX_COLS = PREP_THREADS * 32, /* widest input of the prepare (32 columns a thread) */
+    PREP_HELD = 14,      /* batch-1 prepare: columns a thread keeps in registers (14336 wide) */
+    PREP_HELD_COLS = PREP_THREADS * PREP_HELD,
     QUANT_THREADS = 256, /* one block per token */
     EPI_TR = 4,          /* GEMM epilogue: output rows per thread */
     EPI_TT = 4,          /* GEMM epilogue: tokens per thread */
@@ -217,6 +219,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
     __shared__ float scratch[32];
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (threadIdx.x == 0) s_count = 0;
+    __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     ec_wait_inputs();
     if (norm.x) {
         for (int b = 0; b < ntok; b++)
@@ -278,6 +281,89 @@ __global__ void __launch_bounds__(PREP_THREADS)
     }
 }
 
+/* One token (batch-1 decode) of at most PREP_HELD_COLS columns: every value stays in a register
+ * from its one load to its code, so the chain is load → (norm: block sum) → outlier flags and
+ * block max → codes, one round trip to L2 and one or two block reductions; prepare_kernel
+ * reloads x between its phases. The arithmetic is prepare_kernel's (and with norm
+ * ec_rmsnorm_row's, term for term: the sum of squares in the same order), so the results are
+ * identical. */
+__global__ void __launch_bounds__(PREP_THREADS)
+    prepare1_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,
+                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                    unsigned long long *stat)
+{
+    __shared__ int s_count;
+    __shared__ float scratch[32];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0) s_count = 0;
+    __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
+    float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
+    ec_wait_inputs();
+    if (norm.x) {
+        float g[PREP_HELD], ss = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            v[i] = c < cols ? norm.x[c] : 0.0f;
+            g[i] = c < cols ? norm.w[c] : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) ss = fmaf(v[i], v[i], ss);
+        float inv = rsqrtf(ec_block_reduce<false>(ss, scratch) / (float)cols + norm.eps);
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            __half h = __float2half_rn(v[i] * inv * g[i]);
+            v[i] = __half2float(h);
+            if (c < cols) x[c] = h;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            v[i] = c < cols ? __half2float(x[c]) : 0.0f;
+        }
+    }
+    unsigned flags = 0; /* bit i: v[i] is an outlier */
+    if (threshold > 0.0f) {
+        int count = 0;
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) {
+            bool f = fabsf(v[i]) >= threshold; /* 0 past cols: never */
+            unsigned m = __ballot_sync(FULL, f);
+            int word = i * (PREP_THREADS / 32) + warp;
+            if (lane == 0 && 32 * word < cols) {
+                mask[word] = m;
+                count += __popc(m);
+            }
+            flags |= (unsigned)f << i;
+        }
+        if (lane == 0 && count) atomicAdd(&s_count, count);
+    }
+    float m = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PREP_HELD; i++)
+        if (!((flags >> i) & 1u)) m = fmaxf(m, fabsf(v[i]));
+    float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
+    if (threadIdx.x == 0) {
+        *xscale = __fdiv_rn(absmax, 127.0f);
+        *ocount = threshold > 0.0f ? s_count : 0;
+        if (threshold > 0.0f && stat) {
+            atomicAdd(stat, (unsigned long long)s_count);
+            atomicAdd(stat + 1, 1ull);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < PREP_HELD; i++) {
+        int c = threadIdx.x + i * PREP_THREADS;
+        if (c >= ld) break;
+        int8_t q = 0;
+        if (c < cols && absmax > 0.0f && !((flags >> i) & 1u))
+            q = round_q8(__fmul_rn(__fdiv_rn(v[i], absmax), 127.0f));
+        xq[c] = q;
+    }
+}
+
 extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold,
                                      unsigned *mask, int *ocols, int *ocount, unsigned *ticket,
                                      unsigned long long *stat, cudaStream_t stream)
@@ -314,9 +400,15 @@ extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok,
         return ec_set_error("int8 activation prepare: %d columns, at most %d", cols,
                             (int)PREP_MAX_COLS);
     ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
-    EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
-                          norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
-                          ocount, xq, xscale, stat),
+    cudaError_t e =
+        ntok == 1 && ld <= PREP_HELD_COLS
+            ? ec_launch(prepare1_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
+                        norm ? *norm : none, (__half *)x, cols, ld, threshold, mask, ocount, xq,
+                        xscale, stat)
+            : ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
+                        norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
+                        ocount, xq, xscale, stat);
+    EC_CUDA_TRY(e,
                 "launch of int8 activation prepare (%d tokens x %d)", ntok, cols);
     return 0;
 }
