@@ -430,21 +430,11 @@ __device__ __forceinline__ int warp_isum(int v)
     return v;
 }
 
-/* 32-bit word j (0..3, run-time) of a 16-byte chunk, by selects (no local-memory array). */
-__device__ __forceinline__ uint32_t chunk_word(const uint4 &v, int j)
-{
-    return j < 2 ? (j == 0 ? v.x : v.y) : (j == 2 ? v.z : v.w);
-}
 /* Byte i (0..15, run-time) of a 16-byte chunk, as a signed code. */
 __device__ __forceinline__ int8_t chunk_byte(const uint4 &v, int i)
 {
-    return (int8_t)(chunk_word(v, i >> 2) >> (8 * (i & 3)));
-}
-/* fp16 value i (0..15, run-time) of 16 activations held as two 16-byte loads. */
-__device__ __forceinline__ float chunk_half(const uint4 &lo, const uint4 &hi, int i)
-{
-    uint32_t wd = chunk_word(i < 8 ? lo : hi, (i >> 1) & 3);
-    return __half2float(__ushort_as_half((unsigned short)(wd >> (16 * (i & 1)))));
+    uint32_t wd = i < 8 ? (i < 4 ? v.x : v.y) : (i < 12 ? v.z : v.w);
+    return (int8_t)(wd >> (8 * (i & 3)));
 }
 
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
@@ -499,26 +489,13 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 ostep1 = row_step(wscale, r.y);
                 step_pair = p;
             }
-            /* Small batches with 16-aligned rows load the chunk's 16 activations at once (one
-             * L2 round trip per chunk, not one per outlier column); else one per column. */
-            constexpr bool WHOLE = B <= 2;
-            uint4 xl[WHOLE ? B : 1], xh[WHOLE ? B : 1];
-            bool whole = WHOLE && cols % 16 == 0; /* uniform */
-            if (whole)
-#pragma unroll
-                for (int b = 0; b < (WHOLE ? B : 1); b++) {
-                    const uint4 *xr = reinterpret_cast<const uint4 *>(x + (size_t)b * cols) + 2 * k;
-                    xl[b] = __ldg(xr);
-                    xh[b] = __ldg(xr + 1);
-                }
             for (; bits; bits &= bits - 1) {
                 int i = __ffs(bits) - 1, col = 16 * k + i;
                 float wd0 = dequant16(chunk_byte(a, i), ostep0);
                 float wd1 = dequant16(chunk_byte(c, i), ostep1);
 #pragma unroll
                 for (int b = 0; b < B; b++) {
-                    float xo = whole ? chunk_half(xl[WHOLE ? b : 0], xh[WHOLE ? b : 0], i)
-                                     : __half2float(x[(size_t)b * cols + col]);
+                    float xo = __half2float(x[(size_t)b * cols + col]);
                     out0[b] = fmaf(xo, wd0, out0[b]);
                     out1[b] = fmaf(xo, wd1, out1[b]);
                 }
