@@ -271,7 +271,7 @@ for step in "${steps[@]}"; do
         done ;;
     speed)
         # Fused family, one run per MODEL:BATCH:PRECISION of SPEED_RUNS, prompt 512, 128 new
-        # tokens, with energy: the whole-model figures of docs/performance.md, "Session 4".
+        # tokens, with energy: the whole-model figures of docs/performance.md, sessions 4 and 5.
         rm -f "$out/speed.csv"
         for run in ${SPEED_RUNS:-Llama-2-7B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:int8-mixed \
                 Llama-2-7B:1:nf4 Llama-2-7B:1:nf4-dq Llama-2-7B:1:fp8 Llama-2-7B:8:fp16 \
