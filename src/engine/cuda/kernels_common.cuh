@@ -226,6 +226,17 @@ template <int MODE> __device__ __forceinline__ int2 ec_gemv_pair_rows(int p, int
     return make_int2(2 * p, 2 * p + 1 < out_rows ? 2 * p + 1 : 2 * p);
 }
 
+/* Chunk k of both rows of pair p of a row-major weight w of n16 16-byte chunks per row, with
+ * the evict-first hint (a weight is read once per step; the activations should stay in L1). */
+template <int MODE>
+__device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows, int n16, int p,
+                                                   int k, uint4 &a, uint4 &c)
+{
+    int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
+    a = __ldcs(w + (size_t)r.x * n16 + k);
+    c = __ldcs(w + (size_t)r.y * n16 + k);
+}
+
 /* Blocks of wpb warps for the GEMV Kernel over npairs pairs: at most one wave of the blocks the
  * device holds at once, each warp streaming the same number of pairs to within one. With
  * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one pair per warp instead, as many waves as that takes (the

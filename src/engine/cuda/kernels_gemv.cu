@@ -32,11 +32,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.0f;
     ec_stream_pairs<GEMV_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
-        [&](int p, int k, uint4 &a, uint4 &c) {
-            int2 r = ec_gemv_pair_rows<MODE>(p, rows);
-            a = __ldcs(wv + (size_t)r.x * n16 + k);
-            c = __ldcs(wv + (size_t)r.y * n16 + k);
-        },
+        [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [] { ec_wait_inputs(); }, /* x and y belong to the step (see ec_launch) */
         [&](int, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll

@@ -203,6 +203,35 @@ __global__ void __launch_bounds__(QUANT_THREADS)
     quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
 }
 
+/* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * PREP_THREADS is an
+ * outlier. Writes the mask words of the block's columns with ballots (the GEMV reads them; the
+ * block never does) and adds their count to *s_count, which must be cleared before and is read
+ * after a barrier. */
+__device__ __forceinline__ void publish_outliers(unsigned flags, int per, int cols, unsigned *mask,
+                                                 int *s_count)
+{
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, count = 0;
+    for (int i = 0; i < per; i++) {
+        unsigned m = __ballot_sync(FULL, (flags >> i) & 1u);
+        int word = i * (PREP_THREADS / 32) + warp; /* columns 32 * word + lane */
+        if (lane == 0 && 32 * word < cols) {
+            mask[word] = m;
+            count += __popc(m);
+        }
+    }
+    if (lane == 0 && count) atomicAdd(s_count, count);
+}
+/* Thread 0, after that barrier: the count for the caller and the statistics. */
+__device__ __forceinline__ void report_outliers(float threshold, int count, int *ocount,
+                                                unsigned long long *stat)
+{
+    *ocount = threshold > 0.0f ? count : 0;
+    if (threshold > 0.0f && stat) {
+        atomicAdd(stat, (unsigned long long)count);
+        atomicAdd(stat + 1, 1ull);
+    }
+}
+
 /* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, count and quantize in one block.
  * Thread t owns columns t, t + PREP_THREADS, ... of every token, so it knows which of its
  * columns are outliers (any token |x| >= threshold) from its own loads: the mask is written for
@@ -217,7 +246,6 @@ __global__ void __launch_bounds__(PREP_THREADS)
 {
     __shared__ int s_count;
     __shared__ float scratch[32];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     ec_wait_inputs();
@@ -238,27 +266,10 @@ __global__ void __launch_bounds__(PREP_THREADS)
                 f |= fabsf(__half2float(x[(size_t)b * cols + c])) >= threshold;
             flags |= (unsigned)f << i;
         }
-        int count = 0; /* lane 0: the outlier columns of this warp's words */
-        for (int i = 0; i < per; i++) {
-            unsigned m = __ballot_sync(FULL, (flags >> i) & 1u);
-            int word = i * (PREP_THREADS / 32) + warp; /* columns 32 * word + lane */
-            if (lane == 0 && 32 * word < cols) {
-                mask[word] = m;
-                count += __popc(m);
-            }
-        }
-        if (lane == 0 && count) atomicAdd(&s_count, count);
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            *ocount = s_count;
-            if (stat) {
-                atomicAdd(stat, (unsigned long long)s_count);
-                atomicAdd(stat + 1, 1ull);
-            }
-        }
-    } else if (threadIdx.x == 0) {
-        *ocount = 0;
+        publish_outliers(flags, per, cols, mask, &s_count);
     }
+    __syncthreads();
+    if (threadIdx.x == 0) report_outliers(threshold, s_count, ocount, stat);
     /* quantize_token's arithmetic, with the outlier test on the thread's own flags */
     for (int b = 0; b < ntok; b++) {
         const __half *xr = x + (size_t)b * cols;
@@ -294,7 +305,6 @@ __global__ void __launch_bounds__(PREP_THREADS)
 {
     __shared__ int s_count;
     __shared__ float scratch[32];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
@@ -326,19 +336,10 @@ __global__ void __launch_bounds__(PREP_THREADS)
     }
     unsigned flags = 0; /* bit i: v[i] is an outlier */
     if (threshold > 0.0f) {
-        int count = 0;
 #pragma unroll
-        for (int i = 0; i < PREP_HELD; i++) {
-            bool f = fabsf(v[i]) >= threshold; /* 0 past cols: never */
-            unsigned m = __ballot_sync(FULL, f);
-            int word = i * (PREP_THREADS / 32) + warp;
-            if (lane == 0 && 32 * word < cols) {
-                mask[word] = m;
-                count += __popc(m);
-            }
-            flags |= (unsigned)f << i;
-        }
-        if (lane == 0 && count) atomicAdd(&s_count, count);
+        for (int i = 0; i < PREP_HELD; i++) /* v is 0 past cols: never an outlier */
+            flags |= (unsigned)(fabsf(v[i]) >= threshold) << i;
+        publish_outliers(flags, (cols + PREP_THREADS - 1) / PREP_THREADS, cols, mask, &s_count);
     }
     float m = 0.0f;
 #pragma unroll
@@ -347,11 +348,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
     float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
     if (threadIdx.x == 0) {
         *xscale = __fdiv_rn(absmax, 127.0f);
-        *ocount = threshold > 0.0f ? s_count : 0;
-        if (threshold > 0.0f && stat) {
-            atomicAdd(stat, (unsigned long long)s_count);
-            atomicAdd(stat + 1, 1ull);
-        }
+        report_outliers(threshold, s_count, ocount, stat);
     }
 #pragma unroll
     for (int i = 0; i < PREP_HELD; i++) {
@@ -467,11 +464,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     }
     ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
-        [&](int p, int k, uint4 &a, uint4 &c) {
-            int2 r = ec_gemv_pair_rows<MODE>(p, rows);
-            a = __ldcs(wv + (size_t)r.x * n16 + k);
-            c = __ldcs(wv + (size_t)r.y * n16 + k);
-        },
+        [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [] { ec_wait_inputs(); },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
