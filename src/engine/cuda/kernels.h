@@ -105,7 +105,7 @@ int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const unsig
 /* Decode batches of the fused GEMV: the scan's mask and count (no column list) and the
  * quantization in one single-block launch (threshold 0: no outlier scan, *ocount = 0). With
  * norm (else NULL) it first writes x = rmsnorm(norm->x) [ntok][cols], as ec_cuda_rmsnorm would,
- * and goes on from that: the layer's norm costs no launch of its own. */
+ * and goes on from that: the layer's norm costs no launch of its own. cols <= 32768. */
 int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols, int ld, float threshold,
                          unsigned *mask, int *ocount, int8_t *xq, float *xscale,
                          unsigned long long *stat, cudaStream_t stream);

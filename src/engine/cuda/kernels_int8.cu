@@ -1,5 +1,6 @@
 /* kernels_int8.cu — the LLM.int8() kernels: outlier-column scan, per-token activation
- * quantization, the fused int8 GEMV (dp4a, outlier columns inside the kernel), the int8
+ * quantization (at decode one "prepare" block, which may run the layer's RMSNorm first), the
+ * fused int8 GEMV (dp4a, outlier columns inside the kernel), the int8
  * tensor-core GEMM through cuBLAS with its fused epilogue, and the reference family's separate
  * dequant / gather / weight-column kernels.
  *
@@ -9,7 +10,7 @@
  * contract them into FMAs the CPU does not do; the int32 dot products are exact in any order; the
  * tensor-core epilogue accumulates the outlier sum sequentially in ascending column order with
  * fmaf, which equals the CPU's `sum += a * b` because the product of two halves is exact in fp32
- * (the GEMV splits it over lanes, see int8_gemv_kernel, and is bit-exact without outliers). */
+ * (the GEMV sums it per lane, see int8_gemv_kernel, and is bit-exact without outliers). */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_norm.cuh"
