@@ -40,26 +40,11 @@ struct Fp8 {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
 
-    /* 16 codes of `row` from column col0; past the row code 0 (0.0), never another row. */
+    /* 16 codes of `row` from column col0; past the row code 0 (0.0). */
     template <bool VEC>
     __device__ static uint4 load16(const ec_cuda_packed_weight &w, int row, int col0)
     {
-        const uint8_t *p = w.codes + (size_t)row * w.cols;
-        if constexpr (VEC) {
-            return __ldcs(reinterpret_cast<const uint4 *>(p + col0));
-        } else {
-            uint32_t v[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                v[i] = 0;
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    int at = col0 + 4 * i + j;
-                    v[i] |= (uint32_t)(at < w.cols ? p[at] : 0) << (8 * j);
-                }
-            }
-            return make_uint4(v[0], v[1], v[2], v[3]);
-        }
+        return ec_load_codes16<VEC>(w.codes + (size_t)row * w.cols, w.cols, col0, 0u);
     }
 
     /* Chunk k of `row` (columns [16k, 16k+16)) and the row's scale. */

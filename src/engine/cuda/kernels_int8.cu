@@ -47,6 +47,14 @@ __device__ __forceinline__ int8_t round_q8(float v)
     return (int8_t)(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
 }
 
+/* The activation code of v in a token of absmax (0 for an outlier column or an all-zero token):
+ * rne(v / absmax * 127), and the token's scale absmax / 127 — src/quant/int8.c's arithmetic. */
+__device__ __forceinline__ int8_t act_code(float v, float absmax, bool outlier)
+{
+    return absmax > 0.0f && !outlier ? round_q8(__fmul_rn(__fdiv_rn(v, absmax), 127.0f)) : 0;
+}
+__device__ __forceinline__ float act_scale(float absmax) { return __fdiv_rn(absmax, 127.0f); }
+
 /* The weight value of the outlier path: fp16(q * row_absmax/127). */
 __device__ __forceinline__ float dequant16(int8_t q, float step)
 {
@@ -146,13 +154,9 @@ __device__ void quantize_token(const __half *xr, int cols, int ld, const unsigne
     for (int c = threadIdx.x; c < cols; c += blockDim.x)
         if (!is_outlier(mask, c)) m = fmaxf(m, fabsf(__half2float(xr[c])));
     float absmax = ec_block_reduce<true>(m, red);
-    for (int c = threadIdx.x; c < ld; c += blockDim.x) {
-        int8_t q = 0;
-        if (c < cols && absmax > 0.0f && !is_outlier(mask, c))
-            q = round_q8(__fmul_rn(__fdiv_rn(__half2float(xr[c]), absmax), 127.0f));
-        qr[c] = q;
-    }
-    if (threadIdx.x == 0) *scale = __fdiv_rn(absmax, 127.0f);
+    for (int c = threadIdx.x; c < ld; c += blockDim.x)
+        qr[c] = c < cols ? act_code(__half2float(xr[c]), absmax, is_outlier(mask, c)) : 0;
+    if (threadIdx.x == 0) *scale = act_scale(absmax);
 }
 
 /* Many tokens: block (i, j) ORs the 32 * SCAN_WORDS columns from word SCAN_WORDS * i over the
@@ -284,12 +288,9 @@ __global__ void __launch_bounds__(PREP_THREADS)
         for (int i = 0; i < per; i++) { /* ld <= per * PREP_THREADS: ld rounds cols to 16 */
             int c = threadIdx.x + i * PREP_THREADS;
             if (c >= ld) break;
-            int8_t q = 0;
-            if (c < cols && absmax > 0.0f && !((flags >> i) & 1u))
-                q = round_q8(__fmul_rn(__fdiv_rn(__half2float(xr[c]), absmax), 127.0f));
-            qr[c] = q;
+            qr[c] = c < cols ? act_code(__half2float(xr[c]), absmax, (flags >> i) & 1u) : 0;
         }
-        if (threadIdx.x == 0) xscale[b] = __fdiv_rn(absmax, 127.0f);
+        if (threadIdx.x == 0) xscale[b] = act_scale(absmax);
     }
 }
 
@@ -348,17 +349,14 @@ __global__ void __launch_bounds__(PREP_THREADS)
         if (!((flags >> i) & 1u)) m = fmaxf(m, fabsf(v[i]));
     float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
     if (threadIdx.x == 0) {
-        *xscale = __fdiv_rn(absmax, 127.0f);
+        *xscale = act_scale(absmax);
         report_outliers(threshold, s_count, ocount, stat);
     }
 #pragma unroll
     for (int i = 0; i < PREP_HELD; i++) {
         int c = threadIdx.x + i * PREP_THREADS;
         if (c >= ld) break;
-        int8_t q = 0;
-        if (c < cols && absmax > 0.0f && !((flags >> i) & 1u))
-            q = round_q8(__fmul_rn(__fdiv_rn(v[i], absmax), 127.0f));
-        xq[c] = q;
+        xq[c] = c < cols ? act_code(v[i], absmax, (flags >> i) & 1u) : 0;
     }
 }
 

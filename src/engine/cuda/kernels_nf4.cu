@@ -18,28 +18,12 @@ template <bool DQ> struct Nf4 {
     typedef uint4 Piece;                 /* a lane's 32 columns in the tensor-core kernel */
 
     /* 16 bytes of row `row` from byte byte0 (a multiple of 16); past the row the pad code 7
-     * (0.0) so the unaligned path never reads another row's bytes. */
+     * (0.0) in both nibbles. */
     template <bool VEC>
     __device__ static uint4 load16(const ec_cuda_packed_weight &w, int row, int byte0)
     {
         int rb = (w.cols + 1) / 2;
-        const uint8_t *p = w.codes + (size_t)row * rb;
-        if constexpr (VEC) {
-            return __ldcs(reinterpret_cast<const uint4 *>(p + byte0));
-        } else {
-            uint32_t v[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                v[i] = 0;
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    int at = byte0 + 4 * i + j;
-                    uint32_t byte = at < rb ? p[at] : 0x77u;
-                    v[i] |= byte << (8 * j);
-                }
-            }
-            return make_uint4(v[0], v[1], v[2], v[3]);
-        }
+        return ec_load_codes16<VEC>(w.codes + (size_t)row * rb, rb, byte0, 0x77u);
     }
 
     /* Chunk k of `row` (columns [32k, 32k+32), one block) and its block's absmax bytes. */

@@ -87,6 +87,29 @@ __device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uin
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
 }
 
+/* 16 bytes of a row of rb bytes from byte byte0: one 16-byte load where the shape allows it
+ * (VEC), else bounds-checked bytes, `pad` past the row (a code that decodes to 0), so the
+ * unaligned path never reads another row's bytes. */
+template <bool VEC>
+__device__ __forceinline__ uint4 ec_load_codes16(const uint8_t *row, int rb, int byte0, uint32_t pad)
+{
+    if constexpr (VEC) {
+        return __ldcs(reinterpret_cast<const uint4 *>(row + byte0));
+    } else {
+        uint32_t v[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            v[i] = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                int at = byte0 + 4 * i + j;
+                v[i] |= (at < rb ? (uint32_t)row[at] : pad) << (8 * j);
+            }
+        }
+        return make_uint4(v[0], v[1], v[2], v[3]);
+    }
+}
+
 /* 8 activations xr[col .. col+8) as fp32; unaligned shapes read element-wise, 0 past cols. */
 template <typename T, bool VEC>
 __device__ __forceinline__ void ec_load_x8(const T *__restrict__ xr, int col, int cols,

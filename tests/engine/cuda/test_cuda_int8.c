@@ -515,6 +515,11 @@ static void test_rejects_bad_calls(void **state)
     assert_non_null(strstr(ec_last_error(), "outside the context"));
     /* SILU_MUL needs a two-segment gate/up weight. */
     assert_int_equal(ec_cuda_qlinear(&ctx, &w, EC_GEMV_SILU_MUL, NULL, 1, NULL, 8, NULL), -1);
+    /* The decode prepare keeps 32 columns a thread: a wider input is refused, named. */
+    assert_int_equal(ec_cuda_int8_prepare(NULL, NULL, 1, 40000, 40000, 6.0f, NULL, NULL, NULL, NULL,
+                                          NULL, g->stream),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "40000 columns, at most 32768"));
     ec_cuda_qctx_free(&ctx);
 }
 
