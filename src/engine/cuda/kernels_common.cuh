@@ -114,10 +114,17 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
  * prefetches) overlap the predecessor's tail. The price: before it reads or writes any
  * activation (anything another kernel of the step touches) it must call ec_wait_inputs(), which
  * returns once every earlier kernel has finished and its writes are visible. Weights are
- * read-only for the whole run and may be touched before. On older GPUs both are plain. */
+ * read-only for the whole run and may be touched before. On older GPUs both are plain.
+ * ec_wait_inputs() also lets the next kernel launch at once (the trigger): without it the next
+ * kernel starts only when the last block of this one exits, so a GEMV's prefetches would wait
+ * out the whole tail of its predecessor's last wave. The next kernel's blocks take the SM slots
+ * this grid's blocks free, issue their weight loads and wait in turn; since a kernel triggers
+ * only once all its blocks run, and waits for its predecessor before it can finish, "the
+ * previous kernel finished" still implies "every earlier kernel finished". */
 __device__ __forceinline__ void ec_wait_inputs()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaTriggerProgrammaticLaunchCompletion();
     cudaGridDependencySynchronize();
 #endif
 }
