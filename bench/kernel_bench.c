@@ -1,6 +1,6 @@
 /* kernel_bench.c — times each CUDA decode kernel of one transformer layer in isolation (a GPU
- * tool, not a test): the GEMVs at a model's shapes for batch 1 and 8, RMSNorm, rope + KV append
- * and attention at a given context. Prints µs per call and the bandwidth each GEMV reaches, so
+ * tool, not a test): the GEMVs at a model's shapes for batch 1 and 8, RMSNorm, and the decode
+ * attention (rope, KV append and attention in one kernel) at a given context. Prints µs per call and the bandwidth each GEMV reaches, so
  * "% of roofline" of a whole decode step can be split into weight streaming and everything else.
  * With a list of quantized precisions it then times their fused linears (ec_cuda_qlinear, the
  * decode step's call) at the same shapes and batches 1, 8 and 64; "MB read" counts codes and
@@ -102,8 +102,9 @@ static int run_gemv(void *p)
 typedef struct {
     ec_cuda_attn_shape s;
     int batch, splits, dim;
-    float *x, *w, *q, *qkv, *part, *inv;
+    float *x, *w, *qkv, *part, *inv;
     void *xn, *kc, *vc, *att;
+    unsigned *tickets;
     int *pos;
     float eps;
     cudaStream_t st;
@@ -114,18 +115,12 @@ static int run_norm(void *p)
     layer_ctx *c = p;
     return ec_cuda_rmsnorm(EC_CUDA_F16, c->x, c->dim, c->w, c->batch, c->dim, c->eps, c->xn, c->st);
 }
-static int run_rope(void *p)
-{
-    layer_ctx *c = p;
-    return ec_cuda_rope_kv(EC_CUDA_F16, &c->s, c->qkv, NULL, c->inv, c->pos, c->batch, 1, c->q,
-                           c->kc, c->vc, c->st);
-}
 static int run_attention(void *p)
 {
     layer_ctx *c = p;
-    return ec_cuda_attention(EC_CUDA_F16, &c->s, c->q, c->kc, c->vc, c->pos, c->batch, 1,
-                             c->splits, ec_cuda_decode_split_len(c->s.max_seq), c->part, c->att,
-                             c->st);
+    return ec_cuda_attention_decode(EC_CUDA_F16, &c->s, c->qkv, NULL, c->inv, c->pos, c->batch,
+                                    c->splits, ec_cuda_decode_split_len(c->s.max_seq), c->kc,
+                                    c->vc, c->part, c->tickets, c->att, c->st);
 }
 
 int main(int argc, char **argv)
@@ -178,23 +173,21 @@ int main(int argc, char **argv)
         L.w = dev_alloc((size_t)c->dim * 4);
         L.xn = dev_alloc((size_t)batch * c->dim * 2);
         L.qkv = dev_alloc((size_t)batch * (q_dim + 2 * kv_dim) * 4);
-        L.q = dev_alloc((size_t)batch * q_dim * 4);
         L.inv = dev_alloc((size_t)c->head_dim * 2);
         L.kc = dev_alloc(cache);
         L.vc = dev_alloc(cache);
         L.part = dev_alloc((size_t)batch * L.splits * c->n_heads * (c->head_dim + 2) * 4);
         L.att = dev_alloc((size_t)batch * q_dim * 2);
+        L.tickets = dev_alloc((size_t)batch * c->n_heads * 4);
         L.pos = dev_alloc(sizeof(int));
         L.eps = 1e-5f;
         L.st = st;
         CHECK(cudaMemcpy(L.pos, &context, sizeof(int), cudaMemcpyHostToDevice));
         if (ec_cuda_attention_prepare(split) != 0) return 1;
-        double norm = time_us(run_norm, &L, st), rope = time_us(run_rope, &L, st),
-               att = time_us(run_attention, &L, st);
-        printf("%-20s %5d %8.1f\n%-20s %5d %8.1f\n%-20s %5d %8.1f %10.1f %8.0f\n", "rmsnorm",
-               batch, norm, "rope + kv append", batch, rope, "attention", batch, att,
-               2.0 * cache / 1e6, 2.0 * cache / att / 1e3);
-        layer_us[bi] += 2 * norm + rope + att;
+        double norm = time_us(run_norm, &L, st), att = time_us(run_attention, &L, st);
+        printf("%-20s %5d %8.1f\n%-20s %5d %8.1f %10.1f %8.0f\n", "rmsnorm", batch, norm,
+               "rope+kv+attention", batch, att, 2.0 * cache / 1e6, 2.0 * cache / att / 1e3);
+        layer_us[bi] += 2 * norm + att;
         printf("%-20s %5d %8.1f   (x %d layers = %.2f ms)\n", "layer total", batch,
                layer_us[bi], c->n_layers, layer_us[bi] * c->n_layers / 1e3);
     }

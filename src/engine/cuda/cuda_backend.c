@@ -85,6 +85,7 @@ typedef struct {
     void *h;       /* [chunk_rows][hidden_pad] 16-bit silu(gate)*up, pad columns zero */
     float *wide;   /* [chunk_rows][wide_cols]: gate/up of the GEMM path, reference outputs */
     float *part;   /* [part_slots][n_heads][head_dim + 2] attention partials */
+    unsigned *att_tickets; /* [max_batch][n_heads] fused decode attention (zero between steps) */
     float *logits; /* [max_batch][vocab] */
     int *d_step;   /* [1 + chunk_rows]: the position, then the token ids of the call */
     int *d_next;   /* [max_batch] greedy tokens */
@@ -158,6 +159,7 @@ static size_t plan_activations(cuda_state *s, uintptr_t base)
     s->h = carve(base, &off, r * s->hidden_pad * 2);
     s->wide = (float *)carve(base, &off, r * s->wide_cols * 4);
     s->part = (float *)carve(base, &off, s->part_slots * c->n_heads * (c->head_dim + 2) * 4);
+    s->att_tickets = (unsigned *)carve(base, &off, (size_t)s->max_batch * c->n_heads * 4);
     s->logits = (float *)carve(base, &off, (size_t)s->max_batch * c->vocab_size * 4);
     s->d_step = (int *)carve(base, &off, (r + 1) * 4);
     s->d_next = (int *)carve(base, &off, (size_t)s->max_batch * 4);
@@ -516,6 +518,21 @@ static unsigned long long *stat_of(const cuda_state *s, int layer, int input)
  * positions whose position and tokens are already in d_step. The fused family does no host
  * synchronisation, so its decode call can be captured into a graph; the reference family
  * synchronises inside int8-mixed linears, as bitsandbytes does. */
+/* Rope, KV append and attention of one layer: at decode in the fused family one kernel
+ * (ec_cuda_attention_decode), else two, as eager frameworks launch them. */
+static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int batch, int n,
+                     int n_splits, int split_len, void *kc, void *vc)
+{
+    if (n == 1 && s->kernels == EC_KERNELS_FUSED)
+        return ec_cuda_attention_decode(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch,
+                                        n_splits, split_len, kc, vc, s->part, s->att_tickets,
+                                        s->att, s->stream);
+    return ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q, kc,
+                           vc, s->stream) ||
+           ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, n_splits, split_len,
+                             s->part, s->att, s->stream);
+}
+
 static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split_len, int with_head)
 {
     const ec_model_config *c = &s->cfg;
@@ -532,10 +549,7 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
         ec_cuda_norm ffn_norm = {s->x, (size_t)dim, L->ffn_norm, c->norm_eps};
         if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
                                    s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
-            ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q,
-                            kc, vc, st) ||
-            ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, n_splits, split_len,
-                              s->part, s->att, st) ||
+            attention(s, L, pos, batch, n, n_splits, split_len, kc, vc) ||
             ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
             ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
                                    s->hidden_pad, stat_of(s, l, STAT_GU)) ||

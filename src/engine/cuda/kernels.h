@@ -162,6 +162,14 @@ int ec_cuda_rope_kv(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q
 int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
                       const void *k_cache, const void *v_cache, const int *pos, int batch, int n,
                       int n_splits, int split_len, float *part, void *out, cudaStream_t stream);
+/* The decode step (one new position *pos per sequence) in one launch: ec_cuda_rope_kv of the
+ * batch's qkv rows, then ec_cuda_attention with n = 1, bit-identical to the two (the new k, v
+ * rows go into the caches as there; q stays on chip). tickets [batch][n_heads] must be zero
+ * before the first call and are zero again after each. */
+int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *qkv,
+                             const float *bias, const float *inv_freq, const int *pos, int batch,
+                             int n_splits, int split_len, void *k_cache, void *v_cache,
+                             float *part, unsigned *tickets, void *out, cudaStream_t stream);
 /* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions:
  * 32 (one round of loads per block, so a decode step's attention is a single latency) unless
  * that makes more than 64 splits per sequence, whose partials would then outgrow the

@@ -15,6 +15,7 @@
  * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
+#include "kernels_rope.cuh"
 
 enum { ATTN_THREADS = 128, ATTN_KEYS = 4 /* key rows in flight per lane group */ };
 
@@ -32,31 +33,20 @@ static size_t attn_smem_bytes(int split_len)
     return ((size_t)split_len + ATTN_THREADS * 8) * sizeof(float);
 }
 
+/* The partial of one split: positions [start, end) of the cache rows K, V [max_seq][hd] against
+ * the fp32 query qrow [hd] (global or shared), into out [hd + 2] = (unnormalised output, max m,
+ * sum l). Called by all ATTN_THREADS threads of the block; smem holds attn_smem_bytes. */
 template <typename T>
-__global__ void __launch_bounds__(ATTN_THREADS)
-    attn_split_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
-                      const int *pos, int n, int split_len, int tpk, float *part)
+__device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
+                             int tpk, float *smem, float *scratch, float *out)
 {
-    extern __shared__ float smem[];
-    __shared__ float scratch[32];
-    int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
-    ec_wait_inputs();
-    int len = *pos + t % n + 1; /* causal: positions 0 .. own */
-    int start = split * split_len;
-    if (start >= len) return; /* block-uniform */
-    int end = min(start + split_len, len);
-    int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads), b = t / n;
-    size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
-    const T *K = k_cache + head_off, *V = v_cache + head_off;
-
     int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
     bool active = d0 < hd;
     float qv[8];
-    const float *qrow = q + ((size_t)t * s.n_heads + h) * hd;
 #pragma unroll
     for (int i = 0; i < 8; i++) qv[i] = active ? qrow[d0 + i] : 0.0f;
 
-    float *scores = smem, *table = smem + split_len;
+    float *scores = smem, *table = smem + (end - start);
     float norm = sqrtf((float)hd);
     /* Every thread runs the same trip count so the group shuffles see all their lanes. Each
      * group loads ATTN_KEYS rows before using any: decode is latency-bound here. */
@@ -117,7 +107,6 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 #pragma unroll
         for (int i = 0; i < 8; i++) table[g * hd + d0 + i] = acc[i];
     __syncthreads();
-    float *out = part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2);
     for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
         float sum = 0.0f;
         for (int gg = 0; gg < groups; gg++) sum += table[gg * hd + d];
@@ -127,6 +116,42 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         out[hd] = m;
         out[hd + 1] = l;
     }
+}
+
+/* Output dimension d of one (token row, head) from the partials p [used][hd + 2] of its first
+ * `used` splits, rescaled to their common max, in split order. The loads bypass L1: in the
+ * decode kernel other blocks wrote them during this launch. */
+__device__ __forceinline__ float combine_dim(const float *p, int used, int hd, int d)
+{
+    float m = -INFINITY;
+    for (int i = 0; i < used; i++) m = fmaxf(m, __ldcg(p + i * (hd + 2) + hd));
+    float num = 0.0f, den = 0.0f;
+    for (int i = 0; i < used; i++) {
+        const float *ps = p + i * (hd + 2);
+        float w = expf(__ldcg(ps + hd) - m);
+        num = fmaf(w, __ldcg(ps + d), num);
+        den = fmaf(w, __ldcg(ps + hd + 1), den);
+    }
+    return num / den;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ATTN_THREADS)
+    attn_split_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
+                      const int *pos, int n, int split_len, int tpk, float *part)
+{
+    extern __shared__ float smem[];
+    __shared__ float scratch[32];
+    int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    ec_wait_inputs();
+    int len = *pos + t % n + 1; /* causal: positions 0 .. own */
+    int start = split * split_len;
+    if (start >= len) return; /* block-uniform */
+    int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads), b = t / n;
+    size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
+    attend_split<T>(hd, q + ((size_t)t * s.n_heads + h) * hd, k_cache + head_off,
+                    v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
+                    part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
 /* One block per (head, token row), one thread per output dimension. */
@@ -139,16 +164,69 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
     if (d >= hd) return;
     int len = *pos + t % n + 1, used = (len + split_len - 1) / split_len;
     const float *p = part + ((size_t)t * s.n_heads + h) * n_splits * (hd + 2);
-    float m = -INFINITY;
-    for (int i = 0; i < used; i++) m = fmaxf(m, p[i * (hd + 2) + hd]);
-    float num = 0.0f, den = 0.0f;
-    for (int i = 0; i < used; i++) {
-        const float *ps = p + i * (hd + 2);
-        float w = expf(ps[hd] - m);
-        num = fmaf(w, ps[d], num);
-        den = fmaf(w, ps[hd + 1], den);
+    out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(p, used, hd, d));
+}
+
+/* The decode step's attention in one launch: rope, KV append, splits and combine. Block (head
+ * h, sequence b, split) rotates its query head from the QKV row into shared memory; the block
+ * whose split holds the new position first writes that position's rotated k and its v into the
+ * cache (every query head of a kv group writes the same bytes, and each block reads only what it
+ * wrote itself or what earlier steps wrote); then it attends its split as attn_split_kernel
+ * does. The last split block of (b, h) to finish — a ticket counter per (b, h), reset by that
+ * block for the next replay — combines the partials as attn_combine_kernel does. The rotation
+ * (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so the outputs
+ * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. */
+template <typename T>
+__global__ void __launch_bounds__(ATTN_THREADS)
+    attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
+                       const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
+                       T *v_cache, float *part, unsigned *tickets, T *out)
+{
+    extern __shared__ float smem[];
+    __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
+    __shared__ bool s_last;
+    int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    ec_wait_inputs();
+    int p = *pos, len = p + 1, start = split * split_len;
+    if (start >= len) return; /* block-uniform */
+    int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
+    int hd = s.head_dim, half = hd / 2, kh = h / (s.n_heads / s.n_kv_heads);
+    int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd;
+    const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
+    size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
+    T *K = k_cache + head_off, *V = v_cache + head_off;
+    ec_rope_pairing pr = ec_rope_pairing_of(s);
+    for (int j = threadIdx.x; j < half; j += ATTN_THREADS) {
+        int d = j * pr.step;
+        float2 y = ec_rope_pair(row, bias, h * hd + d, pr.partner, p, inv_freq[j]);
+        s_q[d] = y.x;
+        s_q[d + pr.partner] = y.y;
+        if (end == len) {
+            y = ec_rope_pair(row, bias, q_dim + kh * hd + d, pr.partner, p, inv_freq[j]);
+            K[(size_t)p * hd + d] = ec_from_f32<T>(y.x);
+            K[(size_t)p * hd + d + pr.partner] = ec_from_f32<T>(y.y);
+        }
     }
-    out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(num / den);
+    if (end == len)
+        for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
+            int e = q_dim + kv_dim + kh * hd + d;
+            V[(size_t)p * hd + d] = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
+        }
+    __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
+    float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
+    attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
+    __syncthreads(); /* the whole partial is written before the ticket is taken */
+    if (threadIdx.x == 0) {
+        unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
+        __threadfence(); /* the partial is visible to the block that draws the last ticket */
+        s_last = atomicAdd(ticket, 1u) == (unsigned)used - 1;
+        if (s_last) *ticket = 0; /* every split of (b, h) has drawn: ready for the next step */
+    }
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
+        out[((size_t)b * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(mine, used, hd, d));
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq)
@@ -166,16 +244,30 @@ extern "C" int ec_cuda_attention_prepare(int max_split_len)
     EC_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
     EC_CUDA_TRY(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
                 "cudaDeviceGetAttribute(max shared memory per block)");
-    if (bytes + 32 * sizeof(float) > (size_t)limit)
+    /* the decode kernel's static shared memory: scratch, the rotated query and a flag */
+    size_t fixed = (32 + EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float);
+    if (bytes + fixed > (size_t)limit)
         return ec_set_error("attention splits of %d positions need %zu bytes of shared memory; "
-                            "the device allows %d per block", max_split_len, bytes, limit);
-    EC_CUDA_TRY(cudaFuncSetAttribute(attn_split_kernel<__half>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
-                "cudaFuncSetAttribute(attention fp16, %zu bytes of shared memory)", bytes);
-    EC_CUDA_TRY(cudaFuncSetAttribute(attn_split_kernel<__nv_bfloat16>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
-                "cudaFuncSetAttribute(attention bf16, %zu bytes of shared memory)", bytes);
+                            "the device allows %d per block", max_split_len, bytes + fixed, limit);
+    const void *kernels[] = {(const void *)attn_split_kernel<__half>,
+                             (const void *)attn_split_kernel<__nv_bfloat16>,
+                             (const void *)attn_decode_kernel<__half>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16>};
+    for (const void *k : kernels)
+        EC_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
+                    "cudaFuncSetAttribute(attention, %zu bytes of shared memory)", bytes);
     return 0;
+}
+
+/* Sets the error and returns true for a shape the kernels cannot run. */
+static bool attn_shape_unsupported(const ec_cuda_attn_shape *s)
+{
+    if (s->head_dim % 8 == 0 && s->head_dim <= EC_CUDA_MAX_HEAD_DIM && s->n_heads % s->n_kv_heads == 0)
+        return false;
+    ec_set_error("attention: unsupported head_dim %d / heads %d / kv heads %d (needs head_dim a "
+                 "multiple of 8 up to %d, heads a multiple of kv heads)",
+                 s->head_dim, s->n_heads, s->n_kv_heads, EC_CUDA_MAX_HEAD_DIM);
+    return true;
 }
 
 extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
@@ -183,11 +275,7 @@ extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, c
                                  int batch, int n, int n_splits, int split_len, float *part,
                                  void *out, cudaStream_t stream)
 {
-    if (s->head_dim % 8 != 0 || s->head_dim > EC_CUDA_MAX_HEAD_DIM ||
-        s->n_heads % s->n_kv_heads != 0)
-        return ec_set_error("attention: unsupported head_dim %d / heads %d / kv heads %d "
-                            "(needs head_dim a multiple of 8 up to %d, heads a multiple of kv heads)",
-                            s->head_dim, s->n_heads, s->n_kv_heads, EC_CUDA_MAX_HEAD_DIM);
+    if (attn_shape_unsupported(s)) return -1;
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         int ntok = batch * n;
@@ -204,6 +292,27 @@ extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, c
                               pos, n, n_splits, split_len, (T *)out),
                     "launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
                          ntok);
+        return 0;
+    });
+}
+
+extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s,
+                                        const float *qkv, const float *bias,
+                                        const float *inv_freq, const int *pos, int batch,
+                                        int n_splits, int split_len, void *k_cache, void *v_cache,
+                                        float *part, unsigned *tickets, void *out,
+                                        cudaStream_t stream)
+{
+    if (attn_shape_unsupported(s)) return -1;
+    return ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
+        EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
+                              attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
+                              split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
+                              part, tickets, (T *)out),
+                    "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
+                    "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;
     });
 }

@@ -1,13 +1,15 @@
-/* kernels_rope.cu — rotary position embedding fused with the KV-cache write.
+/* kernels_rope.cu — rotary position embedding fused with the KV-cache write, for prefill calls
+ * (the decode step runs it inside its attention kernel, ec_cuda_attention_decode).
  *
  * The QKV linear leaves q, k and v side by side in fp32; this kernel adds the optional bias,
  * rotates q and k by their position (both pairing conventions: interleaved pairs (2j, 2j+1) as in
  * llama2.c, or halves (j, j + head_dim/2) as in Hugging Face), keeps q in fp32 for the attention
  * and stores k and v in 16-bit straight into the cache, so k never makes a round trip. The angle is
- * (float)position * inv_freq[j] with full-precision sincosf, as on the CPU; Llama-3 rope scaling
- * is already folded into inv_freq by the host. */
+ * (float)position * inv_freq[j] with full-precision sincosf, as on the CPU (kernels_rope.cuh);
+ * Llama-3 rope scaling is already folded into inv_freq by the host. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
+#include "kernels_rope.cuh"
 
 /* blockIdx.y is the token row; the x blocks split its q pairs, k pairs and v values, one item per
  * thread, so a single decode token still spreads over many SMs (sincosf is not cheap). */
@@ -20,7 +22,7 @@ __global__ void rope_kv_kernel(ec_cuda_attn_shape s, const float *qkv, const flo
     int t = blockIdx.y, b = t / n, p = *pos + t % n;
     int half = s.head_dim / 2, q_dim = s.n_heads * s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
     const float *row = qkv + (size_t)t * (q_dim + 2 * kv_dim);
-    int step = s.interleaved ? 2 : 1, partner = s.interleaved ? 1 : half;
+    ec_rope_pairing pr = ec_rope_pairing_of(s);
     int n_pairs = (s.n_heads + s.n_kv_heads) * half;
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_pairs + kv_dim) return;
@@ -31,22 +33,18 @@ __global__ void rope_kv_kernel(ec_cuda_attn_shape s, const float *qkv, const flo
         v_cache[at] = ec_from_f32<T>(v);
         return;
     }
-    int head = i / half, j = i % half; /* heads 0..n_heads-1 are q, the rest k */
-    int off = head * s.head_dim + j * step; /* q and k are contiguous in the row */
-    float x0 = row[off], x1 = row[off + partner];
-    if (bias) { x0 += bias[off]; x1 += bias[off + partner]; }
-    float sn, cs;
-    sincosf((float)p * inv_freq[j], &sn, &cs);
-    float y0 = x0 * cs - x1 * sn, y1 = x0 * sn + x1 * cs;
+    int head = i / half, j = i % half, partner = pr.partner; /* heads 0..n_heads-1 are q, the rest k */
+    int off = head * s.head_dim + j * pr.step; /* q and k are contiguous in the row */
+    float2 y = ec_rope_pair(row, bias, off, partner, p, inv_freq[j]);
     if (head < s.n_heads) {
         float *qrow = q + (size_t)t * q_dim;
-        qrow[off] = y0;
-        qrow[off + partner] = y1;
+        qrow[off] = y.x;
+        qrow[off + partner] = y.y;
     } else {
-        int kh = head - s.n_heads, d = j * step;
+        int kh = head - s.n_heads, d = j * pr.step;
         T *krow = k_cache + (((size_t)b * s.n_kv_heads + kh) * s.max_seq + p) * s.head_dim;
-        krow[d] = ec_from_f32<T>(y0);
-        krow[d + partner] = ec_from_f32<T>(y1);
+        krow[d] = ec_from_f32<T>(y.x);
+        krow[d + partner] = ec_from_f32<T>(y.y);
     }
 }
 

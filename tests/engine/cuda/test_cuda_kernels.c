@@ -368,6 +368,86 @@ static void test_attention_prefill(void **state)
     }
 }
 
+/* ---- fused decode attention: byte-identical to rope + KV write + attention ----
+ * Two steps (positions ctx-1 and ctx) on one pair of cache copies, so the second step also
+ * checks that the first left its combine tickets at zero. */
+static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, int ctx,
+                                         int split_len, int with_bias)
+{
+    int batch = 2, hd = s.head_dim, half = hd / 2;
+    int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd, w = q_dim + 2 * kv_dim;
+    int n_splits = (s.max_seq + split_len - 1) / split_len; /* as the captured decode step */
+    size_t cache_n = (size_t)batch * s.n_kv_heads * s.max_seq * hd, qn = (size_t)batch * q_dim;
+    float *kf = malloc(cache_n * 4), *qkv = malloc((size_t)batch * w * 4), *bias = malloc((size_t)w * 4);
+    float inv[EC_CUDA_MAX_HEAD_DIM / 2];
+    uint16_t *k = rand16(t, cache_n, 1.0f, kf), *v = rand16(t, cache_n, 1.0f, kf);
+    for (int i = 0; i < w; i++) bias[i] = 0.1f * frand();
+    for (int j = 0; j < half; j++) inv[j] = 1.0f / powf(10000.0f, (float)(2 * j) / (float)hd);
+    void *k2 = dev_upload(k, cache_n * 2), *v2 = dev_upload(v, cache_n * 2); /* two kernels */
+    void *k1 = dev_upload(k, cache_n * 2), *v1 = dev_upload(v, cache_n * 2); /* fused */
+    float *d_bias = with_bias ? dev_upload(bias, (size_t)w * 4) : NULL, *d_inv = dev_upload(inv, sizeof inv);
+    float *d_q = dev_poisoned(qn * 4), *d_qkv = dev_poisoned((size_t)batch * w * 4);
+    size_t part_n = (size_t)batch * s.n_heads * n_splits * (hd + 2);
+    float *part2 = dev_poisoned(part_n * 4), *part1 = dev_poisoned(part_n * 4);
+    unsigned *tickets = dev_alloc((size_t)batch * s.n_heads * 4, 0), tk[64];
+    uint16_t *out2 = dev_poisoned(qn * 2), *out1 = dev_poisoned(qn * 2);
+    uint16_t *a = malloc(cache_n * 2), *b = malloc(cache_n * 2);
+    int *d_pos = dev_alloc(sizeof(int), 0);
+    char what[96];
+    kernel_ok(ec_cuda_attention_prepare(split_len));
+    for (int pos = ctx - 1; pos <= ctx; pos++) {
+        snprintf(what, sizeof what, "%s fused decode attention hd %d heads %d/%d pos %d split %d",
+                 dname(t), hd, s.n_heads, s.n_kv_heads, pos, split_len);
+        for (int i = 0; i < batch * w; i++) qkv[i] = 2.0f * frand();
+        CUDA_OK(cudaMemcpy(d_qkv, qkv, (size_t)batch * w * 4, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(d_pos, &pos, sizeof pos, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemset(out1, 0xFF, qn * 2));
+        kernel_ok(ec_cuda_rope_kv(t, &s, d_qkv, d_bias, d_inv, d_pos, batch, 1, d_q, k2, v2, 0));
+        kernel_ok(ec_cuda_attention(t, &s, d_q, k2, v2, d_pos, batch, 1, n_splits, split_len,
+                                    part2, out2, 0));
+        kernel_ok(ec_cuda_attention_decode(t, &s, d_qkv, d_bias, d_inv, d_pos, batch, n_splits,
+                                           split_len, k1, v1, part1, tickets, out1, 0));
+        download(a, out2, qn * 2);
+        download(b, out1, qn * 2);
+        for (size_t i = 0; i < qn; i++)
+            if (a[i] != b[i]) fail_msg("%s: out[%zu] 0x%04x, two kernels 0x%04x", what, i, b[i], a[i]);
+        void *caches[2][2] = {{k2, k1}, {v2, v1}};
+        for (int c = 0; c < 2; c++) {
+            download(a, caches[c][0], cache_n * 2);
+            download(b, caches[c][1], cache_n * 2);
+            for (size_t i = 0; i < cache_n; i++)
+                if (a[i] != b[i])
+                    fail_msg("%s: %c cache[%zu] 0x%04x, two kernels 0x%04x", what, "kv"[c], i, b[i], a[i]);
+        }
+        download(tk, tickets, (size_t)batch * s.n_heads * 4);
+        for (int i = 0; i < batch * s.n_heads; i++)
+            if (tk[i] != 0) fail_msg("%s: ticket %d left at %u", what, i, tk[i]);
+    }
+    void *dev[] = {k1, v1, k2, v2, d_bias, d_inv, d_q, d_qkv, part1, part2, tickets, out1, out2, d_pos};
+    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
+    free(kf);
+    free(qkv);
+    free(bias);
+    free(k);
+    free(v);
+    free(a);
+    free(b);
+}
+
+static void test_attention_decode_fused(void **state)
+{
+    (void)state;
+    static const int ctxs[] = {1, 7, 300, 5000};
+    for (int di = 0; di < 2; di++)
+        for (int c = 0; c < 4; c++) {
+            ec_cuda_attn_shape llama = {8, 8, 128, ctxs[c] + 3, 0}, gqa = {8, 2, 64, ctxs[c] + 3, 1};
+            check_attention_decode_fused(DTYPES[di], llama, ctxs[c], ec_cuda_decode_split_len(ctxs[c] + 3), c & 1);
+            check_attention_decode_fused(DTYPES[di], gqa, ctxs[c], 32, !(c & 1));
+        }
+    ec_cuda_attn_shape tiny = {4, 2, 8, 40, 0};
+    check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 1); /* one split longer than the cache */
+}
+
 /* ---- argmax: lowest index on ties, NaN never wins ---- */
 static void test_argmax(void **state)
 {
@@ -406,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_attention_decode),
         cmocka_unit_test(test_attention_prefill),
+        cmocka_unit_test(test_attention_decode_fused),
         cmocka_unit_test(test_argmax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# ab-speed.sh LIB_A LIB_B [...] — same-machine A/B of ecocompute library builds (GPU machine).
+# Each argument is a directory holding a libecocompute.so, or an .so.xz file (unpacked to a
+# temporary directory); the CLI of .devpack/ runs once per build and SPEED_RUNS entry
+# (MODEL:BATCH:PRECISION, default Llama-2-7B at batch 1 in fp16, int8, int8-mixed, nf4, fp8), the
+# builds alternating within each entry, with `run`'s usual speed-and-energy arguments (those of
+# `bench/gpu.sh speed`). ROUNDS (default 1) repeats the whole set. Prints one line per run:
+# build, model, batch, precision, ms/step, tok/s, decode J/1k gross. Machines of one kind differ
+# by up to 5 % (docs/performance.md), so compare builds only within one call of this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pack=$(pwd)/.devpack
+[ -x "$pack/bin/ecocompute" ] || { echo "ab-speed.sh: no .devpack/bin/ecocompute (bench/device-pack.sh)" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: ab-speed.sh LIB_A LIB_B [...]" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dirs=() labels=()
+for i in $(seq 1 $#); do
+    arg=${!i}
+    labels+=("$(basename "$arg")")
+    if [ -f "$arg" ]; then
+        mkdir -p "$tmp/$i"
+        xz -dc "$arg" >"$tmp/$i/libecocompute.so"
+        dirs+=("$tmp/$i")
+    else
+        dirs+=("$(cd "$arg" && pwd)")
+    fi
+done
+export XDG_DATA_HOME=$tmp/xdg
+echo "build | model | batch | precision | ms/step | tok/s | decode J/1k gross"
+for round in $(seq 1 "${ROUNDS:-1}"); do
+    for run in ${SPEED_RUNS:-Llama-2-7B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:int8-mixed \
+            Llama-2-7B:1:nf4 Llama-2-7B:1:fp8}; do
+        IFS=: read -r model batch prec <<<"$run"
+        for i in "${!dirs[@]}"; do
+            LD_LIBRARY_PATH="${dirs[$i]}:$pack/lib" "$pack/bin/ecocompute" run --model "$model" \
+                --batch "$batch" --precision "$prec" --kernels fused --device cuda \
+                --prompt-len 512 --gen 128 --energy --idle 2 --format csv >"$tmp/run.csv" 2>/dev/null
+            python3 - "$tmp/run.csv" "${labels[$i]}" <<'PY'
+import csv, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+print(" | ".join([sys.argv[2], r["model"], r["batch"], r["precision"], r["decode_ms_per_step"],
+                  r["decode_tok_per_s"], r["decode_j_per_1k_tok_gross"]]))
+PY
+        done
+    done
+done
