@@ -115,16 +115,19 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
  * activation (anything another kernel of the step touches) it must call ec_wait_inputs(), which
  * returns once every earlier kernel has finished and its writes are visible. Weights are
  * read-only for the whole run and may be touched before. On older GPUs both are plain.
- * ec_wait_inputs() also lets the next kernel launch at once (the trigger): without it the next
- * kernel starts only when the last block of this one exits, so a GEMV's prefetches would wait
- * out the whole tail of its predecessor's last wave. The next kernel's blocks take the SM slots
- * this grid's blocks free, issue their weight loads and wait in turn; since a kernel triggers
- * only once all its blocks run, and waits for its predecessor before it can finish, "the
- * previous kernel finished" still implies "every earlier kernel finished". */
-__device__ __forceinline__ void ec_wait_inputs()
+ * ec_wait_inputs() also lets the next kernel launch at once (the trigger) unless release_next
+ * is false: without the trigger a kernel launches only when the last block of its predecessor
+ * exits, so a GEMV behind a short kernel (norm, prepare, attention) would issue its first weight
+ * loads only after that kernel's whole run. With it, the next kernel's blocks take free SM slots,
+ * issue their weight loads and wait in turn; since a kernel triggers only once all its blocks
+ * run, and waits for its predecessor before it can finish, "the previous kernel finished" still
+ * implies "every earlier kernel finished". The weight-streaming kernels (the GEMVs, the
+ * tensor-core qmma) pass false: their successors then launch at their end, as before
+ * (docs/performance.md, session 6: released at a GEMV's start, fp16 decode got slower). */
+__device__ __forceinline__ void ec_wait_inputs(bool release_next = true)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    cudaTriggerProgrammaticLaunchCompletion();
+    if (release_next) cudaTriggerProgrammaticLaunchCompletion();
     cudaGridDependencySynchronize();
 #endif
 }

@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     ec_stream_pairs<GEMV_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
-        [] { ec_wait_inputs(); }, /* x and y belong to the step (see ec_launch) */
+        [] { ec_wait_inputs(false); }, /* x and y belong to the step (see ec_launch) */
         [&](int, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {

@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
         },
         [&] {
             ec_load_qtables<F>(w, s_tab);
-            ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
+            ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
         },
         [&](int p, int k, const ec_qchunk &a, const ec_qchunk &c) {
             float p0[B], p1[B]; /* this chunk's sum(value * x), scaled once below */
@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     __shared__ float s_red[QMMA_KSPLIT - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
     ec_load_qtables<F>(w, s_tab);
-    ec_wait_inputs(); /* x and y belong to the step (see ec_launch) */
+    ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
     const bool silu = MODE == EC_GEMV_SILU_MUL;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = silu ? w.rows / 2 : w.rows;
