@@ -424,14 +424,9 @@ static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, 
             if (tk[i] != 0) fail_msg("%s: ticket %d left at %u", what, i, tk[i]);
     }
     void *dev[] = {k1, v1, k2, v2, d_bias, d_inv, d_q, d_qkv, part1, part2, tickets, out1, out2, d_pos};
+    void *host[] = {kf, qkv, bias, k, v, a, b};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
-    free(kf);
-    free(qkv);
-    free(bias);
-    free(k);
-    free(v);
-    free(a);
-    free(b);
+    for (size_t i = 0; i < sizeof host / sizeof *host; i++) free(host[i]);
 }
 
 static void test_attention_decode_fused(void **state)
