@@ -7,6 +7,9 @@
 # `bench/gpu.sh speed`). ROUNDS (default 1) repeats the whole set. Prints one line per run:
 # build, model, batch, precision, ms/step, tok/s, decode J/1k gross. Machines of one kind differ
 # by up to 5 % (docs/performance.md), so compare builds only within one call of this script.
+# A baseline library: build the other commit in a worktree (cmake -DBUILD_SHARED_LIBS=ON
+# -DCMAKE_CUDA_ARCHITECTURES=90 --target ecocompute), strip it and `xz` it into .abpack/
+# (git-ignored, ~18 MB), and carry .abpack next to .devpack (64 MiB in all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pack=$(pwd)/.devpack
