@@ -109,12 +109,13 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
 }
 
 /* ---- programmatic dependent launch (PDL, sm_90+) ----
- * A decode step is a chain of ~300 short kernels. Launched with ec_launch, a kernel may start
- * while its predecessor in the stream is still finishing, so its launch and prologue (weight
- * prefetches) overlap the predecessor's tail. The price: before it reads or writes any
- * activation (anything another kernel of the step touches) it must call ec_wait_inputs(), which
- * returns once every earlier kernel has finished and its writes are visible. Weights are
- * read-only for the whole run and may be touched before. On older GPUs both are plain.
+ * A decode step is a chain of 230-300 short kernels (7 to 9 per layer). Launched with
+ * ec_launch, a kernel may start while its predecessor in the stream is still finishing, so its
+ * launch and prologue (weight prefetches) overlap the predecessor's tail. The price: before it
+ * reads or writes any activation (anything another kernel of the step touches) it must call
+ * ec_wait_inputs(), which returns once every earlier kernel has finished and its writes are
+ * visible. Weights are read-only for the whole run and may be touched before. On older GPUs both
+ * are plain.
  * ec_wait_inputs() also lets the next kernel launch at once (the trigger) unless release_next
  * is false: without the trigger a kernel launches only when the last block of its predecessor
  * exits, so a GEMV behind a short kernel (norm, prepare, attention) would issue its first weight
