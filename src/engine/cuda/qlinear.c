@@ -206,7 +206,7 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx)
 /* Bytes per element of y in a mode: fp32 except the 16-bit SiLU·mul output. */
 static size_t y_elem(ec_gemv_mode mode) { return mode == EC_GEMV_SILU_MUL ? 2 : 4; }
 
-/* norm: see ec_cuda_qlinear_normed (NULL: x is the input). */
+/* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */
 static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
                       const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
                       unsigned long long *stat)
@@ -222,9 +222,6 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                                          batch, y, ldy, st)
                    ? -1
                    : 0;
-    if (norm && ec_cuda_rmsnorm(EC_CUDA_F16, norm->x, norm->x_stride, norm->w, batch, w->cols,
-                                norm->eps, x, st))
-        return -1;
     if (w->threshold > 0.0f) {
         if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols, c->ocount,
                                   c->ticket, stat, st))
@@ -383,10 +380,13 @@ static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode
                             c->shape.quantized ? "" : ", no int8 scratch",
                             c->shape.packed ? "" : ", no nf4/fp8 tables");
     int fused_int8_path = c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec);
-    if (norm && !fused_int8_path &&
-        ec_cuda_rmsnorm(act_dtype(w->prec), norm->x, norm->x_stride, norm->w, batch, w->cols,
-                        norm->eps, x, c->stream))
-        return -1;
+    /* Only the decode prepare of the fused int8 path normalises by itself. */
+    if (norm && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH)) {
+        if (ec_cuda_rmsnorm(act_dtype(w->prec), norm->x, norm->x_stride, norm->w, batch, w->cols,
+                            norm->eps, x, c->stream))
+            return -1;
+        norm = NULL;
+    }
     if (ec_cuda_is_packed(w->prec)) return packed_linear(c, w, mode, x, batch, y, ldy);
     if (c->kernels == EC_KERNELS_REFERENCE)
         return reference_linear(c, w, mode, x, batch, y, ldy, stat);
