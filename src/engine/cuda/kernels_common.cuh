@@ -125,16 +125,10 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
  * implies "every earlier kernel finished". The weight-streaming kernels (the GEMVs, the
  * tensor-core qmma) pass false: their successors then launch at their end, as before
  * (docs/performance.md, session 6: released at a GEMV's start, fp16 decode got slower). */
-__device__ __forceinline__ void ec_release_next()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    cudaTriggerProgrammaticLaunchCompletion();
-#endif
-}
 __device__ __forceinline__ void ec_wait_inputs(bool release_next = true)
 {
-    if (release_next) ec_release_next();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (release_next) cudaTriggerProgrammaticLaunchCompletion();
     cudaGridDependencySynchronize();
 #endif
 }
@@ -201,10 +195,7 @@ __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load lo
     Chunk a[U] = {}, c[U] = {};
     int rp = warp, rj = 0; /* the request cursor: pair rp, slot rj */
     auto request = [&](int s, int u) {
-        if (s >= total) {
-            if (s == total) ec_release_next(); /* the warp's last load is out: the tail begins */
-            return;
-        }
+        if (s >= total) return;
         int k = lane + 32 * rj;
         if (k < nchunks) load(rp, k, a[u], c[u]);
         if (++rj == slots) {
