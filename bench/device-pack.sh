@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # device-pack.sh [BUILD_DIR] — run HERE (the development machine) before a GPU call: builds
 # ecocompute as one shared library (-DBUILD_SHARED_LIBS=ON, in BUILD_DIR, default build-dev) with
-# the CLI, kernel_bench and the CUDA tests, and gathers them, stripped, into .devpack/
+# the CLI, kernel_bench, the CUPTI kernel tracer and the CUDA tests, and gathers them, stripped,
+# into .devpack/
 # (git-ignored) with what the GPU machine lacks: the cJSON and cmocka runtime libraries and a copy
 # of ../shared/models. Statically linked, every binary carries all GPU kernels (~22 MB each) and
 # a device call carries at most 64 MiB; shared, they travel once. Carry `.devpack` in the call;
@@ -9,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-dev}
-targets=(ecocompute_cli kernel_bench test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model)
+targets=(ecocompute_cli kernel_bench kernel_trace test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model)
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
@@ -21,6 +22,8 @@ mkdir -p .devpack/bin .devpack/lib
 strip -o .devpack/lib/libecocompute.so "$dir/libecocompute.so"
 strip -o .devpack/bin/ecocompute "$dir/ecocompute"
 strip -o .devpack/bin/kernel_bench "$dir/bench/kernel_bench"
+strip -o .devpack/lib/libkernel_trace.so "$dir/bench/libkernel_trace.so"
+cp -L "$(ldd "$dir/bench/libkernel_trace.so" | awk '/libcupti/ {print $3}')" .devpack/lib/
 for t in test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model; do
   strip -o ".devpack/bin/$t" "$(find "$dir/tests" -name "$t" -type f -perm -u+x | head -1)"
 done

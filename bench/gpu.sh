@@ -10,6 +10,8 @@
 #   speed      fused-family speed and energy of SPEED_RUNS (MODEL:BATCH:PRECISION ..., default
 #              Llama-2-7B at batch 1 / 8 / 64 in the fp16, int8 and packed formats), prompt 512,
 #              128 new tokens, 1 run each, into $OUT/speed.csv
+#   trace      per-layer kernel timeline of TRACE_RUNS (CUPTI, bench/kernel_trace.c), into
+#              $OUT/trace/
 #   torch      the same shapes in PyTorch + transformers eager (the seeds' stack), metered by
 #              `ecocompute meter --trace` (bench/torch_baseline.py); skipped without torch;
 #              TORCH_COMPILE=1 adds static cache + torch.compile at batch 1
@@ -292,6 +294,26 @@ print(" | ".join(cols))
 for r in csv.DictReader(open(sys.argv[1])):
     print(" | ".join(r[c] for c in cols))
 PY
+        ;;
+    trace)
+        # Where each decode step's time goes: every kernel's start and end from the CUPTI tracer
+        # (bench/kernel_trace.c), per layer (bench/trace_report.py), for each TRACE_RUNS entry
+        # (MODEL:BATCH:PRECISION, default Llama-2-7B batch 1 fp16 / int8 / nf4 / fp8).
+        tracer=$pack/lib/libkernel_trace.so
+        [ -f "$tracer" ] || { echo "trace: no $tracer (bench/device-pack.sh)"; continue; }
+        mkdir -p "$out/trace"
+        for run in ${TRACE_RUNS:-Llama-2-7B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:nf4 \
+                Llama-2-7B:1:fp8}; do
+            IFS=: read -r model batch prec <<<"$run"
+            csv=$out/trace/$model-b$batch-$prec.csv
+            CUDA_INJECTION64_PATH=$tracer KERNEL_TRACE_OUT=$csv "$bin" run --model "$model" \
+                --batch "$batch" --precision "$prec" --kernels fused --device cuda \
+                --prompt-len 512 --gen 32 --format csv >/dev/null
+            echo "== $run"
+            "$python" bench/trace_report.py "$csv" "$("$bin" models --format csv |
+                awk -F, -v m="$model" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "layers") c = i}
+                                       $1 == m {print $c}')"
+        done
         ;;
     torch)
         if ! "$python" -c 'import torch, transformers' 2>/dev/null; then

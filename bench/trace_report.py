@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""trace_report.py TRACE.csv [LAYERS] — where a decode step's time goes, from bench/kernel_trace.c.
+
+Takes the CUDA-graph launches of the trace with the most common kernel count (the decode steps),
+drops the first two, and prints
+  * the step: wall time (first kernel start to last kernel end), the sum of kernel durations,
+    the gap between steps;
+  * one layer (the kernel sequence that repeats LAYERS times, default 32): per kernel its mean
+    duration and the mean gap from the previous kernel's end to its start (negative: the two
+    overlapped under programmatic dependent launch), in µs;
+  * the kernels outside the layers.
+"""
+import collections
+import csv
+import shutil
+import statistics
+import subprocess
+import sys
+
+
+def short_names(mangled):
+    """Demangled names without argument lists and namespaces (c++filt when present)."""
+    names = {m: m for m in mangled}
+    if shutil.which("c++filt"):
+        out = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True,
+                             text=True).stdout.splitlines()
+        for m, d in zip(mangled, out):
+            d = d.replace("(anonymous namespace)::", "")
+            depth, cut = 0, len(d)
+            for i, ch in enumerate(d):  # drop the argument list: the first '(' at depth 0
+                depth += ch == "<"
+                depth -= ch == ">"
+                if ch == "(" and depth == 0:
+                    cut = i
+                    break
+            d = d[:cut]
+            d = d.replace("void ", "").replace("__half", "half").replace("(ec_gemv_mode)", "")
+            names[m] = d
+    return names
+
+
+def launches(rows):
+    """Splits graph kernels into launches: a node seen again starts the next launch."""
+    by_graph = collections.defaultdict(list)
+    for r in rows:
+        if r["graph_id"] != "0":
+            by_graph[r["graph_id"]].append(r)
+    out = []
+    for g in by_graph.values():
+        g.sort(key=lambda r: r["start"])
+        cur, seen = [], set()
+        for r in g:
+            if r["graph_node_id"] in seen:
+                out.append(cur)
+                cur, seen = [], set()
+            cur.append(r)
+            seen.add(r["graph_node_id"])
+        out.append(cur)
+    out.sort(key=lambda l: l[0]["start"])
+    return out
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: trace_report.py TRACE.csv [LAYERS]")
+    layers = int(sys.argv[2]) if len(sys.argv) > 2 else 32
+    rows = list(csv.DictReader(open(sys.argv[1])))
+    for r in rows:
+        r["start"], r["end"] = int(r["start_ns"]), int(r["end_ns"])
+    names = short_names(sorted({r["name"] for r in rows}))
+    runs = launches(rows)
+    if not runs:
+        sys.exit("trace_report: no CUDA-graph kernels in the trace")
+    n = collections.Counter(len(l) for l in runs).most_common(1)[0][0]
+    steps = [l for l in runs if len(l) == n][2:]
+    if not steps:
+        sys.exit("trace_report: fewer than three decode steps in the trace")
+    walls = [(l[-1]["end"] - l[0]["start"]) / 1e3 for l in steps]
+    sums = [sum(r["end"] - r["start"] for r in l) / 1e3 for l in steps]
+    between = [(b[0]["start"] - a[-1]["end"]) / 1e3 for a, b in zip(steps, steps[1:])]
+    print(f"decode steps: {len(steps)} of {n} kernels; wall {statistics.median(walls):.1f} µs "
+          f"(median), sum of kernel durations {statistics.median(sums):.1f} µs, gap between "
+          f"steps {statistics.median(between) if between else 0:.1f} µs")
+
+    keys = [names[r["name"]] + " " + r["grid"] for r in steps[0]]
+    best = None  # (start, period) whose sequence repeats `layers` times
+    for period in range(1, n // layers + 1):
+        for start in range(0, n - period * layers + 1):
+            if all(keys[start + i] == keys[start + i + period * k]
+                   for k in range(1, layers) for i in range(period)):
+                best = (start, period)
+                break
+        if best:
+            break
+    def mean_us(f):
+        return statistics.mean(f) / 1e3
+    def stats(idx):
+        dur = [l[i]["end"] - l[i]["start"] for l in steps for i in idx]
+        gap = [l[i]["start"] - l[i - 1]["end"] for l in steps for i in idx if i > 0]
+        return mean_us(dur), mean_us(gap) if gap else 0.0
+    if best is None:
+        print(f"no sequence repeats {layers} times; every kernel of the step:")
+        groups = [(keys[i], [i]) for i in range(n)]
+    else:
+        start, period = best
+        print(f"one layer: {period} kernels (from kernel {start}), mean over {layers} layers x "
+              f"{len(steps)} steps")
+        groups = [(keys[start + j], [start + j + period * k for k in range(layers)])
+                  for j in range(period)]
+        inside = {i for _, idx in groups for i in idx}
+        groups += [("outside: " + keys[i], [i]) for i in range(n) if i not in inside]
+    print("| kernel (grid) | µs | gap before, µs |")
+    print("|---|---|---|")
+    tot_d = tot_g = 0.0
+    for key, idx in groups:
+        d, g = stats(idx)
+        if not key.startswith("outside"):
+            tot_d, tot_g = tot_d + d, tot_g + g
+        print(f"| {key} | {d:.2f} | {g:+.2f} |")
+    if best:
+        print(f"| layer total | {tot_d:.2f} | {tot_g:+.2f} |")
+
+
+if __name__ == "__main__":
+    main()
