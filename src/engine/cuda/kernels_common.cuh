@@ -274,18 +274,6 @@ template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb)
     return (unsigned)((warps + wpb - 1) / wpb);
 }
 
-/* EXPERIMENT (session 7, to be measured and then kept or removed): with
- * ECOCOMPUTE_EXP_GEMV_U8=1 the batch-1 GEMVs keep 8 instead of 4 chunks per row in flight. */
-static inline bool ec_exp_gemv_u8()
-{
-    static int cached = -1;
-    if (cached < 0) {
-        const char *env = getenv("ECOCOMPUTE_EXP_GEMV_U8");
-        cached = env && !strcmp(env, "1");
-    }
-    return cached != 0;
-}
-
 /* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */
 static inline unsigned ec_grid_for(size_t n)
 {

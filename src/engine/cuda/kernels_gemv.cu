@@ -18,7 +18,7 @@
 
 enum { GEMV_WARPS = 8, GEMV_UNROLL = 4 };
 
-template <typename T, int B, int MODE, int U = GEMV_UNROLL>
+template <typename T, int B, int MODE>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
     gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
                 int ldy)
@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     float acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.0f;
-    ec_stream_pairs<U, uint4>(
+    ec_stream_pairs<GEMV_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [] { ec_wait_inputs(false); }, /* x and y belong to the step (see ec_launch) */
@@ -65,11 +65,6 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
         unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS);            \
         return ec_launch(gemv_kernel<T, B, MODE>, dim3(blocks), block, 0, stream, w, x, rows,     \
                          cols, y, ldy);                                                            \
-    }
-    if (batch == 1 && ec_exp_gemv_u8()) {
-        unsigned blocks = ec_stream_blocks<gemv_kernel<T, 1, MODE, 8>>(pairs, GEMV_WARPS);
-        return ec_launch(gemv_kernel<T, 1, MODE, 8>, dim3(blocks), block, 0, stream, w, x, rows,
-                         cols, y, ldy);
     }
     switch (batch) {
         EC_GEMV_CASE(1)

@@ -441,7 +441,7 @@ __device__ __forceinline__ int8_t chunk_byte(const uint4 &v, int i)
  * products (the codes of xq are 0 there); the lanes' fp32 partial sums are then added up with
  * the int8 part's shuffles. That order differs from the CPU's ascending one by at most the fp32
  * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). */
-template <int B, int MODE, int U = I8_UNROLL>
+template <int B, int MODE>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
@@ -461,7 +461,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    ec_stream_pairs<U, uint4>(
+    ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [] { ec_wait_inputs(false); },
@@ -528,11 +528,6 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
         unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS);           \
         return ec_launch(int8_gemv_kernel<B, MODE>, dim3(blocks), block, 0, stream, w, wscale,  \
                          rows, ld, xq, xscale, x, cols, mask, y, ldy);                          \
-    }
-    if (batch == 1 && ec_exp_gemv_u8()) {
-        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, 8>>(pairs, I8_WARPS);
-        return ec_launch(int8_gemv_kernel<1, MODE, 8>, dim3(blocks), block, 0, stream, w, wscale,
-                         rows, ld, xq, xscale, x, cols, mask, y, ldy);
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);

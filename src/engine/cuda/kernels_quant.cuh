@@ -204,7 +204,7 @@ struct ec_qchunk {
     ec_nf4_absmax_raw scale;
 };
 
-template <class F, typename T, int B, int MODE, bool VEC, int U = QGEMV_UNROLL>
+template <class F, typename T, int B, int MODE, bool VEC>
 __global__ void __launch_bounds__(QGEMV_WARPS * 32)
     qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, void *y, int ldy)
 {
@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
 #pragma unroll
     for (int b = 0; b < B; b++)
         acc0[b] = acc1[b] = 0.0f;
-    ec_stream_pairs<U, ec_qchunk>(
+    ec_stream_pairs<QGEMV_UNROLL, ec_qchunk>(
         ec_gemv_pairs(MODE, out_rows), (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS,
         [&](int p, int k, ec_qchunk &a, ec_qchunk &c) {
             int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
@@ -400,11 +400,6 @@ static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, i
         unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, B, MODE, VEC>>(pairs, QGEMV_WARPS);  \
         return ec_launch(qgemv_kernel<F, T, B, MODE, VEC>, dim3(blocks), block, 0, stream, w, x,   \
                          ldx, y, ldy);                                                             \
-    }
-    if (batch == 1 && ec_exp_gemv_u8()) {
-        unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, 1, MODE, VEC, 8>>(pairs, QGEMV_WARPS);
-        return ec_launch(qgemv_kernel<F, T, 1, MODE, VEC, 8>, dim3(blocks), block, 0, stream, w, x,
-                         ldx, y, ldy);
     }
     switch (batch) {
         EC_QGEMV_CASE(1)
