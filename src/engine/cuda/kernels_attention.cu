@@ -48,16 +48,6 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
 
     float *scores = smem, *table = smem + (end - start);
     float norm = sqrtf((float)hd);
-    /* The first round's value rows travel with its key rows: they do not depend on the scores,
-     * and a split of the decode step is usually one round, so its values then cost no second
-     * HBM round trip after the softmax. */
-    uint4 v_first[ATTN_KEYS];
-#pragma unroll
-    for (int u = 0; u < ATTN_KEYS; u++) {
-        int p = start + g + u * groups;
-        v_first[u] = active && p < end ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
-                                       : make_uint4(0, 0, 0, 0);
-    }
     /* Every thread runs the same trip count so the group shuffles see all their lanes. Each
      * group loads ATTN_KEYS rows before using any: decode is latency-bound here. */
     for (int p0 = start; p0 < end; p0 += groups * ATTN_KEYS) {
@@ -101,9 +91,8 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
             for (int u = 0; u < ATTN_KEYS; u++) {
                 int p = p0 + u * groups;
                 bool in = p < end;
-                vr[u] = p0 == start + g ? v_first[u]
-                        : in            ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
-                                        : make_uint4(0, 0, 0, 0);
+                vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                           : make_uint4(0, 0, 0, 0);
                 e[u] = in ? scores[p - start] : 0.0f;
             }
 #pragma unroll
@@ -129,39 +118,21 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
     }
 }
 
-/* The output [hd] of one (token row, head) from the partials p [used][hd + 2] of its first
- * `used` splits, rescaled to their common max and summed in split order; called by the whole
- * block, s_ml [2 * used] shared. The loads bypass L1 (in the decode kernel other blocks wrote
- * them during this launch) and go out CHUNK at a time: one L2 round trip per CHUNK splits, not
- * one per split, with the sums still taken in split order. */
-template <typename T>
-__device__ void combine_splits(const float *p, int used, int hd, float *s_ml, T *out)
+/* Output dimension d of one (token row, head) from the partials p [used][hd + 2] of its first
+ * `used` splits, rescaled to their common max, in split order. The loads bypass L1: in the
+ * decode kernel other blocks wrote them during this launch. */
+__device__ __forceinline__ float combine_dim(const float *p, int used, int hd, int d)
 {
-    enum { CHUNK = 8 };
-    for (int i = threadIdx.x; i < used; i += blockDim.x) {
-        s_ml[i] = __ldcg(p + i * (hd + 2) + hd);
-        s_ml[used + i] = __ldcg(p + i * (hd + 2) + hd + 1);
-    }
-    __syncthreads();
     float m = -INFINITY;
-    for (int i = 0; i < used; i++) m = fmaxf(m, s_ml[i]);
-    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-        float num = 0.0f, den = 0.0f;
-        for (int i0 = 0; i0 < used; i0 += CHUNK) {
-            float v[CHUNK];
-#pragma unroll
-            for (int j = 0; j < CHUNK; j++)
-                v[j] = i0 + j < used ? __ldcg(p + (i0 + j) * (hd + 2) + d) : 0.0f;
-#pragma unroll
-            for (int j = 0; j < CHUNK; j++) {
-                if (i0 + j >= used) break;
-                float w = expf(s_ml[i0 + j] - m);
-                num = fmaf(w, v[j], num);
-                den = fmaf(w, s_ml[used + i0 + j], den);
-            }
-        }
-        out[d] = ec_from_f32<T>(num / den);
+    for (int i = 0; i < used; i++) m = fmaxf(m, __ldcg(p + i * (hd + 2) + hd));
+    float num = 0.0f, den = 0.0f;
+    for (int i = 0; i < used; i++) {
+        const float *ps = p + i * (hd + 2);
+        float w = expf(__ldcg(ps + hd) - m);
+        num = fmaf(w, __ldcg(ps + d), num);
+        den = fmaf(w, __ldcg(ps + hd + 1), den);
     }
+    return num / den;
 }
 
 template <typename T>
@@ -183,18 +154,17 @@ __global__ void __launch_bounds__(ATTN_THREADS)
                     part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
-/* One block per (head, token row), one thread per output dimension; shared memory
- * 2 * n_splits floats. */
+/* One block per (head, token row), one thread per output dimension. */
 template <typename T>
 __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, const int *pos, int n,
                                     int n_splits, int split_len, T *out)
 {
-    extern __shared__ float s_ml[];
-    int h = blockIdx.x, t = blockIdx.y, hd = s.head_dim;
+    int h = blockIdx.x, t = blockIdx.y, d = threadIdx.x, hd = s.head_dim;
     ec_wait_inputs();
+    if (d >= hd) return;
     int len = *pos + t % n + 1, used = (len + split_len - 1) / split_len;
     const float *p = part + ((size_t)t * s.n_heads + h) * n_splits * (hd + 2);
-    combine_splits<T>(p, used, hd, s_ml, out + ((size_t)t * s.n_heads + h) * hd);
+    out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(p, used, hd, d));
 }
 
 /* The decode step's attention in one launch: rope, KV append, splits and combine. Block (head
@@ -255,9 +225,8 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __syncthreads();
     if (!s_last) return;
     __threadfence();
-    /* smem (split_len + ATTN_THREADS * 8 floats) is free again and holds 2 * used <= 2 *
-     * n_splits floats (ec_cuda_decode_split_len: at most 64 splits). */
-    combine_splits<T>(mine, used, hd, smem, out + ((size_t)b * s.n_heads + h) * hd);
+    for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
+        out[((size_t)b * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(mine, used, hd, d));
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq)
@@ -319,9 +288,8 @@ extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, c
                          s->n_heads, ntok, n_splits, split_len);
         dim3 cgrid((unsigned)s->n_heads, (unsigned)ntok);
         unsigned threads = (unsigned)((s->head_dim + 31) / 32 * 32);
-        EC_CUDA_TRY(ec_launch(attn_combine_kernel<T>, cgrid, dim3(threads),
-                              2 * (size_t)n_splits * sizeof(float), stream, *s, part, pos, n,
-                              n_splits, split_len, (T *)out),
+        EC_CUDA_TRY(ec_launch(attn_combine_kernel<T>, cgrid, dim3(threads), 0, stream, *s, part,
+                              pos, n, n_splits, split_len, (T *)out),
                     "launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
                          ntok);
         return 0;
