@@ -63,6 +63,11 @@ typedef struct {
      * the threshold per call (a prefill chunk or a decode step) of each linear input; 0 where
      * nothing was counted (other precisions). Returns 0 or -1 (ec_last_error). */
     int (*outlier_stats)(ec_backend *b, double *avg);
+    /* Optional (NULL: nothing to do): the one-time work before the first steps of `batch`
+     * sequences, so that timed phases hold only steady-state work. ec_generate calls it before
+     * its prefill phase starts; forward does the same work itself when it was not called. The
+     * CUDA backend captures (and loads the kernels of) its decode graph here. Returns 0 or -1. */
+    int (*prepare)(ec_backend *b, int batch);
 } ec_backend_ops;
 
 struct ec_backend {

@@ -24,9 +24,16 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
         free(step);
         return ec_set_error("generate: out of memory");
     }
+    /* One-time set-up (a GPU backend's decode graph) stays out of both timed phases. */
+    int rc = b->ops->prepare ? b->ops->prepare(b, batch) : 0;
+    if (rc != 0) {
+        free(next);
+        free(step);
+        return rc;
+    }
     phase_hook(hooks, EC_PHASE_PREFILL, 1);
     double t0 = ec_now_s();
-    int rc = b->ops->forward(b, prompts, batch, prompt_len, 0, next, NULL);
+    rc = b->ops->forward(b, prompts, batch, prompt_len, 0, next, NULL);
     if (rc == 0) rc = b->ops->synchronize(b);
     double prefill_s = ec_now_s() - t0;
     phase_hook(hooks, EC_PHASE_PREFILL, 0);

@@ -182,15 +182,32 @@ static void quantized_head_changes_logits(void **state)
 }
 
 typedef struct {
-    int events[4];
+    int events[5];
     int n;
+    int prepared_batch;
 } hook_log;
 
 static void record_phase(void *ctx, ec_phase phase, int begin)
 {
     hook_log *log = ctx;
-    if (log->n < 4) log->events[log->n] = (int)phase * 2 + !begin;
+    if (log->n < 5) log->events[log->n] = (int)phase * 2 + !begin;
     log->n++;
+}
+
+/* The CPU backend's own ops with a prepare that logs itself (event -1) into prepare_log. */
+static hook_log *prepare_log;
+static int record_prepare(ec_backend *b, int batch)
+{
+    (void)b;
+    if (prepare_log->n < 5) prepare_log->events[prepare_log->n] = -1;
+    prepare_log->n++;
+    prepare_log->prepared_batch = batch;
+    return 0;
+}
+static int failing_prepare(ec_backend *b, int batch)
+{
+    (void)b, (void)batch;
+    return ec_set_error("prepare failed on purpose");
 }
 
 static void phase_hooks_bracket_each_phase(void **state)
@@ -200,15 +217,31 @@ static void phase_hooks_bracket_each_phase(void **state)
     ec_backend *b = test_load(m, EC_PREC_FP16, 1, L + 4, 1);
     int prompt[L], out[4];
     ec_prompt_synthetic(1, ec_model_config_of(m)->vocab_size, 1, L, prompt);
-    hook_log log = {{0}, 0};
+    hook_log log = {{0}, 0, 0};
     ec_phase_hooks hooks = {record_phase, &log};
     ec_generate_stats st;
+    /* The backend's one-time prepare runs first, outside both timed phases. */
+    ec_backend_ops with_prepare = *b->ops;
+    const ec_backend_ops *own = b->ops;
+    with_prepare.prepare = record_prepare;
+    prepare_log = &log;
+    b->ops = &with_prepare;
     assert_int_equal(ec_generate(b, prompt, 1, L, 4, out, &hooks, &st), 0);
-    const int expect[4] = {EC_PHASE_PREFILL * 2, EC_PHASE_PREFILL * 2 + 1, EC_PHASE_DECODE * 2,
-                           EC_PHASE_DECODE * 2 + 1};
-    assert_int_equal(log.n, 4);
+    b->ops = own;
+    const int expect[5] = {-1, EC_PHASE_PREFILL * 2, EC_PHASE_PREFILL * 2 + 1,
+                           EC_PHASE_DECODE * 2, EC_PHASE_DECODE * 2 + 1};
+    assert_int_equal(log.n, 5);
     assert_memory_equal(log.events, expect, sizeof expect);
+    assert_int_equal(log.prepared_batch, 1);
     assert_true(st.prefill_s > 0.0 && st.decode_s > 0.0);
+    /* A failed prepare fails the call before any phase starts. */
+    with_prepare.prepare = failing_prepare;
+    b->ops = &with_prepare;
+    log.n = 0;
+    assert_int_equal(ec_generate(b, prompt, 1, L, 4, out, &hooks, &st), -1);
+    b->ops = own;
+    assert_int_equal(log.n, 0);
+    assert_string_equal(ec_last_error(), "prepare failed on purpose");
     ec_backend_destroy(b);
     ec_model_close(m);
 }

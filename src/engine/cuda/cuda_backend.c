@@ -599,6 +599,8 @@ static int capture_decode(cuda_state *s, int batch)
     cudaError_t inst = cudaGraphInstantiate(&s->graph, g, 0);
     cudaGraphDestroy(g);
     EC_CUDA_TRY(inst, "cudaGraphInstantiate of the decode step (batch %d)", batch);
+    EC_CUDA_TRY(cudaGraphUpload(s->graph, s->stream), "cudaGraphUpload of the decode step");
+    EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "upload of the decode step (batch %d)", batch);
     s->graph_batch = batch;
     return 0;
 }
@@ -751,8 +753,23 @@ static void cuda_destroy(ec_backend *b)
     b->impl = NULL;
 }
 
-static const ec_backend_ops cuda_ops = {"cuda", cuda_load, cuda_forward, cuda_synchronize,
-                                        cuda_destroy, cuda_outlier_stats};
+/* Capturing the decode graph loads the modules of its kernels (CUDA loads them lazily, at
+ * first launch): for nf4, whose file holds many kernel variants, that took ~75 ms, which fell
+ * into the first decode step's time when forward captured it there. */
+static int cuda_prepare(ec_backend *b, int batch)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    if (!s->loaded) return ec_set_error("CUDA backend: prepare before a successful load");
+    if (batch < 1 || batch > s->max_batch)
+        return ec_set_error("CUDA backend: prepare for %d sequences, loaded for at most %d", batch,
+                            s->max_batch);
+    if (!s->use_graphs || s->kernels == EC_KERNELS_REFERENCE || s->graph_batch == batch) return 0;
+    return capture_decode(s, batch);
+}
+
+static const ec_backend_ops cuda_ops = {"cuda",         cuda_load,          cuda_forward,
+                                        cuda_synchronize, cuda_destroy, cuda_outlier_stats,
+                                        cuda_prepare};
 
 int ec_cuda_backend_create(ec_backend **out, int device)
 {
