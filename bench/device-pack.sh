@@ -2,9 +2,8 @@
 # device-pack.sh [BUILD_DIR] — run HERE (the development machine) before a GPU call: builds
 # ecocompute as one shared library (-DBUILD_SHARED_LIBS=ON, in BUILD_DIR, default build-dev) with
 # the CLI, kernel_bench, the CUPTI kernel tracer and the CUDA tests, and gathers them, stripped,
-# into .devpack/
-# (git-ignored) with what the GPU machine lacks: the cJSON and cmocka runtime libraries and a copy
-# of ../shared/models. Statically linked, every binary carries all GPU kernels (~22 MB each) and
+# into .devpack/ (git-ignored) with what the GPU machine lacks: the cJSON, cmocka and CUPTI
+# runtime libraries and a copy of ../shared/models. Statically linked, every binary carries all GPU kernels (~22 MB each) and
 # a device call carries at most 64 MiB; shared, they travel once. Carry `.devpack` in the call;
 # bench/gpu.sh finds it there (the packed CLI, the test binaries for its `tests` step).
 set -euo pipefail

@@ -754,7 +754,7 @@ static void cuda_destroy(ec_backend *b)
 }
 
 /* Capturing the decode graph loads the modules of its kernels (CUDA loads them lazily, at
- * first launch): for nf4, whose file holds many kernel variants, that took ~75 ms, which fell
+ * first launch): for nf4, whose file holds many kernel variants, that took 75-105 ms, which fell
  * into the first decode step's time when forward captured it there. */
 static int cuda_prepare(ec_backend *b, int batch)
 {
