@@ -767,9 +767,15 @@ static int cuda_prepare(ec_backend *b, int batch)
     return capture_decode(s, batch);
 }
 
-static const ec_backend_ops cuda_ops = {"cuda",         cuda_load,          cuda_forward,
-                                        cuda_synchronize, cuda_destroy, cuda_outlier_stats,
-                                        cuda_prepare};
+static const ec_backend_ops cuda_ops = {
+    .name = "cuda",
+    .load = cuda_load,
+    .forward = cuda_forward,
+    .synchronize = cuda_synchronize,
+    .destroy = cuda_destroy,
+    .outlier_stats = cuda_outlier_stats,
+    .prepare = cuda_prepare,
+};
 
 int ec_cuda_backend_create(ec_backend **out, int device)
 {
