@@ -251,23 +251,39 @@ __device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows,
 /* Blocks of wpb warps for the GEMV Kernel over npairs pairs: at most one wave of the blocks the
  * device holds at once, each warp streaming the same number of pairs to within one. With
  * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one pair per warp instead, as many waves as that takes (the
- * grid before session 5; docs/performance.md compares the two). The residency is asked once per
- * kernel, device and thread. */
-template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb)
+ * grid before session 5; docs/performance.md compares the two). The residency without dynamic
+ * shared memory is asked once per kernel, device and thread; `smem` bytes of it per block
+ * (a batch-1 prologue's activations, whose size varies by call) cap it by the SM's shared
+ * memory. The grid size only paces the stream: any size computes the same result. */
+template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb, size_t smem = 0)
 {
-    static thread_local int cached_dev = -1, resident = 0;
+    static thread_local int cached_dev = -1, per_sm = 0, sms = 0, smem_sm = 0;
+    static thread_local size_t smem_fixed = 0; /* per block: reserved + the kernel's static */
     int dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
-        int sms = 0, per_sm = 0;
         const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
-        resident = 0; /* 0: one pair per warp */
+        int reserved = 0;
+        cudaFuncAttributes fa = {};
+        per_sm = 0; /* 0: one pair per warp */
         if (!(env && !strcmp(env, "0")) &&
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, wpb * 32, 0) ==
+            cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) ==
+                cudaSuccess &&
+            cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) ==
+                cudaSuccess &&
+            cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess &&
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, wpb * 32, 0) !=
                 cudaSuccess)
-            resident = sms * per_sm;
+            per_sm = 0;
+        smem_fixed = (size_t)reserved + fa.sharedSizeBytes;
         cached_dev = dev;
     }
+    int blocks_sm = per_sm;
+    if (smem > 0 && blocks_sm > 0) {
+        int by_smem = (int)((size_t)smem_sm / (smem + smem_fixed));
+        blocks_sm = by_smem < blocks_sm ? (by_smem > 0 ? by_smem : 1) : blocks_sm;
+    }
+    int resident = sms * blocks_sm;
     int max_warps = resident > 0 ? resident * wpb : npairs;
     int per_warp = (npairs + max_warps - 1) / max_warps;
     int warps = (npairs + per_warp - 1) / per_warp;
