@@ -1,6 +1,7 @@
 /* kernels_int8.cu — the LLM.int8() kernels: outlier-column scan, per-token activation
  * quantization (at decode one "prepare" block, which may run the layer's RMSNorm first), the
- * fused int8 GEMV (dp4a, outlier columns inside the kernel), the int8
+ * fused int8 GEMV (dp4a, outlier columns inside the kernel; at batch 1 with the prepare in its
+ * own prologue), the int8
  * tensor-core GEMM through cuBLAS with its fused epilogue, and the reference family's separate
  * dequant / gather / weight-column kernels.
  *
@@ -33,13 +34,11 @@ enum {
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
     I8_THREADS = I8_WARPS * 32,
-    /* the batch-1 prologue's emulation of the prepare's sum: virtual threads per thread */
-    PRO_VIRTUAL = PREP_THREADS / I8_THREADS,
+    PRO_THREADS = PREP_THREADS, /* GEMV with prologue: a block of the prepare's size */
 };
 static const unsigned FULL = 0xffffffffu;
 
 static_assert((int)PREP_THREADS == (int)EC_NORM_THREADS, "the prepare's RMSNorm runs on the whole block");
-static_assert(PREP_THREADS % I8_THREADS == 0, "a GEMV thread stands for whole prepare threads");
 
 /* round_q8 of src/quant/int8.c: nearest even, NaN -> 0, clamp to ±127. */
 __device__ __forceinline__ int8_t round_q8(float v)
@@ -369,11 +368,13 @@ __device__ __forceinline__ int8_t chunk_byte(const uint4 &v, int i)
  * GEMV block prepares the token itself once its first weight loads are out: the input (or the
  * RMSNorm of the residual row) is staged as fp16 in shared memory, then the outlier mask, the
  * absmax and the codes are made from there, and the weight stream reads codes, mask and the
- * outlier columns' values from shared memory. The arithmetic is prepare_kernel's, operation for
- * operation, so codes, scale and mask are identical; the RMSNorm's sum of squares, whose order
- * matters, is added in the order of the prepare's 1024 threads (prologue_inv_rms). Block 0
- * also writes the prepare's outputs to memory (the normalised row, mask, count, codes, scale,
- * statistics), so a batch-1 call leaves the same buffers as the two-launch path. */
+ * outlier columns' values from shared memory. Every block reads the whole row from L2, so the
+ * blocks are the prepare's 1024 threads, one or two per SM: with 256-thread blocks (~1000 of
+ * them) those reads alone took longer than the prepare they replace (docs/performance.md,
+ * session 8). The arithmetic is prepare_kernel's on a block of the same size, so codes, scale,
+ * mask and normalised row are identical. Block 0 also writes the prepare's outputs to memory
+ * (normalised row, mask, count, codes, scale, statistics), so a batch-1 call leaves the same
+ * buffers as the two-launch path. */
 struct int8_prologue {
     ec_cuda_norm norm; /* norm.x NULL: x is the input */
     __half *x;         /* fp16 [cols]: the input, or with norm where block 0 writes the row */
@@ -392,34 +393,8 @@ static size_t prologue_smem(int cols, int ld)
     return (size_t)ld + 2 * (size_t)cols + (size_t)(cols + 31) / 32 * sizeof(unsigned);
 }
 
-/* 1 / rms of the residual row as prepare_kernel (ec_rmsnorm_row) computes it with 1024 threads:
- * thread T adds the squares of columns T, T + 1024, ... in turn, each warp sums by butterfly,
- * then one warp sums the 32 warp totals. Thread t plays the threads t + 256 j: its lanes are
- * a whole warp of them (warp w + 8 j), so every step is the same operation on the same
- * values. */
-__device__ float prologue_inv_rms(const ec_cuda_norm &n, int cols, float *red)
-{
-    int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    float ss[PRO_VIRTUAL] = {};
-#pragma unroll 4
-    for (int c0 = 0; c0 < cols; c0 += PREP_THREADS)
-#pragma unroll
-        for (int j = 0; j < PRO_VIRTUAL; j++) {
-            int c = c0 + t + I8_THREADS * j;
-            float v = c < cols ? n.x[c] : 0.0f;
-            ss[j] = fmaf(v, v, ss[j]);
-        }
-#pragma unroll
-    for (int j = 0; j < PRO_VIRTUAL; j++) {
-        float sum = ec_warp_sum(ss[j]);
-        if (lane == 0) red[warp + I8_WARPS * j] = sum;
-    }
-    __syncthreads();
-    return rsqrtf(ec_warp_sum(red[lane]) / (float)cols + n.eps);
-}
-
 /* The prologue, by every thread of the block after ec_wait_inputs; s_count was cleared before
- * a barrier. Thread t takes the 8-column chunks t, t + 256, ... Returns the token's scale;
+ * a barrier. Thread t takes the 8-column chunks t, t + 1024, ... Returns the token's scale;
  * s_xq, s_x and s_mask are ready for the whole block when it returns. */
 __device__ float prologue_run(const int8_prologue &p, int cols, int ld, int8_t *s_xq, __half *s_x,
                               unsigned *s_mask, int *s_count)
@@ -428,30 +403,20 @@ __device__ float prologue_run(const int8_prologue &p, int cols, int ld, int8_t *
     int t = threadIdx.x, nq = cols / 8;
     bool publish = blockIdx.x == 0, outliers = p.threshold > 0.0f;
     uint4 *sx = reinterpret_cast<uint4 *>(s_x);
-    if (p.norm.x) { /* stage rmsnorm(row) as fp16, ec_rmsnorm_row's expression per element */
-        float inv = prologue_inv_rms(p.norm, cols, red);
-        const float4 *row = reinterpret_cast<const float4 *>(p.norm.x);
-        const float4 *g = reinterpret_cast<const float4 *>(p.norm.w);
-        for (int q = t; q < nq; q += I8_THREADS) {
-            float4 r0 = row[2 * q], r1 = row[2 * q + 1], g0 = g[2 * q], g1 = g[2 * q + 1];
-            __half2 h[4] = {__halves2half2(__float2half_rn(r0.x * inv * g0.x), __float2half_rn(r0.y * inv * g0.y)),
-                            __halves2half2(__float2half_rn(r0.z * inv * g0.z), __float2half_rn(r0.w * inv * g0.w)),
-                            __halves2half2(__float2half_rn(r1.x * inv * g1.x), __float2half_rn(r1.y * inv * g1.y)),
-                            __halves2half2(__float2half_rn(r1.z * inv * g1.z), __float2half_rn(r1.w * inv * g1.w))};
-            uint4 v = *reinterpret_cast<const uint4 *>(h);
-            sx[q] = v;
-            if (publish) reinterpret_cast<uint4 *>(p.x)[q] = v;
-        }
+    if (p.norm.x) {
+        ec_rmsnorm_row<__half>(p.norm.x, p.norm.w, cols, p.norm.eps, s_x, red);
+        __syncthreads();
+        if (publish)
+            for (int q = t; q < nq; q += PRO_THREADS) reinterpret_cast<uint4 *>(p.x)[q] = sx[q];
     } else {
         const uint4 *x = reinterpret_cast<const uint4 *>(p.x);
-#pragma unroll 4
-        for (int q = t; q < nq; q += I8_THREADS) sx[q] = x[q];
+        for (int q = t; q < nq; q += PRO_THREADS) sx[q] = x[q];
+        __syncthreads();
     }
-    __syncthreads();
     /* Outlier flags and the absmax of the rest. The 4 lanes holding a mask word's 32 columns
      * are neighbours: they OR their bytes together and the first writes the word. */
     float m = 0.0f;
-    for (int q0 = 0; q0 < nq; q0 += I8_THREADS) { /* block-uniform: the shuffles see all lanes */
+    for (int q0 = 0; q0 < nq; q0 += PRO_THREADS) { /* block-uniform: the shuffles see all lanes */
         int q = q0 + t;
         unsigned bits = 0;
         if (q < nq) {
@@ -477,7 +442,7 @@ __device__ float prologue_run(const int8_prologue &p, int cols, int ld, int8_t *
         }
     }
     float absmax = ec_block_reduce<true>(m, red); /* its barriers also publish s_mask */
-    for (int q = t; q < ld / 8; q += I8_THREADS) {
+    for (int q = t; q < ld / 8; q += PRO_THREADS) {
         uint2 codes = make_uint2(0, 0);
         if (q < nq) {
             float v[8];
@@ -510,7 +475,7 @@ __device__ float prologue_run(const int8_prologue &p, int cols, int ld, int8_t *
  * of an n-term sum (the tensor-core epilogue keeps the ascending order). Without PRO, pro is
  * unused; with it xq, xscale, x and mask are. */
 template <int B, int MODE, bool PRO>
-__global__ void __launch_bounds__(I8_THREADS)
+__global__ void __launch_bounds__(PRO ? PRO_THREADS : I8_THREADS)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
@@ -643,8 +608,8 @@ static cudaError_t launch_gemv1(const int8_prologue &pro, const int8_t *w, const
 {
     size_t smem = prologue_smem(cols, ld);
     unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(ec_gemv_pairs(MODE, rows),
-                                                                         I8_WARPS, smem);
-    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_THREADS), smem,
+                                                                         PRO_THREADS / 32, smem);
+    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(PRO_THREADS), smem,
                      stream, w, wscale, rows, ld, (const int8_t *)NULL, (const float *)NULL,
                      (const __half *)NULL, cols, (const unsigned *)NULL, pro, y, ldy);
 }

@@ -517,7 +517,7 @@ static void check_one_launch(const setup *s, ec_gemv_mode mode, int normed, cuda
     int cols = s->cols, ld = f.w.ld, rows = s->rows, ldy = rows + 3, nwords = (cols + 31) / 32;
     size_t yb = (size_t)ldy * (mode == EC_GEMV_SILU_MUL ? 2 : 4);
     float *res = malloc((size_t)cols * sizeof *res), *gamma = malloc((size_t)cols * sizeof *gamma);
-    float *y0 = malloc(yb);
+    float *y0 = malloc((size_t)ldy * sizeof *y0); /* ADD's residual (yb bytes, fp32) */
     for (int c = 0; c < cols; c++) {
         res[c] = c % 97 == 5 ? 40.0f : frand();
         gamma[c] = 1.0f + 0.5f * frand();
