@@ -182,8 +182,11 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
  * ready() runs, and ready() must call ec_wait_inputs(): weights are no step data (see
  * ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of the previous
  * kernel instead of following it. ready() is also where block-wide set-up goes (tables,
- * __syncthreads), so every warp of the block must call this, also a warp without pairs. */
-template <int U, typename Chunk, typename Load, typename Ready, typename Use, typename Finish>
+ * __syncthreads), so every warp of the block must call this, also a warp without pairs. With
+ * READY_FIRST, ready() runs before the first requests instead (set-up whose own loads must not
+ * queue behind the weights). */
+template <int U, typename Chunk, bool READY_FIRST = false, typename Load, typename Ready,
+          typename Use, typename Finish>
 __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load load, Ready ready,
                                                 Use use, Finish finish)
 {
@@ -203,9 +206,10 @@ __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load lo
             rp += nwarps;
         }
     };
+    if (READY_FIRST) ready();
 #pragma unroll
     for (int u = 0; u < U; u++) request(u, u);
-    ready();
+    if (!READY_FIRST) ready();
     int up = warp, uj = 0; /* the use cursor */
     for (int s0 = 0; s0 < total; s0 += U) {
 #pragma unroll

@@ -254,10 +254,12 @@ __global__ void __launch_bounds__(PREP_THREADS)
     __shared__ float scratch[32];
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
+    float held_w[EC_NORM_HELD];
+    if (norm.x) ec_rmsnorm_held_w(norm.w, cols, held_w);
     ec_wait_inputs();
     if (norm.x) {
         for (int b = 0; b < ntok; b++)
-            ec_rmsnorm_row<__half>(norm.x + b * norm.x_stride, norm.w, cols, norm.eps,
+            ec_rmsnorm_row<__half>(norm.x + b * norm.x_stride, norm.w, held_w, cols, norm.eps,
                                    x + (size_t)b * cols, scratch);
         __syncthreads(); /* the block's writes of x before anyone reads them */
     }
@@ -394,17 +396,17 @@ static size_t prologue_smem(int cols, int ld)
 }
 
 /* The prologue, by every thread of the block after ec_wait_inputs; s_count was cleared before
- * a barrier. Thread t takes the 8-column chunks t, t + 1024, ... Returns the token's scale;
+ * a barrier, held_w loaded with ec_rmsnorm_held_w where there is a norm. Thread t takes the 8-column chunks t, t + 1024, ... Returns the token's scale;
  * s_xq, s_x and s_mask are ready for the whole block when it returns. */
-__device__ float prologue_run(const int8_prologue &p, int cols, int ld, int8_t *s_xq, __half *s_x,
-                              unsigned *s_mask, int *s_count)
+__device__ float prologue_run(const int8_prologue &p, const float held_w[EC_NORM_HELD], int cols,
+                              int ld, int8_t *s_xq, __half *s_x, unsigned *s_mask, int *s_count)
 {
     __shared__ float red[32];
     int t = threadIdx.x, nq = cols / 8;
     bool publish = blockIdx.x == 0, outliers = p.threshold > 0.0f;
     uint4 *sx = reinterpret_cast<uint4 *>(s_x);
     if (p.norm.x) {
-        ec_rmsnorm_row<__half>(p.norm.x, p.norm.w, cols, p.norm.eps, s_x, red);
+        ec_rmsnorm_row<__half>(p.norm.x, p.norm.w, held_w, cols, p.norm.eps, s_x, red);
         __syncthreads();
         if (publish)
             for (int q = t; q < nq; q += PRO_THREADS) reinterpret_cast<uint4 *>(p.x)[q] = sx[q];
@@ -505,17 +507,21 @@ __global__ void __launch_bounds__(PRO ? PRO_THREADS : I8_THREADS)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    ec_stream_pairs<I8_UNROLL, uint4>(
+    /* With PRO the prologue runs before the first weight loads: queued behind 128 KB of them
+     * per SM, its row loads arrived microseconds late (docs/performance.md, session 8). */
+    ec_stream_pairs<I8_UNROLL, uint4, PRO>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
+            float held_w[EC_NORM_HELD];
             if (PRO) { /* the count is cleared before any warp adds to it */
+                if (pro.norm.x) ec_rmsnorm_held_w(pro.norm.w, cols, held_w);
                 if (threadIdx.x == 0) s_count = 0;
                 __syncthreads();
             }
             ec_wait_inputs(false);
             if (PRO) {
-                float sc = prologue_run(pro, cols, ld, s_xq, s_x, s_mask, &s_count);
+                float sc = prologue_run(pro, held_w, cols, ld, s_xq, s_x, s_mask, &s_count);
                 if (threadIdx.x == 0) s_scale = sc;
                 __syncthreads();
             }

@@ -11,9 +11,11 @@ __global__ void __launch_bounds__(EC_NORM_THREADS)
     rmsnorm_kernel(const float *x, size_t x_stride, const float *w, int dim, float eps, T *out)
 {
     __shared__ float scratch[32];
+    float held_w[EC_NORM_HELD];
+    ec_rmsnorm_held_w(w, dim, held_w);
     ec_wait_inputs();
-    ec_rmsnorm_row<T>(x + blockIdx.x * x_stride, w, dim, eps, out + (size_t)blockIdx.x * dim,
-                      scratch);
+    ec_rmsnorm_row<T>(x + blockIdx.x * x_stride, w, held_w, dim, eps,
+                      out + (size_t)blockIdx.x * dim, scratch);
 }
 
 extern "C" int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride, const float *w,
