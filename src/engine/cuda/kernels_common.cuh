@@ -182,16 +182,20 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
  * ready() runs, and ready() must call ec_wait_inputs(): weights are no step data (see
  * ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of the previous
  * kernel instead of following it. ready() is also where block-wide set-up goes (tables,
- * __syncthreads), so every warp of the block must call this, also a warp without pairs. With
- * READY_FIRST, ready() runs before the first requests instead (set-up whose own loads must not
- * queue behind the weights). */
-template <int U, typename Chunk, bool READY_FIRST = false, typename Load, typename Ready,
+ * __syncthreads), so every warp of the block must call this, also a warp without pairs.
+ * SM_BLOCKS: the grid is one big block per SM (ec_sm_blocks) whose ready() reads the step's
+ * data (a prologue): ready() runs before the first requests, so its loads do not queue behind
+ * the weights, and warps are numbered across the blocks (warp i of block b is b + i * grid), so
+ * that when pairs are fewer than warps every SM still gets its share. */
+template <int U, typename Chunk, bool SM_BLOCKS = false, typename Load, typename Ready,
           typename Use, typename Finish>
 __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load load, Ready ready,
                                                 Use use, Finish finish)
 {
     int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
-    int warp = blockIdx.x * wpb + (threadIdx.x >> 5), nwarps = gridDim.x * wpb;
+    int warp = SM_BLOCKS ? blockIdx.x + (threadIdx.x >> 5) * gridDim.x
+                         : blockIdx.x * wpb + (threadIdx.x >> 5);
+    int nwarps = gridDim.x * wpb;
     int slots = (nchunks + 31) / 32; /* chunks per lane and row (the last ones maybe empty) */
     int mine = warp < npairs ? (npairs - 1 - warp) / nwarps + 1 : 0;
     int total = mine * slots; /* warp-uniform: the shuffles in finish() see every lane */
@@ -206,10 +210,10 @@ __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load lo
             rp += nwarps;
         }
     };
-    if (READY_FIRST) ready();
+    if (SM_BLOCKS) ready();
 #pragma unroll
     for (int u = 0; u < U; u++) request(u, u);
-    if (!READY_FIRST) ready();
+    if (!SM_BLOCKS) ready();
     int up = warp, uj = 0; /* the use cursor */
     for (int s0 = 0; s0 < total; s0 += U) {
 #pragma unroll
@@ -255,43 +259,41 @@ __device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows,
 /* Blocks of wpb warps for the GEMV Kernel over npairs pairs: at most one wave of the blocks the
  * device holds at once, each warp streaming the same number of pairs to within one. With
  * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one pair per warp instead, as many waves as that takes (the
- * grid before session 5; docs/performance.md compares the two). The residency without dynamic
- * shared memory is asked once per kernel, device and thread; `smem` bytes of it per block
- * (a batch-1 prologue's activations, whose size varies by call) cap it by the SM's shared
- * memory. The grid size only paces the stream: any size computes the same result. */
-template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb, size_t smem = 0)
+ * grid before session 5; docs/performance.md compares the two). The residency is asked once per
+ * kernel, device and thread. */
+template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb)
 {
-    static thread_local int cached_dev = -1, per_sm = 0, sms = 0, smem_sm = 0;
-    static thread_local size_t smem_fixed = 0; /* per block: reserved + the kernel's static */
+    static thread_local int cached_dev = -1, resident = 0;
     int dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
+        int sms = 0, per_sm = 0;
         const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
-        int reserved = 0;
-        cudaFuncAttributes fa = {};
-        per_sm = 0; /* 0: one pair per warp */
+        resident = 0; /* 0: one pair per warp */
         if (!(env && !strcmp(env, "0")) &&
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-            cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) ==
-                cudaSuccess &&
-            cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) ==
-                cudaSuccess &&
-            cudaFuncGetAttributes(&fa, Kernel) == cudaSuccess &&
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, wpb * 32, 0) !=
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, wpb * 32, 0) ==
                 cudaSuccess)
-            per_sm = 0;
-        smem_fixed = (size_t)reserved + fa.sharedSizeBytes;
+            resident = sms * per_sm;
         cached_dev = dev;
     }
-    int blocks_sm = per_sm;
-    if (smem > 0 && blocks_sm > 0) {
-        int by_smem = (int)((size_t)smem_sm / (smem + smem_fixed));
-        blocks_sm = by_smem < blocks_sm ? (by_smem > 0 ? by_smem : 1) : blocks_sm;
-    }
-    int resident = sms * blocks_sm;
     int max_warps = resident > 0 ? resident * wpb : npairs;
     int per_warp = (npairs + max_warps - 1) / max_warps;
     int warps = (npairs + per_warp - 1) / per_warp;
     return (unsigned)((warps + wpb - 1) / wpb);
+}
+
+/* The grid of an SM_BLOCKS stream (ec_stream_pairs) over npairs pairs: a block per SM, fewer
+ * when pairs are fewer (the SM count is asked once per device and thread). */
+static inline unsigned ec_sm_blocks(int npairs)
+{
+    static thread_local int cached_dev = -1, sms = 1;
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            sms = 1;
+        cached_dev = dev;
+    }
+    return (unsigned)(npairs < sms ? npairs : sms);
 }
 
 /* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */

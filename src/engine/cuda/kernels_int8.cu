@@ -507,8 +507,9 @@ __global__ void __launch_bounds__(PRO ? PRO_THREADS : I8_THREADS)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    /* With PRO the prologue runs before the first weight loads: queued behind 128 KB of them
-     * per SM, its row loads arrived microseconds late (docs/performance.md, session 8). */
+    /* With PRO a block per SM, and the prologue before the first weight loads: queued behind
+     * 128 KB of them per SM, its row loads arrived microseconds late (docs/performance.md,
+     * session 8). */
     ec_stream_pairs<I8_UNROLL, uint4, PRO>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
@@ -613,9 +614,8 @@ static cudaError_t launch_gemv1(const int8_prologue &pro, const int8_t *w, const
                                 int rows, int ld, int cols, void *y, int ldy, cudaStream_t stream)
 {
     size_t smem = prologue_smem(cols, ld);
-    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(ec_gemv_pairs(MODE, rows),
-                                                                         PRO_THREADS / 32, smem);
-    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(PRO_THREADS), smem,
+    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(ec_sm_blocks(ec_gemv_pairs(MODE, rows))),
+                     dim3(PRO_THREADS), smem,
                      stream, w, wscale, rows, ld, (const int8_t *)NULL, (const float *)NULL,
                      (const __half *)NULL, cols, (const unsigned *)NULL, pro, y, ldy);
 }
