@@ -116,19 +116,6 @@ int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols, 
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
                       const int8_t *xq, const float *xscale, const void *x, int cols,
                       const unsigned *mask, int batch, void *y, int ldy, cudaStream_t stream);
-/* Batch 1 in one launch: ec_cuda_int8_prepare (with norm: of rmsnorm(norm->x)) inside every
- * block of the GEMV, bit for bit the same codes, scale, mask and outputs as the prepare + GEMV
- * pair; block 0 also writes the prepare's outputs (x with norm, mask, *ocount, xq, xscale,
- * stat). Only for calls ec_cuda_int8_gemv1_fits accepts: cols % 8 == 0, ld <=
- * EC_CUDA_INT8_GEMV1_MAX_COLS (the row lives in shared memory), x, xq and the norm's rows
- * 16-byte aligned. */
-#define EC_CUDA_INT8_GEMV1_MAX_COLS 14336
-int ec_cuda_int8_gemv1_fits(const ec_cuda_norm *norm, const void *x, int cols, int ld,
-                            const int8_t *xq);
-int ec_cuda_int8_gemv1(ec_gemv_mode mode, const ec_cuda_norm *norm, void *x, int cols, int ld,
-                       float threshold, unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                       unsigned long long *stat, const int8_t *w, const float *wscale, int rows,
-                       void *y, int ldy, cudaStream_t stream);
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
  * x_q·w_q): scales, the outlier columns' fp16 products (from w and x, ascending), then the
  * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold

@@ -182,20 +182,13 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
  * ready() runs, and ready() must call ec_wait_inputs(): weights are no step data (see
  * ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of the previous
  * kernel instead of following it. ready() is also where block-wide set-up goes (tables,
- * __syncthreads), so every warp of the block must call this, also a warp without pairs.
- * SM_BLOCKS: the grid is one big block per SM (ec_sm_blocks) whose ready() reads the step's
- * data (a prologue): ready() runs before the first requests, so its loads do not queue behind
- * the weights, and warps are numbered across the blocks (warp i of block b is b + i * grid), so
- * that when pairs are fewer than warps every SM still gets its share. */
-template <int U, typename Chunk, bool SM_BLOCKS = false, typename Load, typename Ready,
-          typename Use, typename Finish>
+ * __syncthreads), so every warp of the block must call this, also a warp without pairs. */
+template <int U, typename Chunk, typename Load, typename Ready, typename Use, typename Finish>
 __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load load, Ready ready,
                                                 Use use, Finish finish)
 {
     int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
-    int warp = SM_BLOCKS ? blockIdx.x + (threadIdx.x >> 5) * gridDim.x
-                         : blockIdx.x * wpb + (threadIdx.x >> 5);
-    int nwarps = gridDim.x * wpb;
+    int warp = blockIdx.x * wpb + (threadIdx.x >> 5), nwarps = gridDim.x * wpb;
     int slots = (nchunks + 31) / 32; /* chunks per lane and row (the last ones maybe empty) */
     int mine = warp < npairs ? (npairs - 1 - warp) / nwarps + 1 : 0;
     int total = mine * slots; /* warp-uniform: the shuffles in finish() see every lane */
@@ -210,10 +203,9 @@ __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load lo
             rp += nwarps;
         }
     };
-    if (SM_BLOCKS) ready();
 #pragma unroll
     for (int u = 0; u < U; u++) request(u, u);
-    if (!SM_BLOCKS) ready();
+    ready();
     int up = warp, uj = 0; /* the use cursor */
     for (int s0 = 0; s0 < total; s0 += U) {
 #pragma unroll
@@ -280,20 +272,6 @@ template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb)
     int per_warp = (npairs + max_warps - 1) / max_warps;
     int warps = (npairs + per_warp - 1) / per_warp;
     return (unsigned)((warps + wpb - 1) / wpb);
-}
-
-/* The grid of an SM_BLOCKS stream (ec_stream_pairs) over npairs pairs: a block per SM, fewer
- * when pairs are fewer (the SM count is asked once per device and thread). */
-static inline unsigned ec_sm_blocks(int npairs)
-{
-    static thread_local int cached_dev = -1, sms = 1;
-    int dev = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
-        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-            sms = 1;
-        cached_dev = dev;
-    }
-    return (unsigned)(npairs < sms ? npairs : sms);
 }
 
 /* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */

@@ -1,7 +1,6 @@
 /* kernels_int8.cu — the LLM.int8() kernels: outlier-column scan, per-token activation
  * quantization (at decode one "prepare" block, which may run the layer's RMSNorm first), the
- * fused int8 GEMV (dp4a, outlier columns inside the kernel; at batch 1 with the prepare in its
- * own prologue), the int8
+ * fused int8 GEMV (dp4a, outlier columns inside the kernel), the int8
  * tensor-core GEMM through cuBLAS with its fused epilogue, and the reference family's separate
  * dequant / gather / weight-column kernels.
  *
@@ -24,6 +23,8 @@ enum {
     SCAN_TOKENS = 64,    /* outlier scan: tokens per block (more: blocks OR their words) */
     PREP_THREADS = 1024, /* the single-block scan + quantize of decode batches */
     PREP_MAX_COLS = PREP_THREADS * 32, /* widest input of the prepare (32 columns a thread) */
+    PREP_HELD = 14,      /* batch-1 prepare: columns a thread keeps in registers (14336 wide) */
+    PREP_HELD_COLS = PREP_THREADS * PREP_HELD,
     QUANT_THREADS = 256, /* one block per token */
     EPI_TR = 4,          /* GEMM epilogue: output rows per thread */
     EPI_TT = 4,          /* GEMM epilogue: tokens per thread */
@@ -33,8 +34,6 @@ enum {
     EPI_K = 32,          /* GEMM epilogue: outlier columns per shared-memory chunk */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
-    I8_THREADS = I8_WARPS * 32,
-    PRO_THREADS = PREP_THREADS, /* GEMV with prologue: a block of the prepare's size */
 };
 static const unsigned FULL = 0xffffffffu;
 
@@ -297,6 +296,77 @@ __global__ void __launch_bounds__(PREP_THREADS)
     }
 }
 
+/* One token (batch-1 decode) of at most PREP_HELD_COLS columns: every value stays in a register
+ * from its one load to its code, so the chain is load → (norm: block sum) → outlier flags and
+ * block max → codes, one round trip to L2 and one or two block reductions; prepare_kernel
+ * reloads x between its phases. The arithmetic is prepare_kernel's (and with norm
+ * ec_rmsnorm_row's, term for term: the sum of squares in the same order), so the results are
+ * identical. */
+__global__ void __launch_bounds__(PREP_THREADS)
+    prepare1_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,
+                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                    unsigned long long *stat)
+{
+    __shared__ int s_count;
+    __shared__ float scratch[32];
+    if (threadIdx.x == 0) s_count = 0;
+    __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
+    float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
+    float g[PREP_HELD]; /* the norm's weights: no step data, loaded before the wait */
+#pragma unroll
+    for (int i = 0; i < PREP_HELD; i++) {
+        int c = threadIdx.x + i * PREP_THREADS;
+        g[i] = norm.x && c < cols ? norm.w[c] : 0.0f;
+    }
+    ec_wait_inputs();
+    if (norm.x) {
+        float ss = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            v[i] = c < cols ? norm.x[c] : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) ss = fmaf(v[i], v[i], ss);
+        float inv = rsqrtf(ec_block_reduce<false>(ss, scratch) / (float)cols + norm.eps);
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            __half h = __float2half_rn(v[i] * inv * g[i]);
+            v[i] = __half2float(h);
+            if (c < cols) x[c] = h;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) {
+            int c = threadIdx.x + i * PREP_THREADS;
+            v[i] = c < cols ? __half2float(x[c]) : 0.0f;
+        }
+    }
+    unsigned flags = 0; /* bit i: v[i] is an outlier */
+    if (threshold > 0.0f) {
+#pragma unroll
+        for (int i = 0; i < PREP_HELD; i++) /* v is 0 past cols: never an outlier */
+            flags |= (unsigned)(fabsf(v[i]) >= threshold) << i;
+        publish_outliers(flags, (cols + PREP_THREADS - 1) / PREP_THREADS, cols, mask, &s_count);
+    }
+    float m = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PREP_HELD; i++)
+        if (!((flags >> i) & 1u)) m = fmaxf(m, fabsf(v[i]));
+    float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
+    if (threadIdx.x == 0) {
+        *xscale = act_scale(absmax);
+        report_outliers(threshold, s_count, ocount, stat);
+    }
+#pragma unroll
+    for (int i = 0; i < PREP_HELD; i++) {
+        int c = threadIdx.x + i * PREP_THREADS;
+        if (c >= ld) break;
+        xq[c] = c < cols ? act_code(v[i], absmax, (flags >> i) & 1u) : 0;
+    }
+}
+
 extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold,
                                      unsigned *mask, int *ocols, int *ocount, unsigned *ticket,
                                      unsigned long long *stat, cudaStream_t stream)
@@ -333,9 +403,15 @@ extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok,
         return ec_set_error("int8 activation prepare: %d columns, at most %d", cols,
                             (int)PREP_MAX_COLS);
     ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
-    EC_CUDA_TRY(ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
-                          norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
-                          ocount, xq, xscale, stat),
+    cudaError_t e =
+        ntok == 1 && ld <= PREP_HELD_COLS
+            ? ec_launch(prepare1_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
+                        norm ? *norm : none, (__half *)x, cols, ld, threshold, mask, ocount, xq,
+                        xscale, stat)
+            : ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
+                        norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
+                        ocount, xq, xscale, stat);
+    EC_CUDA_TRY(e,
                 "launch of int8 activation prepare (%d tokens x %d)", ntok, cols);
     return 0;
 }
@@ -364,139 +440,24 @@ __device__ __forceinline__ int8_t chunk_byte(const uint4 &v, int i)
     return (int8_t)(wd >> (8 * (i & 3)));
 }
 
-/* ---- the batch-1 prologue: the prepare inside every GEMV block ----
- * At batch 1 a separate prepare launch costs more than its work: a kernel boundary, then one
- * block's chain of loads and reductions while the GEMV behind it can only prefetch. So each
- * GEMV block prepares the token itself once its first weight loads are out: the input (or the
- * RMSNorm of the residual row) is staged as fp16 in shared memory, then the outlier mask, the
- * absmax and the codes are made from there, and the weight stream reads codes, mask and the
- * outlier columns' values from shared memory. Every block reads the whole row from L2, so the
- * blocks are the prepare's 1024 threads, one or two per SM: with 256-thread blocks (~1000 of
- * them) those reads alone took longer than the prepare they replace (docs/performance.md,
- * session 8). The arithmetic is prepare_kernel's on a block of the same size, so codes, scale,
- * mask and normalised row are identical. Block 0 also writes the prepare's outputs to memory
- * (normalised row, mask, count, codes, scale, statistics), so a batch-1 call leaves the same
- * buffers as the two-launch path. */
-struct int8_prologue {
-    ec_cuda_norm norm; /* norm.x NULL: x is the input */
-    __half *x;         /* fp16 [cols]: the input, or with norm where block 0 writes the row */
-    float threshold;
-    unsigned *mask;    /* block 0 writes these as ec_cuda_int8_prepare does */
-    int *ocount;
-    int8_t *xq;
-    float *xscale;
-    unsigned long long *stat;
-};
-
-/* Dynamic shared memory of the prologue: codes [ld], fp16 values [cols], mask words. cols % 8
- * == 0 and ld % 16 == 0 keep every part 16-byte aligned. */
-static size_t prologue_smem(int cols, int ld)
-{
-    return (size_t)ld + 2 * (size_t)cols + (size_t)(cols + 31) / 32 * sizeof(unsigned);
-}
-
-/* The prologue, by every thread of the block after ec_wait_inputs; s_count was cleared before
- * a barrier, held_w loaded with ec_rmsnorm_held_w where there is a norm. Thread t takes the 8-column chunks t, t + 1024, ... Returns the token's scale;
- * s_xq, s_x and s_mask are ready for the whole block when it returns. */
-__device__ float prologue_run(const int8_prologue &p, const float held_w[EC_NORM_HELD], int cols,
-                              int ld, int8_t *s_xq, __half *s_x, unsigned *s_mask, int *s_count)
-{
-    __shared__ float red[32];
-    int t = threadIdx.x, nq = cols / 8;
-    bool publish = blockIdx.x == 0, outliers = p.threshold > 0.0f;
-    uint4 *sx = reinterpret_cast<uint4 *>(s_x);
-    if (p.norm.x) {
-        ec_rmsnorm_row<__half>(p.norm.x, p.norm.w, held_w, cols, p.norm.eps, s_x, red);
-        __syncthreads();
-        if (publish)
-            for (int q = t; q < nq; q += PRO_THREADS) reinterpret_cast<uint4 *>(p.x)[q] = sx[q];
-    } else {
-        const uint4 *x = reinterpret_cast<const uint4 *>(p.x);
-        for (int q = t; q < nq; q += PRO_THREADS) sx[q] = x[q];
-        __syncthreads();
-    }
-    /* Outlier flags and the absmax of the rest. The 4 lanes holding a mask word's 32 columns
-     * are neighbours: they OR their bytes together and the first writes the word. */
-    float m = 0.0f;
-    for (int q0 = 0; q0 < nq; q0 += PRO_THREADS) { /* block-uniform: the shuffles see all lanes */
-        int q = q0 + t;
-        unsigned bits = 0;
-        if (q < nq) {
-            float v[8];
-            ec_unpack8<__half>(sx[q], v);
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                bool f = outliers && fabsf(v[i]) >= p.threshold;
-                bits |= (unsigned)f << i;
-                if (!f) m = fmaxf(m, fabsf(v[i]));
-            }
-        }
-        if (!outliers) continue;
-        unsigned word = bits << (8 * (q & 3));
-        word |= __shfl_xor_sync(FULL, word, 1);
-        word |= __shfl_xor_sync(FULL, word, 2);
-        if ((q & 3) == 0 && q < nq) {
-            s_mask[q / 4] = word;
-            if (publish) {
-                p.mask[q / 4] = word;
-                if (word) atomicAdd(s_count, __popc(word));
-            }
-        }
-    }
-    float absmax = ec_block_reduce<true>(m, red); /* its barriers also publish s_mask */
-    for (int q = t; q < ld / 8; q += PRO_THREADS) {
-        uint2 codes = make_uint2(0, 0);
-        if (q < nq) {
-            float v[8];
-            ec_unpack8<__half>(sx[q], v);
-            unsigned bits = outliers ? s_mask[q / 4] >> (8 * (q & 3)) : 0u;
-            int8_t c8[8];
-#pragma unroll
-            for (int i = 0; i < 8; i++) c8[i] = act_code(v[i], absmax, (bits >> i) & 1u);
-            codes = *reinterpret_cast<const uint2 *>(c8);
-        }
-        reinterpret_cast<uint2 *>(s_xq)[q] = codes;
-        if (publish) reinterpret_cast<uint2 *>(p.xq)[q] = codes;
-    }
-    if (publish && t == 0) {
-        *p.xscale = act_scale(absmax);
-        report_outliers(p.threshold, *s_count, p.ocount, p.stat);
-    }
-    __syncthreads();
-    return act_scale(absmax);
-}
-
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
  * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
- * previous kernel), the int8 activations through the read-only path, or with PRO (batch 1)
- * from the shared memory the block's prologue filled. The outlier columns cost no extra weight
- * loads: the lane holding a chunk finds its outlier columns in the mask (16 bits per chunk,
- * L1-resident) and takes their codes from the chunk it already has, adding the fp16 products
- * (the codes of xq are 0 there); the lanes' fp32 partial sums are then added up with the int8
- * part's shuffles. That order differs from the CPU's ascending one by at most the fp32 bound
- * of an n-term sum (the tensor-core epilogue keeps the ascending order). Without PRO, pro is
- * unused; with it xq, xscale, x and mask are. */
-template <int B, int MODE, bool PRO>
-__global__ void __launch_bounds__(PRO ? PRO_THREADS : I8_THREADS)
+ * previous kernel), the int8 activations through the read-only path. The outlier columns cost
+ * no extra weight loads: the lane holding a chunk finds its outlier columns in the mask (16 bits
+ * per chunk, L1-resident) and takes their codes from the chunk it already has, adding the fp16
+ * products (the codes of xq are 0 there); the lanes' fp32 partial sums are then added up with
+ * the int8 part's shuffles. That order differs from the CPU's ascending one by at most the fp32
+ * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). */
+template <int B, int MODE>
+__global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
-                     int8_prologue pro, void *y, int ldy)
+                     void *y, int ldy)
 {
-    static_assert(!PRO || B == 1, "the prologue prepares one token");
-    extern __shared__ __align__(16) unsigned char pro_smem[];
-    __shared__ int s_count;
-    __shared__ float s_scale;
     int lane = threadIdx.x & 31, n16 = ld / 16;
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
-    int8_t *s_xq = reinterpret_cast<int8_t *>(pro_smem);
-    __half *s_x = reinterpret_cast<__half *>(pro_smem + ld);
-    unsigned *s_mask = reinterpret_cast<unsigned *>(pro_smem + ld + 2 * cols);
-    if (PRO) {
-        mask = pro.threshold > 0.0f ? s_mask : NULL;
-        x = s_x;
-    }
 
     int acc0[B], acc1[B];
     float out0[B], out1[B]; /* the outlier columns' fp16 products */
@@ -507,37 +468,19 @@ __global__ void __launch_bounds__(PRO ? PRO_THREADS : I8_THREADS)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    /* With PRO a block per SM, and the prologue before the first weight loads: queued behind
-     * 128 KB of them per SM, its row loads arrived microseconds late (docs/performance.md,
-     * session 8). */
-    ec_stream_pairs<I8_UNROLL, uint4, PRO>(
+    ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
-        [&] {
-            float held_w[EC_NORM_HELD];
-            if (PRO) { /* the count is cleared before any warp adds to it */
-                if (pro.norm.x) ec_rmsnorm_held_w(pro.norm.w, cols, held_w);
-                if (threadIdx.x == 0) s_count = 0;
-                __syncthreads();
-            }
-            ec_wait_inputs(false);
-            if (PRO) {
-                float sc = prologue_run(pro, held_w, cols, ld, s_xq, s_x, s_mask, &s_count);
-                if (threadIdx.x == 0) s_scale = sc;
-                __syncthreads();
-            }
-        },
+        [] { ec_wait_inputs(false); },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {
-                uint4 xb = PRO ? reinterpret_cast<const uint4 *>(s_xq)[k]
-                               : __ldg(xv + (size_t)b * n16 + k);
+                uint4 xb = __ldg(xv + (size_t)b * n16 + k);
                 acc0[b] = dot16(a, xb, acc0[b]);
                 acc1[b] = dot16(c, xb, acc1[b]);
             }
             if (!mask || 16 * k >= cols) return;
-            unsigned word = PRO ? s_mask[k / 2] : __ldg(mask + k / 2);
-            unsigned bits = (word >> (16 * (k & 1))) & 0xffffu;
+            unsigned bits = (__ldg(mask + k / 2) >> (16 * (k & 1))) & 0xffffu;
             if (!bits) return;
             if (p != step_pair) { /* the divisions once per pair, not per chunk */
                 int2 r = ec_gemv_pair_rows<MODE>(p, rows);
@@ -568,11 +511,11 @@ __global__ void __launch_bounds__(PRO ? PRO_THREADS : I8_THREADS)
                     o0 = ec_warp_sum(out0[b]);
                     o1 = ec_warp_sum(out1[b]);
                 }
-                float xs = PRO ? s_scale : xscale[b];
                 /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
                 if (lane == b)
-                    ec_gemv_write<__half, MODE>(y, ldy, b, r.x, r.y, int8_output(i0, step0, xs, o0),
-                                                int8_output(i1, step1, xs, o1));
+                    ec_gemv_write<__half, MODE>(y, ldy, b, r.x, r.y,
+                                                int8_output(i0, step0, xscale[b], o0),
+                                                int8_output(i1, step1, xscale[b], o1));
                 acc0[b] = acc1[b] = 0;
                 out0[b] = out1[b] = 0.0f;
             }
@@ -585,14 +528,13 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
                                const float *xscale, const __half *x, int cols,
                                const unsigned *mask, void *y, int ldy)
 {
-    dim3 block(I8_THREADS);
+    dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
-    int8_prologue none = {};
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
-        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS);    \
-        return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,    \
-                         wscale, rows, ld, xq, xscale, x, cols, mask, none, y, ldy);            \
+        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS);           \
+        return ec_launch(int8_gemv_kernel<B, MODE>, dim3(blocks), block, 0, stream, w, wscale,  \
+                         rows, ld, xq, xscale, x, cols, mask, y, ldy);                          \
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
@@ -609,29 +551,13 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
 
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_gemv instantiates batches 1..8");
 
-template <int MODE>
-static cudaError_t launch_gemv1(const int8_prologue &pro, const int8_t *w, const float *wscale,
-                                int rows, int ld, int cols, void *y, int ldy, cudaStream_t stream)
-{
-    size_t smem = prologue_smem(cols, ld);
-    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(ec_sm_blocks(ec_gemv_pairs(MODE, rows))),
-                     dim3(PRO_THREADS), smem,
-                     stream, w, wscale, rows, ld, (const int8_t *)NULL, (const float *)NULL,
-                     (const __half *)NULL, cols, (const unsigned *)NULL, pro, y, ldy);
-}
-
-static bool bad_gemv_shape(int batch, int rows, int cols, int ld, int ldy)
-{
-    return batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || ld % 16 != 0 || ld < cols || rows < 1 ||
-           ldy < rows;
-}
-
 extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale,
                                  int rows, int ld, const int8_t *xq, const float *xscale,
                                  const void *x, int cols, const unsigned *mask, int batch, void *y,
                                  int ldy, cudaStream_t stream)
 {
-    if (bad_gemv_shape(batch, rows, cols, ld, ldy))
+    if (batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || ld % 16 != 0 || ld < cols || rows < 1 ||
+        ldy < rows)
         return ec_set_error("int8 GEMV: unsupported shape batch %d, rows %d, cols %d, ld %d "
                             "(needs batch 1-%d, ld a multiple of 16)",
                             batch, rows, cols, ld, EC_CUDA_GEMV_MAX_BATCH);
@@ -646,38 +572,6 @@ extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float
             : launch_gemv<EC_GEMV_SILU_MUL>(batch, stream, w, wscale, rows, ld, xq, xscale, xh,
                                             cols, mask, y, ldy);
     EC_CUDA_TRY(e, "launch of int8 GEMV (batch %d, %d x %d)", batch, rows, cols);
-    return 0;
-}
-
-static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-extern "C" int ec_cuda_int8_gemv1_fits(const ec_cuda_norm *norm, const void *x, int cols, int ld,
-                                       const int8_t *xq)
-{
-    return cols % 8 == 0 && ld <= EC_CUDA_INT8_GEMV1_MAX_COLS && aligned16(x) && aligned16(xq) &&
-           (!norm || (aligned16(norm->x) && aligned16(norm->w)));
-}
-
-extern "C" int ec_cuda_int8_gemv1(ec_gemv_mode mode, const ec_cuda_norm *norm, void *x, int cols,
-                                  int ld, float threshold, unsigned *mask, int *ocount,
-                                  int8_t *xq, float *xscale, unsigned long long *stat,
-                                  const int8_t *w, const float *wscale, int rows, void *y,
-                                  int ldy, cudaStream_t stream)
-{
-    if (bad_gemv_shape(1, rows, cols, ld, ldy) || !ec_cuda_int8_gemv1_fits(norm, x, cols, ld, xq))
-        return ec_set_error("int8 GEMV with prologue: unsupported call (rows %d, cols %d, ld %d; "
-                            "needs cols %% 8 == 0, ld a multiple of 16 up to %d, 16-byte aligned "
-                            "rows)",
-                            rows, cols, ld, EC_CUDA_INT8_GEMV1_MAX_COLS);
-    int8_prologue pro = {norm ? *norm : ec_cuda_norm{NULL, 0, NULL, 0.0f},
-                         (__half *)x, threshold, mask, ocount, xq, xscale, stat};
-    cudaError_t e =
-        mode == EC_GEMV_STORE
-            ? launch_gemv1<EC_GEMV_STORE>(pro, w, wscale, rows, ld, cols, y, ldy, stream)
-        : mode == EC_GEMV_ADD
-            ? launch_gemv1<EC_GEMV_ADD>(pro, w, wscale, rows, ld, cols, y, ldy, stream)
-            : launch_gemv1<EC_GEMV_SILU_MUL>(pro, w, wscale, rows, ld, cols, y, ldy, stream);
-    EC_CUDA_TRY(e, "launch of int8 GEMV with prologue (%d x %d)", rows, cols);
     return 0;
 }
 

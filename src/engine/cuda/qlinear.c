@@ -214,16 +214,12 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
     cudaStream_t st = c->stream;
     const int8_t *wq = (const int8_t *)w->data;
-    unsigned *mask = w->threshold > 0.0f ? c->omask : NULL;
-    if (batch == 1 && ec_cuda_int8_gemv1_fits(norm, x, w->cols, w->ld, c->xq))
-        return ec_cuda_int8_gemv1(mode, norm, x, w->cols, w->ld, w->threshold, c->omask,
-                                  c->ocount, c->xq, c->xscale, stat, wq, w->scales, out_rows, y,
-                                  ldy, st);
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
         return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
                                     c->xq, c->xscale, stat, st) ||
                        ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
-                                         x, w->cols, mask, batch, y, ldy, st)
+                                         x, w->cols, w->threshold > 0.0f ? c->omask : NULL,
+                                         batch, y, ldy, st)
                    ? -1
                    : 0;
     if (w->threshold > 0.0f) {
@@ -233,7 +229,7 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     } else {
         EC_CUDA_TRY(cudaMemsetAsync(c->ocount, 0, sizeof(int), st), "clearing the outlier count");
     }
-    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mask,
+    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->omask : NULL,
                               c->xq, c->xscale, st))
         return -1;
     int ldc = round_up(w->rows, 4);

@@ -21,9 +21,7 @@
  *   - every output element is written (outputs are NaN-poisoned first) and the padding columns
  *     [rows, ldy) are left alone;
  *   - the outlier statistics counter gets {outlier columns, 1 call} per call for int8-mixed;
- *   - a second call on the same context gives the same result (the scan's state is reset);
- *   - the one-launch batch-1 GEMV (its prologue prepares the token in every block) leaves every
- *     buffer bit-identical to the prepare + GEMV pair, with and without a norm.
+ *   - a second call on the same context gives the same result (the scan's state is reset).
  * A failure prints the setup, the first differing elements, the worst error and the count. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -505,118 +503,6 @@ static void test_normed_linear(void **state)
             }
 }
 
-/* ec_cuda_int8_gemv1 (batch 1: the prepare inside every GEMV block) against
- * ec_cuda_int8_prepare + ec_cuda_int8_gemv on the same input: outputs, codes, scale, mask,
- * count, statistics and (with a norm) the normalised row must be bit-identical — the prologue
- * repeats the prepare's arithmetic, and its RMSNorm adds the squares in the order of the
- * prepare's 1024 threads. All buffers start poisoned; ADD starts from the same residual. */
-static void check_one_launch(const setup *s, ec_gemv_mode mode, int normed, cudaStream_t st)
-{
-    fixture f;
-    fixture_init(&f, s);
-    int cols = s->cols, ld = f.w.ld, rows = s->rows, ldy = rows + 3, nwords = (cols + 31) / 32;
-    size_t yb = (size_t)ldy * (mode == EC_GEMV_SILU_MUL ? 2 : 4);
-    float *res = malloc((size_t)cols * sizeof *res), *gamma = malloc((size_t)cols * sizeof *gamma);
-    float *y0 = malloc((size_t)ldy * sizeof *y0); /* ADD's residual (yb bytes, fp32) */
-    for (int c = 0; c < cols; c++) {
-        res[c] = c % 97 == 5 ? 40.0f : frand();
-        gamma[c] = 1.0f + 0.5f * frand();
-    }
-    for (int r = 0; r < ldy; r++) y0[r] = frand();
-    float *d_res = dev_upload(res, (size_t)cols * sizeof *res);
-    float *d_gamma = dev_upload(gamma, (size_t)cols * sizeof *gamma);
-    ec_cuda_norm norm = {d_res, (size_t)cols, d_gamma, 1e-5f};
-    const ec_cuda_norm *np = normed ? &norm : NULL;
-    void *d_x[2], *d_y[2];
-    unsigned *d_mask[2];
-    int *d_count[2];
-    int8_t *d_xq[2];
-    float *d_scale[2];
-    unsigned long long *d_stat[2];
-    for (int k = 0; k < 2; k++) {
-        d_x[k] = normed ? dev_poisoned((size_t)cols * 2) : dev_upload(f.x16, (size_t)cols * 2);
-        d_y[k] = mode == EC_GEMV_ADD ? dev_upload(y0, yb) : dev_poisoned(yb);
-        d_mask[k] = dev_poisoned((size_t)nwords * sizeof(unsigned));
-        d_count[k] = dev_poisoned(sizeof(int));
-        d_xq[k] = dev_poisoned((size_t)ld);
-        d_scale[k] = dev_poisoned(sizeof(float));
-        d_stat[k] = dev_alloc(2 * sizeof(unsigned long long), 0);
-    }
-    float t = f.w.threshold;
-    kernel_ok(ec_cuda_int8_prepare(np, d_x[0], 1, cols, ld, t, d_mask[0], d_count[0], d_xq[0],
-                                   d_scale[0], d_stat[0], st));
-    kernel_ok(ec_cuda_int8_gemv(mode, f.w.data, f.w.scales, rows, ld, d_xq[0], d_scale[0], d_x[0],
-                                cols, t > 0.0f ? d_mask[0] : NULL, 1, d_y[0], ldy, st));
-    if (!ec_cuda_int8_gemv1_fits(np, d_x[1], cols, ld, d_xq[1]))
-        fail_msg("%s: ec_cuda_int8_gemv1_fits refuses %d columns (ld %d)", f.name, cols, ld);
-    kernel_ok(ec_cuda_int8_gemv1(mode, np, d_x[1], cols, ld, t, d_mask[1], d_count[1], d_xq[1],
-                                 d_scale[1], d_stat[1], f.w.data, f.w.scales, rows, d_y[1], ldy,
-                                 st));
-    const struct {
-        const char *what;
-        void *const *dev;
-        size_t bytes;
-        int checked;
-    } parts[] = {{"output", d_y, yb, 1},
-                 {"codes", (void *const *)d_xq, (size_t)ld, 1},
-                 {"scale", (void *const *)d_scale, sizeof(float), 1},
-                 {"outlier count", (void *const *)d_count, sizeof(int), 1},
-                 {"statistics", (void *const *)d_stat, 2 * sizeof(unsigned long long), 1},
-                 {"outlier mask", (void *const *)d_mask, (size_t)nwords * sizeof(unsigned), t > 0.0f},
-                 {"normalised row", d_x, (size_t)cols * 2, normed}};
-    const char *mname = mode == EC_GEMV_STORE ? "store" : mode == EC_GEMV_ADD ? "add" : "silu-mul";
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        if (!parts[i].checked) continue;
-        unsigned char *a = malloc(parts[i].bytes), *b = malloc(parts[i].bytes);
-        download(a, parts[i].dev[0], parts[i].bytes);
-        download(b, parts[i].dev[1], parts[i].bytes);
-        size_t at = 0;
-        while (at < parts[i].bytes && a[at] == b[at]) at++;
-        if (at < parts[i].bytes)
-            fail_msg("%s, %s%s: the one-launch %s differs from prepare + GEMV at byte %zu of %zu",
-                     f.name, mname, normed ? ", normed" : "", parts[i].what, at, parts[i].bytes);
-        free(a);
-        free(b);
-    }
-    int count = 0;
-    download(&count, d_count[1], sizeof count);
-    if (t == 6.0f && count == 0)
-        fail_msg("%s%s: no outlier column: the case lost its point", f.name, normed ? ", normed" : "");
-    for (int k = 0; k < 2; k++) {
-        cudaFree(d_x[k]);
-        cudaFree(d_y[k]);
-        cudaFree(d_mask[k]);
-        cudaFree(d_count[k]);
-        cudaFree(d_xq[k]);
-        cudaFree(d_scale[k]);
-        cudaFree(d_stat[k]);
-    }
-    cudaFree(d_res);
-    cudaFree(d_gamma);
-    free(res);
-    free(gamma);
-    free(y0);
-    fixture_free(&f);
-}
-
-/* Widths: 8 but not 16 columns (ld pads 8 zero codes), the GEMV block's 256 and the prepare's
- * 1024 threads' multiples, Llama-2's 4096 and 11008, and the widest the prologue takes. */
-static void test_one_launch_matches_two(void **state)
-{
-    gpu *g = *state;
-    static const int shapes[][2] = {{37, 200}, {64, 1024}, {300, 4096}, {40, 11008},
-                                    {9, EC_CUDA_INT8_GEMV1_MAX_COLS}};
-    static const ec_gemv_mode modes[] = {EC_GEMV_STORE, EC_GEMV_ADD, EC_GEMV_SILU_MUL};
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-        for (size_t ci = 0; ci < 4; ci++)
-            for (size_t mi = 0; mi < 3; mi++)
-                for (int normed = 0; normed < 2; normed++) {
-                    setup s = {configs[ci].prec, configs[ci].t, shapes[si][0], shapes[si][1], 1,
-                               OUT_MANY, modes[mi] == EC_GEMV_SILU_MUL};
-                    check_one_launch(&s, modes[mi], normed, g->stream);
-                }
-}
-
 static void test_rejects_bad_calls(void **state)
 {
     gpu *g = *state;
@@ -634,17 +520,6 @@ static void test_rejects_bad_calls(void **state)
                                           NULL, g->stream),
                      -1);
     assert_non_null(strstr(ec_last_error(), "40000 columns, at most 32768"));
-    /* The one-launch GEMV keeps the row in shared memory: wider rows, widths that are not a
-     * multiple of 8 and unaligned rows take the two-launch path. */
-    assert_int_equal(ec_cuda_int8_gemv1_fits(NULL, NULL, EC_CUDA_INT8_GEMV1_MAX_COLS + 16,
-                                             EC_CUDA_INT8_GEMV1_MAX_COLS + 16, NULL),
-                     0);
-    assert_int_equal(ec_cuda_int8_gemv1_fits(NULL, NULL, 100, 112, NULL), 0);
-    assert_int_equal(ec_cuda_int8_gemv1_fits(NULL, (const void *)(uintptr_t)8, 64, 64, NULL), 0);
-    assert_int_equal(ec_cuda_int8_gemv1(EC_GEMV_STORE, NULL, NULL, 100, 112, 0.0f, NULL, NULL,
-                                        NULL, NULL, NULL, NULL, NULL, 16, NULL, 16, g->stream),
-                     -1);
-    assert_non_null(strstr(ec_last_error(), "int8 GEMV with prologue: unsupported call"));
     ec_cuda_qctx_free(&ctx);
 }
 
@@ -655,7 +530,6 @@ int main(void)
         cmocka_unit_test(test_small_shapes),
         cmocka_unit_test(test_llama_shapes),
         cmocka_unit_test(test_normed_linear),
-        cmocka_unit_test(test_one_launch_matches_two),
         cmocka_unit_test(test_rejects_bad_calls),
     };
     return cmocka_run_group_tests(tests, gpu_setup, gpu_teardown);
