@@ -312,19 +312,14 @@ __global__ void __launch_bounds__(PREP_THREADS)
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
-    float g[PREP_HELD]; /* the norm's weights: no step data, loaded before the wait */
-#pragma unroll
-    for (int i = 0; i < PREP_HELD; i++) {
-        int c = threadIdx.x + i * PREP_THREADS;
-        g[i] = norm.x && c < cols ? norm.w[c] : 0.0f;
-    }
     ec_wait_inputs();
     if (norm.x) {
-        float ss = 0.0f;
+        float g[PREP_HELD], ss = 0.0f;
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++) {
             int c = threadIdx.x + i * PREP_THREADS;
             v[i] = c < cols ? norm.x[c] : 0.0f;
+            g[i] = c < cols ? norm.w[c] : 0.0f;
         }
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++) ss = fmaf(v[i], v[i], ss);
