@@ -34,7 +34,7 @@ def short_names(mangled):
                     cut = i
                     break
             d = d[:cut]
-            d = d.replace("void ", "").replace("__half", "half").replace("(ec_gemv_mode)", "")
+            d = d.replace("void ", "").replace("__half", "half")
             names[m] = d
     return names
 
