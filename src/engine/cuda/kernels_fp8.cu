@@ -36,6 +36,7 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 struct Fp8 {
     static constexpr bool TABLES = false;
     static constexpr int GEMV_COLS = 16; /* columns per 16-byte load */
+    static constexpr int MMA_STAGES = 2; /* chunks in flight per tensor-core warp (32 B a lane) */
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
@@ -74,17 +75,22 @@ struct Fp8 {
         }
     }
 
+    /* Columns [c, c+32) of `row`; code 0 (0.0) when !valid. */
     template <bool VEC>
-    __device__ static void load_piece(const ec_cuda_packed_weight &w, const float *, int row, int c,
-                                      bool valid, Piece &p, float &scale)
+    __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
+                                      Piece &p)
     {
-        scale = 1.0f; /* applied by out_scale */
         if (!valid) {
             p.lo = p.hi = make_uint4(0, 0, 0, 0);
             return;
         }
         p.lo = load16<VEC>(w, row, c);
         p.hi = load16<VEC>(w, row, c + 16);
+    }
+    __device__ static float piece_scale(const ec_cuda_packed_weight &, const float *, int,
+                                        const Piece &)
+    {
+        return 1.0f; /* applied by out_scale */
     }
     /* k-step s: columns 4s .. 4s+3 = word s of the piece, as two exact 16-bit pairs. */
     template <typename T> __device__ static uint2 afrag(const Piece &p, float, int s, const float *)

@@ -14,8 +14,12 @@ namespace
 
 template <bool DQ> struct Nf4 {
     static constexpr bool TABLES = true; /* s_tab[0..16) values, s_tab[16..272) dynamic map */
-    static constexpr int GEMV_COLS = 32; /* columns per 16-byte load */
-    typedef uint4 Piece;                 /* a lane's 32 columns in the tensor-core kernel */
+    static constexpr int GEMV_COLS = 32;  /* columns per 16-byte load */
+    static constexpr int MMA_STAGES = 4;  /* chunks in flight per tensor-core warp */
+    struct Piece {                        /* a lane's 32 columns of a row in the tensor-core kernel */
+        uint4 code;
+        ec_nf4_absmax_raw scale;
+    };
 
     /* 16 bytes of row `row` from byte byte0 (a multiple of 16); past the row the pad code 7
      * (0.0) in both nibbles. */
@@ -53,25 +57,31 @@ template <bool DQ> struct Nf4 {
         }
     }
 
-    /* Columns [c, c+32) of `row` and their block's absmax; zero weights when !valid. */
+    /* Columns [c, c+32) of `row` and their block's absmax bytes (no table needed yet); when
+     * !valid the pad code 7 (0.0) everywhere and a zero absmax, so the piece is zero weights. */
     template <bool VEC>
-    __device__ static void load_piece(const ec_cuda_packed_weight &w, const float *s_tab, int row,
-                                      int c, bool valid, Piece &p, float &scale)
+    __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
+                                      Piece &p)
     {
         if (!valid) {
-            p = make_uint4(0, 0, 0, 0);
-            scale = 0.0f;
+            p.code = make_uint4(0x77777777u, 0x77777777u, 0x77777777u, 0x77777777u);
+            p.scale = {0.0f, 0u};
             return;
         }
-        p = load16<VEC>(w, row, c / 2);
-        scale = ec_nf4_block_absmax<DQ>(w, s_tab + 16, row, c / EC_NF4_BLOCK);
+        p.code = load16<VEC>(w, row, c / 2);
+        p.scale = ec_nf4_absmax_load<DQ>(w, row, c / EC_NF4_BLOCK);
+    }
+    __device__ static float piece_scale(const ec_cuda_packed_weight &w, const float *s_tab, int row,
+                                        const Piece &p)
+    {
+        return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, p.scale);
     }
     /* k-step s of a piece: columns 4s, 4s+1 (bytes 2s) and 4s+2, 4s+3 (byte 2s+1) as 16-bit
      * pairs of round(value * absmax), the weight the reference GEMM also multiplies. */
     template <typename T>
     __device__ static uint2 afrag(const Piece &p, float scale, int s, const float *s_tab)
     {
-        uint32_t two = ec_word(p, s >> 1) >> ((s & 1) * 16);
+        uint32_t two = ec_word(p.code, s >> 1) >> ((s & 1) * 16);
         uint32_t lo = two & 0xffu, hi = (two >> 8) & 0xffu;
         return make_uint2(ec_pack2<T>(s_tab[lo >> 4] * scale, s_tab[lo & 15u] * scale),
                           ec_pack2<T>(s_tab[hi >> 4] * scale, s_tab[hi & 15u] * scale));

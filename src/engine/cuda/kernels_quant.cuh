@@ -268,17 +268,24 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
         });
 }
 
-/* ---- tensor cores, batch 9..64 per CTA (grid.y walks the batch in chunks of 64) ---- */
-template <class F, typename T, int NT, int MODE, bool VEC>
-__global__ void __launch_bounds__(QMMA_KSPLIT * 32)
+/* ---- tensor cores, batch QGEMV_MAX+1 .. 64 per CTA (grid.y walks the batch in chunks of 64) ----
+ * MT row tiles share each B fragment, NT column tiles of 8 tokens share each decoded A fragment,
+ * KS warps split the 128-column chunks. Each warp streams its chunks S deep: the first S
+ * requests go out before the tables load and before waiting for the previous kernel (weights
+ * are no step data), and a stage is refilled as soon as it is decoded, so HBM sees S chunks per
+ * warp in flight instead of one round trip per chunk. */
+template <class F, int MT> struct ec_qmma_stage {
+    typename F::Piece a[MT], b[MT]; /* rows g and g+8 of each row tile */
+};
+
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
+__global__ void __launch_bounds__(KS * 32)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy)
 {
-    constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
+    constexpr int NACC = MT * NT * 4;
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    __shared__ float s_red[QMMA_KSPLIT - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
-    ec_load_qtables<F>(w, s_tab);
-    ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
+    __shared__ float s_red[KS - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
     const bool silu = MODE == EC_GEMV_SILU_MUL;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = silu ? w.rows / 2 : w.rows;
@@ -308,23 +315,40 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
             for (int i = 0; i < 4; i++)
                 acc[m][n][i] = 0.0f;
 
+    /* This warp's chunks: warp, warp + KS, ...; a lane's 32 columns of chunk i start at col(i). */
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
-    for (int kc = warp; kc < nchunks; kc += QMMA_KSPLIT) {
-        int c = kc * QMMA_CHUNK + 32 * t; /* this lane's 32 columns */
-        typename F::Piece pa[MT], pb[MT];
+    int mine = warp < nchunks ? (nchunks - 1 - warp) / KS + 1 : 0;
+    auto col = [&](int i) { return (warp + i * KS) * QMMA_CHUNK + 32 * t; };
+    ec_qmma_stage<F, MT> st[S];
+    auto request = [&](int i, ec_qmma_stage<F, MT> &s) {
+        int c = col(i);
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            F::template load_piece<VEC>(w, ra[m], c, va[m] && c < w.cols, s.a[m]);
+            F::template load_piece<VEC>(w, rb[m], c, vb[m] && c < w.cols, s.b[m]);
+        }
+    };
+#pragma unroll
+    for (int u = 0; u < S; u++)
+        if (u < mine) request(u, st[u]);
+    ec_load_qtables<F>(w, s_tab);
+    ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
+
+    auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
+        int c = col(i);
         float sa[MT], sb[MT];
 #pragma unroll
         for (int m = 0; m < MT; m++) {
-            F::template load_piece<VEC>(w, s_tab, ra[m], c, va[m] && c < w.cols, pa[m], sa[m]);
-            F::template load_piece<VEC>(w, s_tab, rb[m], c, vb[m] && c < w.cols, pb[m], sb[m]);
+            sa[m] = F::piece_scale(w, s_tab, ra[m], s.a[m]);
+            sb[m] = F::piece_scale(w, s_tab, rb[m], s.b[m]);
         }
 #pragma unroll
-        for (int s = 0; s < 8; s++) {
+        for (int k = 0; k < 8; k++) {
             uint32_t a[MT][4];
 #pragma unroll
             for (int m = 0; m < MT; m++) {
-                uint2 fa = F::template afrag<T>(pa[m], sa[m], s, s_tab);
-                uint2 fb = F::template afrag<T>(pb[m], sb[m], s, s_tab);
+                uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_tab);
+                uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_tab);
                 a[m][0] = fa.x; /* row g,   k 2t, 2t+1 */
                 a[m][1] = fb.x; /* row g+8, k 2t, 2t+1 */
                 a[m][2] = fa.y; /* row g,   k 2t+8, 2t+9 */
@@ -334,12 +358,21 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
             for (int n = 0; n < NT; n++) {
                 int tok = 8 * n + g; /* B column g of tile n */
                 uint2 bx = tok < nb && c < w.cols
-                               ? ec_load_x4<T, VEC>(xb + (size_t)tok * ldx, c + 4 * s, w.cols)
+                               ? ec_load_x4<T, VEC>(xb + (size_t)tok * ldx, c + 4 * k, w.cols)
                                : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
                     ec_mma16816<T>(acc[m][n], a[m], bx);
             }
+        }
+    };
+    for (int i0 = 0; i0 < mine; i0 += S) {
+#pragma unroll
+        for (int u = 0; u < S; u++) {
+            int i = i0 + u;
+            if (i >= mine) break;
+            use(i, st[u]);
+            if (i + S < mine) request(i + S, st[u]);
         }
     }
 
@@ -353,7 +386,7 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
     __syncthreads();
     if (warp > 0) return;
 #pragma unroll
-    for (int k = 0; k < QMMA_KSPLIT - 1; k++)
+    for (int k = 0; k < KS - 1; k++)
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             flat[i] += s_red[k][i][lane];
@@ -388,50 +421,45 @@ __global__ void __launch_bounds__(QMMA_KSPLIT * 32)
     }
 }
 
-/* ---- launch: GEMV up to 8 token rows, tensor cores above ---- */
+/* ---- launch: the GEMV for one token row, tensor cores above ---- */
 template <class F, typename T, int MODE, bool VEC>
-static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
-                                   void *y, int ldy, cudaStream_t stream)
+static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, void *y,
+                                   int ldy, cudaStream_t stream)
 {
     int pairs = ec_gemv_pairs(MODE, MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows);
-    dim3 block(QGEMV_WARPS * 32);
-#define EC_QGEMV_CASE(B)                                                                           \
-    case B: {                                                                                      \
-        unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, B, MODE, VEC>>(pairs, QGEMV_WARPS);  \
-        return ec_launch(qgemv_kernel<F, T, B, MODE, VEC>, dim3(blocks), block, 0, stream, w, x,   \
-                         ldx, y, ldy);                                                             \
-    }
-    switch (batch) {
-        EC_QGEMV_CASE(1)
-        EC_QGEMV_CASE(2)
-        EC_QGEMV_CASE(3)
-        EC_QGEMV_CASE(4)
-        EC_QGEMV_CASE(5)
-        EC_QGEMV_CASE(6)
-        EC_QGEMV_CASE(7)
-    default:
-        EC_QGEMV_CASE(8)
-    }
-#undef EC_QGEMV_CASE
+    unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, 1, MODE, VEC>>(pairs, QGEMV_WARPS);
+    return ec_launch(qgemv_kernel<F, T, 1, MODE, VEC>, dim3(blocks), dim3(QGEMV_WARPS * 32), 0,
+                     stream, w, x, ldx, y, ldy);
 }
-static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "ec_qlaunch_gemv instantiates batches 1..8");
+static_assert(EC_CUDA_QGEMV_MAX_BATCH == 1, "ec_qlaunch_gemv instantiates batch 1");
 
+/* Narrow batches (one or two column tiles) split the columns over 8 warps, each with
+ * F::MMA_STAGES chunks in flight; wide ones hold NT times the accumulators, so 4 warps (half the
+ * shared memory for the split sums) and fewer stages (registers: no spills at NT = 8). */
+template <class F, typename T, int NT, int MODE, bool VEC>
+static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
+                                     int batch, void *y, int ldy, cudaStream_t stream)
+{
+    constexpr int KS = NT <= 2 ? 8 : 4;
+    constexpr int S = NT <= 2 ? F::MMA_STAGES : F::MMA_STAGES * 2 / NT > 1 ? F::MMA_STAGES * 2 / NT : 1;
+    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
+    int per_cta = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
+    dim3 grid((unsigned)((out_rows + per_cta - 1) / per_cta),
+              (unsigned)((batch + EC_CUDA_QMMA_MAX_BATCH - 1) / EC_CUDA_QMMA_MAX_BATCH));
+    return ec_launch(qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>, grid, dim3(KS * 32), 0,
+                     stream, w, x, ldx, batch, y, ldy);
+}
+
+/* Column tiles of 8 tokens: 1, 2, 4 or 8 of them (up to 8, 16, 32, 64 token rows). */
 template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                   void *y, int ldy, cudaStream_t stream)
 {
-    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
-    int per_cta = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
     int widest = batch < EC_CUDA_QMMA_MAX_BATCH ? batch : EC_CUDA_QMMA_MAX_BATCH;
-    dim3 grid((unsigned)((out_rows + per_cta - 1) / per_cta),
-              (unsigned)((batch + EC_CUDA_QMMA_MAX_BATCH - 1) / EC_CUDA_QMMA_MAX_BATCH));
-    dim3 block(QMMA_KSPLIT * 32);
-    /* Column tiles of 8 tokens: 2, 4 or 8 of them (9..16, 17..32, 33..64 token rows). */
-    if (widest <= 16)
-        return ec_launch(qmma_kernel<F, T, 2, MODE, VEC>, grid, block, 0, stream, w, x, ldx, batch, y, ldy);
-    if (widest <= 32)
-        return ec_launch(qmma_kernel<F, T, 4, MODE, VEC>, grid, block, 0, stream, w, x, ldx, batch, y, ldy);
-    return ec_launch(qmma_kernel<F, T, 8, MODE, VEC>, grid, block, 0, stream, w, x, ldx, batch, y, ldy);
+    if (widest <= 8) return ec_qlaunch_mma_nt<F, T, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    if (widest <= 16) return ec_qlaunch_mma_nt<F, T, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    if (widest <= 32) return ec_qlaunch_mma_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    return ec_qlaunch_mma_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
 }
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_mma instantiates up to 8 column tiles");
 
@@ -441,9 +469,9 @@ static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, i
 {
     /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
     bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
-    if (batch <= EC_CUDA_GEMV_MAX_BATCH)
-        return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream)
-                   : ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+    if (batch <= EC_CUDA_QGEMV_MAX_BATCH)
+        return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, y, ldy, stream)
+                   : ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, y, ldy, stream);
     return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream)
                : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
 }

@@ -35,6 +35,8 @@ extern "C" {
 #ifndef EC_CUDA_MAX_SEGMENTS
 #define EC_CUDA_MAX_SEGMENTS 3
 #endif
+/* Token rows the fused GEMV takes; the tensor-core kernel takes every batch above. */
+#define EC_CUDA_QGEMV_MAX_BATCH 1
 /* Token rows one tensor-core launch covers (8 MMA column tiles); larger batches are chunked. */
 #define EC_CUDA_QMMA_MAX_BATCH 64
 /* Floats in the device tables of ec_cuda_quant_tables: the 16 nf4 values, then the dynamic map. */

@@ -9,7 +9,7 @@
  *
  * Two exact checks pin the layouts element by element (the nf4-dq absmax decode and the
  * whole-weight dequantization, bit for bit); the linear checks then cover the dataflow at every
- * batch path (naive GEMV, dequant + cuBLAS, fused GEMV 1..8, tensor cores 9..64 and chunks of 64)
+ * batch path (naive GEMV, dequant + cuBLAS, fused GEMV at 1, tensor cores 2..64 and chunks of 64)
  * and shape edge (odd columns, short last block, partial tiles, unaligned rows).
  *
  * Failures do not stop at the first config: every config is checked and each failing one prints
@@ -211,7 +211,7 @@ static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, in
 static int uses_w16(ec_precision p, int fused, int batch)
 {
     if (!fused) return p == EC_PREC_FP8 || batch > 1;
-    return p != EC_PREC_FP8 && batch > EC_CUDA_GEMV_MAX_BATCH;
+    return p != EC_PREC_FP8 && batch > EC_CUDA_QGEMV_MAX_BATCH;
 }
 
 /* ---- one linear config ---- */
@@ -391,7 +391,7 @@ static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision pr
 
 static const ec_precision PRECS[] = {EC_PREC_NF4, EC_PREC_NF4_DQ, EC_PREC_FP8};
 
-/* Small shapes: every batch path (1..8 GEMV, 9..64 tensor cores, 100 = two chunks of 64), odd
+/* Small shapes: every batch path (1 GEMV, 2..64 tensor cores, 100 = two chunks of 64), odd
  * columns (pad nibble), short last blocks, partial 128-column chunks and 16-row tiles, odd
  * output counts for SiLU·mul (74 and 2 rows = 37 and 1 features); x rows padded (ldx = cols + 8
  * keeps 16-byte alignment when cols allows, so (40, 96) and (1, 64) take the vector path). */
@@ -461,13 +461,16 @@ static float gemv_weight(const tweight *tw, int r, int c)
     return value * absmax;
 }
 
-/* The fused GEMV's decode, weight by weight: one-hot activations (x[b] = 1 at column c0 + b)
- * make every product and partial sum exact, so y[b][r] must equal gemv_weight(r, c0 + b) exactly
- * — a wrong code, nibble order or table entry anywhere shows up as a mismatch, which the
- * random-activation checks (a tolerance of 1e-5 sum|x w|) could miss for a single weight. */
-static void check_gemv_decode(const tweight *tw, ec_cuda_dtype t)
+/* The fused kernels' decode, weight by weight: one-hot activations (x[b] = 1 at column c0 + b)
+ * make every product and partial sum exact, so y[b][r] must equal the weight exactly — a wrong
+ * code, nibble order, table entry or fragment position anywhere shows up as a mismatch, which
+ * the random-activation checks (a tolerance of 1e-5 sum|x w|) could miss for a single weight.
+ * The GEMV (batch 1) multiplies gemv_weight(r, c) in fp32; the tensor-core kernel (batch 8 here)
+ * the same weight rounded to 16 bits for nf4, and for fp8 the exact e4m3 value whose sum it
+ * scales in fp32, i.e. gemv_weight again. */
+static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B)
 {
-    int rows = tw->rows, cols = tw->cols, B = EC_CUDA_GEMV_MAX_BATCH;
+    int rows = tw->rows, cols = tw->cols, rounded = B > EC_CUDA_QGEMV_MAX_BATCH && tw->prec != EC_PREC_FP8;
     uint16_t *xh = malloc((size_t)B * cols * 2);
     float *y = malloc((size_t)B * rows * sizeof *y);
     for (int c0 = 0; c0 < cols; c0 += B) {
@@ -485,8 +488,9 @@ static void check_gemv_decode(const tweight *tw, ec_cuda_dtype t)
         for (int b = 0; b < batch; b++)
             for (int r = 0; r < rows; r++) {
                 float got = y[(size_t)b * rows + r], want = gemv_weight(tw, r, c0 + b);
+                if (rounded) want = from16(t, to16(t, want));
                 if (!(got == want))
-                    fail_msg("%s %s %dx%d fused GEMV decode of weight [%d][%d] (batch %d): got "
+                    fail_msg("%s %s %dx%d fused decode of weight [%d][%d] (batch %d): got "
                              "%.9g want %.9g",
                              ec_precision_name(tw->prec), dname(t), rows, cols, r, c0 + b, batch,
                              got, want);
@@ -498,7 +502,7 @@ static void check_gemv_decode(const tweight *tw, ec_cuda_dtype t)
 
 /* The nf4-dq absmax decode equals map[q] * absmax2 + offset (two fp32 roundings) bit for bit,
  * the whole-weight dequantization equals round16(CPU dequantized weight) bit for bit, and the
- * fused GEMV decodes every weight exactly (check_gemv_decode). */
+ * fused kernels decode every weight exactly (check_fused_decode). */
 static void test_layouts_exact(void **state)
 {
     (void)state;
@@ -551,7 +555,8 @@ static void test_layouts_exact(void **state)
                     }
                 cudaFree(d_w16);
                 free(w16);
-                check_gemv_decode(&tw, t);
+                check_fused_decode(&tw, t, 1);
+                check_fused_decode(&tw, t, 8);
             }
             cudaFree(d_am);
             tweight_free(&tw);
