@@ -248,30 +248,31 @@ __device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows,
     c = __ldcs(w + (size_t)r.y * n16 + k);
 }
 
-/* Blocks of wpb warps for the GEMV Kernel over npairs pairs: at most one wave of the blocks the
- * device holds at once, each warp streaming the same number of pairs to within one. With
- * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one pair per warp instead, as many waves as that takes (the
- * grid before session 5; docs/performance.md compares the two). The residency is asked once per
- * kernel, device and thread. */
-template <auto Kernel> static unsigned ec_stream_blocks(int npairs, int wpb)
+/* Blocks for a streaming Kernel of `threads` threads per block over `units` units of work (GEMV
+ * row pairs, per_block per block at a time: one per warp; tensor-core row groups: one per
+ * block): at most one wave of the blocks the device holds at once, each block streaming the same
+ * number of units to within one round. With ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block
+ * instead, as many waves as that takes (the grid before session 5; docs/performance.md compares
+ * the two). The residency is asked once per kernel, device and thread. */
+template <auto Kernel> static unsigned ec_stream_blocks(int units, int per_block, int threads)
 {
     static thread_local int cached_dev = -1, resident = 0;
     int dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
         int sms = 0, per_sm = 0;
         const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
-        resident = 0; /* 0: one pair per warp */
+        resident = 0; /* 0: one round per block */
         if (!(env && !strcmp(env, "0")) &&
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, wpb * 32, 0) ==
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0) ==
                 cudaSuccess)
             resident = sms * per_sm;
         cached_dev = dev;
     }
-    int max_warps = resident > 0 ? resident * wpb : npairs;
-    int per_warp = (npairs + max_warps - 1) / max_warps;
-    int warps = (npairs + per_warp - 1) / per_warp;
-    return (unsigned)((warps + wpb - 1) / wpb);
+    int slots = resident > 0 ? resident * per_block : units;
+    int per_slot = (units + slots - 1) / slots;
+    int used = (units + per_slot - 1) / per_slot;
+    return (unsigned)((used + per_block - 1) / per_block);
 }
 
 /* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */

@@ -62,7 +62,7 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
     dim3 block(GEMV_WARPS * 32);
 #define EC_GEMV_CASE(B)                                                                            \
     case B: {                                                                                      \
-        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS);            \
+        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS, GEMV_WARPS * 32); \
         return ec_launch(gemv_kernel<T, B, MODE>, dim3(blocks), block, 0, stream, w, x, rows,     \
                          cols, y, ldy);                                                            \
     }

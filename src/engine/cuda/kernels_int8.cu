@@ -527,7 +527,7 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     int pairs = ec_gemv_pairs(MODE, rows);
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
-        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS);           \
+        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS, I8_WARPS * 32); \
         return ec_launch(int8_gemv_kernel<B, MODE>, dim3(blocks), block, 0, stream, w, wscale,  \
                          rows, ld, xq, xscale, x, cols, mask, y, ldy);                          \
     }

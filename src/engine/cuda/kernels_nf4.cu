@@ -42,18 +42,28 @@ template <bool DQ> struct Nf4 {
     {
         return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, c.scale);
     }
-    /* Columns 8j .. 8j+7 of a chunk, unscaled: byte i of word j holds 2i (high) and 2i+1. Each
-     * byte's two codes become byte offsets into s_tab (code * 4) with two logic ops per word,
-     * so a value costs one byte extract and one shared load. */
+    /* A word's 8 codes as byte offsets into s_tab (code * 4), two logic ops for all of them:
+     * byte i of hi is the high nibble of byte i (column 2i of the word), of lo the low nibble
+     * (column 2i + 1); value() then costs one byte extract and one shared load. */
+    __device__ static void offsets(uint32_t wd, uint32_t &hi, uint32_t &lo)
+    {
+        hi = (wd >> 2) & 0x3c3c3c3cu;
+        lo = (wd << 2) & 0x3c3c3c3cu;
+    }
+    __device__ static float value(const float *s_tab, uint32_t offs, int i)
+    {
+        const char *tab = reinterpret_cast<const char *>(s_tab);
+        return *reinterpret_cast<const float *>(tab + __byte_perm(offs, 0, 0x4440 + i));
+    }
+    /* Columns 8j .. 8j+7 of a chunk (word j), unscaled. */
     __device__ static void values8(uint4 c, int j, const float *s_tab, float v[8])
     {
-        uint32_t wd = ec_word(c, j);
-        uint32_t hi = (wd >> 2) & 0x3c3c3c3cu, lo = (wd << 2) & 0x3c3c3c3cu;
-        const char *tab = reinterpret_cast<const char *>(s_tab);
+        uint32_t hi, lo;
+        offsets(ec_word(c, j), hi, lo);
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            v[2 * i] = *reinterpret_cast<const float *>(tab + __byte_perm(hi, 0, 0x4440 + i));
-            v[2 * i + 1] = *reinterpret_cast<const float *>(tab + __byte_perm(lo, 0, 0x4440 + i));
+            v[2 * i] = value(s_tab, hi, i);
+            v[2 * i + 1] = value(s_tab, lo, i);
         }
     }
 
@@ -76,15 +86,17 @@ template <bool DQ> struct Nf4 {
     {
         return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, p.scale);
     }
-    /* k-step s of a piece: columns 4s, 4s+1 (bytes 2s) and 4s+2, 4s+3 (byte 2s+1) as 16-bit
-     * pairs of round(value * absmax), the weight the reference GEMM also multiplies. */
+    /* k-step s of a piece: columns 4s .. 4s+3, i.e. bytes b = 2(s & 1) and b + 1 of word s / 2,
+     * as 16-bit pairs of round(value * absmax), the weight the reference GEMM also multiplies. */
     template <typename T>
     __device__ static uint2 afrag(const Piece &p, float scale, int s, const float *s_tab)
     {
-        uint32_t two = ec_word(p.code, s >> 1) >> ((s & 1) * 16);
-        uint32_t lo = two & 0xffu, hi = (two >> 8) & 0xffu;
-        return make_uint2(ec_pack2<T>(s_tab[lo >> 4] * scale, s_tab[lo & 15u] * scale),
-                          ec_pack2<T>(s_tab[hi >> 4] * scale, s_tab[hi & 15u] * scale));
+        uint32_t hi, lo;
+        offsets(ec_word(p.code, s >> 1), hi, lo);
+        int b = 2 * (s & 1);
+        return make_uint2(
+            ec_pack2<T>(value(s_tab, hi, b) * scale, value(s_tab, lo, b) * scale),
+            ec_pack2<T>(value(s_tab, hi, b + 1) * scale, value(s_tab, lo, b + 1) * scale));
     }
     /* The scale is inside each weight already. */
     __device__ static float out_scale(const ec_cuda_packed_weight &, int)

@@ -268,15 +268,40 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
         });
 }
 
-/* ---- tensor cores, batch QGEMV_MAX+1 .. 64 per CTA (grid.y walks the batch in chunks of 64) ----
+/* ---- tensor cores, batch 2..64 per CTA (grid.y walks the batch in chunks of 64) ----
+ * A row group is MT row tiles (MT x 16 weight rows, or MT x 8 output features for SiLU·mul);
  * MT row tiles share each B fragment, NT column tiles of 8 tokens share each decoded A fragment,
- * KS warps split the 128-column chunks. Each warp streams its chunks S deep: the first S
- * requests go out before the tables load and before waiting for the previous kernel (weights
- * are no step data), and a stage is refilled as soon as it is decoded, so HBM sees S chunks per
- * warp in flight instead of one round trip per chunk. */
+ * and the KS warps of a CTA split the group's 128-column chunks, their partial sums meeting in
+ * shared memory in a fixed order. A CTA streams its row groups (blockIdx.x, + gridDim.x, ...;
+ * the grid is one wave) as one sequence per warp, S chunks deep: the first S requests go out
+ * before the tables load and before waiting for the previous kernel (weights are no step data),
+ * and a stage is refilled as soon as it is decoded, also across a group boundary, so HBM keeps
+ * S chunks per warp in flight while the SMs decode, multiply and reduce. */
 template <class F, int MT> struct ec_qmma_stage {
     typename F::Piece a[MT], b[MT]; /* rows g and g+8 of each row tile */
 };
+
+/* The rows a lane works on in row group j of a CTA: tile m's rows a[m] (g) and b[m] (g + 8, or
+ * for SiLU·mul the up row of the same feature), and whether they exist. */
+template <int MT> struct ec_qmma_rows {
+    int a[MT], b[MT];
+    bool va[MT], vb[MT];
+};
+template <int MT, bool SILU>
+__device__ __forceinline__ ec_qmma_rows<MT> ec_qmma_rows_of(int group, int out_rows, int g)
+{
+    constexpr int tile_out = SILU ? 8 : 16;
+    ec_qmma_rows<MT> r;
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+        int o = (group * MT + m) * tile_out + g;
+        r.a[m] = o;
+        r.b[m] = SILU ? o + out_rows : o + 8;
+        r.va[m] = o < out_rows;
+        r.vb[m] = SILU ? r.va[m] : o + 8 < out_rows;
+    }
+    return r;
+}
 
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32)
@@ -284,63 +309,63 @@ __global__ void __launch_bounds__(KS * 32)
                 int ldy)
 {
     constexpr int NACC = MT * NT * 4;
+    constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     __shared__ float s_red[KS - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
-    const bool silu = MODE == EC_GEMV_SILU_MUL;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    int out_rows = silu ? w.rows / 2 : w.rows;
-    /* A tile is 16 weight rows: rows g and g+8 of the tile are, for SiLU·mul, gate and up of the
-     * same output feature (so one lane ends up holding both), else 16 consecutive rows. */
-    int tile_out = silu ? 8 : 16, row_base = blockIdx.x * MT * tile_out;
+    int out_rows = SILU ? w.rows / 2 : w.rows;
+    int ngroups = (out_rows + MT * (SILU ? 8 : 16) - 1) / (MT * (SILU ? 8 : 16));
+    int mygroups = (int)blockIdx.x < ngroups ? (ngroups - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
+    auto group = [&](int j) { return (int)blockIdx.x + j * (int)gridDim.x; };
     int b0 = blockIdx.y * EC_CUDA_QMMA_MAX_BATCH;
     int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
-    int ra[MT], rb[MT];
-    bool va[MT], vb[MT];
-#pragma unroll
-    for (int m = 0; m < MT; m++) {
-        int o = row_base + m * tile_out + g;
-        ra[m] = o;
-        rb[m] = silu ? o + out_rows : o + 8;
-        va[m] = o < out_rows;
-        vb[m] = silu ? va[m] : o + 8 < out_rows;
-    }
     const T *xb = x + (size_t)b0 * ldx;
 
-    float acc[MT][NT][4];
-#pragma unroll
-    for (int m = 0; m < MT; m++)
-#pragma unroll
-        for (int n = 0; n < NT; n++)
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                acc[m][n][i] = 0.0f;
-
-    /* This warp's chunks: warp, warp + KS, ...; a lane's 32 columns of chunk i start at col(i). */
+    /* This warp's chunks of a group: warp, warp + KS, ...; a lane's 32 columns of chunk i start
+     * at col(i). A warp without chunks (narrow weights) still takes one empty unit per group, so
+     * every warp reaches each group's barriers. */
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     int mine = warp < nchunks ? (nchunks - 1 - warp) / KS + 1 : 0;
+    int per = mine > 0 ? mine : 1, total = mygroups * per;
     auto col = [&](int i) { return (warp + i * KS) * QMMA_CHUNK + 32 * t; };
+
+    float acc[MT][NT][4];
+    float *flat = &acc[0][0][0];
+#pragma unroll
+    for (int i = 0; i < NACC; i++)
+        flat[i] = 0.0f;
+
     ec_qmma_stage<F, MT> st[S];
-    auto request = [&](int i, ec_qmma_stage<F, MT> &s) {
-        int c = col(i);
+    int rj = 0, ri = 0; /* the request cursor: group j, chunk i */
+    auto request = [&](ec_qmma_stage<F, MT> &s) {
+        ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(rj), out_rows, g);
+        int c = col(ri);
+        bool any = ri < mine && c < w.cols;
 #pragma unroll
         for (int m = 0; m < MT; m++) {
-            F::template load_piece<VEC>(w, ra[m], c, va[m] && c < w.cols, s.a[m]);
-            F::template load_piece<VEC>(w, rb[m], c, vb[m] && c < w.cols, s.b[m]);
+            F::template load_piece<VEC>(w, r.a[m], c, any && r.va[m], s.a[m]);
+            F::template load_piece<VEC>(w, r.b[m], c, any && r.vb[m], s.b[m]);
+        }
+        if (++ri == per) {
+            ri = 0;
+            rj++;
         }
     };
 #pragma unroll
     for (int u = 0; u < S; u++)
-        if (u < mine) request(u, st[u]);
+        if (u < total) request(st[u]);
     ec_load_qtables<F>(w, s_tab);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
 
-    auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
+    auto use = [&](int j, int i, const ec_qmma_stage<F, MT> &s) {
+        if (i >= mine) return;
+        ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
         int c = col(i);
         float sa[MT], sb[MT];
 #pragma unroll
         for (int m = 0; m < MT; m++) {
-            sa[m] = F::piece_scale(w, s_tab, ra[m], s.a[m]);
-            sb[m] = F::piece_scale(w, s_tab, rb[m], s.b[m]);
+            sa[m] = F::piece_scale(w, s_tab, r.a[m], s.a[m]);
+            sb[m] = F::piece_scale(w, s_tab, r.b[m], s.b[m]);
         }
 #pragma unroll
         for (int k = 0; k < 8; k++) {
@@ -366,58 +391,70 @@ __global__ void __launch_bounds__(KS * 32)
             }
         }
     };
-    for (int i0 = 0; i0 < mine; i0 += S) {
+
+    /* Group j's column splits summed in warp order (deterministic); warp 0 writes. */
+    auto finish = [&](int j) {
+        if (warp > 0) {
 #pragma unroll
-        for (int u = 0; u < S; u++) {
-            int i = i0 + u;
-            if (i >= mine) break;
-            use(i, st[u]);
-            if (i + S < mine) request(i + S, st[u]);
+            for (int i = 0; i < NACC; i++)
+                s_red[warp - 1][i][lane] = flat[i];
         }
-    }
-
-    /* Sum the column splits in warp order (deterministic), then warp 0 writes. */
-    float *flat = &acc[0][0][0];
-    if (warp > 0) {
+        __syncthreads();
+        if (warp == 0) {
 #pragma unroll
-        for (int i = 0; i < NACC; i++)
-            s_red[warp - 1][i][lane] = flat[i];
-    }
-    __syncthreads();
-    if (warp > 0) return;
+            for (int k = 0; k < KS - 1; k++)
 #pragma unroll
-    for (int k = 0; k < KS - 1; k++)
-#pragma unroll
-        for (int i = 0; i < NACC; i++)
-            flat[i] += s_red[k][i][lane];
-
+                for (int i = 0; i < NACC; i++)
+                    flat[i] += s_red[k][i][lane];
+            ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
             /* C fragment: acc[..][0..1] = row g, tokens 2t, 2t+1; acc[..][2..3] = row g+8. */
 #pragma unroll
-    for (int m = 0; m < MT; m++) {
-        if (!va[m]) continue;
-        float sca = F::out_scale(w, ra[m]), scb = vb[m] ? F::out_scale(w, rb[m]) : 0.0f;
+            for (int m = 0; m < MT; m++) {
+                if (!r.va[m]) continue;
+                float sca = F::out_scale(w, r.a[m]), scb = r.vb[m] ? F::out_scale(w, r.b[m]) : 0.0f;
 #pragma unroll
-        for (int n = 0; n < NT; n++)
+                for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                int tok = 8 * n + 2 * t + j;
-                if (tok >= nb) continue;
-                size_t at = (size_t)(b0 + tok) * ldy;
-                float ya = acc[m][n][j] * sca, yb = acc[m][n][2 + j] * scb;
-                if (silu) {
-                    reinterpret_cast<T *>(y)[at + ra[m]] =
-                        ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
-                } else {
-                    float *out = reinterpret_cast<float *>(y) + at;
-                    if (MODE == EC_GEMV_ADD) {
-                        out[ra[m]] += ya;
-                        if (vb[m]) out[rb[m]] += yb;
-                    } else {
-                        out[ra[m]] = ya;
-                        if (vb[m]) out[rb[m]] = yb;
+                    for (int h = 0; h < 2; h++) {
+                        int tok = 8 * n + 2 * t + h;
+                        if (tok >= nb) continue;
+                        size_t at = (size_t)(b0 + tok) * ldy;
+                        float ya = acc[m][n][h] * sca, yb = acc[m][n][2 + h] * scb;
+                        if (SILU) {
+                            reinterpret_cast<T *>(y)[at + r.a[m]] =
+                                ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
+                        } else {
+                            float *out = reinterpret_cast<float *>(y) + at;
+                            if (MODE == EC_GEMV_ADD) {
+                                out[r.a[m]] += ya;
+                                if (r.vb[m]) out[r.b[m]] += yb;
+                            } else {
+                                out[r.a[m]] = ya;
+                                if (r.vb[m]) out[r.b[m]] = yb;
+                            }
+                        }
                     }
-                }
             }
+        }
+        __syncthreads(); /* s_red is free for the next group */
+#pragma unroll
+        for (int i = 0; i < NACC; i++)
+            flat[i] = 0.0f;
+    };
+
+    int uj = 0, ui = 0; /* the use cursor */
+    for (int s0 = 0; s0 < total; s0 += S) {
+#pragma unroll
+        for (int u = 0; u < S; u++) {
+            if (s0 + u >= total) break;
+            use(uj, ui, st[u]);
+            if (s0 + u + S < total) request(st[u]);
+            if (++ui == per) {
+                finish(uj);
+                ui = 0;
+                uj++;
+            }
+        }
     }
 }
 
@@ -427,7 +464,8 @@ static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, i
                                    int ldy, cudaStream_t stream)
 {
     int pairs = ec_gemv_pairs(MODE, MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows);
-    unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, 1, MODE, VEC>>(pairs, QGEMV_WARPS);
+    unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, 1, MODE, VEC>>(pairs, QGEMV_WARPS,
+                                                                         QGEMV_WARPS * 32);
     return ec_launch(qgemv_kernel<F, T, 1, MODE, VEC>, dim3(blocks), dim3(QGEMV_WARPS * 32), 0,
                      stream, w, x, ldx, y, ldy);
 }
@@ -443,11 +481,12 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     constexpr int KS = NT <= 2 ? 8 : 4;
     constexpr int S = NT <= 2 ? F::MMA_STAGES : F::MMA_STAGES * 2 / NT > 1 ? F::MMA_STAGES * 2 / NT : 1;
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
-    int per_cta = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
-    dim3 grid((unsigned)((out_rows + per_cta - 1) / per_cta),
+    int per_group = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
+    int groups = (out_rows + per_group - 1) / per_group;
+    auto kernel = qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>;
+    dim3 grid(ec_stream_blocks<qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>>(groups, 1, KS * 32),
               (unsigned)((batch + EC_CUDA_QMMA_MAX_BATCH - 1) / EC_CUDA_QMMA_MAX_BATCH));
-    return ec_launch(qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>, grid, dim3(KS * 32), 0,
-                     stream, w, x, ldx, batch, y, ldy);
+    return ec_launch(kernel, grid, dim3(KS * 32), 0, stream, w, x, ldx, batch, y, ldy);
 }
 
 /* Column tiles of 8 tokens: 1, 2, 4 or 8 of them (up to 8, 16, 32, 64 token rows). */
