@@ -74,17 +74,30 @@ __device__ __forceinline__ float ec_warp_max(float v)
     return v;
 }
 
-/* Block-wide sum or max; every thread gets the result. scratch holds 32 floats; blockDim.x is a
- * multiple of 32. */
-template <bool IS_MAX> __device__ float ec_block_reduce(float v, float *scratch)
+/* Block-wide sums or maxima of N values at once (each the same operations as alone, so the
+ * results do not depend on N); every thread gets the results. scratch holds N x 32 floats;
+ * blockDim.x is a multiple of 32. */
+template <bool IS_MAX, int N>
+__device__ __forceinline__ void ec_block_reduce_n(float v[N], float *scratch)
 {
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    v = IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
+#pragma unroll
+    for (int i = 0; i < N; i++) v[i] = IS_MAX ? ec_warp_max(v[i]) : ec_warp_sum(v[i]);
     __syncthreads(); /* scratch may still be read by a previous reduction */
-    if (lane == 0) scratch[warp] = v;
+    if (lane == 0)
+#pragma unroll
+        for (int i = 0; i < N; i++) scratch[32 * i + warp] = v[i];
     __syncthreads();
-    v = lane < nwarps ? scratch[lane] : (IS_MAX ? -INFINITY : 0.0f);
-    return IS_MAX ? ec_warp_max(v) : ec_warp_sum(v);
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        float u = lane < nwarps ? scratch[32 * i + lane] : (IS_MAX ? -INFINITY : 0.0f);
+        v[i] = IS_MAX ? ec_warp_max(u) : ec_warp_sum(u);
+    }
+}
+template <bool IS_MAX> __device__ __forceinline__ float ec_block_reduce(float v, float *scratch)
+{
+    ec_block_reduce_n<IS_MAX, 1>(&v, scratch);
+    return v;
 }
 
 /* The GEMV epilogue of one sequence b (see ec_gemv_mode): a warp owns rows r0 and r1 (r1 == r0

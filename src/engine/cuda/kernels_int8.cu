@@ -243,23 +243,24 @@ __device__ __forceinline__ void report_outliers(float threshold, int count, int 
  * the GEMV and never read back, and the scan costs no extra round trip before the quantization
  * (an earlier version scanned by mask words, wrote them, synchronised the block and read the
  * mask per element while quantizing). Up to 32 owned columns (flags bits): cols <=
- * PREP_MAX_COLS. */
+ * PREP_MAX_COLS. The tokens go through each phase together, one block reduction for all of
+ * them (the norm's sums, the absmax), so a batch of 8 costs the barriers of one token. */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld, float threshold,
                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
                    unsigned long long *stat)
 {
+    constexpr int NB = EC_CUDA_GEMV_MAX_BATCH;
     __shared__ int s_count;
-    __shared__ float scratch[32];
+    __shared__ float scratch[NB * 32];
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float held_w[EC_NORM_HELD];
     if (norm.x) ec_rmsnorm_held_w(norm.w, cols, held_w);
     ec_wait_inputs();
     if (norm.x) {
-        for (int b = 0; b < ntok; b++)
-            ec_rmsnorm_row<__half>(norm.x + b * norm.x_stride, norm.w, held_w, cols, norm.eps,
-                                   x + (size_t)b * cols, scratch);
+        ec_rmsnorm_rows<__half, NB>(norm.x, norm.x_stride, ntok, norm.w, held_w, cols, norm.eps,
+                                    x, cols, scratch);
         __syncthreads(); /* the block's writes of x before anyone reads them */
     }
     int per = (cols + PREP_THREADS - 1) / PREP_THREADS; /* owned columns, block-uniform */
@@ -275,24 +276,31 @@ __global__ void __launch_bounds__(PREP_THREADS)
         }
         publish_outliers(flags, per, cols, mask, &s_count);
     }
-    __syncthreads();
-    if (threadIdx.x == 0) report_outliers(threshold, s_count, ocount, stat);
     /* quantize_token's arithmetic, with the outlier test on the thread's own flags */
-    for (int b = 0; b < ntok; b++) {
-        const __half *xr = x + (size_t)b * cols;
-        float m = 0.0f;
+    float absmax[NB];
+#pragma unroll
+    for (int b = 0; b < NB; b++) {
+        absmax[b] = 0.0f;
+        if (b >= ntok) continue;
         for (int i = 0; i < per; i++) {
             int c = threadIdx.x + i * PREP_THREADS;
-            if (c < cols && !((flags >> i) & 1u)) m = fmaxf(m, fabsf(__half2float(xr[c])));
+            if (c < cols && !((flags >> i) & 1u))
+                absmax[b] = fmaxf(absmax[b], fabsf(__half2float(x[(size_t)b * cols + c])));
         }
-        float absmax = ec_block_reduce<true>(m, scratch);
+    }
+    ec_block_reduce_n<true, NB>(absmax, scratch); /* its barriers order the count's atomics */
+    if (threadIdx.x == 0) report_outliers(threshold, s_count, ocount, stat);
+#pragma unroll
+    for (int b = 0; b < NB; b++) {
+        if (b >= ntok) break;
+        const __half *xr = x + (size_t)b * cols;
         int8_t *qr = xq + (size_t)b * ld;
         for (int i = 0; i < per; i++) { /* ld <= per * PREP_THREADS: ld rounds cols to 16 */
             int c = threadIdx.x + i * PREP_THREADS;
             if (c >= ld) break;
-            qr[c] = c < cols ? act_code(__half2float(xr[c]), absmax, (flags >> i) & 1u) : 0;
+            qr[c] = c < cols ? act_code(__half2float(xr[c]), absmax[b], (flags >> i) & 1u) : 0;
         }
-        if (threadIdx.x == 0) xscale[b] = act_scale(absmax);
+        if (threadIdx.x == 0) xscale[b] = act_scale(absmax[b]);
     }
 }
 
@@ -300,7 +308,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
  * from its one load to its code, so the chain is load → (norm: block sum) → outlier flags and
  * block max → codes, one round trip to L2 and one or two block reductions; prepare_kernel
  * reloads x between its phases. The arithmetic is prepare_kernel's (and with norm
- * ec_rmsnorm_row's, term for term: the sum of squares in the same order), so the results are
+ * ec_rmsnorm_rows's, term for term: the sum of squares in the same order), so the results are
  * identical. */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare1_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,

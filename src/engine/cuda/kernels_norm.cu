@@ -5,17 +5,17 @@
 #include "cuda_check.h"
 #include "kernels_norm.cuh"
 
-/* One block per row (ec_rmsnorm_row). */
+/* One block per row (ec_rmsnorm_rows of one row). */
 template <typename T>
-__global__ void __launch_bounds__(EC_NORM_THREADS)
+__global__ void __launch_bounds__(EC_NORM_THREADS, 1) /* else ptxas spills to reach 2 blocks per SM */
     rmsnorm_kernel(const float *x, size_t x_stride, const float *w, int dim, float eps, T *out)
 {
     __shared__ float scratch[32];
     float held_w[EC_NORM_HELD];
     ec_rmsnorm_held_w(w, dim, held_w);
     ec_wait_inputs();
-    ec_rmsnorm_row<T>(x + blockIdx.x * x_stride, w, held_w, dim, eps,
-                      out + (size_t)blockIdx.x * dim, scratch);
+    ec_rmsnorm_rows<T, 1>(x + blockIdx.x * x_stride, 0, 1, w, held_w, dim, eps,
+                          out + (size_t)blockIdx.x * dim, 0, scratch);
 }
 
 extern "C" int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride, const float *w,
