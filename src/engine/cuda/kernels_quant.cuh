@@ -3,22 +3,22 @@
  * A format is a small policy struct (Nf4<DQ> in kernels_nf4.cu, Fp8 in kernels_fp8.cu) that
  * loads packed codes and decodes them; the two kernels here own the dataflow:
  *
- *   qgemv_kernel (batch 1..8): as kernels_gemv.cu — a warp streams pairs of output rows (gate
+ *   qgemv_kernel (batch 1): as kernels_gemv.cu — a warp streams pairs of output rows (gate
  *     row r and up row r for SiLU·mul) back to back, each lane 16-byte loads of packed codes (32
  *     nf4 / 16 fp8 weights, UNROLL per row in flight, evict-first), decodes them to fp32 (code
- *     table in shared memory, conflict-free), multiplies by the 16-bit activations for the whole
- *     batch (read-only path, L1/L2 resident), and applies the chunk's scale once per chunk:
- *     acc += scale * sum(value * x). The weights are read once for the whole batch; the first
+ *     table in shared memory, conflict-free), multiplies by the 16-bit activations (read-only
+ *     path, L1/L2 resident), and applies the chunk's scale once per chunk:
+ *     acc += scale * sum(value * x). The first
  *     chunks (codes and scale bytes) are requested before the tables load and before waiting
  *     for the previous kernel (ec_stream_pairs, PDL), and the next pair's chunks while the current
  *     one is decoded: a 4-bit row of 4096 columns is 2 KB, a single round of loads per lane.
  *
- *   qmma_kernel (batch 9..64 per launch): tensor cores, weights read once per 64 token rows.
+ *   qmma_kernel (batch 2..64 per launch): tensor cores, weights read once per 64 token rows.
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
  *     columns, so y^T = W x^T needs no transposes (W row-major = A row-major, x [batch][cols] =
- *     B column-major) and small batches waste no M. A CTA holds QMMA_KSPLIT warps that split the
+ *     B column-major) and small batches waste no M. A CTA holds 4 or 8 warps that split the
  *     columns in chunks of 128 and QMMA_MTILES row tiles per warp; partial sums meet in shared
- *     memory, in a fixed order, at the end.
+ *     memory, in a fixed order (see qmma_kernel for the streaming).
  *     Each lane loads, per 128-column chunk and per A row it owns (g and g+8 of each tile), the
  *     32 consecutive columns [32t, 32t+32) with 16-byte loads, and feeds them to the 8 k-steps of
  *     16 as columns {32t+4s .. 32t+4s+3} for step s. This is a fixed permutation of k inside the
@@ -43,7 +43,6 @@
 enum {
     QGEMV_WARPS = 8,  /* warps per GEMV block (2 output rows each) */
     QGEMV_UNROLL = 4, /* 16-byte chunks per row in flight per lane (x2 rows) */
-    QMMA_KSPLIT = 4,  /* warps per tensor-core CTA, each a quarter of the 128-column chunks */
     QMMA_MTILES = 2,  /* 16-row MMA tiles per warp (activation fragments shared by both) */
     QMMA_CHUNK = 128  /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
 };
