@@ -23,7 +23,7 @@ enum {
     SCAN_TOKENS = 64,    /* outlier scan: tokens per block (more: blocks OR their words) */
     PREP_THREADS = 1024, /* the single-block scan + quantize of decode batches */
     PREP_MAX_COLS = PREP_THREADS * 32, /* widest input of the prepare (32 columns a thread) */
-    PREP_HELD = 14,      /* batch-1 prepare: columns a thread keeps in registers (14336 wide) */
+    PREP_HELD = 14,      /* prepare_token_kernel: columns a thread keeps in registers (14336 wide) */
     PREP_HELD_COLS = PREP_THREADS * PREP_HELD,
     QUANT_THREADS = 256, /* one block per token */
     EPI_TR = 4,          /* GEMM epilogue: output rows per thread */
@@ -237,7 +237,8 @@ __device__ __forceinline__ void report_outliers(float threshold, int count, int 
     }
 }
 
-/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens): scan, count and quantize in one block.
+/* Decode batches (<= EC_CUDA_GEMV_MAX_BATCH tokens) of rows wider than prepare_token_kernel
+ * holds: scan, count and quantize in one block.
  * Thread t owns columns t, t + PREP_THREADS, ... of every token, so it knows which of its
  * columns are outliers (any token |x| >= threshold) from its own loads: the mask is written for
  * the GEMV and never read back, and the scan costs no extra round trip before the quantization
@@ -304,54 +305,91 @@ __global__ void __launch_bounds__(PREP_THREADS)
     }
 }
 
-/* One token (batch-1 decode) of at most PREP_HELD_COLS columns: every value stays in a register
- * from its one load to its code, so the chain is load → (norm: block sum) → outlier flags and
- * block max → codes, one round trip to L2 and one or two block reductions; prepare_kernel
- * reloads x between its phases. The arithmetic is prepare_kernel's (and with norm
- * ec_rmsnorm_rows's, term for term: the sum of squares in the same order), so the results are
- * identical. */
+/* Decode batches of rows of at most PREP_HELD_COLS columns: block b prepares token b, and every
+ * value of it stays in a register from its one load to its code, so the chain is load → (norm:
+ * block sum) → outlier flags and block max → codes, one round trip to L2 and one or two block
+ * reductions, whatever the batch (prepare_kernel, one block for all tokens, walks them through
+ * L2 round trips: 25-35 µs at batch 8). An outlier column is one where any token reaches the
+ * threshold, so each block also tests the other tokens' values of its columns (for a normed
+ * input it computes their norms too: all sums in one block reduction), and block 0 publishes
+ * the mask and the count. NB: the most tokens (1: the batch-1 kernel, which also holds the
+ * norm weights). The arithmetic is prepare_kernel's (and with norm ec_rmsnorm_rows's,
+ * term for term: the sum of squares in the same order), so the results are identical. */
+template <int NB>
 __global__ void __launch_bounds__(PREP_THREADS)
-    prepare1_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,
-                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                    unsigned long long *stat)
+    prepare_token_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld,
+                         float threshold, unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                         unsigned long long *stat)
 {
     __shared__ int s_count;
-    __shared__ float scratch[32];
+    __shared__ float scratch[NB * 32], s_inv[NB];
+    const int me = blockIdx.x;
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
+    auto col = [](int i) { return (int)threadIdx.x + i * PREP_THREADS; };
+    /* The norm weights: one token holds them, loaded with its row; for a batch they are read
+     * where needed (a thread of 1024 has 64 registers). */
+    float held_g[NB == 1 ? PREP_HELD : 1] = {};
+    auto g = [&](int i) {
+        if constexpr (NB == 1) return held_g[i];
+        return col(i) < cols ? __ldg(norm.w + col(i)) : 0.0f;
+    };
     ec_wait_inputs();
     if (norm.x) {
-        float g[PREP_HELD], ss = 0.0f;
+        if constexpr (NB == 1) {
 #pragma unroll
-        for (int i = 0; i < PREP_HELD; i++) {
-            int c = threadIdx.x + i * PREP_THREADS;
-            v[i] = c < cols ? norm.x[c] : 0.0f;
-            g[i] = c < cols ? norm.w[c] : 0.0f;
+            for (int i = 0; i < PREP_HELD; i++) held_g[i] = col(i) < cols ? norm.w[col(i)] : 0.0f;
+        }
+        float ss[NB]; /* the tokens' sums of squares */
+#pragma unroll
+        for (int r = 0; r < NB; r++) {
+            ss[r] = 0.0f;
+            if (r >= ntok) continue;
+#pragma unroll
+            for (int i = 0; i < PREP_HELD; i++) {
+                float a = col(i) < cols ? norm.x[r * norm.x_stride + col(i)] : 0.0f;
+                if (r == me) v[i] = a;
+                ss[r] = fmaf(a, a, ss[r]);
+            }
+        }
+        ec_block_reduce_n<false, NB>(ss, scratch);
+        float inv_me = 0.0f;
+#pragma unroll
+        for (int r = 0; r < NB; r++) {
+            float inv = rsqrtf(ss[r] / (float)cols + norm.eps);
+            if (r == me) inv_me = inv;
+            if (threadIdx.x == 0) s_inv[r] = inv; /* for the other tokens' outlier tests */
         }
 #pragma unroll
-        for (int i = 0; i < PREP_HELD; i++) ss = fmaf(v[i], v[i], ss);
-        float inv = rsqrtf(ec_block_reduce<false>(ss, scratch) / (float)cols + norm.eps);
-#pragma unroll
         for (int i = 0; i < PREP_HELD; i++) {
-            int c = threadIdx.x + i * PREP_THREADS;
-            __half h = __float2half_rn(v[i] * inv * g[i]);
+            __half h = __float2half_rn(v[i] * inv_me * g(i));
             v[i] = __half2float(h);
-            if (c < cols) x[c] = h;
+            if (col(i) < cols) x[(size_t)me * cols + col(i)] = h;
         }
+        __syncthreads(); /* s_inv */
     } else {
 #pragma unroll
-        for (int i = 0; i < PREP_HELD; i++) {
-            int c = threadIdx.x + i * PREP_THREADS;
-            v[i] = c < cols ? __half2float(x[c]) : 0.0f;
-        }
+        for (int i = 0; i < PREP_HELD; i++)
+            v[i] = col(i) < cols ? __half2float(x[(size_t)me * cols + col(i)]) : 0.0f;
     }
-    unsigned flags = 0; /* bit i: v[i] is an outlier */
+    unsigned flags = 0; /* bit i: column col(i) is an outlier (v is 0 past cols: never) */
     if (threshold > 0.0f) {
 #pragma unroll
-        for (int i = 0; i < PREP_HELD; i++) /* v is 0 past cols: never an outlier */
-            flags |= (unsigned)(fabsf(v[i]) >= threshold) << i;
-        publish_outliers(flags, (cols + PREP_THREADS - 1) / PREP_THREADS, cols, mask, &s_count);
+        for (int i = 0; i < PREP_HELD; i++) {
+            bool f = fabsf(v[i]) >= threshold;
+            for (int r = 0; r < ntok; r++) {
+                if (r == me || col(i) >= cols) continue;
+                float a = norm.x ? __half2float(__float2half_rn(
+                                       norm.x[r * norm.x_stride + col(i)] * s_inv[r] * g(i)))
+                                 : __half2float(x[(size_t)r * cols + col(i)]);
+                f |= fabsf(a) >= threshold;
+            }
+            flags |= (unsigned)f << i;
+        }
+        if (me == 0)
+            publish_outliers(flags, (cols + PREP_THREADS - 1) / PREP_THREADS, cols, mask,
+                             &s_count);
     }
     float m = 0.0f;
 #pragma unroll
@@ -359,14 +397,14 @@ __global__ void __launch_bounds__(PREP_THREADS)
         if (!((flags >> i) & 1u)) m = fmaxf(m, fabsf(v[i]));
     float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
     if (threadIdx.x == 0) {
-        *xscale = act_scale(absmax);
-        report_outliers(threshold, s_count, ocount, stat);
+        xscale[me] = act_scale(absmax);
+        if (me == 0) report_outliers(threshold, s_count, ocount, stat);
     }
 #pragma unroll
     for (int i = 0; i < PREP_HELD; i++) {
-        int c = threadIdx.x + i * PREP_THREADS;
-        if (c >= ld) break;
-        xq[c] = c < cols ? act_code(v[i], absmax, (flags >> i) & 1u) : 0;
+        if (col(i) >= ld) break;
+        xq[(size_t)me * ld + col(i)] =
+            col(i) < cols ? act_code(v[i], absmax, (flags >> i) & 1u) : 0;
     }
 }
 
@@ -407,10 +445,11 @@ extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok,
                             (int)PREP_MAX_COLS);
     ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
     cudaError_t e =
-        ntok == 1 && ld <= PREP_HELD_COLS
-            ? ec_launch(prepare1_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
-                        norm ? *norm : none, (__half *)x, cols, ld, threshold, mask, ocount, xq,
-                        xscale, stat)
+        ld <= PREP_HELD_COLS
+            ? ec_launch(ntok == 1 ? prepare_token_kernel<1>
+                                  : prepare_token_kernel<EC_CUDA_GEMV_MAX_BATCH>,
+                        dim3(ntok), dim3(PREP_THREADS), 0, stream, norm ? *norm : none,
+                        (__half *)x, ntok, cols, ld, threshold, mask, ocount, xq, xscale, stat)
             : ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
                         norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
                         ocount, xq, xscale, stat);

@@ -423,6 +423,9 @@ static void test_llama_shapes(void **state)
         {EC_PREC_INT8_MIXED, 6.0f, 4096, 11008, 1, OUT_MANY, 0},
         {EC_PREC_INT8, 0.0f, 4096, 11008, 8, OUT_NONE, 0},
         {EC_PREC_INT8_MIXED, 1.0e4f, 4096, 11008, 17, OUT_MANY, 0},
+        /* rows wider than the per-token prepare holds (14336): the one-block prepare */
+        {EC_PREC_INT8_MIXED, 6.0f, 64, 20000, 1, OUT_MANY, 0},
+        {EC_PREC_INT8_MIXED, 6.0f, 64, 20000, 5, OUT_ONE, 0},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
         printf("  %s %dx%d batch %d\n", ec_precision_name(list[i].prec), list[i].rows, list[i].cols,
@@ -501,6 +504,11 @@ static void test_normed_linear(void **state)
                 setup s = {configs[ci].prec, configs[ci].t, 300, 4096, batches[bi], OUT_NONE, 0};
                 check_normed(&s, g->cublas, g->stream, k ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED);
             }
+    /* the one-block prepare of rows wider than the per-token prepare holds */
+    for (size_t ci = 0; ci < 4; ci++) {
+        setup s = {configs[ci].prec, configs[ci].t, 64, 20000, 6, OUT_NONE, 0};
+        check_normed(&s, g->cublas, g->stream, EC_KERNELS_FUSED);
+    }
 }
 
 static void test_rejects_bad_calls(void **state)
