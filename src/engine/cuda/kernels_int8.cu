@@ -323,7 +323,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
 {
     __shared__ int s_count;
     __shared__ float scratch[NB * 32], s_inv[NB];
-    const int me = blockIdx.x;
+    const int me = NB == 1 ? 0 : blockIdx.x; /* this block's token */
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
         for (int r = 0; r < NB; r++) {
             float inv = rsqrtf(ss[r] / (float)cols + norm.eps);
             if (r == me) inv_me = inv;
-            if (threadIdx.x == 0) s_inv[r] = inv; /* for the other tokens' outlier tests */
+            if (NB > 1 && threadIdx.x == 0) s_inv[r] = inv; /* the other tokens' outlier tests */
         }
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++) {
@@ -367,7 +367,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
             v[i] = __half2float(h);
             if (col(i) < cols) x[(size_t)me * cols + col(i)] = h;
         }
-        __syncthreads(); /* s_inv */
+        if (NB > 1) __syncthreads(); /* s_inv */
     } else {
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++)
@@ -378,12 +378,15 @@ __global__ void __launch_bounds__(PREP_THREADS)
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++) {
             bool f = fabsf(v[i]) >= threshold;
-            for (int r = 0; r < ntok; r++) {
-                if (r == me || col(i) >= cols) continue;
-                float a = norm.x ? __half2float(__float2half_rn(
-                                       norm.x[r * norm.x_stride + col(i)] * s_inv[r] * g(i)))
-                                 : __half2float(x[(size_t)r * cols + col(i)]);
-                f |= fabsf(a) >= threshold;
+            if constexpr (NB > 1) {
+#pragma unroll 1
+                for (int r = 0; r < ntok; r++) {
+                    if (r == me || col(i) >= cols) continue;
+                    float a = norm.x ? __half2float(__float2half_rn(
+                                           norm.x[r * norm.x_stride + col(i)] * s_inv[r] * g(i)))
+                                     : __half2float(x[(size_t)r * cols + col(i)]);
+                    f |= fabsf(a) >= threshold;
+                }
             }
             flags |= (unsigned)f << i;
         }
