@@ -21,7 +21,7 @@ enum {
     SCAN_WARPS = 8,      /* outlier scan: warps per block, each a share of the tokens */
     SCAN_WORDS = 4,      /* outlier scan: 32-column mask words per block */
     SCAN_TOKENS = 64,    /* outlier scan: tokens per block (more: blocks OR their words) */
-    PREP_THREADS = 1024, /* the single-block scan + quantize of decode batches */
+    PREP_THREADS = 1024, /* a decode prepare block (RMSNorm order: EC_NORM_THREADS) */
     PREP_MAX_COLS = PREP_THREADS * 32, /* widest input of the prepare (32 columns a thread) */
     PREP_HELD = 14,      /* prepare_token_kernel: columns a thread keeps in registers (14336 wide) */
     PREP_HELD_COLS = PREP_THREADS * PREP_HELD,
@@ -245,7 +245,8 @@ __device__ __forceinline__ void report_outliers(float threshold, int count, int 
  * (an earlier version scanned by mask words, wrote them, synchronised the block and read the
  * mask per element while quantizing). Up to 32 owned columns (flags bits): cols <=
  * PREP_MAX_COLS. The tokens go through each phase together, one block reduction for all of
- * them (the norm's sums, the absmax), so a batch of 8 costs the barriers of one token. */
+ * them (the norm's sums, the absmax); what a batch still costs here are the dependent L2 round
+ * trips of its phases (25-35 µs at batch 8, docs/performance.md session 9). */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld, float threshold,
                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
