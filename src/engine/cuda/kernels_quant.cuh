@@ -203,17 +203,14 @@ struct ec_qchunk {
     ec_nf4_absmax_raw scale;
 };
 
-template <class F, typename T, int B, int MODE, bool VEC>
+template <class F, typename T, int MODE, bool VEC>
 __global__ void __launch_bounds__(QGEMV_WARPS * 32)
-    qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, void *y, int ldy)
+    qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, void *y)
 {
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows, lane = threadIdx.x & 31;
 
-    float acc0[B], acc1[B];
-#pragma unroll
-    for (int b = 0; b < B; b++)
-        acc0[b] = acc1[b] = 0.0f;
+    float acc0 = 0.0f, acc1 = 0.0f;
     ec_stream_pairs<QGEMV_UNROLL, ec_qchunk>(
         ec_gemv_pairs(MODE, out_rows), (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS,
         [&](int p, int k, ec_qchunk &a, ec_qchunk &c) {
@@ -226,44 +223,28 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
             ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
         },
         [&](int p, int k, const ec_qchunk &a, const ec_qchunk &c) {
-            float p0[B], p1[B]; /* this chunk's sum(value * x), scaled once below */
-#pragma unroll
-            for (int b = 0; b < B; b++)
-                p0[b] = p1[b] = 0.0f;
+            float p0 = 0.0f, p1 = 0.0f; /* this chunk's sum(value * x), scaled once below */
 #pragma unroll
             for (int j = 0; j < F::GEMV_COLS / 8; j++) {
-                float v0[8], v1[8];
+                float v0[8], v1[8], xv[8];
                 F::values8(a.code, j, s_tab, v0);
                 F::values8(c.code, j, s_tab, v1);
-                int col = k * F::GEMV_COLS + 8 * j;
+                ec_load_x8<T, VEC>(x, k * F::GEMV_COLS + 8 * j, w.cols, xv);
 #pragma unroll
-                for (int b = 0; b < B; b++) {
-                    float xv[8];
-                    ec_load_x8<T, VEC>(x + (size_t)b * ldx, col, w.cols, xv);
-#pragma unroll
-                    for (int i = 0; i < 8; i++) {
-                        p0[b] = fmaf(v0[i], xv[i], p0[b]);
-                        p1[b] = fmaf(v1[i], xv[i], p1[b]);
-                    }
+                for (int i = 0; i < 8; i++) {
+                    p0 = fmaf(v0[i], xv[i], p0);
+                    p1 = fmaf(v1[i], xv[i], p1);
                 }
             }
             int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
-            float s0 = F::chunk_scale(w, s_tab, r.x, a), s1 = F::chunk_scale(w, s_tab, r.y, c);
-#pragma unroll
-            for (int b = 0; b < B; b++) {
-                acc0[b] = fmaf(p0[b], s0, acc0[b]);
-                acc1[b] = fmaf(p1[b], s1, acc1[b]);
-            }
+            acc0 = fmaf(p0, F::chunk_scale(w, s_tab, r.x, a), acc0);
+            acc1 = fmaf(p1, F::chunk_scale(w, s_tab, r.y, c), acc1);
         },
         [&](int p) {
             int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
-#pragma unroll
-            for (int b = 0; b < B; b++) {
-                float v0 = ec_warp_sum(acc0[b]), v1 = ec_warp_sum(acc1[b]);
-                /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
-                if (lane == b) ec_gemv_write<T, MODE>(y, ldy, b, r.x, r.y, v0, v1);
-                acc0[b] = acc1[b] = 0.0f;
-            }
+            float v0 = ec_warp_sum(acc0), v1 = ec_warp_sum(acc1);
+            if (lane == 0) ec_gemv_write<T, MODE>(y, 0, 0, r.x, r.y, v0, v1);
+            acc0 = acc1 = 0.0f;
         });
 }
 
@@ -459,14 +440,14 @@ __global__ void __launch_bounds__(KS * 32)
 
 /* ---- launch: the GEMV for one token row, tensor cores above ---- */
 template <class F, typename T, int MODE, bool VEC>
-static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, int ldx, void *y,
-                                   int ldy, cudaStream_t stream)
+static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, void *y,
+                                   cudaStream_t stream)
 {
     int pairs = ec_gemv_pairs(MODE, MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows);
-    unsigned blocks = ec_stream_blocks<qgemv_kernel<F, T, 1, MODE, VEC>>(pairs, QGEMV_WARPS,
-                                                                         QGEMV_WARPS * 32);
-    return ec_launch(qgemv_kernel<F, T, 1, MODE, VEC>, dim3(blocks), dim3(QGEMV_WARPS * 32), 0,
-                     stream, w, x, ldx, y, ldy);
+    unsigned blocks =
+        ec_stream_blocks<qgemv_kernel<F, T, MODE, VEC>>(pairs, QGEMV_WARPS, QGEMV_WARPS * 32);
+    return ec_launch(qgemv_kernel<F, T, MODE, VEC>, dim3(blocks), dim3(QGEMV_WARPS * 32), 0,
+                     stream, w, x, y);
 }
 static_assert(EC_CUDA_QGEMV_MAX_BATCH == 1, "ec_qlaunch_gemv instantiates batch 1");
 
@@ -508,8 +489,8 @@ static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, i
     /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
     bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
     if (batch <= EC_CUDA_QGEMV_MAX_BATCH)
-        return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, ldx, y, ldy, stream)
-                   : ec_qlaunch_gemv<F, T, MODE, false>(w, x, ldx, y, ldy, stream);
+        return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, y, stream)
+                   : ec_qlaunch_gemv<F, T, MODE, false>(w, x, y, stream);
     return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream)
                : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
 }
