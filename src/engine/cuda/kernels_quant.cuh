@@ -460,11 +460,11 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int KS = NT <= 2 ? 8 : 4;
     constexpr int S = NT <= 2 ? F::MMA_STAGES : F::MMA_STAGES * 2 / NT > 1 ? F::MMA_STAGES * 2 / NT : 1;
+    constexpr auto kernel = qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>;
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
     int per_group = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
     int groups = (out_rows + per_group - 1) / per_group;
-    auto kernel = qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>;
-    dim3 grid(ec_stream_blocks<qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>>(groups, 1, KS * 32),
+    dim3 grid(ec_stream_blocks<kernel>(groups, 1, KS * 32),
               (unsigned)((batch + EC_CUDA_QMMA_MAX_BATCH - 1) / EC_CUDA_QMMA_MAX_BATCH));
     return ec_launch(kernel, grid, dim3(KS * 32), 0, stream, w, x, ldx, batch, y, ldy);
 }
