@@ -283,6 +283,43 @@ __device__ __forceinline__ ec_qmma_rows<MT> ec_qmma_rows_of(int group, int out_r
     return r;
 }
 
+/* A warp's finished tiles to y: the C fragment acc[m][n][0..1] is row r.a[m] for tokens
+ * 8n + 2t and 8n + 2t + 1, acc[m][n][2..3] row r.b[m] (for SiLU·mul the up row of the same
+ * feature); the format's output scale, then the mode's store, add or SiLU·mul. */
+template <class F, typename T, int MT, int NT, int MODE>
+__device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
+                                              const ec_qmma_rows<MT> &r, const float (&acc)[MT][NT][4],
+                                              int t, int nb, void *y, int ldy)
+{
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+        if (!r.va[m]) continue;
+        float sca = F::out_scale(w, r.a[m]), scb = r.vb[m] ? F::out_scale(w, r.b[m]) : 0.0f;
+#pragma unroll
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                int tok = 8 * n + 2 * t + h;
+                if (tok >= nb) continue;
+                size_t at = (size_t)tok * ldy;
+                float ya = acc[m][n][h] * sca, yb = acc[m][n][2 + h] * scb;
+                if (MODE == EC_GEMV_SILU_MUL) {
+                    reinterpret_cast<T *>(y)[at + r.a[m]] =
+                        ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
+                } else {
+                    float *out = reinterpret_cast<float *>(y) + at;
+                    if (MODE == EC_GEMV_ADD) {
+                        out[r.a[m]] += ya;
+                        if (r.vb[m]) out[r.b[m]] += yb;
+                    } else {
+                        out[r.a[m]] = ya;
+                        if (r.vb[m]) out[r.b[m]] = yb;
+                    }
+                }
+            }
+    }
+}
+
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
@@ -297,9 +334,6 @@ __global__ void __launch_bounds__(KS * 32)
     int ngroups = (out_rows + MT * (SILU ? 8 : 16) - 1) / (MT * (SILU ? 8 : 16));
     int mygroups = (int)blockIdx.x < ngroups ? (ngroups - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
     auto group = [&](int j) { return (int)blockIdx.x + j * (int)gridDim.x; };
-    int b0 = blockIdx.y * EC_CUDA_QMMA_MAX_BATCH;
-    int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
-    const T *xb = x + (size_t)b0 * ldx;
 
     /* This warp's chunks of a group: warp, warp + KS, ...; a lane's 32 columns of chunk i start
      * at col(i). A warp without chunks (narrow weights) still takes one empty unit per group, so
@@ -362,8 +396,8 @@ __global__ void __launch_bounds__(KS * 32)
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 int tok = 8 * n + g; /* B column g of tile n */
-                uint2 bx = tok < nb && c < w.cols
-                               ? ec_load_x4<T, VEC>(xb + (size_t)tok * ldx, c + 4 * k, w.cols)
+                uint2 bx = tok < batch && c < w.cols
+                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
                                : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
@@ -386,35 +420,8 @@ __global__ void __launch_bounds__(KS * 32)
 #pragma unroll
                 for (int i = 0; i < NACC; i++)
                     flat[i] += s_red[k][i][lane];
-            ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
-            /* C fragment: acc[..][0..1] = row g, tokens 2t, 2t+1; acc[..][2..3] = row g+8. */
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-                if (!r.va[m]) continue;
-                float sca = F::out_scale(w, r.a[m]), scb = r.vb[m] ? F::out_scale(w, r.b[m]) : 0.0f;
-#pragma unroll
-                for (int n = 0; n < NT; n++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        int tok = 8 * n + 2 * t + h;
-                        if (tok >= nb) continue;
-                        size_t at = (size_t)(b0 + tok) * ldy;
-                        float ya = acc[m][n][h] * sca, yb = acc[m][n][2 + h] * scb;
-                        if (SILU) {
-                            reinterpret_cast<T *>(y)[at + r.a[m]] =
-                                ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
-                        } else {
-                            float *out = reinterpret_cast<float *>(y) + at;
-                            if (MODE == EC_GEMV_ADD) {
-                                out[r.a[m]] += ya;
-                                if (r.vb[m]) out[r.b[m]] += yb;
-                            } else {
-                                out[r.a[m]] = ya;
-                                if (r.vb[m]) out[r.b[m]] = yb;
-                            }
-                        }
-                    }
-            }
+            ec_qmma_write<F, T, MT, NT, MODE>(w, ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g),
+                                              acc, t, batch, y, ldy);
         }
         __syncthreads(); /* s_red is free for the next group */
 #pragma unroll
@@ -438,6 +445,219 @@ __global__ void __launch_bounds__(KS * 32)
     }
 }
 
+/* ---- tensor cores, 17..64 token rows: x staged in shared memory, columns split across CTAs ----
+ * At 64 tokens the activations outweigh the weights: a 128-column chunk of x is 16 KB against
+ * 2 KB of nf4 codes for 32 rows, so qmma_kernel's CTAs, each re-reading x from L2 for their 32
+ * rows, streamed the weights at 0.3 TB/s (docs/performance.md, session 9). Here a CTA of
+ * QGEMM_WARPS warps holds 128 weight rows (64 features for SiLU·mul), each warp 2 row tiles of
+ * the same column chunk, and copies the chunk's x tile once into shared memory (cp.async, double
+ * buffered) for all of them. The weights still travel through registers, S chunks deep per warp,
+ * first requests before the PDL wait.
+ * 128 rows per CTA leave too few CTAs for a 4096-row weight, so the work is split stream-K style:
+ * the units (row block, chunk) in row-block order are dealt out in equal contiguous runs of
+ * per_cta, one run per CTA of a one-wave grid. A CTA that holds a whole row block writes it;
+ * one that holds part of it stores its partial sums in the split scratch (slot 0 for the block
+ * it starts in, slot 1 for the one it ends in), and the last of the block's CTAs to arrive
+ * (a counter per row block, reset by that CTA) adds the partials in CTA order, so the sums do
+ * not depend on timing, and writes the block. */
+enum {
+    QGEMM_WARPS = 4,  /* warps per CTA: 4 x QMMA_MTILES x 16 = 128 weight rows share an x tile */
+    QGEMM_STAGES = 2, /* weight chunks in flight per warp */
+    QGEMM_ROWS = QGEMM_WARPS * QMMA_MTILES * 16,
+    QGEMM_PARTIAL = 2 * QGEMM_WARPS * QMMA_MTILES * 8 * 4 * 32 /* floats per CTA: 2 slots at NT 8 */
+};
+static_assert(QGEMM_PARTIAL == EC_CUDA_QSPLIT_FLOATS_PER_CTA, "kernels_quant.h's scratch size");
+
+__device__ __forceinline__ void ec_cp_async16(void *smem, const void *gmem, bool valid)
+{
+    unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void ec_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int PENDING> __device__ __forceinline__ void ec_cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+}
+
+/* The x tile of one chunk: [token][16-byte granule q of columns c0 + 8q .. +8], granule q of
+ * token tok stored at q ^ (tok & 3). A lane (g, t) of the MMA loop reads, for k-steps 2kk and
+ * 2kk + 1, granule 4t + kk of token 8n + g (its B fragments, in qmma_kernel's permuted k order):
+ * without the swizzle the 8 tokens' rows (256 B apart) and lanes t, t + 2 fall on the same
+ * banks; with it the 32 lanes' 16-byte reads hit every bank the minimum 4 times. Past the
+ * batch or the columns the tile holds zeros. */
+template <int NT> struct ec_qgemm_xtile {
+    uint4 q[NT * 8][QMMA_CHUNK / 8];
+};
+
+template <typename T, int NT, bool VEC>
+__device__ __forceinline__ void ec_qgemm_stage_x(ec_qgemm_xtile<NT> &dst, const T *__restrict__ x,
+                                                 int ldx, int nb, int cols, int c0)
+{
+    for (int i = threadIdx.x; i < NT * 8 * (QMMA_CHUNK / 8); i += blockDim.x) {
+        int tok = i / (QMMA_CHUNK / 8), q = i % (QMMA_CHUNK / 8), col = c0 + 8 * q;
+        uint4 *d = &dst.q[tok][q ^ (tok & 3)];
+        if constexpr (VEC) { /* cols % 32 == 0: a granule is all in or all out */
+            bool in = tok < nb && col < cols;
+            ec_cp_async16(d, in ? x + (size_t)tok * ldx + col : x, in);
+        } else {
+            uint32_t h[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                h[e] = tok < nb && col + e < cols
+                           ? reinterpret_cast<const uint16_t *>(x)[(size_t)tok * ldx + col + e]
+                           : 0u;
+            *d = make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16,
+                            h[6] | h[7] << 16);
+        }
+    }
+    ec_cp_async_commit();
+}
+
+template <class F, typename T, int NT, int S, int MODE, bool VEC>
+__global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
+    qgemm_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int nb, void *y,
+                 int ldy, const ec_cuda_qsplit split, int per_cta)
+{
+    constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
+    constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
+    __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
+    __shared__ ec_qgemm_xtile<NT> s_x[2];
+    __shared__ bool s_last;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    int out_rows = SILU ? w.rows / 2 : w.rows;
+    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
+    int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks;
+    int u0 = blockIdx.x * per_cta, total = units - u0 < per_cta ? units - u0 : per_cta;
+    /* unit u: row block u / nchunks (this warp's row group in it), chunk u % nchunks */
+    auto rows_of = [&](int u) {
+        return ec_qmma_rows_of<MT, SILU>(u / nchunks * QGEMM_WARPS + warp, out_rows, g);
+    };
+    auto col = [&](int u) { return u % nchunks * QMMA_CHUNK + 32 * t; };
+
+    float acc[MT][NT][4];
+    float *flat = &acc[0][0][0];
+#pragma unroll
+    for (int i = 0; i < NACC; i++)
+        flat[i] = 0.0f;
+
+    ec_qmma_stage<F, MT> st[S];
+    int ru = u0; /* the request cursor */
+    auto request = [&](ec_qmma_stage<F, MT> &s) {
+        ec_qmma_rows<MT> r = rows_of(ru);
+        int c = col(ru++);
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            F::template load_piece<VEC>(w, r.a[m], c, c < w.cols && r.va[m], s.a[m]);
+            F::template load_piece<VEC>(w, r.b[m], c, c < w.cols && r.vb[m], s.b[m]);
+        }
+    };
+#pragma unroll
+    for (int u = 0; u < S; u++)
+        if (u < total) request(st[u]);
+    ec_load_qtables<F>(w, s_tab);
+    ec_wait_inputs(false); /* x, y and the split scratch belong to the step (see ec_launch) */
+    ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, u0 % nchunks * QMMA_CHUNK);
+
+    auto use = [&](int u, const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
+        ec_qmma_rows<MT> r = rows_of(u);
+        float sa[MT], sb[MT];
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            sa[m] = F::piece_scale(w, s_tab, r.a[m], s.a[m]);
+            sb[m] = F::piece_scale(w, s_tab, r.b[m], s.b[m]);
+        }
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            uint4 bx[NT]; /* k-steps 2kk (.x, .y) and 2kk + 1 (.z, .w) of token 8n + g */
+#pragma unroll
+            for (int n = 0; n < NT; n++)
+                bx[n] = xt.q[8 * n + g][(4 * t + kk) ^ (g & 3)];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                uint32_t a[MT][4];
+#pragma unroll
+                for (int m = 0; m < MT; m++) {
+                    uint2 fa = F::template afrag<T>(s.a[m], sa[m], 2 * kk + h, s_tab);
+                    uint2 fb = F::template afrag<T>(s.b[m], sb[m], 2 * kk + h, s_tab);
+                    a[m][0] = fa.x;
+                    a[m][1] = fb.x;
+                    a[m][2] = fa.y;
+                    a[m][3] = fb.y;
+                }
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+                    uint2 b = h ? make_uint2(bx[n].z, bx[n].w) : make_uint2(bx[n].x, bx[n].y);
+#pragma unroll
+                    for (int m = 0; m < MT; m++)
+                        ec_mma16816<T>(acc[m][n], a[m], b);
+                }
+            }
+        }
+    };
+
+    /* The end of this CTA's part of row block rb (after unit u): write it, or store the partial
+     * and, if the last to arrive, add all partials in CTA order and write the sum. */
+    auto finish = [&](int u) {
+        int rb = u / nchunks, first = rb * nchunks / per_cta,
+            last = ((rb + 1) * nchunks - 1) / per_cta;
+        if (first < last) {
+            auto partial = [&](int cta) {
+                int slot = cta * per_cta >= rb * nchunks ? 0 : 1; /* started in rb, or ends in it */
+                return split.partial + (size_t)((cta * 2 + slot) * QGEMM_WARPS + warp) * NACC * 32;
+            };
+            float *mine = partial(blockIdx.x);
+#pragma unroll
+            for (int i = 0; i < NACC; i++)
+                mine[i * 32 + lane] = flat[i];
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                s_last = atomicAdd(split.arrived + rb, 1u) == (unsigned)(last - first);
+                if (s_last) split.arrived[rb] = 0;
+            }
+            __syncthreads();
+            if (s_last) {
+                __threadfence();
+#pragma unroll
+                for (int i = 0; i < NACC; i++)
+                    flat[i] = 0.0f;
+                for (int cta = first; cta <= last; cta++) {
+                    const float *p = partial(cta);
+#pragma unroll
+                    for (int i = 0; i < NACC; i++)
+                        flat[i] += __ldcg(p + i * 32 + lane);
+                }
+            }
+        }
+        if (first == last || s_last) ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(u), acc, t, nb, y, ldy);
+#pragma unroll
+        for (int i = 0; i < NACC; i++)
+            flat[i] = 0.0f;
+    };
+
+    for (int s0 = 0; s0 < total; s0 += S) {
+#pragma unroll
+        for (int v = 0; v < S; v++) {
+            int i = s0 + v, u = u0 + i;
+            if (i >= total) break;
+            if (i + 1 < total) { /* the next chunk's x into the other buffer, then wait for ours */
+                ec_qgemm_stage_x<T, NT, VEC>(s_x[(i + 1) & 1], x, ldx, nb, w.cols,
+                                             (u + 1) % nchunks * QMMA_CHUNK);
+                ec_cp_async_wait<1>();
+            } else {
+                ec_cp_async_wait<0>();
+            }
+            __syncthreads();
+            use(u, st[v], s_x[i & 1]);
+            if (i + S < total) request(st[v]);
+            if ((u + 1) % nchunks == 0 || i + 1 == total) finish(u);
+            __syncthreads(); /* s_x[i & 1] is free for chunk i + 2 */
+        }
+    }
+}
+
 /* ---- launch: the GEMV for one token row, tensor cores above ---- */
 template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, void *y,
@@ -451,63 +671,100 @@ static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, v
 }
 static_assert(EC_CUDA_QGEMV_MAX_BATCH == 1, "ec_qlaunch_gemv instantiates batch 1");
 
-/* Narrow batches (one or two column tiles) split the columns over 8 warps, each with
- * F::MMA_STAGES chunks in flight; wide ones hold NT times the accumulators, so 4 warps (half the
- * shared memory for the split sums) and fewer stages (registers: no spills at NT = 8). */
+/* Up to 16 token rows: 8 warps split the columns, each with F::MMA_STAGES chunks in flight. */
 template <class F, typename T, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
-    constexpr int KS = NT <= 2 ? 8 : 4;
-    constexpr int S = NT <= 2 ? F::MMA_STAGES : F::MMA_STAGES * 2 / NT > 1 ? F::MMA_STAGES * 2 / NT : 1;
-    constexpr auto kernel = qmma_kernel<F, T, QMMA_MTILES, NT, KS, S, MODE, VEC>;
+    constexpr int KS = 8;
+    constexpr auto kernel = qmma_kernel<F, T, QMMA_MTILES, NT, KS, F::MMA_STAGES, MODE, VEC>;
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
     int per_group = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
     int groups = (out_rows + per_group - 1) / per_group;
-    dim3 grid(ec_stream_blocks<kernel>(groups, 1, KS * 32),
-              (unsigned)((batch + EC_CUDA_QMMA_MAX_BATCH - 1) / EC_CUDA_QMMA_MAX_BATCH));
-    return ec_launch(kernel, grid, dim3(KS * 32), 0, stream, w, x, ldx, batch, y, ldy);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32)), dim3(KS * 32), 0,
+                     stream, w, x, ldx, batch, y, ldy);
 }
 
-/* Column tiles of 8 tokens: 1, 2, 4 or 8 of them (up to 8, 16, 32, 64 token rows). */
+/* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64): runs of per_cta units
+ * for a one-wave grid, longer where the split scratch holds fewer CTAs, whole row blocks
+ * without one. */
+template <class F, typename T, int NT, int MODE, bool VEC>
+static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
+                                      int batch, void *y, int ldy, const ec_cuda_qsplit *split,
+                                      cudaStream_t stream)
+{
+    constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC>;
+    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
+    int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks, per_cta = nchunks;
+    ec_cuda_qsplit none = {NULL, NULL, 0};
+    if (split && split->ctas > 0) {
+        int blocks = (int)ec_stream_blocks<kernel>(units, 1, QGEMM_WARPS * 32);
+        per_cta = (units + blocks - 1) / blocks;
+        if (per_cta < (units + split->ctas - 1) / split->ctas)
+            per_cta = (units + split->ctas - 1) / split->ctas;
+    }
+    size_t y_elem = MODE == EC_GEMV_SILU_MUL ? sizeof(T) : sizeof(float);
+    for (int b0 = 0; b0 < batch; b0 += EC_CUDA_QMMA_MAX_BATCH) {
+        int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
+        cudaError_t e = ec_launch(kernel, dim3((unsigned)((units + per_cta - 1) / per_cta)),
+                                  dim3(QGEMM_WARPS * 32), 0, stream, w, x + (size_t)b0 * ldx, ldx,
+                                  nb, (void *)((char *)y + (size_t)b0 * ldy * y_elem), ldy,
+                                  split ? *split : none, per_cta);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+/* Column tiles of 8 tokens: 1 or 2 of them in qmma_kernel (up to 16 token rows), 4 or 8 in
+ * qgemm_kernel (up to 32, 64, and chunks of 64 above). */
 template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
-                                  void *y, int ldy, cudaStream_t stream)
+                                  void *y, int ldy, const ec_cuda_qsplit *split,
+                                  cudaStream_t stream)
 {
-    int widest = batch < EC_CUDA_QMMA_MAX_BATCH ? batch : EC_CUDA_QMMA_MAX_BATCH;
-    if (widest <= 8) return ec_qlaunch_mma_nt<F, T, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-    if (widest <= 16) return ec_qlaunch_mma_nt<F, T, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-    if (widest <= 32) return ec_qlaunch_mma_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-    return ec_qlaunch_mma_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    if (batch <= 8) return ec_qlaunch_mma_nt<F, T, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    if (batch <= 16) return ec_qlaunch_mma_nt<F, T, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    if (batch <= 32)
+        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
+    return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
 }
-static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_mma instantiates up to 8 column tiles");
+static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is 8 x 8 tokens");
 
 template <class F, typename T, int MODE>
 static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
-                                   void *y, int ldy, cudaStream_t stream)
+                                   void *y, int ldy, const ec_cuda_qsplit *split,
+                                   cudaStream_t stream)
 {
     /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
     bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
     if (batch <= EC_CUDA_QGEMV_MAX_BATCH)
         return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, y, stream)
                    : ec_qlaunch_gemv<F, T, MODE, false>(w, x, y, stream);
-    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream)
-               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, split, stream)
+               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, stream);
 }
+
+template <int MODE> struct ec_mode_tag {
+    static constexpr int value = MODE;
+};
 
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
 template <class F>
 static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
                                    const ec_cuda_packed_weight *w, const void *x, int ldx,
-                                   int batch, void *y, int ldy, cudaStream_t stream)
+                                   int batch, void *y, int ldy, const ec_cuda_qsplit *split,
+                                   cudaStream_t stream)
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
-        cudaError_t e =
-            mode == EC_GEMV_STORE ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, stream)
-            : mode == EC_GEMV_ADD ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, stream)
-                                  : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, stream);
+        auto launch = [&](auto mode_tag) {
+            return ec_qlaunch_mode<F, T, decltype(mode_tag)::value>(*w, xt, ldx, batch, y, ldy,
+                                                                    split, stream);
+        };
+        cudaError_t e = mode == EC_GEMV_STORE ? launch(ec_mode_tag<EC_GEMV_STORE>())
+                        : mode == EC_GEMV_ADD ? launch(ec_mode_tag<EC_GEMV_ADD>())
+                                              : launch(ec_mode_tag<EC_GEMV_SILU_MUL>());
         EC_CUDA_TRY(e, "launch of fused %s linear (batch %d, %d x %d, mode %d)",
                     ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
         return 0;
