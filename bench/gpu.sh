@@ -72,7 +72,12 @@ python=${PYTHON:-python3}
 if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader | tee "$out/gpu.txt"
 fi
-git rev-parse --short=12 HEAD 2>/dev/null | tee "$out/commit.txt" || true
+# The commit whose binaries run: the pack's (the device's copy of .git may be older).
+if [ "$bin" = "$pack/bin/ecocompute" ] && [ -f "$pack/commit.txt" ]; then
+    tee "$out/commit.txt" <"$pack/commit.txt"
+else
+    git rev-parse --short=12 HEAD 2>/dev/null | tee "$out/commit.txt" || true
+fi
 
 # ---- the sweeps of issues #5 and #7 ----
 # One part per line: name, models, precisions, kernels, batches, prompt, gen, estimated seconds
