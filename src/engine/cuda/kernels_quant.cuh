@@ -1,7 +1,7 @@
 /* kernels_quant.cuh — the fused weight-only quantized linear, written once for every format.
  *
  * A format is a small policy struct (Nf4<DQ> in kernels_nf4.cu, Fp8 in kernels_fp8.cu) that
- * loads packed codes and decodes them; the two kernels here own the dataflow:
+ * loads packed codes and decodes them; the three kernels here own the dataflow:
  *
  *   qgemv_kernel (batch 1): as kernels_gemv.cu — a warp streams pairs of output rows (gate
  *     row r and up row r for SiLU·mul) back to back, each lane 16-byte loads of packed codes (32
@@ -13,12 +13,14 @@
  *     for the previous kernel (ec_stream_pairs, PDL), and the next pair's chunks while the current
  *     one is decoded: a 4-bit row of 4096 columns is 2 KB, a single round of loads per lane.
  *
- *   qmma_kernel (batch 2..64 per launch): tensor cores, weights read once per 64 token rows.
+ *   qmma_kernel (batch 2..16) and qgemm_kernel (17..64 per launch, x staged in shared memory
+ *     for 128-row CTAs, columns split across CTAs; see its section): tensor cores, weights read
+ *     once per 64 token rows.
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
  *     columns, so y^T = W x^T needs no transposes (W row-major = A row-major, x [batch][cols] =
- *     B column-major) and small batches waste no M. A CTA holds 4 or 8 warps that split the
- *     columns in chunks of 128 and QMMA_MTILES row tiles per warp; partial sums meet in shared
- *     memory, in a fixed order (see qmma_kernel for the streaming).
+ *     B column-major) and small batches waste no M. In qmma_kernel a CTA holds 8 warps that split
+ *     the columns in chunks of 128 and QMMA_MTILES row tiles per warp; partial sums meet in
+ *     shared memory, in a fixed order (see qmma_kernel for the streaming).
  *     Each lane loads, per 128-column chunk and per A row it owns (g and g+8 of each tile), the
  *     32 consecutive columns [32t, 32t+32) with 16-byte loads, and feeds them to the 8 k-steps of
  *     16 as columns {32t+4s .. 32t+4s+3} for step s. This is a fixed permutation of k inside the
@@ -283,6 +285,38 @@ __device__ __forceinline__ ec_qmma_rows<MT> ec_qmma_rows_of(int group, int out_r
     return r;
 }
 
+/* The block scales of a stage's pieces (rows r.a[m] and r.b[m]); 1 for formats that scale the
+ * finished sums instead (out_scale). */
+template <class F, int MT>
+__device__ __forceinline__ void ec_qmma_scales(const ec_cuda_packed_weight &w, const float *s_tab,
+                                               const ec_qmma_rows<MT> &r,
+                                               const ec_qmma_stage<F, MT> &s, float (&sa)[MT],
+                                               float (&sb)[MT])
+{
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+        sa[m] = F::piece_scale(w, s_tab, r.a[m], s.a[m]);
+        sb[m] = F::piece_scale(w, s_tab, r.b[m], s.b[m]);
+    }
+}
+
+/* The A fragments of k-step k (0..7 of a 128-column chunk) of every row tile of a stage. */
+template <class F, typename T, int MT>
+__device__ __forceinline__ void ec_qmma_afrags(const ec_qmma_stage<F, MT> &s, const float (&sa)[MT],
+                                               const float (&sb)[MT], int k, const float *s_tab,
+                                               uint32_t (&a)[MT][4])
+{
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+        uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_tab);
+        uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_tab);
+        a[m][0] = fa.x; /* row g,   k 2t, 2t+1 */
+        a[m][1] = fb.x; /* row g+8, k 2t, 2t+1 */
+        a[m][2] = fa.y; /* row g,   k 2t+8, 2t+9 */
+        a[m][3] = fb.y; /* row g+8, k 2t+8, 2t+9 */
+    }
+}
+
 /* A warp's finished tiles to y: the C fragment acc[m][n][0..1] is row r.a[m] for tokens
  * 8n + 2t and 8n + 2t + 1, acc[m][n][2..3] row r.b[m] (for SiLU·mul the up row of the same
  * feature); the format's output scale, then the mode's store, add or SiLU·mul. */
@@ -376,23 +410,11 @@ __global__ void __launch_bounds__(KS * 32)
         ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
         int c = col(i);
         float sa[MT], sb[MT];
-#pragma unroll
-        for (int m = 0; m < MT; m++) {
-            sa[m] = F::piece_scale(w, s_tab, r.a[m], s.a[m]);
-            sb[m] = F::piece_scale(w, s_tab, r.b[m], s.b[m]);
-        }
+        ec_qmma_scales<F, MT>(w, s_tab, r, s, sa, sb);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             uint32_t a[MT][4];
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-                uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_tab);
-                uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_tab);
-                a[m][0] = fa.x; /* row g,   k 2t, 2t+1 */
-                a[m][1] = fb.x; /* row g+8, k 2t, 2t+1 */
-                a[m][2] = fa.y; /* row g,   k 2t+8, 2t+9 */
-                a[m][3] = fb.y; /* row g+8, k 2t+8, 2t+9 */
-            }
+            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_tab, a);
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 int tok = 8 * n + g; /* B column g of tile n */
@@ -569,13 +591,8 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, u0 % nchunks * QMMA_CHUNK);
 
     auto use = [&](int u, const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
-        ec_qmma_rows<MT> r = rows_of(u);
         float sa[MT], sb[MT];
-#pragma unroll
-        for (int m = 0; m < MT; m++) {
-            sa[m] = F::piece_scale(w, s_tab, r.a[m], s.a[m]);
-            sb[m] = F::piece_scale(w, s_tab, r.b[m], s.b[m]);
-        }
+        ec_qmma_scales<F, MT>(w, s_tab, rows_of(u), s, sa, sb);
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             uint4 bx[NT]; /* k-steps 2kk (.x, .y) and 2kk + 1 (.z, .w) of token 8n + g */
@@ -585,15 +602,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 uint32_t a[MT][4];
-#pragma unroll
-                for (int m = 0; m < MT; m++) {
-                    uint2 fa = F::template afrag<T>(s.a[m], sa[m], 2 * kk + h, s_tab);
-                    uint2 fb = F::template afrag<T>(s.b[m], sb[m], 2 * kk + h, s_tab);
-                    a[m][0] = fa.x;
-                    a[m][1] = fb.x;
-                    a[m][2] = fa.y;
-                    a[m][3] = fb.y;
-                }
+                ec_qmma_afrags<F, T, MT>(s, sa, sb, 2 * kk + h, s_tab, a);
 #pragma unroll
                 for (int n = 0; n < NT; n++) {
                     uint2 b = h ? make_uint2(bx[n].z, bx[n].w) : make_uint2(bx[n].x, bx[n].y);
