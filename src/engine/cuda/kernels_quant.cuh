@@ -525,7 +525,8 @@ template <typename T, int NT, bool VEC>
 __device__ __forceinline__ void ec_qgemm_stage_x(ec_qgemm_xtile<NT> &dst, const T *__restrict__ x,
                                                  int ldx, int nb, int cols, int c0)
 {
-    for (int i = threadIdx.x; i < NT * 8 * (QMMA_CHUNK / 8); i += blockDim.x) {
+    /* the CTA's size as a constant: a thread's granule q is the same in every round */
+    for (int i = threadIdx.x; i < NT * 8 * (QMMA_CHUNK / 8); i += QGEMM_WARPS * 32) {
         int tok = i / (QMMA_CHUNK / 8), q = i % (QMMA_CHUNK / 8), col = c0 + 8 * q;
         uint4 *d = &dst.q[tok][ec_qgemm_swz(q, tok)];
         if constexpr (VEC) { /* cols % 32 == 0: a granule is all in or all out */
@@ -560,11 +561,20 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks;
     int u0 = blockIdx.x * per_cta, total = units - u0 < per_cta ? units - u0 : per_cta;
-    /* unit u: row block u / nchunks (this warp's row group in it), chunk u % nchunks */
-    auto rows_of = [&](int u) {
-        return ec_qmma_rows_of<MT, SILU>(u / nchunks * QGEMM_WARPS + warp, out_rows, g);
+    /* Unit u is chunk u % nchunks of row block u / nchunks; the cursors below step through
+     * (row block, chunk) pairs without dividing. rows_of: this warp's rows in row block rb. */
+    struct cursor {
+        int rb, chunk;
     };
-    auto col = [&](int u) { return u % nchunks * QMMA_CHUNK + 32 * t; };
+    auto advance = [&](cursor &k) {
+        if (++k.chunk == nchunks) {
+            k.chunk = 0;
+            k.rb++;
+        }
+    };
+    auto rows_of = [&](int rb) {
+        return ec_qmma_rows_of<MT, SILU>(rb * QGEMM_WARPS + warp, out_rows, g);
+    };
 
     float acc[MT][NT][4];
     float *flat = &acc[0][0][0];
@@ -573,10 +583,11 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         flat[i] = 0.0f;
 
     ec_qmma_stage<F, MT> st[S];
-    int ru = u0; /* the request cursor */
+    cursor rq = {u0 / nchunks, u0 % nchunks}; /* the request cursor */
     auto request = [&](ec_qmma_stage<F, MT> &s) {
-        ec_qmma_rows<MT> r = rows_of(ru);
-        int c = col(ru++);
+        ec_qmma_rows<MT> r = rows_of(rq.rb);
+        int c = rq.chunk * QMMA_CHUNK + 32 * t;
+        advance(rq);
 #pragma unroll
         for (int m = 0; m < MT; m++) {
             F::template load_piece<VEC>(w, r.a[m], c, c < w.cols && r.va[m], s.a[m]);
@@ -588,11 +599,12 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         if (u < total) request(st[u]);
     ec_load_qtables<F>(w, s_tab);
     ec_wait_inputs(false); /* x, y and the split scratch belong to the step (see ec_launch) */
-    ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, u0 % nchunks * QMMA_CHUNK);
+    cursor at = {u0 / nchunks, u0 % nchunks}; /* the unit in use */
+    ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
 
-    auto use = [&](int u, const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
+    auto use = [&](int rb, const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
         float sa[MT], sb[MT];
-        ec_qmma_scales<F, MT>(w, s_tab, rows_of(u), s, sa, sb);
+        ec_qmma_scales<F, MT>(w, s_tab, rows_of(rb), s, sa, sb);
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             uint4 bx[NT]; /* k-steps 2kk (.x, .y) and 2kk + 1 (.z, .w) of token 8n + g */
@@ -614,10 +626,10 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         }
     };
 
-    /* The end of this CTA's part of row block rb (after unit u): write it, or store the partial
-     * and, if the last to arrive, add all partials in CTA order and write the sum. */
-    auto finish = [&](int u) {
-        int rb = u / nchunks, first = rb * nchunks / per_cta,
+    /* The end of this CTA's part of row block rb: write it, or store the partial and, if the
+     * last to arrive, add all partials in CTA order and write the sum. */
+    auto finish = [&](int rb) {
+        int first = rb * nchunks / per_cta,
             last = ((rb + 1) * nchunks - 1) / per_cta;
         if (first < last) {
             auto partial = [&](int cta) {
@@ -648,7 +660,8 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
                 }
             }
         }
-        if (first == last || s_last) ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(u), acc, t, nb, y, ldy);
+        if (first == last || s_last)
+            ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(rb), acc, t, nb, y, ldy);
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             flat[i] = 0.0f;
@@ -657,19 +670,21 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     for (int s0 = 0; s0 < total; s0 += S) {
 #pragma unroll
         for (int v = 0; v < S; v++) {
-            int i = s0 + v, u = u0 + i;
+            int i = s0 + v;
             if (i >= total) break;
+            bool block_ends = at.chunk + 1 == nchunks;
             if (i + 1 < total) { /* the next chunk's x into the other buffer, then wait for ours */
                 ec_qgemm_stage_x<T, NT, VEC>(s_x[(i + 1) & 1], x, ldx, nb, w.cols,
-                                             (u + 1) % nchunks * QMMA_CHUNK);
+                                             block_ends ? 0 : (at.chunk + 1) * QMMA_CHUNK);
                 ec_cp_async_wait<1>();
             } else {
                 ec_cp_async_wait<0>();
             }
             __syncthreads();
-            use(u, st[v], s_x[i & 1]);
+            use(at.rb, st[v], s_x[i & 1]);
             if (i + S < total) request(st[v]);
-            if ((u + 1) % nchunks == 0 || i + 1 == total) finish(u);
+            if (block_ends || i + 1 == total) finish(at.rb);
+            advance(at);
             __syncthreads(); /* s_x[i & 1] is free for chunk i + 2 */
         }
     }
