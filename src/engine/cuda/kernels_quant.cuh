@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
         });
 }
 
-/* ---- tensor cores, batch 2..64 per CTA (grid.y walks the batch in chunks of 64) ----
+/* ---- tensor cores, batch 2..16 (qmma_kernel; qgemm_kernel below takes 17..64) ----
  * A row group is MT row tiles (MT x 16 weight rows, or MT x 8 output features for SiLU·mul);
  * MT row tiles share each B fragment, NT column tiles of 8 tokens share each decoded A fragment,
  * and the KS warps of a CTA split the group's 128-column chunks, their partial sums meeting in
@@ -776,10 +776,6 @@ static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, i
                : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, stream);
 }
 
-template <int MODE> struct ec_mode_tag {
-    static constexpr int value = MODE;
-};
-
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
 template <class F>
 static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
@@ -790,13 +786,12 @@ static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
-        auto launch = [&](auto mode_tag) {
-            return ec_qlaunch_mode<F, T, decltype(mode_tag)::value>(*w, xt, ldx, batch, y, ldy,
-                                                                    split, stream);
-        };
-        cudaError_t e = mode == EC_GEMV_STORE ? launch(ec_mode_tag<EC_GEMV_STORE>())
-                        : mode == EC_GEMV_ADD ? launch(ec_mode_tag<EC_GEMV_ADD>())
-                                              : launch(ec_mode_tag<EC_GEMV_SILU_MUL>());
+        cudaError_t e =
+            mode == EC_GEMV_STORE
+                ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, split, stream)
+            : mode == EC_GEMV_ADD
+                ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, split, stream)
+                : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, split, stream);
         EC_CUDA_TRY(e, "launch of fused %s linear (batch %d, %d x %d, mode %d)",
                     ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
         return 0;

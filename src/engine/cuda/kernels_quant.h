@@ -37,7 +37,7 @@ extern "C" {
 #ifndef EC_CUDA_MAX_SEGMENTS
 #define EC_CUDA_MAX_SEGMENTS 3
 #endif
-/* Token rows the fused GEMV takes; the tensor-core kernel takes every batch above. */
+/* Token rows the fused GEMV takes; the tensor-core kernels take every batch above. */
 #define EC_CUDA_QGEMV_MAX_BATCH 1
 /* Token rows one tensor-core launch covers (8 MMA column tiles); larger batches are chunked. */
 #define EC_CUDA_QMMA_MAX_BATCH 64
