@@ -504,13 +504,10 @@ struct ec_cluster {
     __device__ static void sync() { cg::this_cluster().sync(); }
     __device__ static void arrive() { (void)cg::this_cluster().barrier_arrive(); }
     __device__ static void wait() { cg::this_cluster().barrier_wait(); }
-    /* *p = v in CTA `rank`'s shared memory (distributed shared memory), p being this CTA's
-     * address of the same variable; a store each, so no address is computed ahead */
-    __device__ static void store(float *p, int rank, float v)
+    /* p in CTA `rank`'s shared memory (distributed shared memory) */
+    __device__ static const float *map(const float *p, int rank)
     {
-        unsigned local = (unsigned)__cvta_generic_to_shared(p), remote;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-        asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
+        return cg::this_cluster().map_shared_rank(p, (unsigned)rank);
     }
 #else
     __device__ static int size() { return 1; }
@@ -518,7 +515,7 @@ struct ec_cluster {
     __device__ static void sync() { __syncthreads(); }
     __device__ static void arrive() {}
     __device__ static void wait() {}
-    __device__ static void store(float *p, int, float v) { *p = v; }
+    __device__ static const float *map(const float *p, int) { return p; }
 #endif
 };
 
@@ -669,32 +666,29 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         }
     };
 
-    /* The end of this CTA's part of row block rb. Alone, it writes its tiles. In a cluster, rank
-     * q owns the flat accumulator entries [q per, (q + 1) per) of every lane (pairs of row and
-     * token tiles, as P divides MT x NT): each CTA stores its entries into their owners' sm.red,
-     * slot = its rank (remote stores do not wait for a round trip; session 11 measured the
-     * reverse, every owner loading from each rank in turn, at ~0.7 µs per rank), a barrier, and
-     * each owner adds its slots in rank order and writes. The owners' buffers are written again
-     * only after the arrive that ends the previous reduction. */
+    /* The end of this CTA's part of row block rb. Alone, it writes its tiles. In a cluster: its
+     * tiles into sm.red (once the others have read the previous ones: the arrive at the end of
+     * the last reduction), a barrier, then pairs [p0, p1) summed over the ranks in order and
+     * written, and an arrive that frees sm.red again. */
     bool red_pending = false;
-    int per = NACC / P, lg = __ffs(per) - 1;
     auto finish = [&](int rb) {
         if (P > 1) {
             if (red_pending) ec_cluster::wait();
 #pragma unroll
             for (int i = 0; i < NACC; i++)
-                ec_cluster::store(&sm.red[warp][rank * per + (i & (per - 1))][lane], i >> lg,
-                                  flat[i]);
+                sm.red[warp][i][lane] = flat[i];
             ec_cluster::sync();
+            int p0 = PAIRS * rank / P, p1 = PAIRS * (rank + 1) / P;
 #pragma unroll
             for (int i = 0; i < NACC; i++)
                 flat[i] = 0.0f;
-            for (int q = 0; q < P; q++)
+            for (int q = 0; q < P; q++) {
+                const float *theirs = ec_cluster::map(&sm.red[warp][0][lane], q);
 #pragma unroll
                 for (int i = 0; i < NACC; i++)
-                    if (i >> lg == rank) flat[i] += sm.red[warp][q * per + (i & (per - 1))][lane];
-            ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(rb), acc, t, nb, y, ldy,
-                                              rank * per / 4, (rank + 1) * per / 4);
+                    if (i / 4 >= p0 && i / 4 < p1) flat[i] += theirs[32 * i];
+            }
+            ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(rb), acc, t, nb, y, ldy, p0, p1);
             ec_cluster::arrive();
             red_pending = true;
         } else {
@@ -796,12 +790,11 @@ template <auto Kernel> static const int *ec_qgemm_cluster_fit(size_t smem)
 }
 
 /* The cluster size of a qgemm_kernel launch over rbs row blocks of nchunks chunks, and its
- * clusters: the least work on the busiest CTA, rounds = ceil(rbs / clusters) row blocks of
- * ceil(nchunks / P) chunks each, and a reduction per round counted as 0.3 chunk (a chunk of 128
- * rows x 128 columns x 64 tokens takes a CTA ~3.5 µs on an H100, a reduction ~1 µs). P divides
- * the pairs of row and token tiles (kernel) and is at most nchunks. ECOCOMPUTE_CUDA_QGEMM_CLUSTER=P
+ * clusters: the fewest chunks on the busiest CTA, ceil(rbs / clusters) x ceil(nchunks / P), a
+ * cluster's reduction counted as 0.3 chunk (a chunk of 128 rows x 128 columns x 64 tokens takes
+ * a CTA ~3.5 µs on an H100, the reduction ~1 µs), P <= nchunks. ECOCOMPUTE_CUDA_QGEMM_CLUSTER=P
  * forces a size that fits (for benchmarks). */
-static inline int2 ec_qgemm_plan(const int fit[5], int rbs, int nchunks, int pairs)
+static inline int2 ec_qgemm_plan(const int fit[5], int rbs, int nchunks)
 {
     const char *env = getenv("ECOCOMPUTE_CUDA_QGEMM_CLUSTER");
     int forced = env ? atoi(env) : 0;
@@ -809,9 +802,9 @@ static inline int2 ec_qgemm_plan(const int fit[5], int rbs, int nchunks, int pai
     long best_cost = 0, best_clusters = 0;
     for (int i = 0; i < 5; i++) {
         int p = 1 << i;
-        if (fit[i] <= 0 || p > nchunks || p > pairs || (forced > 0 && p != forced)) continue;
+        if (fit[i] <= 0 || p > nchunks || (forced > 0 && p != forced)) continue;
         long rounds = (rbs + fit[i] - 1) / fit[i];
-        long cost = rounds * (10 * ((nchunks + p - 1) / p) + (p > 1 ? 3 : 0));
+        long cost = 10 * rounds * ((nchunks + p - 1) / p) + (p > 1 ? 3 : 0);
         if (best < 0 || cost < best_cost) {
             best = i;
             best_cost = cost;
@@ -831,7 +824,7 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
     constexpr size_t smem = sizeof(ec_qgemm_smem<NT>);
     int2 plan = ec_qgemm_plan(ec_qgemm_cluster_fit<kernel>(smem),
                               (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS,
-                              (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK, QMMA_MTILES * NT);
+                              (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK);
     size_t y_elem = MODE == EC_GEMV_SILU_MUL ? sizeof(T) : sizeof(float);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_QMMA_MAX_BATCH) {
         int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
