@@ -163,39 +163,23 @@ static inline bool ec_pdl_supported()
     return cached != 0;
 }
 
-/* kernel<<<grid, block, smem, stream>>>(args...) in clusters of `cluster` CTAs (1: none), with
- * programmatic stream serialisation allowed where the device supports it. Returns the launch's
- * error. */
+/* kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation
+ * allowed where the device supports it. Returns the launch's error. */
 template <typename... P, typename... A>
-static cudaError_t ec_launch_cluster(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
-                                     cudaStream_t stream, unsigned cluster, A... args)
+static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t stream, A... args)
 {
-    cudaLaunchAttribute attr[2];
-    unsigned n = 0;
-    if (ec_pdl_supported()) {
-        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[n++].val.programmaticStreamSerializationAllowed = 1;
-    }
-    if (cluster > 1) {
-        attr[n].id = cudaLaunchAttributeClusterDimension;
-        attr[n].val.clusterDim.x = cluster;
-        attr[n].val.clusterDim.y = attr[n].val.clusterDim.z = 1;
-        n++;
-    }
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = n;
+    cfg.attrs = &attr;
+    cfg.numAttrs = ec_pdl_supported() ? 1 : 0;
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
-}
-template <typename... P, typename... A>
-static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
-                             cudaStream_t stream, A... args)
-{
-    return ec_launch_cluster(kernel, grid, block, smem, stream, 1u, args...);
 }
 
 /* ---- the weight stream of the decode GEMVs (fp16, int8, nf4/fp8) ----

@@ -67,11 +67,64 @@ static int check_qweight(const ec_cuda_packed_weight *w, ec_gemv_mode mode, int 
 
 extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
                                            const ec_cuda_packed_weight *w, const void *x, int ldx,
-                                           int batch, void *y, int ldy, cudaStream_t stream)
+                                           int batch, void *y, int ldy,
+                                           const ec_cuda_qsplit *split, cudaStream_t stream)
 {
     if (check_qweight(w, mode, ldx, batch, ldy, "fused")) return -1;
-    if (w->prec == EC_PREC_FP8) return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, stream);
-    return ec_cuda_nf4_fused(t, mode, w, x, ldx, batch, y, ldy, stream);
+    if (w->prec == EC_PREC_FP8)
+        return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, split, stream);
+    return ec_cuda_nf4_fused(t, mode, w, x, ldx, batch, y, ldy, split, stream);
+}
+
+/* ---- the fused family's split scratch ---- */
+/* Two CTAs per SM: qgemm_kernel's residency (__launch_bounds__(128, 2)); a device holding more
+ * gets longer runs per CTA instead (ec_qlaunch_gemm_nt). */
+static int qsplit_ctas(void)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 0;
+    return 2 * sms;
+}
+static size_t qsplit_partial_bytes(int ctas)
+{
+    return ((size_t)ctas * EC_CUDA_QSPLIT_FLOATS_PER_CTA * sizeof(float) + 255) & ~(size_t)255;
+}
+static size_t qsplit_counters(int max_rows)
+{
+    return (size_t)(max_rows + EC_CUDA_QSPLIT_ROWS - 1) / EC_CUDA_QSPLIT_ROWS;
+}
+
+extern "C" size_t ec_cuda_qsplit_bytes(int max_rows)
+{
+    return qsplit_partial_bytes(qsplit_ctas()) + qsplit_counters(max_rows) * sizeof(unsigned);
+}
+
+extern "C" int ec_cuda_qsplit_alloc(ec_cuda_qsplit *split, int max_rows)
+{
+    memset(split, 0, sizeof *split);
+    int ctas = qsplit_ctas();
+    if (ctas == 0) return ec_set_error("split scratch: no CUDA device to size it for");
+    size_t counters = qsplit_counters(max_rows) * sizeof(unsigned);
+    char *base = NULL;
+    EC_CUDA_TRY(cudaMalloc((void **)&base, qsplit_partial_bytes(ctas) + counters),
+                "cudaMalloc of the split scratch (%d CTAs, %d rows)", ctas, max_rows);
+    split->partial = (float *)base;
+    split->arrived = (unsigned *)(base + qsplit_partial_bytes(ctas));
+    split->ctas = ctas;
+    cudaError_t e = cudaMemset(split->arrived, 0, counters);
+    if (e != cudaSuccess) {
+        ec_cuda_qsplit_free(split);
+        return ec_cuda_fail(__FILE__, __LINE__, e, "clearing the split scratch's counters");
+    }
+    return 0;
+}
+
+extern "C" void ec_cuda_qsplit_free(ec_cuda_qsplit *split)
+{
+    cudaFree(split->partial); /* teardown: errors have no one to report to */
+    memset(split, 0, sizeof *split);
 }
 
 /* ---- nf4-dq absmax decode: absmax [rows * nblocks] fp32 ---- */

@@ -36,14 +36,11 @@
 #ifndef ECOCOMPUTE_CUDA_KERNELS_QUANT_CUH
 #define ECOCOMPUTE_CUDA_KERNELS_QUANT_CUH
 
-#include <cooperative_groups.h>
 #include <stdint.h>
 
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_quant.h"
-
-namespace cg = cooperative_groups;
 
 enum {
     QGEMV_WARPS = 8,  /* warps per GEMV block (2 output rows each) */
@@ -322,22 +319,20 @@ __device__ __forceinline__ void ec_qmma_afrags(const ec_qmma_stage<F, MT> &s, co
 
 /* A warp's finished tiles to y: the C fragment acc[m][n][0..1] is row r.a[m] for tokens
  * 8n + 2t and 8n + 2t + 1, acc[m][n][2..3] row r.b[m] (for SiLU·mul the up row of the same
- * feature); the format's output scale, then the mode's store, add or SiLU·mul. Only the
- * (row tile, token tile) pairs m * NT + n in [p0, p1). */
+ * feature); the format's output scale, then the mode's store, add or SiLU·mul. */
 template <class F, typename T, int MT, int NT, int MODE>
 __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
                                               const ec_qmma_rows<MT> &r, const float (&acc)[MT][NT][4],
-                                              int t, int nb, void *y, int ldy, int p0, int p1)
+                                              int t, int nb, void *y, int ldy)
 {
 #pragma unroll
     for (int m = 0; m < MT; m++) {
-        if (!r.va[m] || (m + 1) * NT <= p0 || m * NT >= p1) continue;
+        if (!r.va[m]) continue;
         float sca = F::out_scale(w, r.a[m]), scb = r.vb[m] ? F::out_scale(w, r.b[m]) : 0.0f;
 #pragma unroll
         for (int n = 0; n < NT; n++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                if (m * NT + n < p0 || m * NT + n >= p1) continue;
                 int tok = 8 * n + 2 * t + h;
                 if (tok >= nb) continue;
                 size_t at = (size_t)tok * ldy;
@@ -448,7 +443,7 @@ __global__ void __launch_bounds__(KS * 32)
                 for (int i = 0; i < NACC; i++)
                     flat[i] += s_red[k][i][lane];
             ec_qmma_write<F, T, MT, NT, MODE>(w, ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g),
-                                              acc, t, batch, y, ldy, 0, MT * NT);
+                                              acc, t, batch, y, ldy);
         }
         __syncthreads(); /* s_red is free for the next group */
 #pragma unroll
@@ -472,7 +467,7 @@ __global__ void __launch_bounds__(KS * 32)
     }
 }
 
-/* ---- tensor cores, 17..64 token rows: x staged in shared memory, columns split in a cluster ----
+/* ---- tensor cores, 17..64 token rows: x staged in shared memory, columns split across CTAs ----
  * At 64 tokens the activations outweigh the weights: a 128-column chunk of x is 16 KB against
  * 2 KB of nf4 codes for 32 rows, so qmma_kernel's CTAs, each re-reading x from L2 for their 32
  * rows, streamed the weights at 0.3 TB/s (docs/performance.md, session 9). Here a CTA of
@@ -480,44 +475,20 @@ __global__ void __launch_bounds__(KS * 32)
  * the same column chunk, and copies the chunk's x tile once into shared memory (cp.async, double
  * buffered) for all of them. The weights still travel through registers, S chunks deep per warp,
  * first requests before the PDL wait.
- * 128 rows per CTA leave too few CTAs for a 4096-row weight (32 row blocks for 132 SMs), so the
- * columns of a row block are split among the P CTAs of a thread-block cluster (P = 1..16, chosen
- * per shape by the launcher): the cluster takes row blocks cluster, cluster + clusters, ..., and
- * its rank r the chunks [r n / P, (r + 1) n / P) of each. At a row block's end every CTA leaves its
- * fp32 tiles in its own shared memory; after a cluster barrier, rank r reads its share of the
- * (row tile, token tile) pairs from all P CTAs through distributed shared memory, adds them in
- * rank order (so the sum does not depend on timing) and writes them. The reduction stays on chip:
- * session 10's stream-K split through a global scratch had the last CTA of a row block add up to
- * 16 partials of 32 KB alone, 15-35 µs per call on the narrow weights of a 1B model. */
+ * 128 rows per CTA leave too few CTAs for a 4096-row weight, so the work is split stream-K style:
+ * the units (row block, chunk) in row-block order are dealt out in equal contiguous runs of
+ * per_cta, one run per CTA of a one-wave grid. A CTA that holds a whole row block writes it;
+ * one that holds part of it stores its partial sums in the split scratch (slot 0 for the block
+ * it starts in, slot 1 for the one it ends in), and the last of the block's CTAs to arrive
+ * (a counter per row block, reset by that CTA) adds the partials in CTA order, so the sums do
+ * not depend on timing, and writes the block. */
 enum {
     QGEMM_WARPS = 4,  /* warps per CTA: 4 x QMMA_MTILES x 16 = 128 weight rows share an x tile */
     QGEMM_STAGES = 2, /* weight chunks in flight per warp */
-    QGEMM_ROWS = QGEMM_WARPS * QMMA_MTILES * 16
+    QGEMM_ROWS = QGEMM_WARPS * QMMA_MTILES * 16,
+    QGEMM_PARTIAL = 2 * QGEMM_WARPS * QMMA_MTILES * 8 * 4 * 32 /* floats per CTA: 2 slots at NT 8 */
 };
-
-/* The CTA's thread-block cluster (sm_90+). Before sm_90 a CTA is a cluster of one: the launcher
- * asks for no more, and these reduce to nothing. */
-struct ec_cluster {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    __device__ static int size() { return (int)cg::this_cluster().num_blocks(); }
-    __device__ static int rank() { return (int)cg::this_cluster().block_rank(); }
-    __device__ static void sync() { cg::this_cluster().sync(); }
-    __device__ static void arrive() { (void)cg::this_cluster().barrier_arrive(); }
-    __device__ static void wait() { cg::this_cluster().barrier_wait(); }
-    /* p in CTA `rank`'s shared memory (distributed shared memory) */
-    __device__ static const float *map(const float *p, int rank)
-    {
-        return cg::this_cluster().map_shared_rank(p, (unsigned)rank);
-    }
-#else
-    __device__ static int size() { return 1; }
-    __device__ static int rank() { return 0; }
-    __device__ static void sync() { __syncthreads(); }
-    __device__ static void arrive() {}
-    __device__ static void wait() {}
-    __device__ static const float *map(const float *p, int) { return p; }
-#endif
-};
+static_assert(QGEMM_PARTIAL == EC_CUDA_QSPLIT_FLOATS_PER_CTA, "kernels_quant.h's scratch size");
 
 __device__ __forceinline__ void ec_cp_async16(void *smem, const void *gmem, bool valid)
 {
@@ -543,13 +514,6 @@ template <int PENDING> __device__ __forceinline__ void ec_cp_async_wait()
  * batch or the columns the tile holds zeros. */
 template <int NT> struct ec_qgemm_xtile {
     uint4 q[NT * 8][QMMA_CHUNK / 8];
-};
-
-/* qgemm_kernel's dynamic shared memory: two x tiles and, with P > 1, the CTA's finished tiles
- * for the cluster's reduction ([warp][flat acc index][lane] fp32). */
-template <int NT> struct ec_qgemm_smem {
-    ec_qgemm_xtile<NT> x[2];
-    float red[QGEMM_WARPS][QMMA_MTILES * NT * 4][32];
 };
 
 __device__ __forceinline__ int ec_qgemm_swz(int q, int tok) /* a permutation of q in 0..15 */
@@ -585,31 +549,27 @@ __device__ __forceinline__ void ec_qgemm_stage_x(ec_qgemm_xtile<NT> &dst, const 
 template <class F, typename T, int NT, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     qgemm_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int nb, void *y,
-                 int ldy)
+                 int ldy, const ec_cuda_qsplit split, int per_cta)
 {
-    constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4, PAIRS = MT * NT;
+    constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    extern __shared__ uint4 s_dyn[];
-    ec_qgemm_smem<NT> &sm = *reinterpret_cast<ec_qgemm_smem<NT> *>(s_dyn);
-    int P = ec_cluster::size(), rank = ec_cluster::rank();
-    int clusters = (int)gridDim.x / P, cid = (int)blockIdx.x / P;
+    __shared__ ec_qgemm_xtile<NT> s_x[2];
+    __shared__ bool s_last;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
-    int rbs = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS;
-    /* This CTA's chunks of each row block (the launcher keeps P <= nchunks: none is empty, so
-     * every CTA of a cluster reaches the same barriers) and its row blocks. */
-    int c_begin = nchunks * rank / P, c_end = nchunks * (rank + 1) / P;
-    int mine = cid < rbs ? (rbs - 1 - cid) / clusters + 1 : 0;
-    int total = mine * (c_end - c_begin);
+    int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks;
+    int u0 = blockIdx.x * per_cta, total = units - u0 < per_cta ? units - u0 : per_cta;
+    /* Unit u is chunk u % nchunks of row block u / nchunks; the cursors below step through
+     * (row block, chunk) pairs without dividing. rows_of: this warp's rows in row block rb. */
     struct cursor {
         int rb, chunk;
     };
     auto advance = [&](cursor &k) {
-        if (++k.chunk == c_end) {
-            k.chunk = c_begin;
-            k.rb += clusters;
+        if (++k.chunk == nchunks) {
+            k.chunk = 0;
+            k.rb++;
         }
     };
     auto rows_of = [&](int rb) {
@@ -623,7 +583,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         flat[i] = 0.0f;
 
     ec_qmma_stage<F, MT> st[S];
-    cursor rq = {cid, c_begin}; /* the request cursor */
+    cursor rq = {u0 / nchunks, u0 % nchunks}; /* the request cursor */
     auto request = [&](ec_qmma_stage<F, MT> &s) {
         ec_qmma_rows<MT> r = rows_of(rq.rb);
         int c = rq.chunk * QMMA_CHUNK + 32 * t;
@@ -638,9 +598,9 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
     ec_load_qtables<F>(w, s_tab);
-    ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
-    cursor at = {cid, c_begin}; /* the unit in use */
-    if (total > 0) ec_qgemm_stage_x<T, NT, VEC>(sm.x[0], x, ldx, nb, w.cols, c_begin * QMMA_CHUNK);
+    ec_wait_inputs(false); /* x, y and the split scratch belong to the step (see ec_launch) */
+    cursor at = {u0 / nchunks, u0 % nchunks}; /* the unit in use */
+    ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
 
     auto use = [&](int rb, const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
         float sa[MT], sb[MT];
@@ -666,34 +626,42 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         }
     };
 
-    /* The end of this CTA's part of row block rb. Alone, it writes its tiles. In a cluster: its
-     * tiles into sm.red (once the others have read the previous ones: the arrive at the end of
-     * the last reduction), a barrier, then pairs [p0, p1) summed over the ranks in order and
-     * written, and an arrive that frees sm.red again. */
-    bool red_pending = false;
+    /* The end of this CTA's part of row block rb: write it, or store the partial and, if the
+     * last to arrive, add all partials in CTA order and write the sum. */
     auto finish = [&](int rb) {
-        if (P > 1) {
-            if (red_pending) ec_cluster::wait();
+        int first = rb * nchunks / per_cta,
+            last = ((rb + 1) * nchunks - 1) / per_cta;
+        if (first < last) {
+            auto partial = [&](int cta) {
+                int slot = cta * per_cta >= rb * nchunks ? 0 : 1; /* started in rb, or ends in it */
+                return split.partial + (size_t)((cta * 2 + slot) * QGEMM_WARPS + warp) * NACC * 32;
+            };
+            float *mine = partial(blockIdx.x);
 #pragma unroll
             for (int i = 0; i < NACC; i++)
-                sm.red[warp][i][lane] = flat[i];
-            ec_cluster::sync();
-            int p0 = PAIRS * rank / P, p1 = PAIRS * (rank + 1) / P;
-#pragma unroll
-            for (int i = 0; i < NACC; i++)
-                flat[i] = 0.0f;
-            for (int q = 0; q < P; q++) {
-                const float *theirs = ec_cluster::map(&sm.red[warp][0][lane], q);
+                mine[i * 32 + lane] = flat[i];
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                s_last = atomicAdd(split.arrived + rb, 1u) == (unsigned)(last - first);
+                if (s_last) split.arrived[rb] = 0;
+            }
+            __syncthreads();
+            if (s_last) {
+                __threadfence();
 #pragma unroll
                 for (int i = 0; i < NACC; i++)
-                    if (i / 4 >= p0 && i / 4 < p1) flat[i] += theirs[32 * i];
+                    flat[i] = 0.0f;
+                for (int cta = first; cta <= last; cta++) {
+                    const float *p = partial(cta);
+#pragma unroll
+                    for (int i = 0; i < NACC; i++)
+                        flat[i] += __ldcg(p + i * 32 + lane);
+                }
             }
-            ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(rb), acc, t, nb, y, ldy, p0, p1);
-            ec_cluster::arrive();
-            red_pending = true;
-        } else {
-            ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(rb), acc, t, nb, y, ldy, 0, PAIRS);
         }
+        if (first == last || s_last)
+            ec_qmma_write<F, T, MT, NT, MODE>(w, rows_of(rb), acc, t, nb, y, ldy);
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             flat[i] = 0.0f;
@@ -704,23 +672,22 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         for (int v = 0; v < S; v++) {
             int i = s0 + v;
             if (i >= total) break;
-            bool block_ends = at.chunk + 1 == c_end;
+            bool block_ends = at.chunk + 1 == nchunks;
             if (i + 1 < total) { /* the next chunk's x into the other buffer, then wait for ours */
-                ec_qgemm_stage_x<T, NT, VEC>(sm.x[(i + 1) & 1], x, ldx, nb, w.cols,
-                                             (block_ends ? c_begin : at.chunk + 1) * QMMA_CHUNK);
+                ec_qgemm_stage_x<T, NT, VEC>(s_x[(i + 1) & 1], x, ldx, nb, w.cols,
+                                             block_ends ? 0 : (at.chunk + 1) * QMMA_CHUNK);
                 ec_cp_async_wait<1>();
             } else {
                 ec_cp_async_wait<0>();
             }
             __syncthreads();
-            use(at.rb, st[v], sm.x[i & 1]);
+            use(at.rb, st[v], s_x[i & 1]);
             if (i + S < total) request(st[v]);
-            if (block_ends) finish(at.rb);
+            if (block_ends || i + 1 == total) finish(at.rb);
             advance(at);
-            __syncthreads(); /* sm.x[i & 1] is free for chunk i + 2 */
+            __syncthreads(); /* s_x[i & 1] is free for chunk i + 2 */
         }
     }
-    if (red_pending) ec_cluster::wait(); /* no CTA leaves while another reads its sm.red */
 }
 
 /* ---- launch: the GEMV for one token row, tensor cores above ---- */
@@ -750,88 +717,31 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
                      stream, w, x, ldx, batch, y, ldy);
 }
 
-/* Clusters of 1, 2, 4, 8 and 16 CTAs of a qgemm_kernel instance (smem bytes of dynamic shared
- * memory) that the device holds at once; 0 where a size does not fit or the device has no
- * clusters (before sm_90). Asked once per kernel, device and thread; the first call also raises
- * the kernel's shared-memory limit and allows clusters above the portable 8. */
-template <auto Kernel> static const int *ec_qgemm_cluster_fit(size_t smem)
-{
-    static thread_local int cached_dev = -1, fit[5];
-    int dev = 0, sms = 0, per_sm = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev == cached_dev) return fit;
-    memset(fit, 0, sizeof fit);
-    if (cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) ==
-            cudaSuccess &&
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, QGEMM_WARPS * 32, smem) ==
-            cudaSuccess)
-        fit[0] = sms * per_sm;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-        major >= 9 &&
-        cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
-            cudaSuccess) {
-        for (int i = 1; i < 5; i++) {
-            cudaLaunchAttribute a;
-            a.id = cudaLaunchAttributeClusterDimension;
-            a.val.clusterDim.x = 1u << i;
-            a.val.clusterDim.y = a.val.clusterDim.z = 1;
-            cudaLaunchConfig_t cfg = {};
-            cfg.gridDim = dim3(1u << i);
-            cfg.blockDim = dim3(QGEMM_WARPS * 32);
-            cfg.dynamicSmemBytes = smem;
-            cfg.attrs = &a;
-            cfg.numAttrs = 1;
-            if (cudaOccupancyMaxActiveClusters(&fit[i], Kernel, &cfg) != cudaSuccess) fit[i] = 0;
-        }
-    }
-    (void)cudaGetLastError(); /* a size the device refuses is an answer, not an error */
-    cached_dev = dev;
-    return fit;
-}
-
-/* The cluster size of a qgemm_kernel launch over rbs row blocks of nchunks chunks, and its
- * clusters: the fewest chunks on the busiest CTA, ceil(rbs / clusters) x ceil(nchunks / P), a
- * cluster's reduction counted as 0.3 chunk (a chunk of 128 rows x 128 columns x 64 tokens takes
- * a CTA ~3.5 µs on an H100, the reduction ~1 µs), P <= nchunks. ECOCOMPUTE_CUDA_QGEMM_CLUSTER=P
- * forces a size that fits (for benchmarks). */
-static inline int2 ec_qgemm_plan(const int fit[5], int rbs, int nchunks)
-{
-    const char *env = getenv("ECOCOMPUTE_CUDA_QGEMM_CLUSTER");
-    int forced = env ? atoi(env) : 0;
-    int best = -1;
-    long best_cost = 0, best_clusters = 0;
-    for (int i = 0; i < 5; i++) {
-        int p = 1 << i;
-        if (fit[i] <= 0 || p > nchunks || (forced > 0 && p != forced)) continue;
-        long rounds = (rbs + fit[i] - 1) / fit[i];
-        long cost = 10 * rounds * ((nchunks + p - 1) / p) + (p > 1 ? 3 : 0);
-        if (best < 0 || cost < best_cost) {
-            best = i;
-            best_cost = cost;
-            best_clusters = (rbs + rounds - 1) / rounds;
-        }
-    }
-    if (best < 0) return make_int2(1, rbs); /* nothing fits: the launch reports why */
-    return make_int2(1 << best, (int)best_clusters);
-}
-
-/* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64). */
+/* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64): runs of per_cta units
+ * for a one-wave grid, longer where the split scratch holds fewer CTAs, whole row blocks
+ * without one. */
 template <class F, typename T, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
-                                      int batch, void *y, int ldy, cudaStream_t stream)
+                                      int batch, void *y, int ldy, const ec_cuda_qsplit *split,
+                                      cudaStream_t stream)
 {
     constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC>;
-    constexpr size_t smem = sizeof(ec_qgemm_smem<NT>);
-    int2 plan = ec_qgemm_plan(ec_qgemm_cluster_fit<kernel>(smem),
-                              (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS,
-                              (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK);
+    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
+    int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks, per_cta = nchunks;
+    ec_cuda_qsplit none = {NULL, NULL, 0};
+    if (split && split->ctas > 0) {
+        int blocks = (int)ec_stream_blocks<kernel>(units, 1, QGEMM_WARPS * 32);
+        per_cta = (units + blocks - 1) / blocks;
+        if (per_cta < (units + split->ctas - 1) / split->ctas)
+            per_cta = (units + split->ctas - 1) / split->ctas;
+    }
     size_t y_elem = MODE == EC_GEMV_SILU_MUL ? sizeof(T) : sizeof(float);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_QMMA_MAX_BATCH) {
         int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
-        cudaError_t e = ec_launch_cluster(
-            kernel, dim3((unsigned)(plan.x * plan.y)), dim3(QGEMM_WARPS * 32), smem, stream,
-            (unsigned)plan.x, w, x + (size_t)b0 * ldx, ldx, nb,
-            (void *)((char *)y + (size_t)b0 * ldy * y_elem), ldy);
+        cudaError_t e = ec_launch(kernel, dim3((unsigned)((units + per_cta - 1) / per_cta)),
+                                  dim3(QGEMM_WARPS * 32), 0, stream, w, x + (size_t)b0 * ldx, ldx,
+                                  nb, (void *)((char *)y + (size_t)b0 * ldy * y_elem), ldy,
+                                  split ? *split : none, per_cta);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
@@ -841,44 +751,47 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
  * qgemm_kernel (up to 32, 64, and chunks of 64 above). */
 template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
-                                  void *y, int ldy, cudaStream_t stream)
+                                  void *y, int ldy, const ec_cuda_qsplit *split,
+                                  cudaStream_t stream)
 {
     if (batch <= 8) return ec_qlaunch_mma_nt<F, T, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 16) return ec_qlaunch_mma_nt<F, T, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 32)
-        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-    return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
+    return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
 }
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is 8 x 8 tokens");
 
 template <class F, typename T, int MODE>
 static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
-                                   void *y, int ldy, cudaStream_t stream)
+                                   void *y, int ldy, const ec_cuda_qsplit *split,
+                                   cudaStream_t stream)
 {
     /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
     bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
     if (batch <= EC_CUDA_QGEMV_MAX_BATCH)
         return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, y, stream)
                    : ec_qlaunch_gemv<F, T, MODE, false>(w, x, y, stream);
-    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, stream)
-               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, stream);
+    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, split, stream)
+               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, stream);
 }
 
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
 template <class F>
 static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
                                    const ec_cuda_packed_weight *w, const void *x, int ldx,
-                                   int batch, void *y, int ldy, cudaStream_t stream)
+                                   int batch, void *y, int ldy, const ec_cuda_qsplit *split,
+                                   cudaStream_t stream)
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
         cudaError_t e =
             mode == EC_GEMV_STORE
-                ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, stream)
+                ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, split, stream)
             : mode == EC_GEMV_ADD
-                ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, stream)
-                : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, stream);
+                ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, split, stream)
+                : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, split, stream);
         EC_CUDA_TRY(e, "launch of fused %s linear (batch %d, %d x %d, mode %d)",
                     ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
         return 0;

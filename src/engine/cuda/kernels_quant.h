@@ -13,7 +13,7 @@
  *     registers (fp32 weights); batch >= 2: tensor-core kernels (mma.sync m16n8k16) that decode
  *     each weight tile into registers once for up to 64 token rows (qmma_kernel up to 16 rows;
  *     from 17 qgemm_kernel, which stages the activations in shared memory and splits the columns
- *     of narrow weights across the CTAs of a cluster).
+ *     of narrow weights across CTAs through an ec_cuda_qsplit scratch).
  * Numerics: the GEMVs use the fp32 weights of the CPU reference; the 16-bit-weight paths (the
  * reference GEMM, the fused nf4 tensor-core kernel) round each weight `code * absmax` (or
  * `e4m3 * scale`) to the activation format first, as bitsandbytes and torchao do; the fused fp8
@@ -65,6 +65,25 @@ typedef struct {
     const float *tables; /* [EC_CUDA_QTABLES_FLOATS] from ec_cuda_quant_tables */
 } ec_cuda_packed_weight;
 
+/* Scratch of the fused family's column split (qgemm_kernel, 17..64 token rows): each CTA's partial
+ * sums, two slots of EC_CUDA_QSPLIT_FLOATS_PER_CTA / 2, and one arrival counter per block of
+ * EC_CUDA_QSPLIT_ROWS weight rows, zero between calls (the last CTA of a block resets it). Calls
+ * on one stream may share it; calls that can run at the same time may not. */
+#define EC_CUDA_QSPLIT_ROWS 128
+#define EC_CUDA_QSPLIT_FLOATS_PER_CTA 16384
+typedef struct {
+    float *partial;    /* [ctas][EC_CUDA_QSPLIT_FLOATS_PER_CTA] */
+    unsigned *arrived; /* [ceil(max_rows / EC_CUDA_QSPLIT_ROWS)] */
+    int ctas;          /* CTAs the partials hold (0: no split, one CTA per row block) */
+} ec_cuda_qsplit;
+
+/* Device bytes of a split scratch for weights of up to max_rows rows on the current device. */
+size_t ec_cuda_qsplit_bytes(int max_rows);
+/* Allocates it (one allocation, counters zeroed) and ec_cuda_qsplit_free releases it; returns 0
+ * or -1 (ec_last_error). */
+int ec_cuda_qsplit_alloc(ec_cuda_qsplit *split, int max_rows);
+void ec_cuda_qsplit_free(ec_cuda_qsplit *split);
+
 /* Scratch of the reference family (the fused family needs none); NULL where unused. */
 typedef struct {
     float *absmax; /* nf4-dq: [rows * ceil(cols/64)] fp32, decoded every call */
@@ -77,10 +96,11 @@ typedef struct {
 int ec_cuda_quant_tables(float **tables);
 
 /* Fused family: y as ec_cuda_gemv (STORE / ADD fp32 [batch][ldy], SILU_MUL 16-bit [batch][ldy])
- * from x [batch][ldx] (16-bit, ldx >= cols), batch >= 1, ldy >= output rows. */
+ * from x [batch][ldx] (16-bit, ldx >= cols), batch >= 1, ldy >= output rows; split (may be NULL:
+ * no column split, slower for narrow weights) sized for w->rows. */
 int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                 const void *x, int ldx, int batch, void *y, int ldy,
-                                cudaStream_t stream);
+                                const ec_cuda_qsplit *split, cudaStream_t stream);
 
 /* Reference family, same contract; cublas must be bound to `stream`. */
 int ec_cuda_packed_linear_reference(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode,
@@ -99,9 +119,11 @@ int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w, const floa
 /* ---- internal: the per-format fused launchers behind ec_cuda_packed_linear_fused (checked inputs)
  */
 int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
-                      const void *x, int ldx, int batch, void *y, int ldy, cudaStream_t stream);
+                      const void *x, int ldx, int batch, void *y, int ldy,
+                      const ec_cuda_qsplit *split, cudaStream_t stream);
 int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
-                      const void *x, int ldx, int batch, void *y, int ldy, cudaStream_t stream);
+                      const void *x, int ldx, int batch, void *y, int ldy,
+                      const ec_cuda_qsplit *split, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -161,7 +161,10 @@ size_t ec_cuda_qctx_bytes(const ec_cuda_qshape *shape)
 {
     ec_cuda_qctx c;
     size_t tables = shape->packed ? align256(EC_CUDA_QTABLES_FLOATS * sizeof(float)) : 0;
-    return plan_ctx(&c, shape, 0) + tables;
+    size_t split = shape->packed && shape->kernels != EC_KERNELS_REFERENCE
+                       ? ec_cuda_qsplit_bytes(shape->max_rows)
+                       : 0;
+    return plan_ctx(&c, shape, 0) + tables + split;
 }
 
 int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHandle_t cublas,
@@ -174,6 +177,9 @@ int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHand
     ctx->shape = *shape;
     ctx->wide = wide;
     if (shape->packed && ec_cuda_quant_tables(&ctx->qtables)) return -1;
+    if (shape->packed && shape->kernels != EC_KERNELS_REFERENCE &&
+        ec_cuda_qsplit_alloc(&ctx->qsplit, shape->max_rows))
+        return -1;
     size_t bytes = plan_ctx(ctx, shape, 0);
     if (bytes == 0) return 0;
     EC_CUDA_TRY(cudaMalloc(&ctx->arena, bytes),
@@ -196,6 +202,7 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx)
     /* Teardown: errors have no one to report to. */
     cudaFree(ctx->arena);
     cudaFree(ctx->qtables);
+    ec_cuda_qsplit_free(&ctx->qsplit);
     cudaFreeHost(ctx->h_count);
     cudaFreeHost(ctx->h_cols);
     memset(ctx, 0, sizeof *ctx);
@@ -356,7 +363,7 @@ static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gem
      * stay on the one-pass kernels. */
     if (c->kernels != EC_KERNELS_REFERENCE && batch <= EC_CUDA_QMMA_MAX_BATCH)
         return ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y, ldy,
-                                           c->stream);
+                                           &c->qsplit, c->stream);
     ec_cuda_packed_scratch scratch = {c->pabsmax, c->pw16, c->wide};
     return ec_cuda_packed_linear_reference(c->cublas, EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y,
                                            ldy, &scratch, c->stream);

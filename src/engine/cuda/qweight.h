@@ -100,6 +100,8 @@ typedef struct {
  *   pabsmax float [R * ceil(max_cols/64)]  packed, reference (or max_batch above
  *                                          EC_CUDA_QMMA_MAX_BATCH): nf4-dq absmax of a call
  *   pw16    16-bit [max_weight]            packed, likewise: the dequantized weight
+ *   qsplit  packed, fused family (own allocation): the tensor-core kernel's column split
+ *           scratch (kernels_quant.h) for max_rows
  * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync). */
 typedef struct {
     cublasHandle_t cublas; /* bound to stream */
@@ -118,6 +120,7 @@ typedef struct {
     float *qtables; /* own allocation (ec_cuda_quant_tables) */
     float *pabsmax;
     void *pw16;
+    ec_cuda_qsplit qsplit;
 } ec_cuda_qctx;
 
 /* Token rows per int8 tensor-core GEMM chunk (bounds the int32 scratch at prefill). */

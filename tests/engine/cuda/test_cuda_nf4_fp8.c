@@ -31,6 +31,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The fused family's column-split scratch, shared by every fused call as a backend shares it:
+ * each call must leave its counters at zero for the next. */
+static ec_cuda_qsplit g_split;
+
 static const ec_cuda_dtype DTYPES[] = {EC_CUDA_F16, EC_CUDA_BF16};
 static const char *dname(ec_cuda_dtype t)
 {
@@ -264,7 +268,8 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
         s.w16 = dev_poisoned((size_t)rows * tw->cols * 2);
         s.gu = dev_poisoned((size_t)batch * rows * 4);
     }
-    int rc = fused ? ec_cuda_packed_linear_fused(t, mode, &tw->w, d_x, ldx, batch, d_y, ldy, 0)
+    int rc = fused ? ec_cuda_packed_linear_fused(t, mode, &tw->w, d_x, ldx, batch, d_y, ldy,
+                                                 &g_split, 0)
                    : ec_cuda_packed_linear_reference(cublas, t, mode, &tw->w, d_x, ldx, batch, d_y,
                                                      ldy, &s, 0);
     kernel_ok(rc);
@@ -466,10 +471,10 @@ static float gemv_weight(const tweight *tw, int r, int c)
  * code, nibble order, table entry or fragment position anywhere shows up as a mismatch, which
  * the random-activation checks (a tolerance of 1e-5 sum|x w|) could miss for a single weight.
  * The GEMV (batch 1) multiplies gemv_weight(r, c) in fp32; the tensor-core kernels (batch 8:
- * qmma_kernel; 64: qgemm_kernel, in the cluster size ECOCOMPUTE_CUDA_QGEMM_CLUSTER forces) the
- * same weight rounded to 16 bits for nf4, and for fp8 the exact e4m3 value whose sum they scale
- * in fp32, i.e. gemv_weight again. */
-static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B)
+ * qmma_kernel; 64: qgemm_kernel, with the column split or without) the same weight rounded to 16
+ * bits for nf4, and for fp8 the exact e4m3 value whose sum they scale in fp32, i.e. gemv_weight
+ * again. */
+static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const ec_cuda_qsplit *split)
 {
     int rows = tw->rows, cols = tw->cols, rounded = B > EC_CUDA_QGEMV_MAX_BATCH && tw->prec != EC_PREC_FP8;
     uint16_t *xh = malloc((size_t)B * cols * 2);
@@ -482,7 +487,7 @@ static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B)
         void *d_x = dev_upload(xh, (size_t)batch * cols * 2);
         float *d_y = dev_poisoned((size_t)batch * rows * 4);
         kernel_ok(ec_cuda_packed_linear_fused(t, EC_GEMV_STORE, &tw->w, d_x, cols, batch, d_y,
-                                              rows, 0));
+                                              rows, split, 0));
         download(y, d_y, (size_t)batch * rows * 4);
         cudaFree(d_x);
         cudaFree(d_y);
@@ -556,17 +561,10 @@ static void test_layouts_exact(void **state)
                     }
                 cudaFree(d_w16);
                 free(w16);
-                check_fused_decode(&tw, t, 1);
-                check_fused_decode(&tw, t, 8);
-                /* every cluster size the column split may take (sizes above a shape's chunks
-                 * fall back to none), then the launcher's own choice */
-                static const char *clusters[] = {"1", "2", "4", "8", "16"};
-                for (int k = 0; k < 5; k++) {
-                    setenv("ECOCOMPUTE_CUDA_QGEMM_CLUSTER", clusters[k], 1);
-                    check_fused_decode(&tw, t, 64);
-                }
-                unsetenv("ECOCOMPUTE_CUDA_QGEMM_CLUSTER");
-                check_fused_decode(&tw, t, 64);
+                check_fused_decode(&tw, t, 1, NULL);
+                check_fused_decode(&tw, t, 8, NULL);
+                check_fused_decode(&tw, t, 64, &g_split);
+                check_fused_decode(&tw, t, 64, NULL);
             }
             cudaFree(d_am);
             tweight_free(&tw);
@@ -581,31 +579,37 @@ static void test_rejects_bad_input(void **state)
     float scale = 1.0f;
     ec_cuda_packed_weight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale};
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, 0), -1);
     assert_non_null(strstr(ec_last_error(), "segments"));
     w.prec = EC_PREC_NF4;
     w.scales = &scale;
     w.rows = 3;
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, 0),
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, NULL, 0),
         -1);
     assert_non_null(strstr(ec_last_error(), "even"));
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, NULL, 0), -1);
     w.prec = EC_PREC_INT8;
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, 0), -1);
     assert_non_null(strstr(ec_last_error(), "int8"));
 }
 
 int main(void)
 {
     gpu_test_require_device();
+    if (ec_cuda_qsplit_alloc(&g_split, 16384)) {
+        fprintf(stderr, "split scratch: %s\n", ec_last_error());
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rejects_bad_input),
         cmocka_unit_test(test_layouts_exact),
         cmocka_unit_test(test_linear_small),
         cmocka_unit_test(test_linear_llama),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    ec_cuda_qsplit_free(&g_split);
+    return failed;
 }
