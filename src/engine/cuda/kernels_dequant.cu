@@ -77,17 +77,15 @@ extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
 }
 
 /* ---- the fused family's split scratch ---- */
-/* One CTA per SM, though two fit (__launch_bounds__(128, 2)): an SM multiplies as many chunks
- * per µs with one as with two (docs/performance.md, session 11), and half the CTAs halve the
- * partials the last CTA of a row block adds alone. ec_qlaunch_gemm_nt gives each CTA a longer
- * run instead. */
+/* Two CTAs per SM: qgemm_kernel's residency (__launch_bounds__(128, 2)); a device holding more
+ * gets longer runs per CTA instead (ec_qlaunch_gemm_nt). */
 static int qsplit_ctas(void)
 {
     int dev = 0, sms = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
-    return sms;
+    return 2 * sms;
 }
 static size_t qsplit_partial_bytes(int ctas)
 {
