@@ -4,9 +4,9 @@
  * Layout (docs/formats.md): codes [rows][cols] one byte each, scales [rows] = row absmax / 448.
  * E4M3 values are exact in fp16 and in bf16 (3 mantissa bits, exponents 2^-9 .. 2^8), so the
  * decode is the hardware pair conversion cvt.rn.f16x2.e4m3x2 (sm_89+) with no rounding, and the
- * per-row scale is applied once to the fp32 sum instead of to every weight: the GEMV computes
- * scale * sum(e4m3 * x) per 16 columns, the tensor-core kernel feeds the E4M3 values themselves
- * to the MMA and scales the finished dot product. Per weight the kernels read one byte. */
+ * per-row scale is applied once to the finished fp32 dot product instead of to every weight
+ * (out_scale): the GEMV sums e4m3 * x, the tensor-core kernels feed the E4M3 values themselves to
+ * the MMA. Per weight the kernels read one byte. */
 #include <cuda_fp8.h>
 
 #include "kernels_quant.cuh"
@@ -48,17 +48,16 @@ struct Fp8 {
         return ec_load_codes16<VEC>(w.codes + (size_t)row * w.cols, w.cols, col0, 0u);
     }
 
-    /* Chunk k of `row` (columns [16k, 16k+16)) and the row's scale. */
+    /* Chunk k of `row` (columns [16k, 16k+16)); the row's scale goes to the finished sum. */
     template <bool VEC>
     __device__ static void load_chunk(const ec_cuda_packed_weight &w, int row, int k, ec_qchunk &c)
     {
         c.code = load16<VEC>(w, row, 16 * k);
-        c.scale.v = __ldg(w.scales + row);
     }
     __device__ static float chunk_scale(const ec_cuda_packed_weight &, const float *, int,
-                                        const ec_qchunk &c)
+                                        const ec_qchunk &)
     {
-        return c.scale.v;
+        return 1.0f; /* applied by out_scale */
     }
     /* Columns 8j .. 8j+7 of a chunk (words 2j, 2j+1), unscaled. */
     __device__ static void values8(uint4 c, int j, const float *, float v[8])

@@ -8,7 +8,8 @@
  *     nf4 / 16 fp8 weights, UNROLL per row in flight, evict-first), decodes them to fp32 (code
  *     table in shared memory, conflict-free), multiplies by the 16-bit activations (read-only
  *     path, L1/L2 resident), and applies the chunk's scale once per chunk:
- *     acc += scale * sum(value * x). The first
+ *     acc += scale * sum(value * x) (nf4's block absmax; fp8 scales the row's finished sum,
+ *     out_scale, as the tensor-core kernels do). The first
  *     chunks (codes and scale bytes) are requested before the tables load and before waiting
  *     for the previous kernel (ec_stream_pairs, PDL), and the next pair's chunks while the current
  *     one is decoded: a 4-bit row of 4096 columns is 2 KB, a single round of loads per lane.
@@ -245,7 +246,9 @@ __global__ void __launch_bounds__(QGEMV_WARPS * 32)
         [&](int p) {
             int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
             float v0 = ec_warp_sum(acc0), v1 = ec_warp_sum(acc1);
-            if (lane == 0) ec_gemv_write<T, MODE>(y, 0, 0, r.x, r.y, v0, v1);
+            if (lane == 0)
+                ec_gemv_write<T, MODE>(y, 0, 0, r.x, r.y, v0 * F::out_scale(w, r.x),
+                                       v1 * F::out_scale(w, r.y));
             acc0 = acc1 = 0.0f;
         });
 }
