@@ -261,13 +261,15 @@ __device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows,
     c = __ldcs(w + (size_t)r.y * n16 + k);
 }
 
-/* Blocks for a streaming Kernel of `threads` threads per block over `units` units of work (GEMV
- * row pairs, per_block per block at a time: one per warp; tensor-core row groups: one per
- * block): at most one wave of the blocks the device holds at once, each block streaming the same
- * number of units to within one round. With ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block
- * instead, as many waves as that takes (the grid before session 5; docs/performance.md compares
- * the two). The residency is asked once per kernel, device and thread. */
-template <auto Kernel> static unsigned ec_stream_blocks(int units, int per_block, int threads)
+/* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
+ * shared memory) over `units` units of work (GEMV row pairs, per_block per block at a time: one
+ * per warp; tensor-core row groups: one per block): at most one wave of the blocks the device
+ * holds at once, each block streaming the same number of units to within one round. With
+ * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block instead, as many waves as that takes (the
+ * grid before session 5; docs/performance.md compares the two). The residency is asked once per
+ * kernel, device and thread. */
+template <auto Kernel>
+static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t dyn_smem = 0)
 {
     static thread_local int cached_dev = -1, resident = 0;
     int dev = 0;
@@ -277,7 +279,7 @@ template <auto Kernel> static unsigned ec_stream_blocks(int units, int per_block
         resident = 0; /* 0: one round per block */
         if (!(env && !strcmp(env, "0")) &&
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0) ==
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) ==
                 cudaSuccess)
             resident = sms * per_sm;
         cached_dev = dev;
@@ -286,6 +288,19 @@ template <auto Kernel> static unsigned ec_stream_blocks(int units, int per_block
     int per_slot = (units + slots - 1) / slots;
     int used = (units + per_slot - 1) / per_slot;
     return (unsigned)((used + per_block - 1) / per_block);
+}
+
+/* Lets Kernel launch with `bytes` of dynamic shared memory where that is above the default
+ * limit of 48 KB (a function attribute, set once per kernel, device and thread). */
+template <auto Kernel> static cudaError_t ec_smem_optin(size_t bytes)
+{
+    static thread_local int done_dev = -1;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess || bytes <= 48 * 1024 || dev == done_dev) return e;
+    e = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e == cudaSuccess) done_dev = dev;
+    return e;
 }
 
 /* Blocks of 256 threads for a grid-stride loop over n elements, capped at 65535 blocks. */

@@ -5,8 +5,8 @@
  * E4M3 values are exact in fp16 and in bf16 (3 mantissa bits, exponents 2^-9 .. 2^8), so the
  * decode is the hardware pair conversion cvt.rn.f16x2.e4m3x2 (sm_89+) with no rounding, and the
  * per-row scale is applied once to the finished fp32 dot product instead of to every weight
- * (out_scale): the GEMV sums e4m3 * x, the tensor-core kernels feed the E4M3 values themselves to
- * the MMA. Per weight the kernels read one byte. */
+ * (out_scale): the tensor-core kernels feed the E4M3 values themselves to the MMA, whose products
+ * with 16-bit activations are exact in fp32. Per weight the kernels read one byte. */
 #include <cuda_fp8.h>
 
 #include "kernels_quant.cuh"
@@ -35,7 +35,7 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 
 struct Fp8 {
     static constexpr bool TABLES = false;
-    static constexpr int GEMV_COLS = 16; /* columns per 16-byte load */
+    static constexpr int PAIR_BYTES = 0; /* no lookup table */
     static constexpr int MMA_STAGES = 2; /* chunks in flight per tensor-core warp (32 B a lane) */
     struct Piece {
         uint4 lo, hi;
@@ -47,33 +47,6 @@ struct Fp8 {
     {
         return ec_load_codes16<VEC>(w.codes + (size_t)row * w.cols, w.cols, col0, 0u);
     }
-
-    /* Chunk k of `row` (columns [16k, 16k+16)); the row's scale goes to the finished sum. */
-    template <bool VEC>
-    __device__ static void load_chunk(const ec_cuda_packed_weight &w, int row, int k, ec_qchunk &c)
-    {
-        c.code = load16<VEC>(w, row, 16 * k);
-    }
-    __device__ static float chunk_scale(const ec_cuda_packed_weight &, const float *, int,
-                                        const ec_qchunk &)
-    {
-        return 1.0f; /* applied by out_scale */
-    }
-    /* Columns 8j .. 8j+7 of a chunk (words 2j, 2j+1), unscaled. */
-    __device__ static void values8(uint4 c, int j, const float *, float v[8])
-    {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            uint32_t wd = ec_word(c, 2 * j + h);
-            float2 a = __half22float2(e4m3x2_to_half2(wd)),
-                   b = __half22float2(e4m3x2_to_half2(wd >> 16));
-            v[4 * h] = a.x;
-            v[4 * h + 1] = a.y;
-            v[4 * h + 2] = b.x;
-            v[4 * h + 3] = b.y;
-        }
-    }
-
     /* Columns [c, c+32) of `row`; code 0 (0.0) when !valid. */
     template <bool VEC>
     __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
@@ -86,13 +59,16 @@ struct Fp8 {
         p.lo = load16<VEC>(w, row, c);
         p.hi = load16<VEC>(w, row, c + 16);
     }
-    __device__ static float piece_scale(const ec_cuda_packed_weight &, const float *, int,
-                                        const Piece &)
+    template <typename T> __device__ static void load_pairs(const float *, uint32_t *) {}
+    template <typename T>
+    __device__ static uint32_t piece_scale(const ec_cuda_packed_weight &, const float *, int,
+                                           const Piece &)
     {
-        return 1.0f; /* applied by out_scale */
+        return 0; /* unused: the row scale goes to the finished sums (out_scale) */
     }
     /* k-step s: columns 4s .. 4s+3 = word s of the piece, as two exact 16-bit pairs. */
-    template <typename T> __device__ static uint2 afrag(const Piece &p, float, int s, const float *)
+    template <typename T>
+    __device__ static uint2 afrag(const Piece &p, uint32_t, int s, const uint32_t *)
     {
         uint32_t wd = s < 4 ? ec_word(p.lo, s) : ec_word(p.hi, s - 4);
         return make_uint2(e4m3x2_to_pair<T>(wd), e4m3x2_to_pair<T>(wd >> 16));

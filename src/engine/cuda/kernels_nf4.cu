@@ -2,11 +2,17 @@
  *
  * Layout (docs/formats.md): codes [rows][ceil(cols/2)], element 2j in the high nibble; blocks of
  * 64 columns within a row, one absmax each (fp32, or decoded from the nf4-dq segment's 8-bit
- * code). A 16-byte load holds 32 consecutive columns of one row, which always lie in a single
- * block (blocks start at multiples of 64), so a load needs exactly one absmax: per 64 weights the
- * kernels read 32 bytes of codes + 4 bytes of absmax (nf4) or + 1 byte (nf4-dq, whose fp32
- * second-level scale per 256 blocks stays in L1). The 16 code values live in shared memory
- * (16 floats in 16 banks, so lanes never conflict), the dynamic map next to them. */
+ * code). A lane's 32 consecutive columns (16 bytes) always lie in a single block (blocks start at
+ * multiples of 64), so a load needs exactly one absmax: per 64 weights the kernels read 32 bytes
+ * of codes + 4 bytes of absmax (nf4) or + 1 byte (nf4-dq, whose fp32 second-level scale per 256
+ * blocks stays in L1).
+ *
+ * Decode, as bitsandbytes' batch-1 kernel (kgemm_4bit_inference_naive) does it: the 16 code
+ * values in the activation type T, times the block absmax cast to T, one rounding per product —
+ * weight = T(T(value) * T(absmax)) — multiplied by the activations with fp32 accumulation. A code
+ * byte holds two adjacent columns, i.e. exactly one 16-bit pair of an MMA A fragment, so the
+ * kernels look up whole pairs: a 256-entry table of (T(value[hi]), T(value[lo])) in shared
+ * memory, then one paired multiply by the absmax. */
 #include "kernels_quant.cuh"
 
 namespace
@@ -14,58 +20,17 @@ namespace
 
 template <bool DQ> struct Nf4 {
     static constexpr bool TABLES = true; /* s_tab[0..16) values, s_tab[16..272) dynamic map */
-    static constexpr int GEMV_COLS = 32;  /* columns per 16-byte load */
-    static constexpr int MMA_STAGES = 4;  /* chunks in flight per tensor-core warp */
-    struct Piece {                        /* a lane's 32 columns of a row in the tensor-core kernel */
+    /* The pair table, 64 KB of dynamic shared memory: entry e (a code byte) at byte e * 256, one
+     * copy per lane at + lane * 4, so the 32 lookups of a warp hit 32 different banks whatever
+     * the codes, and the address is one byte permute of the code word (the byte at bits 8-15,
+     * lane * 4 in bits 0-7). The other half of each 256-byte row is unused: a 128-byte stride
+     * would need a shift per lookup. */
+    static constexpr int PAIR_BYTES = 256 * 256;
+    static constexpr int MMA_STAGES = 4; /* chunks in flight per tensor-core warp */
+    struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;
     };
-
-    /* 16 bytes of row `row` from byte byte0 (a multiple of 16); past the row the pad code 7
-     * (0.0) in both nibbles. */
-    template <bool VEC>
-    __device__ static uint4 load16(const ec_cuda_packed_weight &w, int row, int byte0)
-    {
-        int rb = (w.cols + 1) / 2;
-        return ec_load_codes16<VEC>(w.codes + (size_t)row * rb, rb, byte0, 0x77u);
-    }
-
-    /* Chunk k of `row` (columns [32k, 32k+32), one block) and its block's absmax bytes. */
-    template <bool VEC>
-    __device__ static void load_chunk(const ec_cuda_packed_weight &w, int row, int k, ec_qchunk &c)
-    {
-        c.code = load16<VEC>(w, row, 16 * k);
-        c.scale = ec_nf4_absmax_load<DQ>(w, row, k / 2);
-    }
-    __device__ static float chunk_scale(const ec_cuda_packed_weight &w, const float *s_tab, int row,
-                                        const ec_qchunk &c)
-    {
-        return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, c.scale);
-    }
-    /* A word's 8 codes as byte offsets into s_tab (code * 4), two logic ops for all of them:
-     * byte i of hi is the high nibble of byte i (column 2i of the word), of lo the low nibble
-     * (column 2i + 1); value() then costs one byte extract and one shared load. */
-    __device__ static void offsets(uint32_t wd, uint32_t &hi, uint32_t &lo)
-    {
-        hi = (wd >> 2) & 0x3c3c3c3cu;
-        lo = (wd << 2) & 0x3c3c3c3cu;
-    }
-    __device__ static float value(const float *s_tab, uint32_t offs, int i)
-    {
-        const char *tab = reinterpret_cast<const char *>(s_tab);
-        return *reinterpret_cast<const float *>(tab + __byte_perm(offs, 0, 0x4440 + i));
-    }
-    /* Columns 8j .. 8j+7 of a chunk (word j), unscaled. */
-    __device__ static void values8(uint4 c, int j, const float *s_tab, float v[8])
-    {
-        uint32_t hi, lo;
-        offsets(ec_word(c, j), hi, lo);
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            v[2 * i] = value(s_tab, hi, i);
-            v[2 * i + 1] = value(s_tab, lo, i);
-        }
-    }
 
     /* Columns [c, c+32) of `row` and their block's absmax bytes (no table needed yet); when
      * !valid the pad code 7 (0.0) everywhere and a zero absmax, so the piece is zero weights. */
@@ -78,25 +43,38 @@ template <bool DQ> struct Nf4 {
             p.scale = {0.0f, 0u};
             return;
         }
-        p.code = load16<VEC>(w, row, c / 2);
+        int rb = (w.cols + 1) / 2;
+        p.code = ec_load_codes16<VEC>(w.codes + (size_t)row * rb, rb, c / 2, 0x77u);
         p.scale = ec_nf4_absmax_load<DQ>(w, row, c / EC_NF4_BLOCK);
     }
-    __device__ static float piece_scale(const ec_cuda_packed_weight &w, const float *s_tab, int row,
-                                        const Piece &p)
+
+    /* Fills the pair table from the values in s_tab (all threads of the block). */
+    template <typename T> __device__ static void load_pairs(const float *s_tab, uint32_t *s_pairs)
     {
-        return ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, p.scale);
+        for (int i = threadIdx.x; i < 256 * 32; i += blockDim.x) {
+            int e = i >> 5, lane = i & 31;
+            s_pairs[e * 64 + lane] = ec_pack2<T>(s_tab[e >> 4], s_tab[e & 15]);
+        }
+    }
+    /* The piece's block absmax in T, twice. */
+    template <typename T>
+    __device__ static uint32_t piece_scale(const ec_cuda_packed_weight &w, const float *s_tab,
+                                           int row, const Piece &p)
+    {
+        float a = ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, p.scale);
+        return ec_pack2<T>(a, a);
     }
     /* k-step s of a piece: columns 4s .. 4s+3, i.e. bytes b = 2(s & 1) and b + 1 of word s / 2,
-     * as 16-bit pairs of round(value * absmax), the weight the reference GEMM also multiplies. */
+     * as two 16-bit weight pairs. */
     template <typename T>
-    __device__ static uint2 afrag(const Piece &p, float scale, int s, const float *s_tab)
+    __device__ static uint2 afrag(const Piece &p, uint32_t scale2, int s, const uint32_t *s_pairs)
     {
-        uint32_t hi, lo;
-        offsets(ec_word(p.code, s >> 1), hi, lo);
-        int b = 2 * (s & 1);
-        return make_uint2(
-            ec_pack2<T>(value(s_tab, hi, b) * scale, value(s_tab, lo, b) * scale),
-            ec_pack2<T>(value(s_tab, hi, b + 1) * scale, value(s_tab, lo, b + 1) * scale));
+        uint32_t wd = ec_word(p.code, s >> 1), lane4 = (threadIdx.x & 31) << 2;
+        uint32_t sel = 0x5504u | (uint32_t)(2 * (s & 1)) << 4; /* [lane4, byte b, 0, 0] */
+        const char *tab = reinterpret_cast<const char *>(s_pairs);
+        uint32_t p0 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel));
+        uint32_t p1 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel + 0x10));
+        return make_uint2(ec_hmul2<T>(p0, scale2), ec_hmul2<T>(p1, scale2));
     }
     /* The scale is inside each weight already. */
     __device__ static float out_scale(const ec_cuda_packed_weight &, int)

@@ -1,22 +1,14 @@
 /* kernels_quant.cuh — the fused weight-only quantized linear, written once for every format.
  *
  * A format is a small policy struct (Nf4<DQ> in kernels_nf4.cu, Fp8 in kernels_fp8.cu) that
- * loads packed codes and decodes them; the three kernels here own the dataflow:
+ * loads packed codes and decodes them; the two kernels here own the dataflow:
  *
- *   qgemv_kernel (batch 1): as kernels_gemv.cu — a warp streams pairs of output rows (gate
- *     row r and up row r for SiLU·mul) back to back, each lane 16-byte loads of packed codes (32
- *     nf4 / 16 fp8 weights, UNROLL per row in flight, evict-first), decodes them to fp32 (code
- *     table in shared memory, conflict-free), multiplies by the 16-bit activations (read-only
- *     path, L1/L2 resident), and applies the chunk's scale once per chunk:
- *     acc += scale * sum(value * x) (nf4's block absmax; fp8 scales the row's finished sum,
- *     out_scale, as the tensor-core kernels do). The first
- *     chunks (codes and scale bytes) are requested before the tables load and before waiting
- *     for the previous kernel (ec_stream_pairs, PDL), and the next pair's chunks while the current
- *     one is decoded: a 4-bit row of 4096 columns is 2 KB, a single round of loads per lane.
- *
- *   qmma_kernel (batch 2..16) and qgemm_kernel (17..64 per launch, x staged in shared memory
+ *   qmma_kernel (batch 1..16) and qgemm_kernel (17..64 per launch, x staged in shared memory
  *     for 128-row CTAs, columns split across CTAs; see its section): tensor cores, weights read
- *     once per 64 token rows.
+ *     once per 64 token rows. Batch 1 runs on tensor cores too, with 7 of the 8 token columns
+ *     empty: the MMA does the multiply-adds of 256 weights in one instruction, so a lane spends
+ *     about one instruction per weight on decoding instead of the three or four of an fp32 GEMV
+ *     (docs/performance.md, session 12).
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
  *     columns, so y^T = W x^T needs no transposes (W row-major = A row-major, x [batch][cols] =
  *     B column-major) and small batches waste no M. In qmma_kernel a CTA holds 8 warps that split
@@ -29,7 +21,9 @@
  *     (k = 2t, 2t+1, 2t+8, 2t+9 for lane t) is contiguous in memory; the activation B fragment
  *     uses the same permutation, so its lane reads 4 consecutive activations (8 bytes) per step.
  *     The codes are decoded in registers straight into the A fragments (Marlin's idea, without
- *     its offline weight reshuffle: the layout stays the CPU one).
+ *     its offline weight reshuffle: the layout stays the CPU one): fp8 by the hardware pair
+ *     conversion, nf4 by one shared-memory lookup per code byte in a per-lane table of 16-bit
+ *     value pairs, then one 16-bit multiply by the block absmax (F::load_pairs).
  *
  * Shapes not aligned for vector loads (cols % 32 != 0, ldx % 8 != 0: tests, tiny models) run the
  * same kernels with bounds-checked byte loads (VEC = false); past the last column the codes read
@@ -44,8 +38,6 @@
 #include "kernels_quant.h"
 
 enum {
-    QGEMV_WARPS = 8,  /* warps per GEMV block (2 output rows each) */
-    QGEMV_UNROLL = 4, /* 16-byte chunks per row in flight per lane (x2 rows) */
     QMMA_MTILES = 2,  /* 16-row MMA tiles per warp (activation fragments shared by both) */
     QMMA_CHUNK = 128  /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
 };
@@ -67,6 +59,20 @@ template <> __device__ __forceinline__ uint32_t ec_pack2<__nv_bfloat16>(float lo
 {
     __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/* The product of two 16-bit pairs (bits as ec_pack2 makes them), each rounded once to nearest. */
+template <typename T> __device__ __forceinline__ uint32_t ec_hmul2(uint32_t a, uint32_t b);
+template <> __device__ __forceinline__ uint32_t ec_hmul2<__half>(uint32_t a, uint32_t b)
+{
+    __half2 p = __hmul2_rn(*reinterpret_cast<const __half2 *>(&a), *reinterpret_cast<const __half2 *>(&b));
+    return *reinterpret_cast<uint32_t *>(&p);
+}
+template <> __device__ __forceinline__ uint32_t ec_hmul2<__nv_bfloat16>(uint32_t a, uint32_t b)
+{
+    __nv_bfloat162 p = __hmul2_rn(*reinterpret_cast<const __nv_bfloat162 *>(&a),
+                                  *reinterpret_cast<const __nv_bfloat162 *>(&b));
+    return *reinterpret_cast<uint32_t *>(&p);
 }
 
 /* d [16x8 fp32 fragment] += A [16x16] * B [16x8], 16-bit inputs, fp32 accumulation. */
@@ -112,20 +118,6 @@ __device__ __forceinline__ uint4 ec_load_codes16(const uint8_t *row, int rb, int
     }
 }
 
-/* 8 activations xr[col .. col+8) as fp32; unaligned shapes read element-wise, 0 past cols. */
-template <typename T, bool VEC>
-__device__ __forceinline__ void ec_load_x8(const T *__restrict__ xr, int col, int cols,
-                                           float out[8])
-{
-    if constexpr (VEC) {
-        ec_unpack8<T>(__ldg(reinterpret_cast<const uint4 *>(xr + col)), out);
-    } else {
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            out[i] = col + i < cols ? ec_to_f32(xr[col + i]) : 0.0f;
-    }
-}
-
 /* 4 activations xr[col .. col+4) as two 16-bit pairs (an MMA B fragment); 0 past cols. */
 template <typename T, bool VEC>
 __device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, int cols)
@@ -141,15 +133,20 @@ __device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, i
     }
 }
 
-/* Copies the format tables (nf4 values, dynamic map) into shared memory; every thread of the
- * block must call it (it ends with __syncthreads). */
-template <class F>
+/* Copies the format tables (nf4 values, dynamic map) into shared memory and builds the
+ * format's per-lane lookup table for activation type T from them (F::load_pairs, in the kernel's
+ * F::PAIR_BYTES of dynamic shared memory); every thread of the block must call it (it ends with
+ * __syncthreads). */
+template <class F, typename T>
 __device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
-                                                float *s_tab /* [272] */)
+                                                float *s_tab /* [272] */, uint32_t *s_pairs)
 {
-    if (F::TABLES)
+    if (F::TABLES) {
         for (int i = threadIdx.x; i < EC_CUDA_QTABLES_FLOATS; i += blockDim.x)
             s_tab[i] = w.tables[i];
+        __syncthreads();
+        F::template load_pairs<T>(s_tab, s_pairs);
+    }
     __syncthreads();
 }
 
@@ -199,61 +196,7 @@ __device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_packed_weight
     return ec_nf4_absmax_decode<DQ>(w, map, row, ec_nf4_absmax_load<DQ>(w, row, blk));
 }
 
-/* ---- GEMV, batch 1..8 ---- */
-/* One 16-byte chunk of packed codes and what its scale needs (F::load_chunk / F::chunk_scale). */
-struct ec_qchunk {
-    uint4 code;
-    ec_nf4_absmax_raw scale;
-};
-
-template <class F, typename T, int MODE, bool VEC>
-__global__ void __launch_bounds__(QGEMV_WARPS * 32)
-    qgemv_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, void *y)
-{
-    __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows, lane = threadIdx.x & 31;
-
-    float acc0 = 0.0f, acc1 = 0.0f;
-    ec_stream_pairs<QGEMV_UNROLL, ec_qchunk>(
-        ec_gemv_pairs(MODE, out_rows), (w.cols + F::GEMV_COLS - 1) / F::GEMV_COLS,
-        [&](int p, int k, ec_qchunk &a, ec_qchunk &c) {
-            int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
-            F::template load_chunk<VEC>(w, r.x, k, a);
-            F::template load_chunk<VEC>(w, r.y, k, c);
-        },
-        [&] {
-            ec_load_qtables<F>(w, s_tab);
-            ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
-        },
-        [&](int p, int k, const ec_qchunk &a, const ec_qchunk &c) {
-            float p0 = 0.0f, p1 = 0.0f; /* this chunk's sum(value * x), scaled once below */
-#pragma unroll
-            for (int j = 0; j < F::GEMV_COLS / 8; j++) {
-                float v0[8], v1[8], xv[8];
-                F::values8(a.code, j, s_tab, v0);
-                F::values8(c.code, j, s_tab, v1);
-                ec_load_x8<T, VEC>(x, k * F::GEMV_COLS + 8 * j, w.cols, xv);
-#pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    p0 = fmaf(v0[i], xv[i], p0);
-                    p1 = fmaf(v1[i], xv[i], p1);
-                }
-            }
-            int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
-            acc0 = fmaf(p0, F::chunk_scale(w, s_tab, r.x, a), acc0);
-            acc1 = fmaf(p1, F::chunk_scale(w, s_tab, r.y, c), acc1);
-        },
-        [&](int p) {
-            int2 r = ec_gemv_pair_rows<MODE>(p, out_rows);
-            float v0 = ec_warp_sum(acc0), v1 = ec_warp_sum(acc1);
-            if (lane == 0)
-                ec_gemv_write<T, MODE>(y, 0, 0, r.x, r.y, v0 * F::out_scale(w, r.x),
-                                       v1 * F::out_scale(w, r.y));
-            acc0 = acc1 = 0.0f;
-        });
-}
-
-/* ---- tensor cores, batch 2..16 (qmma_kernel; qgemm_kernel below takes 17..64) ----
+/* ---- tensor cores, batch 1..16 (qmma_kernel; qgemm_kernel below takes 17..64) ----
  * A row group is MT row tiles (MT x 16 weight rows, or MT x 8 output features for SiLU·mul);
  * MT row tiles share each B fragment, NT column tiles of 8 tokens share each decoded A fragment,
  * and the KS warps of a CTA split the group's 128-column chunks, their partial sums meeting in
@@ -288,31 +231,31 @@ __device__ __forceinline__ ec_qmma_rows<MT> ec_qmma_rows_of(int group, int out_r
     return r;
 }
 
-/* The block scales of a stage's pieces (rows r.a[m] and r.b[m]); 1 for formats that scale the
- * finished sums instead (out_scale). */
-template <class F, int MT>
+/* The block scales of a stage's pieces (rows r.a[m] and r.b[m]) as 16-bit pairs of type T; unused
+ * by formats that scale the finished sums instead (out_scale). */
+template <class F, typename T, int MT>
 __device__ __forceinline__ void ec_qmma_scales(const ec_cuda_packed_weight &w, const float *s_tab,
                                                const ec_qmma_rows<MT> &r,
-                                               const ec_qmma_stage<F, MT> &s, float (&sa)[MT],
-                                               float (&sb)[MT])
+                                               const ec_qmma_stage<F, MT> &s, uint32_t (&sa)[MT],
+                                               uint32_t (&sb)[MT])
 {
 #pragma unroll
     for (int m = 0; m < MT; m++) {
-        sa[m] = F::piece_scale(w, s_tab, r.a[m], s.a[m]);
-        sb[m] = F::piece_scale(w, s_tab, r.b[m], s.b[m]);
+        sa[m] = F::template piece_scale<T>(w, s_tab, r.a[m], s.a[m]);
+        sb[m] = F::template piece_scale<T>(w, s_tab, r.b[m], s.b[m]);
     }
 }
 
 /* The A fragments of k-step k (0..7 of a 128-column chunk) of every row tile of a stage. */
 template <class F, typename T, int MT>
-__device__ __forceinline__ void ec_qmma_afrags(const ec_qmma_stage<F, MT> &s, const float (&sa)[MT],
-                                               const float (&sb)[MT], int k, const float *s_tab,
-                                               uint32_t (&a)[MT][4])
+__device__ __forceinline__ void ec_qmma_afrags(const ec_qmma_stage<F, MT> &s,
+                                               const uint32_t (&sa)[MT], const uint32_t (&sb)[MT],
+                                               int k, const uint32_t *s_pairs, uint32_t (&a)[MT][4])
 {
 #pragma unroll
     for (int m = 0; m < MT; m++) {
-        uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_tab);
-        uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_tab);
+        uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_pairs);
+        uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_pairs);
         a[m][0] = fa.x; /* row g,   k 2t, 2t+1 */
         a[m][1] = fb.x; /* row g+8, k 2t, 2t+1 */
         a[m][2] = fa.y; /* row g,   k 2t+8, 2t+9 */
@@ -365,6 +308,7 @@ __global__ void __launch_bounds__(KS * 32)
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
+    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
     __shared__ float s_red[KS - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
@@ -405,19 +349,19 @@ __global__ void __launch_bounds__(KS * 32)
 #pragma unroll
     for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
-    ec_load_qtables<F>(w, s_tab);
+    ec_load_qtables<F, T>(w, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
 
     auto use = [&](int j, int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
         ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
         int c = col(i);
-        float sa[MT], sb[MT];
-        ec_qmma_scales<F, MT>(w, s_tab, r, s, sa, sb);
+        uint32_t sa[MT], sb[MT];
+        ec_qmma_scales<F, T, MT>(w, s_tab, r, s, sa, sb);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             uint32_t a[MT][4];
-            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_tab, a);
+            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a);
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 int tok = 8 * n + g; /* B column g of tile n */
@@ -557,6 +501,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
+    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
     __shared__ ec_qgemm_xtile<NT> s_x[2];
     __shared__ bool s_last;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -600,14 +545,14 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
 #pragma unroll
     for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
-    ec_load_qtables<F>(w, s_tab);
+    ec_load_qtables<F, T>(w, s_tab, s_pairs);
     ec_wait_inputs(false); /* x, y and the split scratch belong to the step (see ec_launch) */
     cursor at = {u0 / nchunks, u0 % nchunks}; /* the unit in use */
     ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
 
     auto use = [&](int rb, const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
-        float sa[MT], sb[MT];
-        ec_qmma_scales<F, MT>(w, s_tab, rows_of(rb), s, sa, sb);
+        uint32_t sa[MT], sb[MT];
+        ec_qmma_scales<F, T, MT>(w, s_tab, rows_of(rb), s, sa, sb);
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             uint4 bx[NT]; /* k-steps 2kk (.x, .y) and 2kk + 1 (.z, .w) of token 8n + g */
@@ -617,7 +562,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 uint32_t a[MT][4];
-                ec_qmma_afrags<F, T, MT>(s, sa, sb, 2 * kk + h, s_tab, a);
+                ec_qmma_afrags<F, T, MT>(s, sa, sb, 2 * kk + h, s_pairs, a);
 #pragma unroll
                 for (int n = 0; n < NT; n++) {
                     uint2 b = h ? make_uint2(bx[n].z, bx[n].w) : make_uint2(bx[n].x, bx[n].y);
@@ -693,18 +638,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     }
 }
 
-/* ---- launch: the GEMV for one token row, tensor cores above ---- */
-template <class F, typename T, int MODE, bool VEC>
-static cudaError_t ec_qlaunch_gemv(const ec_cuda_packed_weight &w, const T *x, void *y,
-                                   cudaStream_t stream)
-{
-    int pairs = ec_gemv_pairs(MODE, MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows);
-    unsigned blocks =
-        ec_stream_blocks<qgemv_kernel<F, T, MODE, VEC>>(pairs, QGEMV_WARPS, QGEMV_WARPS * 32);
-    return ec_launch(qgemv_kernel<F, T, MODE, VEC>, dim3(blocks), dim3(QGEMV_WARPS * 32), 0,
-                     stream, w, x, y);
-}
-static_assert(EC_CUDA_QGEMV_MAX_BATCH == 1, "ec_qlaunch_gemv instantiates batch 1");
+/* ---- launch: tensor cores at every batch ---- */
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::MMA_STAGES chunks in flight. */
 template <class F, typename T, int NT, int MODE, bool VEC>
@@ -713,11 +647,13 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int KS = 8;
     constexpr auto kernel = qmma_kernel<F, T, QMMA_MTILES, NT, KS, F::MMA_STAGES, MODE, VEC>;
+    cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
+    if (e != cudaSuccess) return e;
     int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
     int per_group = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
     int groups = (out_rows + per_group - 1) / per_group;
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32)), dim3(KS * 32), 0,
-                     stream, w, x, ldx, batch, y, ldy);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
+                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
 /* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64): runs of per_cta units
@@ -729,11 +665,13 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
                                       cudaStream_t stream)
 {
     constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC>;
+    cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
+    if (e != cudaSuccess) return e;
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks, per_cta = nchunks;
     ec_cuda_qsplit none = {NULL, NULL, 0};
     if (split && split->ctas > 0) {
-        int blocks = (int)ec_stream_blocks<kernel>(units, 1, QGEMM_WARPS * 32);
+        int blocks = (int)ec_stream_blocks<kernel>(units, 1, QGEMM_WARPS * 32, F::PAIR_BYTES);
         per_cta = (units + blocks - 1) / blocks;
         if (per_cta < (units + split->ctas - 1) / split->ctas)
             per_cta = (units + split->ctas - 1) / split->ctas;
@@ -741,10 +679,10 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
     size_t y_elem = MODE == EC_GEMV_SILU_MUL ? sizeof(T) : sizeof(float);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_QMMA_MAX_BATCH) {
         int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
-        cudaError_t e = ec_launch(kernel, dim3((unsigned)((units + per_cta - 1) / per_cta)),
-                                  dim3(QGEMM_WARPS * 32), 0, stream, w, x + (size_t)b0 * ldx, ldx,
-                                  nb, (void *)((char *)y + (size_t)b0 * ldy * y_elem), ldy,
-                                  split ? *split : none, per_cta);
+        e = ec_launch(kernel, dim3((unsigned)((units + per_cta - 1) / per_cta)),
+                      dim3(QGEMM_WARPS * 32), F::PAIR_BYTES, stream, w, x + (size_t)b0 * ldx, ldx,
+                      nb, (void *)((char *)y + (size_t)b0 * ldy * y_elem), ldy,
+                      split ? *split : none, per_cta);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
@@ -772,9 +710,6 @@ static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, i
 {
     /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
     bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
-    if (batch <= EC_CUDA_QGEMV_MAX_BATCH)
-        return vec ? ec_qlaunch_gemv<F, T, MODE, true>(w, x, y, stream)
-                   : ec_qlaunch_gemv<F, T, MODE, false>(w, x, y, stream);
     return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, split, stream)
                : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, stream);
 }

@@ -9,16 +9,16 @@
  *   - reference: the libraries' dataflow. nf4 / nf4-dq at batch 1: a per-element dequantizing
  *     GEMV; at batch > 1 and fp8 at every batch: the whole weight dequantized to a 16-bit scratch,
  *     then cublasGemmEx. nf4-dq first decodes its absmax into an fp32 scratch, every call.
- *   - fused: one pass over the packed weights. Batch 1: a GEMV decoding codes and scales in
- *     registers (fp32 weights); batch >= 2: tensor-core kernels (mma.sync m16n8k16) that decode
- *     each weight tile into registers once for up to 64 token rows (qmma_kernel up to 16 rows;
- *     from 17 qgemm_kernel, which stages the activations in shared memory and splits the columns
- *     of narrow weights across CTAs through an ec_cuda_qsplit scratch).
- * Numerics: the GEMVs use the fp32 weights of the CPU reference; the 16-bit-weight paths (the
- * reference GEMM, the fused nf4 tensor-core kernel) round each weight `code * absmax` (or
- * `e4m3 * scale`) to the activation format first, as bitsandbytes and torchao do; the fused fp8
- * tensor-core kernel feeds the E4M3 values (exact in fp16 and bf16) and applies the row scale to
- * the fp32 sum. */
+ *   - fused: one pass over the packed weights on tensor cores (mma.sync m16n8k16) at every
+ *     batch: each weight tile is decoded into registers once for up to 64 token rows
+ *     (qmma_kernel up to 16 rows, batch 1 included; from 17 qgemm_kernel, which stages the
+ *     activations in shared memory and splits the columns of narrow weights across CTAs through
+ *     an ec_cuda_qsplit scratch).
+ * Numerics: the reference nf4 GEMV uses the fp32 weights of the CPU reference; the reference
+ * GEMM rounds each weight `code * absmax` (or `e4m3 * scale`) to the activation format first, as
+ * bitsandbytes' and torchao's dequantize-then-GEMM paths do; the fused nf4 kernels multiply
+ * T(T(value) * T(absmax)), as bitsandbytes' batch-1 kernel does (kernels_nf4.cu); the fused fp8
+ * kernels feed the E4M3 values (exact in fp16 and bf16) and apply the row scale to the fp32 sum. */
 #ifndef ECOCOMPUTE_CUDA_KERNELS_QUANT_H
 #define ECOCOMPUTE_CUDA_KERNELS_QUANT_H
 
@@ -37,8 +37,6 @@ extern "C" {
 #ifndef EC_CUDA_MAX_SEGMENTS
 #define EC_CUDA_MAX_SEGMENTS 3
 #endif
-/* Token rows the fused GEMV takes; the tensor-core kernels take every batch above. */
-#define EC_CUDA_QGEMV_MAX_BATCH 1
 /* Token rows one tensor-core launch covers (8 MMA column tiles); larger batches are chunked. */
 #define EC_CUDA_QMMA_MAX_BATCH 64
 /* Floats in the device tables of ec_cuda_quant_tables: the 16 nf4 values, then the dynamic map. */

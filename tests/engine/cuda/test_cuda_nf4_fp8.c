@@ -9,7 +9,7 @@
  *
  * Two exact checks pin the layouts element by element (the nf4-dq absmax decode and the
  * whole-weight dequantization, bit for bit); the linear checks then cover the dataflow at every
- * batch path (naive GEMV, dequant + cuBLAS, fused GEMV at 1, tensor cores 2..64 and chunks of 64)
+ * batch path (naive GEMV, dequant + cuBLAS, fused tensor cores 1..64 and chunks of 64)
  * and shape edge (odd columns, short last block, partial tiles, unaligned rows).
  *
  * Failures do not stop at the first config: every config is checked and each failing one prints
@@ -144,9 +144,49 @@ typedef struct {
     ec_cuda_dtype t;
     const float *x; /* [batch][cols] */
     int batch, r0, r1;
-    float *ycpu;         /* [batch][rows] ec_qmatrix_matmul_rows */
-    double *ref16, *mag; /* [batch][rows] sum x*round16(w), sum |x*w| */
+    float *ycpu;                /* [batch][rows] ec_qmatrix_matmul_rows */
+    double *ref16, *refp, *mag; /* [batch][rows] sum x*round16(w), sum x*pair_weight, sum |x*w| */
 } ref_job;
+
+/* Weight (r, c) of the format as value * scale: fp8 the e4m3 value and the row scale, nf4 the
+ * code's value and the block absmax (decoded from the 8-bit code for nf4-dq). */
+static void weight_parts(const tweight *tw, int r, int c, float *value, float *scale)
+{
+    int i = tw->npieces - 1;
+    while (tw->row0[i] > r) i--;
+    const ec_qmatrix *q = &tw->q[i];
+    int qr = r - tw->row0[i];
+    const uint8_t *codes = q->data;
+    if (tw->prec == EC_PREC_FP8) {
+        *value = ec_e4m3_to_f32(codes[(size_t)qr * tw->cols + c]);
+        *scale = q->scales[qr];
+        return;
+    }
+    uint8_t byte = codes[(size_t)qr * row_bytes(tw->prec, tw->cols) + c / 2];
+    *value = ec_nf4_code[c % 2 ? byte & 15 : byte >> 4];
+    size_t k = (size_t)qr * nblocks(tw->cols) + c / EC_NF4_BLOCK;
+    *scale = tw->prec == EC_PREC_NF4 ? q->scales[k]
+                                     : ec_dynamic_map()[q->qscales[k]] *
+                                               q->qscale_absmax[k / EC_NF4_DQ_BLOCK] +
+                                           q->qscale_offset;
+}
+
+/* The CPU format's weight in fp32. */
+static float fp32_weight(const tweight *tw, int r, int c)
+{
+    float value, scale;
+    weight_parts(tw, r, c, &value, &scale);
+    return value * scale;
+}
+
+/* The fused nf4 kernels' weight (kernels_nf4.cu): T(T(value) * T(absmax)), the product of two
+ * 16-bit numbers being exact in fp32 and so rounded once, as the paired 16-bit multiply does. */
+static float nf4_pair_weight(const tweight *tw, ec_cuda_dtype t, int r, int c)
+{
+    float value, scale;
+    weight_parts(tw, r, c, &value, &scale);
+    return from16(t, to16(t, from16(t, to16(t, value)) * from16(t, to16(t, scale))));
+}
 
 static void *ref_worker(void *arg)
 {
@@ -165,28 +205,34 @@ static void *ref_worker(void *arg)
                 j->ycpu[(size_t)b * rows + r] = yp[(size_t)b * q->rows + (r - tw->row0[i])];
         free(yp);
     }
-    float *w16 = malloc((size_t)cols * sizeof *w16);
+    int nf4 = tw->prec != EC_PREC_FP8;
+    float *w16 = malloc((size_t)cols * sizeof *w16), *wp = malloc((size_t)cols * sizeof *wp);
     for (int r = j->r0; r < j->r1; r++) {
         const float *wr = tw->wdq + (size_t)r * cols;
-        for (int c = 0; c < cols; c++)
+        for (int c = 0; c < cols; c++) {
             w16[c] = from16(j->t, to16(j->t, wr[c]));
+            wp[c] = nf4 ? nf4_pair_weight(tw, j->t, r, c) : 0.0f;
+        }
         for (int b = 0; b < j->batch; b++) {
             const float *xb = j->x + (size_t)b * cols;
-            double s16 = 0, m = 0;
+            double s16 = 0, sp = 0, m = 0;
             for (int c = 0; c < cols; c++) {
                 s16 += (double)xb[c] * w16[c];
+                sp += (double)xb[c] * wp[c];
                 m += fabs((double)xb[c] * wr[c]);
             }
             j->ref16[(size_t)b * rows + r] = s16;
+            j->refp[(size_t)b * rows + r] = sp;
             j->mag[(size_t)b * rows + r] = m;
         }
     }
     free(w16);
+    free(wp);
     return NULL;
 }
 
 static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, int batch,
-                          float *ycpu, double *ref16, double *mag)
+                          float *ycpu, double *ref16, double *refp, double *mag)
 {
     enum { MAX_THREADS = 32 };
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -203,6 +249,7 @@ static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, in
                             (int)((long)tw->rows * (i + 1) / nt),
                             ycpu,
                             ref16,
+                            refp,
                             mag};
         if (pthread_create(&th[i], NULL, ref_worker, &jobs[i])) fail_msg("pthread_create failed");
     }
@@ -210,13 +257,18 @@ static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, in
         pthread_join(th[i], NULL);
 }
 
-/* Which paths multiply 16-bit weights (kernels_quant.h, "Numerics"): the reference family's
- * dequant + GEMM (batch > 1, fp8 at any batch) and the fused nf4 tensor-core kernel. */
-static int uses_w16(ec_precision p, int fused, int batch)
+/* The weights a path multiplies (kernels_quant.h, "Numerics"): the CPU format's fp32 weights
+ * (the reference nf4 GEMV at batch 1, the fused fp8 kernels), those rounded to 16 bits (the
+ * reference family's dequant + GEMM: batch > 1, fp8 at any batch), or the fused nf4 kernels'
+ * nf4_pair_weight — with how many 16-bit roundings each differs from the format's weight. */
+typedef enum { W_FP32, W_ROUND16, W_NF4_PAIR } weights;
+static weights weights_of(ec_precision p, int fused, int batch)
 {
-    if (!fused) return p == EC_PREC_FP8 || batch > 1;
-    return p != EC_PREC_FP8 && batch > EC_CUDA_QGEMV_MAX_BATCH;
+    if (!fused) return p == EC_PREC_FP8 || batch > 1 ? W_ROUND16 : W_FP32;
+    return p == EC_PREC_FP8 ? W_FP32 : W_NF4_PAIR;
 }
+static const int ROUNDINGS[] = {[W_FP32] = 0, [W_ROUND16] = 1, [W_NF4_PAIR] = 3};
+static const char *WEIGHTS_NAME[] = {[W_FP32] = "fp32", [W_ROUND16] = "16-bit", [W_NF4_PAIR] = "nf4 pair"};
 
 /* ---- one linear config ---- */
 typedef struct {
@@ -253,10 +305,12 @@ static void judge(verdict *v, long b, long r, double got, double want, double cp
 
 static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype t, int fused,
                          ec_gemv_mode mode, int batch, int ldx, const void *d_x, const float *ycpu,
-                         const double *ref16, const double *mag, tally *tl)
+                         const double *ref16, const double *refp, const double *mag, tally *tl)
 {
     int silu = mode == EC_GEMV_SILU_MUL, rows = tw->rows;
-    int out = silu ? rows / 2 : rows, ldy = out + 3, w16 = uses_w16(tw->prec, fused, batch);
+    int out = silu ? rows / 2 : rows, ldy = out + 3;
+    weights wk = weights_of(tw->prec, fused, batch);
+    const double *ref = wk == W_ROUND16 ? ref16 : wk == W_NF4_PAIR ? refp : NULL;
     size_t esz = silu ? 2 : 4, ybytes = (size_t)(batch + 1) * ldy * esz; /* + a guard row */
     float *y0 = malloc((size_t)(batch + 1) * ldy * sizeof *y0);
     for (long i = 0; i < (long)(batch + 1) * ldy; i++)
@@ -298,10 +352,10 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
              * of the magnitude) also covers the tensor cores' truncating adds, while a decoding
              * error (a wrong code moves a weight by >= 4 % of its block's absmax) is caught at
              * these shapes, and exactly by the layout tests below. Against the CPU format the
-             * 16-bit-weight paths may differ by one 16-bit rounding per weight on top. */
+             * 16-bit-weight paths may differ by up to ROUNDINGS 16-bit roundings per weight on
+             * top. */
             size_t k = (size_t)b * rows;
             if (silu) {
-                const double *ref = w16 ? ref16 : NULL;
                 double g = ref ? ref[k + r] : ycpu[k + r],
                        u = ref ? ref[k + r + out] : ycpu[k + r + out];
                 double eg = 1e-5 * mag[k + r] + 1e-6, eu = 1e-5 * mag[k + r + out] + 1e-6;
@@ -314,11 +368,11 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
             } else {
                 double base = mode == EC_GEMV_ADD ? y0[i] : 0.0;
                 double tol = 1e-5 * mag[k + r] + 1e-6;
-                double want = base + (w16 ? ref16[k + r] : ycpu[k + r]);
+                double want = base + (ref ? ref[k + r] : ycpu[k + r]);
                 judge(&v, b, r, ((float *)y)[i], want, base + ycpu[k + r], tol);
-                if (w16) /* the format's own numerics, within one 16-bit rounding per weight */
+                if (ref) /* the format's own numerics, within its weights' roundings */
                     judge(&v, b, r, ((float *)y)[i], base + ycpu[k + r], base + ycpu[k + r],
-                          tol + round_rel(t) * mag[k + r]);
+                          tol + ROUNDINGS[wk] * round_rel(t) * mag[k + r]);
             }
         }
     if (v.bad || untouched_bad) {
@@ -328,7 +382,7 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
                     "(cpu format %.9g) |diff| %.3g = %.3g x tol %.3g; %ld untouched elements "
                     "changed (first [b=%ld][col=%ld])\n",
                     ec_precision_name(tw->prec), fused ? "fused" : "reference", dname(t),
-                    MODE_NAME[mode], batch, tw->rows, tw->cols, ldx, ldy, w16 ? "16-bit" : "fp32",
+                    MODE_NAME[mode], batch, tw->rows, tw->cols, ldx, ldy, WEIGHTS_NAME[wk],
                     v.bad, (long)batch * out, v.first_b, v.first_r, v.wb, v.wr, v.got, v.want,
                     v.cpu, fabs(v.got - v.want), v.worst, v.tol, untouched_bad, ub, ur);
     }
@@ -367,13 +421,14 @@ static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision pr
             void *d_x = dev_upload(xh, (size_t)batch * ldx * 2);
             size_t n = (size_t)batch * rows;
             float *ycpu = malloc(n * sizeof *ycpu);
-            double *ref16 = malloc(n * sizeof *ref16), *mag = malloc(n * sizeof *mag);
-            cpu_reference(&tw, t, xf, batch, ycpu, ref16, mag);
+            double *ref16 = malloc(n * sizeof *ref16), *refp = malloc(n * sizeof *refp),
+                   *mag = malloc(n * sizeof *mag);
+            cpu_reference(&tw, t, xf, batch, ycpu, ref16, refp, mag);
             for (int fused = 0; fused < 2; fused++)
                 for (int m = 0; m < 3; m++) {
                     if (m == EC_GEMV_SILU_MUL && rows % 2) continue;
                     check_linear(cublas, &tw, t, fused, (ec_gemv_mode)m, batch, ldx, d_x, ycpu,
-                                 ref16, mag, &tl[fused]);
+                                 ref16, refp, mag, &tl[fused]);
                     configs++;
                 }
             cudaFree(d_x);
@@ -381,6 +436,7 @@ static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision pr
             free(xf);
             free(ycpu);
             free(ref16);
+            free(refp);
             free(mag);
         }
         for (int f = 0; f < 2; f++) {
@@ -445,38 +501,16 @@ static void test_linear_llama(void **state)
 
 /* ---- exact layout checks ---- */
 
-/* The weight (r, c) as the fused GEMV decodes it, in fp32: fp8 e4m3 * row scale; nf4 the code's
- * value times the block absmax (decoded from the 8-bit code for nf4-dq). */
-static float gemv_weight(const tweight *tw, int r, int c)
-{
-    int i = tw->npieces - 1;
-    while (tw->row0[i] > r) i--;
-    const ec_qmatrix *q = &tw->q[i];
-    int qr = r - tw->row0[i];
-    const uint8_t *codes = q->data;
-    if (tw->prec == EC_PREC_FP8)
-        return ec_e4m3_to_f32(codes[(size_t)qr * tw->cols + c]) * q->scales[qr];
-    uint8_t byte = codes[(size_t)qr * row_bytes(tw->prec, tw->cols) + c / 2];
-    float value = ec_nf4_code[c % 2 ? byte & 15 : byte >> 4];
-    size_t k = (size_t)qr * nblocks(tw->cols) + c / EC_NF4_BLOCK;
-    float absmax = tw->prec == EC_PREC_NF4 ? q->scales[k]
-                                           : ec_dynamic_map()[q->qscales[k]] *
-                                                     q->qscale_absmax[k / EC_NF4_DQ_BLOCK] +
-                                                 q->qscale_offset;
-    return value * absmax;
-}
-
 /* The fused kernels' decode, weight by weight: one-hot activations (x[b] = 1 at column c0 + b)
  * make every product and partial sum exact, so y[b][r] must equal the weight exactly — a wrong
  * code, nibble order, table entry or fragment position anywhere shows up as a mismatch, which
  * the random-activation checks (a tolerance of 1e-5 sum|x w|) could miss for a single weight.
- * The GEMV (batch 1) multiplies gemv_weight(r, c) in fp32; the tensor-core kernels (batch 8:
- * qmma_kernel; 64: qgemm_kernel, with the column split or without) the same weight rounded to 16
- * bits for nf4, and for fp8 the exact e4m3 value whose sum they scale in fp32, i.e. gemv_weight
- * again. */
+ * The tensor-core kernels (batch 1 and 8: qmma_kernel; 64: qgemm_kernel, with the column split or
+ * without) multiply nf4_pair_weight for nf4, and for fp8 the exact e4m3 value whose sum they
+ * scale in fp32, i.e. fp32_weight. */
 static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const ec_cuda_qsplit *split)
 {
-    int rows = tw->rows, cols = tw->cols, rounded = B > EC_CUDA_QGEMV_MAX_BATCH && tw->prec != EC_PREC_FP8;
+    int rows = tw->rows, cols = tw->cols;
     uint16_t *xh = malloc((size_t)B * cols * 2);
     float *y = malloc((size_t)B * rows * sizeof *y);
     for (int c0 = 0; c0 < cols; c0 += B) {
@@ -493,8 +527,9 @@ static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const 
         cudaFree(d_y);
         for (int b = 0; b < batch; b++)
             for (int r = 0; r < rows; r++) {
-                float got = y[(size_t)b * rows + r], want = gemv_weight(tw, r, c0 + b);
-                if (rounded) want = from16(t, to16(t, want));
+                float got = y[(size_t)b * rows + r],
+                      want = tw->prec == EC_PREC_FP8 ? fp32_weight(tw, r, c0 + b)
+                                                     : nf4_pair_weight(tw, t, r, c0 + b);
                 if (!(got == want))
                     fail_msg("%s %s %dx%d fused decode of weight [%d][%d] (batch %d): got "
                              "%.9g want %.9g",
@@ -514,7 +549,7 @@ static void test_layouts_exact(void **state)
     (void)state;
     float *tables;
     kernel_ok(ec_cuda_quant_tables(&tables));
-    /* (16, 256): 16-byte aligned rows, the GEMV's vector path; the others its byte path */
+    /* (16, 256): 16-byte aligned rows, the kernels' vector path; the others their byte path */
     static const int shapes[][2] = {{5, 63}, {37, 200}, {300, 1000}, {3, 5000}, {16, 256}};
     const float *map = ec_dynamic_map();
     for (int p = 0; p < 3; p++)
