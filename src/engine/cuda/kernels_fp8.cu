@@ -61,8 +61,7 @@ struct Fp8 {
     }
     template <typename T> __device__ static void load_pairs(const float *, uint32_t *) {}
     template <typename T>
-    __device__ static uint32_t piece_scale(const ec_cuda_packed_weight &, const float *, int,
-                                           const Piece &)
+    __device__ static uint32_t piece_scale(const float *, const Piece &)
     {
         return 0; /* unused: the row scale goes to the finished sums (out_scale) */
     }

@@ -40,7 +40,7 @@ template <bool DQ> struct Nf4 {
     {
         if (!valid) {
             p.code = make_uint4(0x77777777u, 0x77777777u, 0x77777777u, 0x77777777u);
-            p.scale = {0.0f, 0u};
+            p.scale = {0.0f, 0u, 0.0f};
             return;
         }
         int rb = (w.cols + 1) / 2;
@@ -48,20 +48,21 @@ template <bool DQ> struct Nf4 {
         p.scale = ec_nf4_absmax_load<DQ>(w, row, c / EC_NF4_BLOCK);
     }
 
-    /* Fills the pair table from the values in s_tab (all threads of the block). */
+    /* Fills the pair table from the values in s_tab (all threads of the block), four lanes'
+     * copies per 16-byte store. */
     template <typename T> __device__ static void load_pairs(const float *s_tab, uint32_t *s_pairs)
     {
-        for (int i = threadIdx.x; i < 256 * 32; i += blockDim.x) {
-            int e = i >> 5, lane = i & 31;
-            s_pairs[e * 64 + lane] = ec_pack2<T>(s_tab[e >> 4], s_tab[e & 15]);
+        for (int i = threadIdx.x; i < 256 * 8; i += blockDim.x) {
+            int e = i >> 3, quad = i & 7;
+            uint32_t v = ec_pack2<T>(s_tab[e >> 4], s_tab[e & 15]);
+            reinterpret_cast<uint4 *>(s_pairs)[e * 16 + quad] = make_uint4(v, v, v, v);
         }
     }
     /* The piece's block absmax in T, twice. */
     template <typename T>
-    __device__ static uint32_t piece_scale(const ec_cuda_packed_weight &w, const float *s_tab,
-                                           int row, const Piece &p)
+    __device__ static uint32_t piece_scale(const float *s_tab, const Piece &p)
     {
-        float a = ec_nf4_absmax_decode<DQ>(w, s_tab + 16, row, p.scale);
+        float a = ec_nf4_absmax_decode<DQ>(s_tab + 16, p.scale);
         return ec_pack2<T>(a, a);
     }
     /* k-step s of a piece: columns 4s .. 4s+3, i.e. bytes b = 2(s & 1) and b + 1 of word s / 2,

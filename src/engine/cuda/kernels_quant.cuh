@@ -150,14 +150,15 @@ __device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
     __syncthreads();
 }
 
-/* The nf4 block absmax of (row, block blk) in two halves, so a GEMV can request the bytes before
- * the tables are in shared memory: ec_nf4_absmax_load reads the fp32 absmax (nf4) or the 8-bit
- * code and its second-level scale (nf4-dq); ec_nf4_absmax_decode turns the latter into
- * map[q] * absmax2 + offset with two roundings, no fma, as the CPU does (map = the dynamic map
- * [256], in shared memory). */
+/* The nf4 block absmax of (row, block blk) in two halves, so a kernel can request the bytes
+ * before the tables are in shared memory: ec_nf4_absmax_load reads the fp32 absmax (nf4) or the
+ * 8-bit code, its second-level scale and its segment's offset (nf4-dq); ec_nf4_absmax_decode
+ * turns the latter into map[q] * absmax2 + offset with two roundings, no fma, as the CPU does
+ * (map = the dynamic map [256], in shared memory). */
 struct ec_nf4_absmax_raw {
-    float v; /* nf4: the absmax; nf4-dq: the segment's second-level absmax of the block */
-    unsigned q; /* nf4-dq: the block's 8-bit code */
+    float v;      /* nf4: the absmax; nf4-dq: the segment's second-level absmax of the block */
+    unsigned q;   /* nf4-dq: the block's 8-bit code */
+    float offset; /* nf4-dq: the segment's offset */
 };
 
 /* The nf4-dq segment of a row (constant indices only: a dynamic index would copy the parameter
@@ -174,26 +175,25 @@ __device__ __forceinline__ ec_nf4_absmax_raw ec_nf4_absmax_load(const ec_cuda_pa
                                                                 int row, int blk)
 {
     int nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
-    if (!DQ) return {__ldg(w.scales + (size_t)row * nb + blk), 0u};
+    if (!DQ) return {__ldg(w.scales + (size_t)row * nb + blk), 0u, 0.0f};
     ec_cuda_dq_segment sg = ec_nf4_segment_of(w, row);
     size_t i = (size_t)(row - sg.row0) * nb + blk;
-    return {__ldg(sg.qscale_absmax + i / EC_NF4_DQ_BLOCK), (unsigned)__ldg(sg.qscales + i)};
+    return {__ldg(sg.qscale_absmax + i / EC_NF4_DQ_BLOCK), (unsigned)__ldg(sg.qscales + i),
+            sg.qscale_offset};
 }
 
 template <bool DQ>
-__device__ __forceinline__ float ec_nf4_absmax_decode(const ec_cuda_packed_weight &w,
-                                                      const float *map, int row,
-                                                      ec_nf4_absmax_raw a)
+__device__ __forceinline__ float ec_nf4_absmax_decode(const float *map, ec_nf4_absmax_raw a)
 {
     if (!DQ) return a.v;
-    return __fadd_rn(__fmul_rn(map[a.q], a.v), ec_nf4_segment_of(w, row).qscale_offset);
+    return __fadd_rn(__fmul_rn(map[a.q], a.v), a.offset);
 }
 
 template <bool DQ>
 __device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_packed_weight &w,
                                                      const float *map, int row, int blk)
 {
-    return ec_nf4_absmax_decode<DQ>(w, map, row, ec_nf4_absmax_load<DQ>(w, row, blk));
+    return ec_nf4_absmax_decode<DQ>(map, ec_nf4_absmax_load<DQ>(w, row, blk));
 }
 
 /* ---- tensor cores, batch 1..16 (qmma_kernel; qgemm_kernel below takes 17..64) ----
@@ -231,18 +231,16 @@ __device__ __forceinline__ ec_qmma_rows<MT> ec_qmma_rows_of(int group, int out_r
     return r;
 }
 
-/* The block scales of a stage's pieces (rows r.a[m] and r.b[m]) as 16-bit pairs of type T; unused
- * by formats that scale the finished sums instead (out_scale). */
+/* The block scales of a stage's pieces as 16-bit pairs of type T; unused by formats that scale
+ * the finished sums instead (out_scale). */
 template <class F, typename T, int MT>
-__device__ __forceinline__ void ec_qmma_scales(const ec_cuda_packed_weight &w, const float *s_tab,
-                                               const ec_qmma_rows<MT> &r,
-                                               const ec_qmma_stage<F, MT> &s, uint32_t (&sa)[MT],
-                                               uint32_t (&sb)[MT])
+__device__ __forceinline__ void ec_qmma_scales(const float *s_tab, const ec_qmma_stage<F, MT> &s,
+                                               uint32_t (&sa)[MT], uint32_t (&sb)[MT])
 {
 #pragma unroll
     for (int m = 0; m < MT; m++) {
-        sa[m] = F::template piece_scale<T>(w, s_tab, r.a[m], s.a[m]);
-        sb[m] = F::template piece_scale<T>(w, s_tab, r.b[m], s.b[m]);
+        sa[m] = F::template piece_scale<T>(s_tab, s.a[m]);
+        sb[m] = F::template piece_scale<T>(s_tab, s.b[m]);
     }
 }
 
@@ -352,12 +350,11 @@ __global__ void __launch_bounds__(KS * 32)
     ec_load_qtables<F, T>(w, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
 
-    auto use = [&](int j, int i, const ec_qmma_stage<F, MT> &s) {
+    auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
-        ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
         int c = col(i);
         uint32_t sa[MT], sb[MT];
-        ec_qmma_scales<F, T, MT>(w, s_tab, r, s, sa, sb);
+        ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             uint32_t a[MT][4];
@@ -403,7 +400,7 @@ __global__ void __launch_bounds__(KS * 32)
 #pragma unroll
         for (int u = 0; u < S; u++) {
             if (s0 + u >= total) break;
-            use(uj, ui, st[u]);
+            use(ui, st[u]);
             if (s0 + u + S < total) request(st[u]);
             if (++ui == per) {
                 finish(uj);
@@ -550,9 +547,9 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     cursor at = {u0 / nchunks, u0 % nchunks}; /* the unit in use */
     ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
 
-    auto use = [&](int rb, const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
+    auto use = [&](const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
         uint32_t sa[MT], sb[MT];
-        ec_qmma_scales<F, T, MT>(w, s_tab, rows_of(rb), s, sa, sb);
+        ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             uint4 bx[NT]; /* k-steps 2kk (.x, .y) and 2kk + 1 (.z, .w) of token 8n + g */
@@ -629,7 +626,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
                 ec_cp_async_wait<0>();
             }
             __syncthreads();
-            use(at.rb, st[v], s_x[i & 1]);
+            use(st[v], s_x[i & 1]);
             if (i + S < total) request(st[v]);
             if (block_ends || i + 1 == total) finish(at.rb);
             advance(at);
