@@ -133,17 +133,43 @@ __device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, i
     }
 }
 
-/* Copies the format tables (nf4 values, dynamic map) into shared memory and builds the
- * format's per-lane lookup table for activation type T from them (F::load_pairs, in the kernel's
- * F::PAIR_BYTES of dynamic shared memory); every thread of the block must call it (it ends with
- * __syncthreads). */
+/* The format tables (nf4 values, dynamic map) of a kernel, in two steps: ec_fetch_qtables reads
+ * each thread's share into registers at the kernel's start, so the load travels with the first
+ * weight requests instead of queueing behind them (a CTA's first chunks wait for the tables);
+ * ec_store_qtables puts them into shared memory and builds the format's per-lane lookup table
+ * for activation type T from them (F::load_pairs, in the kernel's F::PAIR_BYTES of dynamic shared
+ * memory). Blocks have at least QTAB_MIN_THREADS threads; every thread must call both (the
+ * second ends with __syncthreads). */
+enum {
+    QTAB_MIN_THREADS = 128,
+    QTAB_PER_THREAD = (EC_CUDA_QTABLES_FLOATS + QTAB_MIN_THREADS - 1) / QTAB_MIN_THREADS
+};
+struct ec_qtables_regs {
+    float v[QTAB_PER_THREAD];
+};
+
+template <class F>
+__device__ __forceinline__ ec_qtables_regs ec_fetch_qtables(const ec_cuda_packed_weight &w)
+{
+    ec_qtables_regs r;
+#pragma unroll
+    for (int k = 0; k < QTAB_PER_THREAD; k++) {
+        int i = threadIdx.x + k * blockDim.x;
+        r.v[k] = F::TABLES && i < EC_CUDA_QTABLES_FLOATS ? __ldg(w.tables + i) : 0.0f;
+    }
+    return r;
+}
+
 template <class F, typename T>
-__device__ __forceinline__ void ec_load_qtables(const ec_cuda_packed_weight &w,
-                                                float *s_tab /* [272] */, uint32_t *s_pairs)
+__device__ __forceinline__ void ec_store_qtables(const ec_qtables_regs &r,
+                                                 float *s_tab /* [272] */, uint32_t *s_pairs)
 {
     if (F::TABLES) {
-        for (int i = threadIdx.x; i < EC_CUDA_QTABLES_FLOATS; i += blockDim.x)
-            s_tab[i] = w.tables[i];
+#pragma unroll
+        for (int k = 0; k < QTAB_PER_THREAD; k++) {
+            int i = threadIdx.x + k * blockDim.x;
+            if (i < EC_CUDA_QTABLES_FLOATS) s_tab[i] = r.v[k];
+        }
         __syncthreads();
         F::template load_pairs<T>(s_tab, s_pairs);
     }
@@ -202,7 +228,7 @@ __device__ __forceinline__ float ec_nf4_block_absmax(const ec_cuda_packed_weight
  * and the KS warps of a CTA split the group's 128-column chunks, their partial sums meeting in
  * shared memory in a fixed order. A CTA streams its row groups (blockIdx.x, + gridDim.x, ...;
  * the grid is one wave) as one sequence per warp, S chunks deep: the first S requests go out
- * before the tables load and before waiting for the previous kernel (weights are no step data),
+ * with the tables' fetch, before the wait for the previous kernel (weights are no step data),
  * and a stage is refilled as soon as it is decoded, also across a group boundary, so HBM keeps
  * S chunks per warp in flight while the SMs decode, multiply and reduce. */
 template <class F, int MT> struct ec_qmma_stage {
@@ -305,6 +331,7 @@ __global__ void __launch_bounds__(KS * 32)
 {
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
+    static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
     __shared__ float s_red[KS - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
@@ -328,6 +355,7 @@ __global__ void __launch_bounds__(KS * 32)
     for (int i = 0; i < NACC; i++)
         flat[i] = 0.0f;
 
+    ec_qtables_regs tables = ec_fetch_qtables<F>(w);
     ec_qmma_stage<F, MT> st[S];
     int rj = 0, ri = 0; /* the request cursor: group j, chunk i */
     auto request = [&](ec_qmma_stage<F, MT> &s) {
@@ -347,7 +375,7 @@ __global__ void __launch_bounds__(KS * 32)
 #pragma unroll
     for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
-    ec_load_qtables<F, T>(w, s_tab, s_pairs);
+    ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
@@ -497,6 +525,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
 {
     constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
+    static_assert(QGEMM_WARPS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
     __shared__ ec_qgemm_xtile<NT> s_x[2];
@@ -527,6 +556,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     for (int i = 0; i < NACC; i++)
         flat[i] = 0.0f;
 
+    ec_qtables_regs tables = ec_fetch_qtables<F>(w);
     ec_qmma_stage<F, MT> st[S];
     cursor rq = {u0 / nchunks, u0 % nchunks}; /* the request cursor */
     auto request = [&](ec_qmma_stage<F, MT> &s) {
@@ -542,7 +572,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
 #pragma unroll
     for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
-    ec_load_qtables<F, T>(w, s_tab, s_pairs);
+    ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x, y and the split scratch belong to the step (see ec_launch) */
     cursor at = {u0 / nchunks, u0 % nchunks}; /* the unit in use */
     ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
