@@ -268,20 +268,32 @@ __device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows,
  * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block instead, as many waves as that takes (the
  * grid before session 5; docs/performance.md compares the two). The residency is asked once per
  * kernel, device and thread. */
+/* The current device's SM count (asked once per device and thread; 0 if it cannot be had). */
+static int ec_sm_count(void)
+{
+    static thread_local int cached_dev = -1, sms = 0;
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            sms = 0;
+        cached_dev = dev;
+    }
+    return sms;
+}
+
 template <auto Kernel>
 static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t dyn_smem = 0)
 {
     static thread_local int cached_dev = -1, resident = 0;
     int dev = 0;
     if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
-        int sms = 0, per_sm = 0;
+        int per_sm = 0;
         const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
         resident = 0; /* 0: one round per block */
         if (!(env && !strcmp(env, "0")) &&
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) ==
                 cudaSuccess)
-            resident = sms * per_sm;
+            resident = ec_sm_count() * per_sm;
         cached_dev = dev;
     }
     int slots = resident > 0 ? resident * per_block : units;

@@ -667,18 +667,24 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
 
 /* ---- launch: tensor cores at every batch ---- */
 
+/* Row groups of MT row tiles (16 weight rows, 8 SiLU·mul features each) of a weight. */
+template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, int mt)
+{
+    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
+    int per_group = mt * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
+    return (out_rows + per_group - 1) / per_group;
+}
+
 /* Up to 16 token rows: 8 warps split the columns, each with F::MMA_STAGES chunks in flight. */
-template <class F, typename T, int NT, int MODE, bool VEC>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
     constexpr int KS = 8;
-    constexpr auto kernel = qmma_kernel<F, T, QMMA_MTILES, NT, KS, F::MMA_STAGES, MODE, VEC>;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::MMA_STAGES, MODE, VEC>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
-    int out_rows = MODE == EC_GEMV_SILU_MUL ? w.rows / 2 : w.rows;
-    int per_group = QMMA_MTILES * (MODE == EC_GEMV_SILU_MUL ? 8 : 16);
-    int groups = (out_rows + per_group - 1) / per_group;
+    int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
                      dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
@@ -722,8 +728,16 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
                                   void *y, int ldy, const ec_cuda_qsplit *split,
                                   cudaStream_t stream)
 {
-    if (batch <= 8) return ec_qlaunch_mma_nt<F, T, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-    if (batch <= 16) return ec_qlaunch_mma_nt<F, T, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    if (batch <= 8) {
+        /* Two row tiles per warp share each activation fragment; a weight with fewer such row
+         * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
+         * one, so that every SM streams. */
+        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
+            return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    }
+    if (batch <= 16)
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 32)
         return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
     return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
