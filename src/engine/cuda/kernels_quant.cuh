@@ -12,8 +12,9 @@
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
  *     columns, so y^T = W x^T needs no transposes (W row-major = A row-major, x [batch][cols] =
  *     B column-major) and small batches waste no M. In qmma_kernel a CTA holds 8 warps that split
- *     the columns in chunks of 128 and QMMA_MTILES row tiles per warp; partial sums meet in
- *     shared memory, in a fixed order (see qmma_kernel for the streaming).
+ *     the columns in chunks of 128 and QMMA_MTILES row tiles per warp (one for narrow weights,
+ *     see ec_qlaunch_mma); partial sums meet in shared memory, in a fixed order (see qmma_kernel
+ *     for the streaming).
  *     Each lane loads, per 128-column chunk and per A row it owns (g and g+8 of each tile), the
  *     32 consecutive columns [32t, 32t+32) with 16-byte loads, and feeds them to the 8 k-steps of
  *     16 as columns {32t+4s .. 32t+4s+3} for step s. This is a fixed permutation of k inside the
