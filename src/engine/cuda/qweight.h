@@ -143,8 +143,8 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
  * fused epilogue above), no host synchronisation: graph-capturable. Reference: one linear per
  * segment with the libraries' separate launches and, for int8-mixed, their host synchronisation
  * on the outlier count; the add and SiLU·mul are separate kernels.
- * Packed formats (nf4, nf4-dq, fp8): fused = ec_cuda_packed_linear_fused (GEMV for 1 row,
- * tensor-core kernel up to EC_CUDA_QMMA_MAX_BATCH), one launch per call, and above that (prefill
+ * Packed formats (nf4, nf4-dq, fp8): fused = ec_cuda_packed_linear_fused (tensor-core kernels
+ * from 1 row up to EC_CUDA_QMMA_MAX_BATCH), one launch per call, and above that (prefill
  * chunks) the reference dataflow's dequantize + cuBLAS; reference = ec_cuda_packed_linear_reference
  * over the whole weight (nf4-dq absmax decode, naive GEMV at batch 1 or dequant + cuBLAS GEMM,
  * then SiLU·mul), no host synchronisation either.
