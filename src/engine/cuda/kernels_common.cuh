@@ -261,15 +261,8 @@ __device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows,
     c = __ldcs(w + (size_t)r.y * n16 + k);
 }
 
-/* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
- * shared memory) over `units` units of work (GEMV row pairs, per_block per block at a time: one
- * per warp; tensor-core row groups: one per block): at most one wave of the blocks the device
- * holds at once, each block streaming the same number of units to within one round. With
- * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block instead, as many waves as that takes (the
- * grid before session 5; docs/performance.md compares the two). The residency is asked once per
- * kernel, device and thread. */
 /* The current device's SM count (asked once per device and thread; 0 if it cannot be had). */
-static int ec_sm_count(void)
+static inline int ec_sm_count(void)
 {
     static thread_local int cached_dev = -1, sms = 0;
     int dev = 0;
@@ -281,6 +274,13 @@ static int ec_sm_count(void)
     return sms;
 }
 
+/* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
+ * shared memory) over `units` units of work (GEMV row pairs, per_block per block at a time: one
+ * per warp; tensor-core row groups: one per block): at most one wave of the blocks the device
+ * holds at once, each block streaming the same number of units to within one round. With
+ * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block instead, as many waves as that takes (the
+ * grid before session 5; docs/performance.md compares the two). The residency is asked once per
+ * kernel, device and thread. */
 template <auto Kernel>
 static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t dyn_smem = 0)
 {
