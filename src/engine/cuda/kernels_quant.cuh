@@ -7,8 +7,8 @@
  *     for 128-row CTAs, columns split across CTAs; see its section): tensor cores, weights read
  *     once per 64 token rows. Batch 1 runs on tensor cores too, with 7 of the 8 token columns
  *     empty: the MMA does the multiply-adds of 256 weights in one instruction, so a lane spends
- *     about one instruction per weight on decoding instead of the three or four of an fp32 GEMV
- *     (docs/performance.md, session 12).
+ *     0.75 (fp8) to 1.5 (nf4) instructions per weight on decoding instead of the three or four of
+ *     an fp32 GEMV (docs/performance.md, session 12).
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
  *     columns, so y^T = W x^T needs no transposes (W row-major = A row-major, x [batch][cols] =
  *     B column-major) and small batches waste no M. In qmma_kernel a CTA holds 8 warps that split
