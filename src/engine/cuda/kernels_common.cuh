@@ -182,20 +182,20 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
 }
 
-/* ---- the weight stream of the decode GEMVs (fp16, int8, nf4/fp8) ----
+/* ---- the weight stream of the decode GEMVs (fp16, int8) ----
  * A GEMV's unit of work is a pair of weight rows (ec_gemv_pair_rows). Warp w of a grid of W
  * warps owns pairs w, w + W, w + 2W, ... and streams them as one sequence: lane l reads chunks
  * l, l+32, l+64, ... of each pair's two rows, U chunks per row in flight, and refills a slot as
  * soon as it is consumed, so the loads of the next pair travel while the current one is used.
- * A row of 4096 columns is 16 rounds of 16-byte loads per lane in fp16 but one round in nf4:
- * with one pair per warp a 4-bit warp would load once, wait a full HBM latency, compute and
- * exit, and HBM would idle between its warps' rounds. load(p, k, a, c) requests chunk k of pair
+ * A row of 4096 columns is 16 rounds of 16-byte loads per lane in fp16 but 8 in int8 (and was
+ * one in the former nf4 GEMV): with one pair per warp a warp would load a few times, wait a full
+ * HBM latency, compute and exit, and HBM would idle between its warps' rounds. load(p, k, a, c) requests chunk k of pair
  * p's rows into a and c, use(p, k, a, c) consumes them in order, finish(p) runs on the whole
  * warp after pair p's last chunk (reductions, epilogue). The first U requests go out before
  * ready() runs, and ready() must call ec_wait_inputs(): weights are no step data (see
  * ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of the previous
- * kernel instead of following it. ready() is also where block-wide set-up goes (tables,
- * __syncthreads), so every warp of the block must call this, also a warp without pairs. */
+ * kernel instead of following it. ready() is also where block-wide set-up goes (shared
+ * memory, __syncthreads), so every warp of the block must call this, also a warp without pairs. */
 template <int U, typename Chunk, typename Load, typename Ready, typename Use, typename Finish>
 __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load load, Ready ready,
                                                 Use use, Finish finish)

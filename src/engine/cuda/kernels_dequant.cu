@@ -81,11 +81,7 @@ extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
  * gets longer runs per CTA instead (ec_qlaunch_gemm_nt). */
 static int qsplit_ctas(void)
 {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        return 0;
-    return 2 * sms;
+    return 2 * ec_sm_count();
 }
 static size_t qsplit_partial_bytes(int ctas)
 {
