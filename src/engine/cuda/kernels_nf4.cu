@@ -26,8 +26,7 @@ template <bool DQ> struct Nf4 {
      * lane * 4 in bits 0-7). The other half of each 256-byte row is unused: a 128-byte stride
      * would need a shift per lookup. */
     static constexpr int PAIR_BYTES = 256 * 256;
-    static constexpr int MMA_STAGES = 2; /* chunks in flight per tensor-core warp */
-    static constexpr int MMA_CTAS = 3;
+    static constexpr int MMA_STAGES = 4; /* chunks in flight per tensor-core warp */
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;
