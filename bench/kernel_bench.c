@@ -96,7 +96,7 @@ static int run_qlinear(void *p)
 static int run_gemv(void *p)
 {
     gemv_ctx *c = p;
-    return ec_cuda_gemv(EC_CUDA_F16, c->mode, c->w, c->x, NULL, c->batch, c->rows, c->cols, c->y,
+    return ec_cuda_gemv(EC_CUDA_F16, c->mode, c->w, c->x, c->batch, c->rows, c->cols, c->y,
                         c->rows, c->st);
 }
 

@@ -47,8 +47,7 @@ int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, cudaStre
 int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);
 
 /* ---- kernels_norm.cu ---- */
-/* An RMSNorm as the first step of a later kernel (ec_cuda_int8_prepare; at batch 1 the GEMV and
- * the fused packed linears, up to EC_CUDA_NORM_FUSED_MAX_COLS columns): rows of the fp32
+/* An RMSNorm as the first step of a later kernel (ec_cuda_int8_prepare): rows of the fp32
  * residual stream x start x_stride apart, w [dim] is the norm's weight. */
 typedef struct {
     const float *x;
@@ -56,8 +55,6 @@ typedef struct {
     const float *w;
     float eps;
 } ec_cuda_norm;
-/* The widest row a linear normalises itself (in shared memory, 16 KB of 16-bit values). */
-#define EC_CUDA_NORM_FUSED_MAX_COLS 8192
 /* out [rows][dim] (16-bit) = x[r] * w / sqrt(mean(x[r]^2) + eps); row r of x starts at
  * x + r*x_stride (fp32), so the prefill can normalise only each sequence's last position. */
 int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride, const float *w /* [dim] */,
@@ -71,13 +68,9 @@ typedef enum {
 } ec_gemv_mode;
 /* w [rows or 2*rows][cols] (16-bit, row-major), x [batch][cols] (16-bit); cols % 8 == 0 (the
  * 16-byte loads; the backend pads odd widths with zero columns), ldy >= rows,
- * 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH. norm: NULL, or at batch 1 (cols <=
- * EC_CUDA_NORM_FUSED_MAX_COLS) the RMSNorm of width cols whose output is the input: every block
- * computes it itself, bit-identical to ec_cuda_rmsnorm's row, and x is not read (one kernel
- * boundary less per norm in a decode step). */
-int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x,
-                 const ec_cuda_norm *norm, int batch, int rows, int cols, void *y, int ldy,
-                 cudaStream_t stream);
+ * 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH. */
+int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
+                 int rows, int cols, void *y, int ldy, cudaStream_t stream);
 
 /* ---- linear.cu: the GEMV for small batches, cuBLAS (fp32 compute) above ---- */
 /* As ec_cuda_gemv for any batch >= 1. For EC_GEMV_SILU_MUL above the GEMV batch, the GEMM writes

@@ -66,20 +66,14 @@ static int check_qweight(const ec_cuda_packed_weight *w, ec_gemv_mode mode, int 
 }
 
 extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
-                                           const ec_cuda_packed_weight *w, const void *x,
-                                           const ec_cuda_norm *norm, int ldx, int batch, void *y,
-                                           int ldy, const ec_cuda_qsplit *split,
-                                           cudaStream_t stream)
+                                           const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                           int batch, void *y, int ldy,
+                                           const ec_cuda_qsplit *split, cudaStream_t stream)
 {
     if (check_qweight(w, mode, ldx, batch, ldy, "fused")) return -1;
-    if (norm && (batch != 1 || w->cols > EC_CUDA_NORM_FUSED_MAX_COLS))
-        return ec_set_error("fused %s linear: the fused RMSNorm needs batch 1 and at most %d "
-                            "columns (batch %d, cols %d)",
-                            ec_precision_name(w->prec), EC_CUDA_NORM_FUSED_MAX_COLS, batch,
-                            w->cols);
     if (w->prec == EC_PREC_FP8)
-        return ec_cuda_fp8_fused(t, mode, w, x, norm, ldx, batch, y, ldy, split, stream);
-    return ec_cuda_nf4_fused(t, mode, w, x, norm, ldx, batch, y, ldy, split, stream);
+        return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, split, stream);
+    return ec_cuda_nf4_fused(t, mode, w, x, ldx, batch, y, ldy, split, stream);
 }
 
 /* ---- the fused family's split scratch ---- */

@@ -21,50 +21,6 @@ __device__ __forceinline__ void ec_rmsnorm_held_w(const float *w, int dim, float
     }
 }
 
-/* 1 / sqrt(mean of squares + eps) from a row's sum of squares: the one expression every RMSNorm
- * kernel uses. */
-__device__ __forceinline__ float ec_rmsnorm_inv(float sum_sq, int dim, float eps)
-{
-    return rsqrtf(sum_sq / (float)dim + eps);
-}
-
-/* out [pad] (16-bit, shared memory) = the RMSNorm of one row, bit-identical to
- * ec_rmsnorm_rows', zeros in [dim, pad), by a block of THREADS threads (a divisor of
- * EC_NORM_THREADS) inside a linear that normalises its own input (ec_cuda_norm): thread t stands
- * in for threads t, t + THREADS, ... of an EC_NORM_THREADS block, so every partial sum of squares
- * takes the same columns in the same order and the block sum the same tree. dim <= EC_NORM_HELD
- * x EC_NORM_THREADS. The second pass re-reads the row from L1. scratch holds 32 floats. Every
- * thread of the block calls it; the row is complete in out when it returns. */
-template <typename T, int THREADS>
-__device__ __forceinline__ void ec_rmsnorm_row_to_shared(const float *row, const float *w,
-                                                         int dim, float eps, T *out, int pad,
-                                                         float *scratch)
-{
-    constexpr int nt = EC_NORM_THREADS, V = nt / THREADS;
-    static_assert(V * THREADS == nt && THREADS % 32 == 0, "THREADS must divide EC_NORM_THREADS");
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    float ss[V];
-#pragma unroll
-    for (int v = 0; v < V; v++) {
-        ss[v] = 0.0f;
-#pragma unroll
-        for (int i = 0; i < EC_NORM_HELD; i++) {
-            int c = threadIdx.x + v * THREADS + i * nt;
-            if (c < dim) ss[v] = fmaf(row[c], row[c], ss[v]);
-        }
-        ss[v] = ec_warp_sum(ss[v]);
-    }
-    __syncthreads(); /* scratch may still be read by the caller */
-    if (lane == 0)
-#pragma unroll
-        for (int v = 0; v < V; v++) scratch[warp + v * (THREADS / 32)] = ss[v];
-    __syncthreads();
-    float inv = ec_rmsnorm_inv(ec_warp_sum(scratch[lane]), dim, eps);
-    for (int c = threadIdx.x; c < pad; c += THREADS)
-        out[c] = c < dim ? ec_from_f32<T>(row[c] * inv * w[c]) : ec_from_f32<T>(0.0f);
-    __syncthreads();
-}
-
 /* out [r][dim] (16-bit, rows ldo apart) = rows[r] [dim] * w [dim] / sqrt(mean(rows[r]^2) + eps)
  * for the n <= N rows rows + r * stride, by a block of EC_NORM_THREADS threads: thread t takes
  * columns t, t + EC_NORM_THREADS, ... of every row, and one block reduction serves all rows (a
@@ -101,7 +57,7 @@ __device__ __forceinline__ void ec_rmsnorm_rows(const float *rows, size_t stride
         if (r >= n) break;
         const float *row = rows + r * stride;
         T *o = out + r * ldo;
-        float inv = ec_rmsnorm_inv(ss[r], dim, eps);
+        float inv = rsqrtf(ss[r] / (float)dim + eps);
 #pragma unroll
         for (int i = 0; i < HELD; i++) {
             int c = threadIdx.x + i * nt;

@@ -36,7 +36,6 @@
 
 #include "cuda_check.h"
 #include "kernels_common.cuh"
-#include "kernels_norm.cuh"
 #include "kernels_quant.h"
 
 enum {
@@ -326,21 +325,17 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
     }
 }
 
-/* NORM (batch 1): x is not read; the block normalises `norm`'s row (w.cols wide) into s_x, after
- * the pair table in dynamic shared memory, zero-padded to whole chunks (see ec_cuda_norm). */
-template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM>
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32)
-    qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, const ec_cuda_norm norm,
-                int ldx, int batch, void *y, int ldy)
+    qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
+                int ldy)
 {
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
-    static_assert(!NORM || NT == 1, "the fused norm serves one token row");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, then NORM's s_x */
+    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
     __shared__ float s_red[KS - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
-    T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
     int ngroups = (out_rows + MT * (SILU ? 8 : 16) - 1) / (MT * (SILU ? 8 : 16));
@@ -383,9 +378,6 @@ __global__ void __launch_bounds__(KS * 32)
         if (u < total) request(st[u]);
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
-    if constexpr (NORM)
-        ec_rmsnorm_row_to_shared<T, KS * 32>(norm.x, norm.w, w.cols, norm.eps, s_x,
-                                             nchunks * QMMA_CHUNK, &s_red[0][0][0]);
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
@@ -399,10 +391,9 @@ __global__ void __launch_bounds__(KS * 32)
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 int tok = 8 * n + g; /* B column g of tile n */
-                uint2 bx = make_uint2(0, 0);
-                if (tok < batch && c < w.cols)
-                    bx = NORM ? *reinterpret_cast<const uint2 *>(s_x + c + 4 * k)
-                              : ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
+                uint2 bx = tok < batch && c < w.cols
+                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
+                               : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
                     ec_mma16816<T>(acc[m][n], a[m], bx);
@@ -685,62 +676,18 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
     return (out_rows + per_group - 1) / per_group;
 }
 
-/* Up to 16 token rows: 8 warps split the columns, each with F::MMA_STAGES chunks in flight;
- * NORM (batch 1) adds the normalised row's shared memory (the widest the fused norm takes, so a
- * kernel's residency, asked once, holds for every weight). */
-enum { QMMA_WARPS = 8 };
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM>
-constexpr auto ec_qmma_kernel =
-    qmma_kernel<F, T, MT, NT, QMMA_WARPS, F::MMA_STAGES, MODE, VEC, NORM>;
-template <class F, typename T, bool NORM>
-constexpr size_t ec_qmma_smem =
-    F::PAIR_BYTES + (NORM ? EC_CUDA_NORM_FUSED_MAX_COLS * sizeof(T) : 0);
-
-/* The one-wave grid of ec_qmma_kernel<MT> over a weight: CTAs, and the weight rows (SiLU·mul
- * features) its busiest CTA streams. */
-struct ec_qmma_grid {
-    unsigned ctas;
-    int rows_per_cta;
-};
-template <class F, typename T, int MT, int MODE, bool VEC, bool NORM>
-static ec_qmma_grid ec_qmma_grid_of(const ec_cuda_packed_weight &w)
+/* Up to 16 token rows: 8 warps split the columns, each with F::MMA_STAGES chunks in flight. */
+template <class F, typename T, int MT, int NT, int MODE, bool VEC>
+static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
+                                     int batch, void *y, int ldy, cudaStream_t stream)
 {
-    int groups = ec_qmma_groups<MODE>(w, MT);
-    unsigned ctas = ec_stream_blocks<ec_qmma_kernel<F, T, MT, 1, MODE, VEC, NORM>>(
-        groups, 1, QMMA_WARPS * 32, ec_qmma_smem<F, T, NORM>);
-    int per_cta = (groups + (int)ctas - 1) / (int)ctas;
-    return {ctas, per_cta * MT * (MODE == EC_GEMV_SILU_MUL ? 8 : 16)};
-}
-
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM>
-static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
-                                     const ec_cuda_norm &norm, int ldx, int batch, void *y,
-                                     int ldy, cudaStream_t stream)
-{
-    constexpr auto kernel = ec_qmma_kernel<F, T, MT, NT, MODE, VEC, NORM>;
-    constexpr size_t smem = ec_qmma_smem<F, T, NORM>;
-    cudaError_t e = ec_smem_optin<kernel>(smem);
+    constexpr int KS = 8;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::MMA_STAGES, MODE, VEC>;
+    cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, QMMA_WARPS * 32, smem)),
-                     dim3(QMMA_WARPS * 32), smem, stream, w, x, norm, ldx, batch, y, ldy);
-}
-
-/* Up to 8 token rows: row groups of two tiles share each activation fragment, but where groups
- * of one tile leave the busiest CTA fewer rows, the launch takes those (Llama-2-7B's qkv: 384
- * groups of 32 rows on 264 CTAs give some CTAs two groups, 64 rows, where 768 groups of 16 give
- * at most three, 48; narrow weights, fewer groups than SMs, leave SMs idle with two tiles). */
-template <class F, typename T, int MODE, bool VEC, bool NORM>
-static cudaError_t ec_qlaunch_mma_narrow(const ec_cuda_packed_weight &w, const T *x,
-                                         const ec_cuda_norm &norm, int ldx, int batch, void *y,
-                                         int ldy, cudaStream_t stream)
-{
-    if (ec_qmma_grid_of<F, T, 1, MODE, VEC, NORM>(w).rows_per_cta <
-        ec_qmma_grid_of<F, T, QMMA_MTILES, MODE, VEC, NORM>(w).rows_per_cta)
-        return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC, NORM>(w, x, norm, ldx, batch, y, ldy,
-                                                              stream);
-    return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC, NORM>(w, x, norm, ldx, batch, y,
-                                                                   ldy, stream);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
+                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
 /* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64): runs of per_cta units
@@ -776,23 +723,22 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
 }
 
 /* Column tiles of 8 tokens: 1 or 2 of them in qmma_kernel (up to 16 token rows), 4 or 8 in
- * qgemm_kernel (up to 32, 64, and chunks of 64 above). norm: NULL, or at batch 1 the RMSNorm the
- * kernel computes its input with. */
+ * qgemm_kernel (up to 32, 64, and chunks of 64 above). */
 template <class F, typename T, int MODE, bool VEC>
-static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x,
-                                  const ec_cuda_norm *norm, int ldx, int batch, void *y, int ldy,
-                                  const ec_cuda_qsplit *split, cudaStream_t stream)
+static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
+                                  void *y, int ldy, const ec_cuda_qsplit *split,
+                                  cudaStream_t stream)
 {
-    ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
-    if (norm)
-        return ec_qlaunch_mma_narrow<F, T, MODE, VEC, true>(w, x, *norm, ldx, batch, y, ldy,
-                                                            stream);
-    if (batch <= 8)
-        return ec_qlaunch_mma_narrow<F, T, MODE, VEC, false>(w, x, none, ldx, batch, y, ldy,
-                                                             stream);
+    if (batch <= 8) {
+        /* Two row tiles per warp share each activation fragment; a weight with fewer such row
+         * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
+         * one, so that every SM streams. */
+        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
+            return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    }
     if (batch <= 16)
-        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC, false>(w, x, none, ldx, batch,
-                                                                        y, ldy, stream);
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 32)
         return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
     return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
@@ -800,39 +746,34 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x,
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is 8 x 8 tokens");
 
 template <class F, typename T, int MODE>
-static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x,
-                                   const ec_cuda_norm *norm, int ldx, int batch, void *y, int ldy,
-                                   const ec_cuda_qsplit *split, cudaStream_t stream)
+static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
+                                   void *y, int ldy, const ec_cuda_qsplit *split,
+                                   cudaStream_t stream)
 {
-    /* 16-byte loads need rows of codes and of activations on 16-byte boundaries (a fused norm's
-     * row sits in shared memory, aligned and padded). */
-    bool vec = w.cols % 32 == 0 && (norm || ldx % 8 == 0);
-    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, norm, ldx, batch, y, ldy, split, stream)
-               : ec_qlaunch_mma<F, T, MODE, false>(w, x, norm, ldx, batch, y, ldy, split, stream);
+    /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
+    bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
+    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, split, stream)
+               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, stream);
 }
 
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
 template <class F>
 static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
-                                   const ec_cuda_packed_weight *w, const void *x,
-                                   const ec_cuda_norm *norm, int ldx, int batch, void *y, int ldy,
-                                   const ec_cuda_qsplit *split, cudaStream_t stream)
+                                   const ec_cuda_packed_weight *w, const void *x, int ldx,
+                                   int batch, void *y, int ldy, const ec_cuda_qsplit *split,
+                                   cudaStream_t stream)
 {
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
         cudaError_t e =
             mode == EC_GEMV_STORE
-                ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, norm, ldx, batch, y, ldy, split,
-                                                       stream)
+                ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, split, stream)
             : mode == EC_GEMV_ADD
-                ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, norm, ldx, batch, y, ldy, split,
-                                                     stream)
-                : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, norm, ldx, batch, y, ldy, split,
-                                                          stream);
-        EC_CUDA_TRY(e, "launch of fused %s linear (batch %d, %d x %d, mode %d%s)",
-                    ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode,
-                    norm ? ", RMSNorm fused" : "");
+                ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, split, stream)
+                : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, split, stream);
+        EC_CUDA_TRY(e, "launch of fused %s linear (batch %d, %d x %d, mode %d)",
+                    ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
         return 0;
     });
 }

@@ -95,12 +95,10 @@ int ec_cuda_quant_tables(float **tables);
 
 /* Fused family: y as ec_cuda_gemv (STORE / ADD fp32 [batch][ldy], SILU_MUL 16-bit [batch][ldy])
  * from x [batch][ldx] (16-bit, ldx >= cols), batch >= 1, ldy >= output rows; split (may be NULL:
- * no column split, slower for narrow weights) sized for w->rows. norm as ec_cuda_gemv's (NULL, or
- * at batch 1 the RMSNorm the kernel computes its input with; x is then not read). */
+ * no column split, slower for narrow weights) sized for w->rows. */
 int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
-                                const void *x, const ec_cuda_norm *norm, int ldx, int batch,
-                                void *y, int ldy, const ec_cuda_qsplit *split,
-                                cudaStream_t stream);
+                                const void *x, int ldx, int batch, void *y, int ldy,
+                                const ec_cuda_qsplit *split, cudaStream_t stream);
 
 /* Reference family, same contract; cublas must be bound to `stream`. */
 int ec_cuda_packed_linear_reference(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode,
@@ -119,11 +117,11 @@ int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w, const floa
 /* ---- internal: the per-format fused launchers behind ec_cuda_packed_linear_fused (checked inputs)
  */
 int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
-                      const void *x, const ec_cuda_norm *norm, int ldx, int batch, void *y,
-                      int ldy, const ec_cuda_qsplit *split, cudaStream_t stream);
+                      const void *x, int ldx, int batch, void *y, int ldy,
+                      const ec_cuda_qsplit *split, cudaStream_t stream);
 int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
-                      const void *x, const ec_cuda_norm *norm, int ldx, int batch, void *y,
-                      int ldy, const ec_cuda_qsplit *split, cudaStream_t stream);
+                      const void *x, int ldx, int batch, void *y, int ldy,
+                      const ec_cuda_qsplit *split, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -26,7 +26,7 @@ extern "C" int ec_cuda_linear(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mo
                               void *y, int ldy, float *gu, cudaStream_t stream)
 {
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
-        return ec_cuda_gemv(t, mode, w, x, NULL, batch, rows, cols, y, ldy, stream);
+        return ec_cuda_gemv(t, mode, w, x, batch, rows, cols, y, ldy, stream);
     if (mode != EC_GEMV_SILU_MUL)
         return ec_cuda_gemm16(cublas, t, w, cols, x, cols, batch, rows, cols, (float *)y, ldy,
                               mode == EC_GEMV_ADD ? 1.0f : 0.0f);

@@ -352,9 +352,8 @@ static ec_cuda_packed_weight packed_of(const ec_cuda_qctx *c, const ec_cuda_qwei
     return pw;
 }
 
-/* norm: NULL, or the RMSNorm the fused kernel computes its input with (see qlinear). */
 static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
-                         const ec_cuda_norm *norm, const void *x, int batch, void *y, int ldy)
+                         const void *x, int batch, void *y, int ldy)
 {
     ec_cuda_packed_weight pw = packed_of(c, w);
     /* Calls of more than one tensor-core launch's token rows (prefill chunks) take the
@@ -363,7 +362,7 @@ static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gem
      * tensor cores far faster than re-decoding every weight tile per 64 rows; decode batches
      * stay on the one-pass kernels. */
     if (c->kernels != EC_KERNELS_REFERENCE && batch <= EC_CUDA_QMMA_MAX_BATCH)
-        return ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, &pw, x, norm, w->ldx, batch, y, ldy,
+        return ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y, ldy,
                                            &c->qsplit, c->stream);
     ec_cuda_packed_scratch scratch = {c->pabsmax, c->pw16, c->wide};
     return ec_cuda_packed_linear_reference(c->cublas, EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y,
@@ -387,26 +386,18 @@ static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode
                             c->shape.max_batch, c->shape.max_rows, c->shape.max_cols,
                             c->shape.quantized ? "" : ", no int8 scratch",
                             c->shape.packed ? "" : ", no nf4/fp8 tables");
-    int fused = c->kernels != EC_KERNELS_REFERENCE, fused_int8_path = fused && is_int8(w->prec);
-    /* In the fused family a single decode row's norm goes into the linear's kernel (the GEMV,
-     * the packed formats' tensor-core kernel), and the int8 decode prepare normalises by
-     * itself at every GEMV batch; elsewhere the norm kernel runs first. */
-    int norm_in_kernel =
-        fused && batch == 1 && w->cols <= EC_CUDA_NORM_FUSED_MAX_COLS &&
-        (ec_cuda_is_packed(w->prec) || (!is_int8(w->prec) && w->cols % 8 == 0));
-    if (norm && !norm_in_kernel && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH)) {
+    int fused_int8_path = c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec);
+    /* Only the decode prepare of the fused int8 path normalises by itself. */
+    if (norm && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH)) {
         if (ec_cuda_rmsnorm(act_dtype(w->prec), norm->x, norm->x_stride, norm->w, batch, w->cols,
                             norm->eps, x, c->stream))
             return -1;
         norm = NULL;
     }
-    if (ec_cuda_is_packed(w->prec)) return packed_linear(c, w, mode, norm, x, batch, y, ldy);
+    if (ec_cuda_is_packed(w->prec)) return packed_linear(c, w, mode, x, batch, y, ldy);
     if (c->kernels == EC_KERNELS_REFERENCE)
         return reference_linear(c, w, mode, x, batch, y, ldy, stat);
     if (fused_int8_path) return fused_int8(c, w, mode, norm, x, batch, y, ldy, stat);
-    if (norm)
-        return ec_cuda_gemv(act_dtype(w->prec), mode, w->data, NULL, norm, batch, out_rows,
-                            w->cols, y, ldy, c->stream);
     return ec_cuda_linear(c->cublas, act_dtype(w->prec), mode, w->data, x, batch, out_rows,
                           w->cols, y, ldy, c->wide, c->stream);
 }

@@ -151,11 +151,9 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
  * stat (may be NULL): device counters [2] += {outlier columns, calls} (int8-mixed only). */
 int ec_cuda_qlinear(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_mode mode,
                     const void *x, int batch, void *y, int ldy, unsigned long long *stat);
-/* ec_cuda_qlinear of x = rmsnorm(norm) [batch][w->cols] (16-bit scratch). The fused family
- * saves the norm's launch where it can: the int8 decode GEMV normalises inside its activation
- * prepare (which writes x), and at batch 1 the 16-bit GEMV and the packed formats' kernel
- * normalise in shared memory (x is not written; the linear's result is bit-identical). Every other
- * path runs ec_cuda_rmsnorm into x first. */
+/* ec_cuda_qlinear of x = rmsnorm(norm) [batch][w->cols] (16-bit, written to x: later kernels may
+ * read it). The fused int8 decode GEMV normalises inside its activation prepare, saving the
+ * norm's launch; every other path runs ec_cuda_rmsnorm first. */
 int ec_cuda_qlinear_normed(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_mode mode,
                            const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
                            unsigned long long *stat);

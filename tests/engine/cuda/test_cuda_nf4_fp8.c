@@ -322,7 +322,7 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
         s.w16 = dev_poisoned((size_t)rows * tw->cols * 2);
         s.gu = dev_poisoned((size_t)batch * rows * 4);
     }
-    int rc = fused ? ec_cuda_packed_linear_fused(t, mode, &tw->w, d_x, NULL, ldx, batch, d_y, ldy,
+    int rc = fused ? ec_cuda_packed_linear_fused(t, mode, &tw->w, d_x, ldx, batch, d_y, ldy,
                                                  &g_split, 0)
                    : ec_cuda_packed_linear_reference(cublas, t, mode, &tw->w, d_x, ldx, batch, d_y,
                                                      ldy, &s, 0);
@@ -395,55 +395,6 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
     free(y);
 }
 
-/* The RMSNorm fused into the batch-1 kernel: the result must be bit-identical to the norm kernel
- * followed by the fused linear (x NULL: the fused-norm launch may not read it). Returns 1 on a
- * mismatch. */
-static int check_fused_norm(const tweight *tw, ec_cuda_dtype t, ec_gemv_mode mode)
-{
-    int rows = tw->rows, cols = tw->cols, out = mode == EC_GEMV_SILU_MUL ? rows / 2 : rows;
-    int ldy = out + 3, stride = cols + 5;
-    float *res = malloc((size_t)stride * 4), *gamma = malloc((size_t)cols * 4),
-          *y0 = malloc((size_t)ldy * 4);
-    for (int i = 0; i < stride; i++)
-        res[i] = frand() * (float)(1 + i % 7);
-    for (int i = 0; i < cols; i++)
-        gamma[i] = 1.0f + 0.5f * frand();
-    for (int i = 0; i < ldy; i++)
-        y0[i] = frand();
-    float *d_res = dev_upload(res, (size_t)stride * 4);
-    float *d_gamma = dev_upload(gamma, (size_t)cols * 4);
-    void *d_xn = dev_poisoned((size_t)cols * 2);
-    size_t ybytes = (size_t)ldy * (mode == EC_GEMV_SILU_MUL ? 2 : 4);
-    void *d_y[2], *y[2];
-    for (int v = 0; v < 2; v++) {
-        d_y[v] = mode == EC_GEMV_ADD ? dev_upload(y0, ybytes) : dev_poisoned(ybytes);
-        y[v] = malloc(ybytes);
-    }
-    ec_cuda_norm norm = {d_res, (size_t)stride, d_gamma, 1e-5f};
-    kernel_ok(ec_cuda_rmsnorm(t, d_res, (size_t)stride, d_gamma, 1, cols, 1e-5f, d_xn, 0));
-    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw->w, d_xn, NULL, cols, 1, d_y[0], ldy,
-                                          &g_split, 0));
-    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw->w, NULL, &norm, cols, 1, d_y[1], ldy,
-                                          &g_split, 0));
-    for (int v = 0; v < 2; v++)
-        download(y[v], d_y[v], ybytes);
-    int bad = memcmp(y[0], y[1], ybytes) != 0;
-    if (bad)
-        print_error("FAIL %s %s %s %dx%d: the fused RMSNorm changed the result\n",
-                    ec_precision_name(tw->prec), dname(t), MODE_NAME[mode], rows, cols);
-    cudaFree(d_res);
-    cudaFree(d_gamma);
-    cudaFree(d_xn);
-    for (int v = 0; v < 2; v++) {
-        cudaFree(d_y[v]);
-        free(y[v]);
-    }
-    free(res);
-    free(gamma);
-    free(y0);
-    return bad;
-}
-
 /* All families, modes and the given batches on one weight shape. */
 static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision prec, int rows,
                      int cols, const int *batches, int nbatch, const ec_cuda_dtype *dtypes,
@@ -488,10 +439,6 @@ static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision pr
             free(refp);
             free(mag);
         }
-        if (cols <= EC_CUDA_NORM_FUSED_MAX_COLS)
-            for (int m = 0; m < 3; m++)
-                if (m != EC_GEMV_SILU_MUL || rows % 2 == 0)
-                    fails += check_fused_norm(&tw, t, (ec_gemv_mode)m);
         for (int f = 0; f < 2; f++) {
             printf("%-6s %-9s %s %5d x %-5d: %d configs, %d failed, worst |err|/tol %.3g\n",
                    ec_precision_name(prec), f ? "fused" : "reference", dname(t), rows, cols,
@@ -573,7 +520,7 @@ static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const 
                 xh[(size_t)b * cols + c] = to16(t, c == c0 + b ? 1.0f : 0.0f);
         void *d_x = dev_upload(xh, (size_t)batch * cols * 2);
         float *d_y = dev_poisoned((size_t)batch * rows * 4);
-        kernel_ok(ec_cuda_packed_linear_fused(t, EC_GEMV_STORE, &tw->w, d_x, NULL, cols, batch, d_y,
+        kernel_ok(ec_cuda_packed_linear_fused(t, EC_GEMV_STORE, &tw->w, d_x, cols, batch, d_y,
                                               rows, split, 0));
         download(y, d_y, (size_t)batch * rows * 4);
         cudaFree(d_x);
@@ -666,27 +613,21 @@ static void test_rejects_bad_input(void **state)
     uint8_t codes = 0;
     float scale = 1.0f;
     ec_cuda_packed_weight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale};
-    const ec_cuda_dtype f16 = EC_CUDA_F16;
     assert_int_equal(
-        ec_cuda_packed_linear_fused(f16, EC_GEMV_STORE, &w, NULL, NULL, 64, 1, NULL, 4, NULL, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, 0), -1);
     assert_non_null(strstr(ec_last_error(), "segments"));
     w.prec = EC_PREC_NF4;
     w.scales = &scale;
     w.rows = 3;
     assert_int_equal(
-        ec_cuda_packed_linear_fused(f16, EC_GEMV_SILU_MUL, &w, NULL, NULL, 64, 1, NULL, 4, NULL, 0),
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, NULL, 0),
         -1);
     assert_non_null(strstr(ec_last_error(), "even"));
     assert_int_equal(
-        ec_cuda_packed_linear_fused(f16, EC_GEMV_STORE, &w, NULL, NULL, 63, 1, NULL, 4, NULL, 0), -1);
-    w.rows = 4;
-    ec_cuda_norm norm = {NULL, 64, NULL, 1e-5f};
-    assert_int_equal(
-        ec_cuda_packed_linear_fused(f16, EC_GEMV_STORE, &w, NULL, &norm, 64, 2, NULL, 4, NULL, 0), -1);
-    assert_non_null(strstr(ec_last_error(), "fused RMSNorm needs batch 1"));
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, NULL, 0), -1);
     w.prec = EC_PREC_INT8;
     assert_int_equal(
-        ec_cuda_packed_linear_fused(f16, EC_GEMV_STORE, &w, NULL, NULL, 64, 1, NULL, 4, NULL, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, 0), -1);
     assert_non_null(strstr(ec_last_error(), "int8"));
 }
 
