@@ -102,7 +102,7 @@ static int run_gemv(void *p)
 
 typedef struct {
     ec_cuda_attn_shape s;
-    int batch, splits, dim;
+    int batch, splits, split_len, dim;
     float *x, *w, *qkv, *part, *inv;
     void *xn, *kc, *vc, *att;
     unsigned *tickets;
@@ -120,7 +120,7 @@ static int run_attention(void *p)
 {
     layer_ctx *c = p;
     return ec_cuda_attention_decode(EC_CUDA_F16, &c->s, c->qkv, NULL, c->inv, c->pos, c->batch,
-                                    c->splits, ec_cuda_decode_split_len(c->s.max_seq), c->kc,
+                                    c->splits, c->split_len, c->kc,
                                     c->vc, c->part, c->tickets, c->att, c->st);
 }
 
@@ -166,7 +166,8 @@ int main(int argc, char **argv)
         layer_ctx L = {0};
         L.s = (ec_cuda_attn_shape){c->n_heads, c->n_kv_heads, c->head_dim, context + 1, 0};
         L.batch = batch;
-        int split = ec_cuda_decode_split_len(context + 1);
+        int split = ec_cuda_decode_split_len(context + 1, c->n_heads * batch);
+        L.split_len = split;
         L.splits = (context + split) / split;
         L.dim = c->dim;
         size_t cache = (size_t)batch * kv_dim * (context + 1) * 2;

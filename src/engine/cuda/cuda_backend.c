@@ -62,8 +62,6 @@ typedef struct {
     int hidden_pad;    /* hidden_dim rounded up to 8: the down-proj's 16-byte loads */
     int wide_cols;     /* max(2*hidden, dim): columns of `wide` */
     int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
-    int dec_split;     /* positions per decode attention split (ec_cuda_decode_split_len) */
-    int dec_splits;    /* decode attention splits covering max_seq */
     size_t part_slots; /* (token row, split) pairs the attention partials hold */
 
     cudaStream_t stream;
@@ -580,6 +578,14 @@ static int upload_step(cuda_state *s, const int *tokens, int batch, int width, i
     return 0;
 }
 
+/* A decode step's attention at `batch` sequences: splits of split_len positions
+ * (ec_cuda_decode_split_len) covering max_seq. */
+static int decode_step(cuda_state *s, int batch)
+{
+    int split_len = ec_cuda_decode_split_len(s->max_seq, s->cfg.n_heads * batch);
+    return enqueue_step(s, batch, 1, (s->max_seq + split_len - 1) / split_len, split_len, 1);
+}
+
 static int capture_decode(cuda_state *s, int batch)
 {
     if (s->graph) {
@@ -588,7 +594,7 @@ static int capture_decode(cuda_state *s, int batch)
     }
     EC_CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal),
                 "cudaStreamBeginCapture of the decode step");
-    int rc = enqueue_step(s, batch, 1, s->dec_splits, s->dec_split, 1);
+    int rc = decode_step(s, batch);
     cudaGraph_t g = NULL;
     cudaError_t end = cudaStreamEndCapture(s->stream, &g); /* always end, even after a failure */
     if (rc != 0) {
@@ -643,7 +649,7 @@ static int cuda_forward(ec_backend *b, const int *tokens, int batch, int n, int 
     } else {
         if (upload_step(s, tokens, batch, 1, 0, 1, pos)) return -1;
         if (!s->use_graphs || s->kernels == EC_KERNELS_REFERENCE) {
-            if (enqueue_step(s, batch, 1, s->dec_splits, s->dec_split, 1)) return -1;
+            if (decode_step(s, batch)) return -1;
         } else {
             if (s->graph_batch != batch && capture_decode(s, batch)) return -1;
             EC_CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch of the decode step");
@@ -690,9 +696,12 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     long rows = s->max_batch > PREFILL_TOKENS ? s->max_batch : PREFILL_TOKENS;
     long most = (long)s->max_batch * s->max_seq;
     s->chunk_rows = (int)(rows < most ? rows : most);
-    s->dec_split = ec_cuda_decode_split_len(s->max_seq);
-    s->dec_splits = (s->max_seq + s->dec_split - 1) / s->dec_split;
-    size_t dec_slots = (size_t)s->max_batch * s->dec_splits;
+    size_t dec_slots = 0; /* the most (sequence, split) pairs of any decode batch */
+    for (int b = 1; b <= s->max_batch; b++) {
+        int split_len = ec_cuda_decode_split_len(s->max_seq, c->n_heads * b);
+        size_t slots = (size_t)b * ((s->max_seq + split_len - 1) / split_len);
+        if (slots > dec_slots) dec_slots = slots;
+    }
     s->part_slots = dec_slots > (size_t)s->chunk_rows ? dec_slots : (size_t)s->chunk_rows;
     if (allocate(s) || upload_weights(s, m)) return -1;
     float *inv = (float *)malloc((size_t)c->head_dim / 2 * sizeof(float));
@@ -702,11 +711,8 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
                                cudaMemcpyHostToDevice);
     free(inv);
     EC_CUDA_TRY(e, "upload of rope frequencies");
-    /* A prefill split can span the whole context when the partial buffer is tight. */
-    /* Prefill splits are at most max_seq (rounded up to 32); decode splits are always
-     * dec_split long, even when the cache is shorter than that. */
-    int longest_split = s->max_seq + 31 > s->dec_split ? s->max_seq + 31 : s->dec_split;
-    if (ec_cuda_attention_prepare(longest_split)) return -1;
+    /* A split, prefill or decode, spans at most max_seq positions rounded up to 32. */
+    if (ec_cuda_attention_prepare(s->max_seq + 31)) return -1;
     s->loaded = 1;
     return 0;
 }

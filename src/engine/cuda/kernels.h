@@ -170,11 +170,15 @@ int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const
                              const float *bias, const float *inv_freq, const int *pos, int batch,
                              int n_splits, int split_len, void *k_cache, void *v_cache,
                              float *part, unsigned *tickets, void *out, cudaStream_t stream);
-/* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions:
- * 32 (one round of loads per block, so a decode step's attention is a single latency) unless
- * that makes more than 64 splits per sequence, whose partials would then outgrow the
- * activations at long contexts; then the shortest multiple of 32 giving 64 splits. */
-int ec_cuda_decode_split_len(int max_seq);
+/* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions and
+ * `rows` (query head, sequence) pairs per step, a multiple of 32: the splits of all rows fill
+ * about one wave of blocks on the current device. A single sequence thus spreads its context
+ * over every SM in splits of 32 (one round of loads per block, so its attention is a single
+ * latency; at most 64 splits, whose partials would otherwise outgrow the activations at long
+ * contexts), while a batch that fills the device by its rows alone takes one split per row (each
+ * split adds a block's fixed work: a query rotation, two block reductions, a partial and its
+ * combine). */
+int ec_cuda_decode_split_len(int max_seq, int rows);
 /* Raises the kernel's dynamic shared-memory limit for splits of up to max_split_len positions
  * (call once, outside graph capture); -1 if the device cannot hold them. */
 int ec_cuda_attention_prepare(int max_split_len);

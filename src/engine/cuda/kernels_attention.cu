@@ -229,10 +229,19 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         out[((size_t)b * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(mine, used, hd, d));
 }
 
-extern "C" int ec_cuda_decode_split_len(int max_seq)
+extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
 {
     enum { MIN_SPLIT = 32, MAX_SPLITS = 64 };
-    int len = (max_seq + MAX_SPLITS - 1) / MAX_SPLITS;
+    /* the blocks the device holds at once (registers limit them, not a split's scores) */
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half>,
+                                                      ATTN_THREADS,
+                                                      attn_smem_bytes(MIN_SPLIT)) != cudaSuccess)
+        per_sm = 0;
+    int wave = ec_sm_count() * per_sm;
+    int splits = rows > 0 && wave > 0 ? wave / rows : MAX_SPLITS;
+    splits = splits < 1 ? 1 : splits > MAX_SPLITS ? MAX_SPLITS : splits;
+    int len = (max_seq + splits - 1) / splits;
     len = (len + MIN_SPLIT - 1) / MIN_SPLIT * MIN_SPLIT;
     return len > MIN_SPLIT ? len : MIN_SPLIT;
 }

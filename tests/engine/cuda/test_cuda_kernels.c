@@ -345,6 +345,28 @@ static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int s
     free(sc);
 }
 
+/* The decode split policy: whole multiples of 32, at most 64 splits, fewer and longer splits as
+ * the rows (heads x sequences) grow, one split per row once the rows alone fill the device. */
+static void test_decode_split_policy(void **state)
+{
+    (void)state;
+    static const int seqs[] = {1, 40, 640, 5000, 100000};
+    static const int rows[] = {1, 8, 32, 256, 2048, 1 << 20};
+    for (int i = 0; i < 5; i++) {
+        int prev = 0;
+        for (int r = 0; r < 6; r++) {
+            int len = ec_cuda_decode_split_len(seqs[i], rows[r]);
+            int splits = (seqs[i] + len - 1) / len;
+            if (len < 32 || len % 32 != 0 || splits > 64 || len < prev)
+                fail_msg("max_seq %d, %d rows: split of %d positions (%d splits; %d at fewer rows)",
+                         seqs[i], rows[r], len, splits, prev);
+            prev = len;
+        }
+        if (prev < seqs[i])
+            fail_msg("max_seq %d: %d positions per split with %d rows", seqs[i], prev, rows[5]);
+    }
+}
+
 static void test_attention_decode(void **state)
 {
     (void)state;
@@ -352,8 +374,8 @@ static void test_attention_decode(void **state)
     for (int di = 0; di < 2; di++)
         for (int c = 0; c < 4; c++) {
             check_attention(DTYPES[di], 128, ctxs[c], 1, 128);
-            check_attention(DTYPES[di], 128, ctxs[c], 1, ec_cuda_decode_split_len(ctxs[c]));
-            check_attention(DTYPES[di], 8, ctxs[c], 1, ec_cuda_decode_split_len(ctxs[c]));
+            check_attention(DTYPES[di], 128, ctxs[c], 1, ec_cuda_decode_split_len(ctxs[c], 8));
+            check_attention(DTYPES[di], 8, ctxs[c], 1, ec_cuda_decode_split_len(ctxs[c], 8));
         }
     check_attention(EC_CUDA_F16, 64, 5000, 1, 4096); /* one long split in shared memory */
 }
@@ -436,8 +458,12 @@ static void test_attention_decode_fused(void **state)
     for (int di = 0; di < 2; di++)
         for (int c = 0; c < 4; c++) {
             ec_cuda_attn_shape llama = {8, 8, 128, ctxs[c] + 3, 0}, gqa = {8, 2, 64, ctxs[c] + 3, 1};
-            check_attention_decode_fused(DTYPES[di], llama, ctxs[c], ec_cuda_decode_split_len(ctxs[c] + 3), c & 1);
+            check_attention_decode_fused(DTYPES[di], llama, ctxs[c],
+                                         ec_cuda_decode_split_len(ctxs[c] + 3, 8), c & 1);
             check_attention_decode_fused(DTYPES[di], gqa, ctxs[c], 32, !(c & 1));
+            /* a batch that fills the device: one split per (head, sequence) */
+            check_attention_decode_fused(DTYPES[di], gqa, ctxs[c],
+                                         ec_cuda_decode_split_len(ctxs[c] + 3, 1 << 20), c & 1);
         }
     ec_cuda_attn_shape tiny = {4, 2, 8, 40, 0};
     check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 1); /* one split longer than the cache */
@@ -479,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_gemv_rejects_bad_shapes),
         cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_decode_split_policy),
         cmocka_unit_test(test_attention_decode),
         cmocka_unit_test(test_attention_prefill),
         cmocka_unit_test(test_attention_decode_fused),
