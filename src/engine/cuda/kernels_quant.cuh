@@ -692,7 +692,11 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 
 /* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64): runs of per_cta units
  * for a one-wave grid, longer where the split scratch holds fewer CTAs, whole row blocks
- * without one. */
+ * without one. A run is at least QGEMM_MIN_RUN chunks: a partial (32 KB at 64 tokens) then
+ * follows at least as many bytes of nf4 weights, and a row block has at most cols / 512
+ * partials for its last CTA to add one after another (with runs of one chunk, TinyLlama's
+ * 2048-column weights gave 16 per block, whose traffic and serial sum outweighed the weights). */
+enum { QGEMM_MIN_RUN = 4 };
 template <class F, typename T, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                       int batch, void *y, int ldy, const ec_cuda_qsplit *split,
@@ -709,6 +713,7 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
         per_cta = (units + blocks - 1) / blocks;
         if (per_cta < (units + split->ctas - 1) / split->ctas)
             per_cta = (units + split->ctas - 1) / split->ctas;
+        if (per_cta < QGEMM_MIN_RUN) per_cta = nchunks < QGEMM_MIN_RUN ? nchunks : QGEMM_MIN_RUN;
     }
     size_t y_elem = MODE == EC_GEMV_SILU_MUL ? sizeof(T) : sizeof(float);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_QMMA_MAX_BATCH) {
