@@ -696,7 +696,7 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
  * follows at least as many bytes of nf4 weights, and a row block has at most cols / 512
  * partials for its last CTA to add one after another (with runs of one chunk, TinyLlama's
  * 2048-column weights gave 16 per block, whose traffic and serial sum outweighed the weights). */
-enum { QGEMM_MIN_RUN = 8 };
+enum { QGEMM_MIN_RUN = 4 };
 template <class F, typename T, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                       int batch, void *y, int ldy, const ec_cuda_qsplit *split,
