@@ -11,21 +11,13 @@ enum { EC_NORM_THREADS = 1024, EC_NORM_HELD = 8 }; /* rows up to 8192 wide stay 
 
 /* The norm weights of the columns a thread normalises from registers (t, t + EC_NORM_THREADS,
  * ...: the first EC_NORM_HELD), 0 past dim. Weights are no step data (see ec_launch), so a
- * kernel loads them before ec_wait_inputs() and the load overlaps the previous kernel. The loads
- * ask L2 to keep the lines (evict-last): a norm kernel starts when the previous linear ends, so
- * nothing hides a trip to HBM, and between two reads of a layer's norm weights a step streams
- * every weight matrix through L2. */
+ * kernel loads them before ec_wait_inputs() and the load overlaps the previous kernel. */
 __device__ __forceinline__ void ec_rmsnorm_held_w(const float *w, int dim, float held_w[EC_NORM_HELD])
 {
-    uint64_t keep;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
 #pragma unroll
     for (int i = 0; i < EC_NORM_HELD; i++) {
         int c = threadIdx.x + i * EC_NORM_THREADS;
-        float v = 0.0f;
-        if (c < dim)
-            asm("ld.global.nc.L2::cache_hint.f32 %0, [%1], %2;" : "=f"(v) : "l"(w + c), "l"(keep));
-        held_w[i] = v;
+        held_w[i] = c < dim ? w[c] : 0.0f;
     }
 }
 
