@@ -29,7 +29,7 @@ __device__ __forceinline__ void ec_rmsnorm_held_w(const float *w, int dim, float
  * loads go out at once; otherwise, and for wider rows, the second pass reads them again from
  * L1/L2. held_w: ec_rmsnorm_held_w of w. scratch holds N x 32 floats. Every thread of the block
  * calls it. */
-template <typename T, int N, bool RELEASE = false>
+template <typename T, int N>
 __device__ __forceinline__ void ec_rmsnorm_rows(const float *rows, size_t stride, int n,
                                                 const float *w,
                                                 const float held_w[EC_NORM_HELD], int dim,
@@ -51,9 +51,6 @@ __device__ __forceinline__ void ec_rmsnorm_rows(const float *rows, size_t stride
         }
         for (int c = threadIdx.x + HELD * nt; c < dim; c += nt) ss[r] = fmaf(row[c], row[c], ss[r]);
     }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (RELEASE) cudaTriggerProgrammaticLaunchCompletion();
-#endif
     ec_block_reduce_n<false, N>(ss, scratch);
 #pragma unroll
     for (int r = 0; r < N; r++) {
