@@ -13,12 +13,9 @@ __global__ void __launch_bounds__(EC_NORM_THREADS, 1) /* else ptxas spills to re
     __shared__ float scratch[32];
     float held_w[EC_NORM_HELD];
     ec_rmsnorm_held_w(w, dim, held_w);
-    ec_wait_inputs(false);
+    ec_wait_inputs();
     ec_rmsnorm_rows<T, 1>(x + blockIdx.x * x_stride, 0, 1, w, held_w, dim, eps,
                           out + (size_t)blockIdx.x * dim, 0, scratch);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    cudaTriggerProgrammaticLaunchCompletion();
-#endif
 }
 
 extern "C" int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride, const float *w,
