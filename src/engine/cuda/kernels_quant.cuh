@@ -378,6 +378,15 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
         if (u < total) request(st[u]);
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
+    /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
+     * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
+     * weight requests, instead of waiting for the last CTA to exit. */
+    auto release_next = [] {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        cudaTriggerProgrammaticLaunchCompletion();
+#endif
+    };
+    if (total <= S) release_next();
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
@@ -430,7 +439,10 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
         for (int u = 0; u < S; u++) {
             if (s0 + u >= total) break;
             use(ui, st[u]);
-            if (s0 + u + S < total) request(st[u]);
+            if (s0 + u + S < total) {
+                request(st[u]);
+                if (s0 + u + S == total - 1) release_next();
+            }
             if (++ui == per) {
                 finish(uj);
                 ui = 0;
