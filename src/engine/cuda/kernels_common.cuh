@@ -135,13 +135,20 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
  * loads only after that kernel's whole run. With it, the next kernel's blocks take free SM slots,
  * issue their weight loads and wait in turn; since a kernel triggers only once all its blocks
  * run, and waits for its predecessor before it can finish, "the previous kernel finished" still
- * implies "every earlier kernel finished". The weight-streaming kernels (the GEMVs, the
- * tensor-core qmma) pass false: their successors then launch at their end, as before
- * (docs/performance.md, session 6: released at a GEMV's start, fp16 decode got slower). */
-__device__ __forceinline__ void ec_wait_inputs(bool release_next = true)
+ * implies "every earlier kernel finished". The weight-streaming kernels pass false: the 16-bit
+ * and int8 GEMVs let their successors launch at their end (docs/performance.md, session 6:
+ * released at a GEMV's start, fp16 decode got slower); the tensor-core qmma calls
+ * ec_release_next() once a CTA has requested its last weights (session 13: faster). */
+__device__ __forceinline__ void ec_release_next()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (release_next) cudaTriggerProgrammaticLaunchCompletion();
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+__device__ __forceinline__ void ec_wait_inputs(bool release_next = true)
+{
+    if (release_next) ec_release_next();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     cudaGridDependencySynchronize();
 #endif
 }

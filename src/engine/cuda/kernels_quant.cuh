@@ -381,12 +381,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
-    auto release_next = [] {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        cudaTriggerProgrammaticLaunchCompletion();
-#endif
-    };
-    if (total <= S) release_next();
+    if (total <= S) ec_release_next();
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
@@ -441,7 +436,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
             use(ui, st[u]);
             if (s0 + u + S < total) {
                 request(st[u]);
-                if (s0 + u + S == total - 1) release_next();
+                if (s0 + u + S == total - 1) ec_release_next();
             }
             if (++ui == per) {
                 finish(uj);
