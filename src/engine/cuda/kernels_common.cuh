@@ -203,8 +203,7 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
  * ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of the previous
  * kernel instead of following it. ready() is also where block-wide set-up goes (shared
  * memory, __syncthreads), so every warp of the block must call this, also a warp without pairs. */
-template <int U, typename Chunk, bool RELEASE_EARLY, typename Load, typename Ready, typename Use,
-          typename Finish>
+template <int U, typename Chunk, typename Load, typename Ready, typename Use, typename Finish>
 __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load load, Ready ready,
                                                 Use use, Finish finish)
 {
@@ -227,9 +226,6 @@ __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load lo
 #pragma unroll
     for (int u = 0; u < U; u++) request(u, u);
     ready();
-    /* RELEASE_EARLY: once a warp has requested its last chunk, its block lets the next kernel
-     * launch (PDL), as qmma_kernel does; a warp without pairs says nothing for its block. */
-    if (RELEASE_EARLY && total > 0 && total <= U) ec_release_next();
     int up = warp, uj = 0; /* the use cursor */
     for (int s0 = 0; s0 < total; s0 += U) {
 #pragma unroll
@@ -239,7 +235,6 @@ __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load lo
             int k = lane + 32 * uj;
             if (k < nchunks) use(up, k, a[u], c[u]);
             request(s + U, u);
-            if (RELEASE_EARLY && s + U == total - 1) ec_release_next();
             if (++uj == slots) {
                 finish(up);
                 uj = 0;

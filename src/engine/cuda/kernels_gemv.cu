@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     float acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.0f;
-    ec_stream_pairs<GEMV_UNROLL, uint4, true>(
+    ec_stream_pairs<GEMV_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [] { ec_wait_inputs(false); }, /* x and y belong to the step (see ec_launch) */
