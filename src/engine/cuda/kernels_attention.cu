@@ -157,30 +157,37 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
 }
 
 /* Output dimension d of one (token row, head) from the partials p [used][hd + 2] of its first
- * `used` splits, in split order, each rescaled to the running max as it joins (one pass:
- * COMBINE_BATCH splits' loads travel together, so `used` splits cost used / COMBINE_BATCH
- * round trips to L2). The loads bypass L1: in the decode kernel other blocks wrote them during
- * this launch. */
+ * `used` splits, rescaled to their common max, in split order. Each pass loads COMBINE_BATCH
+ * splits at a time, so their round trips to L2 overlap. The loads bypass L1: in the decode
+ * kernel other blocks wrote them during this launch. */
 __device__ __forceinline__ float combine_dim(const float *p, int used, int hd, int d)
 {
     enum { COMBINE_BATCH = 8 };
-    float m = -INFINITY, num = 0.0f, den = 0.0f;
-    for (int i0 = 0; i0 < used; i0 += COMBINE_BATCH) {
-        float ms[COMBINE_BATCH], ls[COMBINE_BATCH], vs[COMBINE_BATCH];
+    /* split i0 + u's value at offset `at`; past `used` the last split's, never used */
+    auto load = [&](int i0, int at, float (&v)[COMBINE_BATCH]) {
 #pragma unroll
-        for (int u = 0; u < COMBINE_BATCH; u++) { /* past `used`: the last split again, unused */
-            const float *ps = p + (size_t)min(i0 + u, used - 1) * (hd + 2);
-            ms[u] = __ldcg(ps + hd);
-            ls[u] = __ldcg(ps + hd + 1);
-            vs[u] = __ldcg(ps + d);
-        }
+        for (int u = 0; u < COMBINE_BATCH; u++)
+            v[u] = __ldcg(p + (size_t)min(i0 + u, used - 1) * (hd + 2) + at);
+    };
+    float m = -INFINITY;
+    for (int i0 = 0; i0 < used; i0 += COMBINE_BATCH) {
+        float ms[COMBINE_BATCH];
+        load(i0, hd, ms);
+#pragma unroll
+        for (int u = 0; u < COMBINE_BATCH; u++) m = fmaxf(m, ms[u]);
+    }
+    float num = 0.0f, den = 0.0f;
+    for (int i0 = 0; i0 < used; i0 += COMBINE_BATCH) {
+        float ms[COMBINE_BATCH], vs[COMBINE_BATCH], ls[COMBINE_BATCH];
+        load(i0, hd, ms);
+        load(i0, d, vs);
+        load(i0, hd + 1, ls);
 #pragma unroll
         for (int u = 0; u < COMBINE_BATCH; u++) {
             if (i0 + u >= used) break;
-            float mn = fmaxf(m, ms[u]), old = expf(m - mn), w = expf(ms[u] - mn);
-            num = fmaf(w, vs[u], num * old);
-            den = fmaf(w, ls[u], den * old);
-            m = mn;
+            float w = expf(ms[u] - m);
+            num = fmaf(w, vs[u], num);
+            den = fmaf(w, ls[u], den);
         }
     }
     return num / den;
@@ -249,6 +256,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __shared__ uint4 s_new[2][EC_CUDA_MAX_HEAD_DIM / 8]; /* the new position's k and v, as T */
     __shared__ bool s_last;
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    ec_release_next(); /* the o linear's blocks may launch and prefetch at once */
     int p = *pos, len = p + 1, start = split * split_len;
     if (start >= len) return; /* block-uniform */
     int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
@@ -260,7 +268,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     attn_chunk first = attn_load_first<T>(K, V, hd, ln, start, end);
     int j = threadIdx.x; /* this thread's rotation pair */
     float2 angle = j < half ? ec_rope_angle(p, inv_freq[j]) : make_float2(0.0f, 0.0f);
-    ec_wait_inputs();
+    ec_wait_inputs(false);
 
     const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
     T *new_k = reinterpret_cast<T *>(s_new[0]), *new_v = reinterpret_cast<T *>(s_new[1]);
