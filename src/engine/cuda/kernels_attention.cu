@@ -33,82 +33,41 @@ static size_t attn_smem_bytes(int split_len)
     return ((size_t)split_len + ATTN_THREADS * 8) * sizeof(float);
 }
 
-/* A lane's view of a block: TPK lanes per key row, `groups` rows at a time; lane dims d0 .. d0+7
- * (inactive lanes, d0 >= head_dim, load and add nothing). */
-struct attn_lane {
-    int tpk, groups, g, d0;
-    bool active;
-};
-__device__ __forceinline__ attn_lane attn_lane_of(int hd, int tpk)
-{
-    int d0 = (threadIdx.x % tpk) * 8;
-    return attn_lane{tpk, ATTN_THREADS / tpk, (int)threadIdx.x / tpk, d0, d0 < hd};
-}
-
-/* This lane's 16 bytes of the ATTN_KEYS cache rows p0 + g + u * groups of M [max_seq][hd] (a
- * chunk of groups * ATTN_KEYS positions); rows at or past end read as zeros. */
-template <typename T>
-__device__ __forceinline__ void attn_load_chunk(const T *M, int hd, attn_lane ln, int p0, int end,
-                                                uint4 rows[ATTN_KEYS])
-{
-#pragma unroll
-    for (int u = 0; u < ATTN_KEYS; u++) {
-        int p = p0 + ln.g + u * ln.groups;
-        rows[u] = ln.active && p < end ? *reinterpret_cast<const uint4 *>(M + (size_t)p * hd + ln.d0)
-                                       : make_uint4(0, 0, 0, 0);
-    }
-}
-
-/* A split's first chunk of key and value rows, loaded before the block needs them: the decode
- * kernel loads them before it waits for the QKV linear (decode is latency-bound: the loads then
- * overlap that wait instead of following it). */
-struct attn_chunk {
-    uint4 k[ATTN_KEYS], v[ATTN_KEYS];
-};
-template <typename T>
-__device__ __forceinline__ attn_chunk attn_load_first(const T *K, const T *V, int hd, attn_lane ln,
-                                                      int start, int end)
-{
-    attn_chunk c;
-    attn_load_chunk<T>(K, hd, ln, start, end, c.k);
-    attn_load_chunk<T>(V, hd, ln, start, end, c.v);
-    return c;
-}
-
 /* The partial of one split: positions [start, end) of the cache rows K, V [max_seq][hd] against
  * the fp32 query qrow [hd] (global or shared), into out [hd + 2] = (unnormalised output, max m,
- * sum l), with the split's first chunk of rows already in `first`. Called by all ATTN_THREADS
- * threads of the block; smem holds attn_smem_bytes. */
+ * sum l). Called by all ATTN_THREADS threads of the block; smem holds attn_smem_bytes. */
 template <typename T>
 __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
-                             attn_lane ln, const attn_chunk &first, float *smem, float *scratch,
-                             float *out)
+                             int tpk, float *smem, float *scratch, float *out)
 {
-    int chunk = ln.groups * ATTN_KEYS;
+    int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
+    bool active = d0 < hd;
     float qv[8];
 #pragma unroll
-    for (int i = 0; i < 8; i++) qv[i] = ln.active ? qrow[ln.d0 + i] : 0.0f;
+    for (int i = 0; i < 8; i++) qv[i] = active ? qrow[d0 + i] : 0.0f;
 
     float *scores = smem, *table = smem + (end - start);
     float norm = sqrtf((float)hd);
-    /* Every thread scores every chunk so the group shuffles see all their lanes. */
-    auto score = [&](const uint4(&kr)[ATTN_KEYS], int p0) {
+    /* Every thread runs the same trip count so the group shuffles see all their lanes. Each
+     * group loads ATTN_KEYS rows before using any: decode is latency-bound here. */
+    for (int p0 = start; p0 < end; p0 += groups * ATTN_KEYS) {
+        uint4 kr[ATTN_KEYS];
 #pragma unroll
         for (int u = 0; u < ATTN_KEYS; u++) {
-            int p = p0 + ln.g + u * ln.groups;
+            int p = p0 + g + u * groups;
+            kr[u] = active && p < end ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
+                                      : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < ATTN_KEYS; u++) {
+            int p = p0 + g + u * groups;
             float kv[8], dot = 0.0f;
             ec_unpack8<T>(kr[u], kv);
 #pragma unroll
             for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
-            dot = ec_group_sum(dot, ln.tpk);
-            if (p < end && threadIdx.x % ln.tpk == 0) scores[p - start] = dot / norm;
+            dot = ec_group_sum(dot, tpk);
+            if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
         }
-    };
-    score(first.k, start);
-    for (int p0 = start + chunk; p0 < end; p0 += chunk) {
-        uint4 kr[ATTN_KEYS];
-        attn_load_chunk<T>(K, hd, ln, p0, end, kr);
-        score(kr, p0);
     }
     __syncthreads();
     int cnt = end - start;
@@ -124,30 +83,33 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
     l = ec_block_reduce<false>(l, scratch); /* its barriers also publish the exp'd scores */
 
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    auto accumulate = [&](const uint4(&vr)[ATTN_KEYS], int p0) {
-#pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++) {
-            int p = p0 + ln.g + u * ln.groups;
-            float e = p < end ? scores[p - start] : 0.0f, vv[8];
-            ec_unpack8<T>(vr[u], vv);
-#pragma unroll
-            for (int i = 0; i < 8; i++) acc[i] = fmaf(e, vv[i], acc[i]);
-        }
-    };
-    if (ln.active) {
-        accumulate(first.v, start);
-        for (int p0 = start + chunk; p0 < end; p0 += chunk) {
+    if (active)
+        for (int p0 = start + g; p0 < end; p0 += groups * ATTN_KEYS) {
             uint4 vr[ATTN_KEYS];
-            attn_load_chunk<T>(V, hd, ln, p0, end, vr);
-            accumulate(vr, p0);
-        }
+            float e[ATTN_KEYS];
 #pragma unroll
-        for (int i = 0; i < 8; i++) table[ln.g * hd + ln.d0 + i] = acc[i];
-    }
+            for (int u = 0; u < ATTN_KEYS; u++) {
+                int p = p0 + u * groups;
+                bool in = p < end;
+                vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                           : make_uint4(0, 0, 0, 0);
+                e[u] = in ? scores[p - start] : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < ATTN_KEYS; u++) {
+                float vv[8];
+                ec_unpack8<T>(vr[u], vv);
+#pragma unroll
+                for (int i = 0; i < 8; i++) acc[i] = fmaf(e[u], vv[i], acc[i]);
+            }
+        }
+    if (active)
+#pragma unroll
+        for (int i = 0; i < 8; i++) table[g * hd + d0 + i] = acc[i];
     __syncthreads();
     for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
         float sum = 0.0f;
-        for (int gg = 0; gg < ln.groups; gg++) sum += table[gg * hd + d];
+        for (int gg = 0; gg < groups; gg++) sum += table[gg * hd + d];
         out[d] = sum;
     }
     if (threadIdx.x == 0) {
@@ -157,38 +119,18 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
 }
 
 /* Output dimension d of one (token row, head) from the partials p [used][hd + 2] of its first
- * `used` splits, rescaled to their common max, in split order. Each pass loads COMBINE_BATCH
- * splits at a time, so their round trips to L2 overlap. The loads bypass L1: in the decode
- * kernel other blocks wrote them during this launch. */
+ * `used` splits, rescaled to their common max, in split order. The loads bypass L1: in the
+ * decode kernel other blocks wrote them during this launch. */
 __device__ __forceinline__ float combine_dim(const float *p, int used, int hd, int d)
 {
-    enum { COMBINE_BATCH = 8 };
-    /* split i0 + u's value at offset `at`; past `used` the last split's, never used */
-    auto load = [&](int i0, int at, float (&v)[COMBINE_BATCH]) {
-#pragma unroll
-        for (int u = 0; u < COMBINE_BATCH; u++)
-            v[u] = __ldcg(p + (size_t)min(i0 + u, used - 1) * (hd + 2) + at);
-    };
     float m = -INFINITY;
-    for (int i0 = 0; i0 < used; i0 += COMBINE_BATCH) {
-        float ms[COMBINE_BATCH];
-        load(i0, hd, ms);
-#pragma unroll
-        for (int u = 0; u < COMBINE_BATCH; u++) m = fmaxf(m, ms[u]);
-    }
+    for (int i = 0; i < used; i++) m = fmaxf(m, __ldcg(p + i * (hd + 2) + hd));
     float num = 0.0f, den = 0.0f;
-    for (int i0 = 0; i0 < used; i0 += COMBINE_BATCH) {
-        float ms[COMBINE_BATCH], vs[COMBINE_BATCH], ls[COMBINE_BATCH];
-        load(i0, hd, ms);
-        load(i0, d, vs);
-        load(i0, hd + 1, ls);
-#pragma unroll
-        for (int u = 0; u < COMBINE_BATCH; u++) {
-            if (i0 + u >= used) break;
-            float w = expf(ms[u] - m);
-            num = fmaf(w, vs[u], num);
-            den = fmaf(w, ls[u], den);
-        }
+    for (int i = 0; i < used; i++) {
+        const float *ps = p + i * (hd + 2);
+        float w = expf(__ldcg(ps + hd) - m);
+        num = fmaf(w, __ldcg(ps + d), num);
+        den = fmaf(w, __ldcg(ps + hd + 1), den);
     }
     return num / den;
 }
@@ -206,12 +148,9 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     int start = split * split_len;
     if (start >= len) return; /* block-uniform */
     int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads), b = t / n;
-    int end = min(start + split_len, len);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
-    const T *K = k_cache + head_off, *V = v_cache + head_off;
-    attn_lane ln = attn_lane_of(hd, tpk);
-    attend_split<T>(hd, q + ((size_t)t * s.n_heads + h) * hd, K, V, start, end, ln,
-                    attn_load_first<T>(K, V, hd, ln, start, end), smem, scratch,
+    attend_split<T>(hd, q + ((size_t)t * s.n_heads + h) * hd, k_cache + head_off,
+                    v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
                     part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
@@ -228,9 +167,6 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
     out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(p, used, hd, d));
 }
 
-/* One rotation pair per thread in the decode kernel. */
-static_assert(EC_CUDA_MAX_HEAD_DIM / 2 <= ATTN_THREADS, "a decode block rotates a whole head");
-
 /* The decode step's attention in one launch: rope, KV append, splits and combine. Block (head
  * h, sequence b, split) rotates its query head from the QKV row into shared memory; the block
  * whose split holds the new position first writes that position's rotated k and its v into the
@@ -239,12 +175,7 @@ static_assert(EC_CUDA_MAX_HEAD_DIM / 2 <= ATTN_THREADS, "a decode block rotates 
  * does. The last split block of (b, h) to finish — a ticket counter per (b, h), reset by that
  * block for the next replay — combines the partials as attn_combine_kernel does. The rotation
  * (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so the outputs
- * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention.
- *
- * Before it waits for the QKV linear, a block loads its split's first chunk of cache rows and
- * computes its rotation angle: the position is uploaded before the step's first kernel, and the
- * rows before it were written by earlier forward calls, which cuda_forward synchronises. The one
- * row not yet written, the new position's, is replaced from shared memory once rotated. */
+ * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. */
 template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
@@ -253,55 +184,37 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
-    __shared__ uint4 s_new[2][EC_CUDA_MAX_HEAD_DIM / 8]; /* the new position's k and v, as T */
     __shared__ bool s_last;
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
-    ec_release_next(); /* the o linear's blocks may launch and prefetch at once */
+    ec_wait_inputs();
     int p = *pos, len = p + 1, start = split * split_len;
     if (start >= len) return; /* block-uniform */
     int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
     int hd = s.head_dim, half = hd / 2, kh = h / (s.n_heads / s.n_kv_heads);
     int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd;
+    const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
     T *K = k_cache + head_off, *V = v_cache + head_off;
-    attn_lane ln = attn_lane_of(hd, tpk);
-    attn_chunk first = attn_load_first<T>(K, V, hd, ln, start, end);
-    int j = threadIdx.x; /* this thread's rotation pair */
-    float2 angle = j < half ? ec_rope_angle(p, inv_freq[j]) : make_float2(0.0f, 0.0f);
-    ec_wait_inputs(false);
-
-    const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
-    T *new_k = reinterpret_cast<T *>(s_new[0]), *new_v = reinterpret_cast<T *>(s_new[1]);
     ec_rope_pairing pr = ec_rope_pairing_of(s);
-    if (j < half) {
+    for (int j = threadIdx.x; j < half; j += ATTN_THREADS) {
         int d = j * pr.step;
-        float2 y = ec_rope_pair(row, bias, h * hd + d, pr.partner, angle);
+        float2 y = ec_rope_pair(row, bias, h * hd + d, pr.partner, p, inv_freq[j]);
         s_q[d] = y.x;
         s_q[d + pr.partner] = y.y;
         if (end == len) {
-            y = ec_rope_pair(row, bias, q_dim + kh * hd + d, pr.partner, angle);
-            new_k[d] = ec_from_f32<T>(y.x);
-            new_k[d + pr.partner] = ec_from_f32<T>(y.y);
-            K[(size_t)p * hd + d] = new_k[d];
-            K[(size_t)p * hd + d + pr.partner] = new_k[d + pr.partner];
+            y = ec_rope_pair(row, bias, q_dim + kh * hd + d, pr.partner, p, inv_freq[j]);
+            K[(size_t)p * hd + d] = ec_from_f32<T>(y.x);
+            K[(size_t)p * hd + d + pr.partner] = ec_from_f32<T>(y.y);
         }
     }
     if (end == len)
         for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
             int e = q_dim + kv_dim + kh * hd + d;
-            new_v[d] = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
-            V[(size_t)p * hd + d] = new_v[d];
+            V[(size_t)p * hd + d] = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
         }
-    __syncthreads(); /* s_q, s_new, and this block's cache writes before its own reads of them */
-    if (end == len && ln.active)
-#pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++)
-            if (start + ln.g + u * ln.groups == p) {
-                first.k[u] = s_new[0][ln.d0 / 8];
-                first.v[u] = s_new[1][ln.d0 / 8];
-            }
+    __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
     float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
-    attend_split<T>(hd, s_q, K, V, start, end, ln, first, smem, scratch, mine + split * (hd + 2));
+    attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
         unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
@@ -340,9 +253,8 @@ extern "C" int ec_cuda_attention_prepare(int max_split_len)
     EC_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
     EC_CUDA_TRY(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
                 "cudaDeviceGetAttribute(max shared memory per block)");
-    /* the decode kernel's static shared memory: scratch, the rotated query, the new k and v
-     * rows and a flag */
-    size_t fixed = (32 + EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float) + 2 * EC_CUDA_MAX_HEAD_DIM * 2;
+    /* the decode kernel's static shared memory: scratch, the rotated query and a flag */
+    size_t fixed = (32 + EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float);
     if (bytes + fixed > (size_t)limit)
         return ec_set_error("attention splits of %d positions need %zu bytes of shared memory; "
                             "the device allows %d per block", max_split_len, bytes + fixed, limit);

@@ -35,7 +35,7 @@ __global__ void rope_kv_kernel(ec_cuda_attn_shape s, const float *qkv, const flo
     }
     int head = i / half, j = i % half, partner = pr.partner; /* heads 0..n_heads-1 are q, the rest k */
     int off = head * s.head_dim + j * pr.step; /* q and k are contiguous in the row */
-    float2 y = ec_rope_pair(row, bias, off, partner, ec_rope_angle(p, inv_freq[j]));
+    float2 y = ec_rope_pair(row, bias, off, partner, p, inv_freq[j]);
     if (head < s.n_heads) {
         float *qrow = q + (size_t)t * q_dim;
         qrow[off] = y.x;

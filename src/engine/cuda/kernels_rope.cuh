@@ -16,26 +16,19 @@ __device__ __forceinline__ ec_rope_pairing ec_rope_pairing_of(const ec_cuda_attn
     return s.interleaved ? ec_rope_pairing{2, 1} : ec_rope_pairing{1, s.head_dim / 2};
 }
 
-/* The rotation by position p at frequency inv_freq: (cos, sin) of the angle. Apart from the pair
- * it rotates, so the decode attention computes it before waiting for the QKV linear. */
-__device__ __forceinline__ float2 ec_rope_angle(int p, float inv_freq)
-{
-    float sn, cs;
-    sincosf((float)p * inv_freq, &sn, &cs);
-    return make_float2(cs, sn);
-}
-
 /* The pair at offsets off and off + partner of an fp32 qkv row, plus bias (may be NULL),
- * rotated by the angle's (cos, sin) cs. */
+ * rotated by position p at frequency inv_freq. */
 __device__ __forceinline__ float2 ec_rope_pair(const float *row, const float *bias, int off,
-                                               int partner, float2 cs)
+                                               int partner, int p, float inv_freq)
 {
     float x0 = row[off], x1 = row[off + partner];
     if (bias) {
         x0 += bias[off];
         x1 += bias[off + partner];
     }
-    return make_float2(x0 * cs.x - x1 * cs.y, x0 * cs.y + x1 * cs.x);
+    float sn, cs;
+    sincosf((float)p * inv_freq, &sn, &cs);
+    return make_float2(x0 * cs - x1 * sn, x0 * sn + x1 * cs);
 }
 
 #endif
