@@ -153,21 +153,31 @@ __device__ __forceinline__ void ec_wait_inputs(bool release_next = true)
 #endif
 }
 
-/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer; asked
- * once per device and thread) and ECOCOMPUTE_CUDA_PDL is not "0" (so a benchmark can measure
- * what it brings). */
-static inline bool ec_pdl_supported()
+/* ask(device) once per device and thread (a property of a device or of a kernel on it): the
+ * value for the current device, 0 if there is none. Each call site's lambda is its own type,
+ * so each has its own cache. */
+template <typename Ask> static int ec_per_device(Ask ask)
 {
-    static thread_local int cached_dev = -1, cached = 0;
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return false;
+    static thread_local int cached_dev = -1, value = 0;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
     if (dev != cached_dev) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_PDL");
-        cached = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                     cudaSuccess && major >= 9 && !(env && !strcmp(env, "0"));
+        value = ask(dev);
         cached_dev = dev;
     }
-    return cached != 0;
+    return value;
+}
+
+/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer) and
+ * ECOCOMPUTE_CUDA_PDL is not "0" (so a benchmark can measure what it brings). */
+static inline bool ec_pdl_supported()
+{
+    return ec_per_device([](int dev) {
+        const char *env = getenv("ECOCOMPUTE_CUDA_PDL");
+        int major = 0;
+        return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+                   cudaSuccess && major >= 9 && !(env && !strcmp(env, "0"));
+    }) != 0;
 }
 
 /* kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation
@@ -268,17 +278,14 @@ __device__ __forceinline__ void ec_load_pair_chunk(const uint4 *w, int out_rows,
     c = __ldcs(w + (size_t)r.y * n16 + k);
 }
 
-/* The current device's SM count (asked once per device and thread; 0 if it cannot be had). */
+/* The current device's SM count (0 if it cannot be had). */
 static inline int ec_sm_count(void)
 {
-    static thread_local int cached_dev = -1, sms = 0;
-    int dev = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
-        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-            sms = 0;
-        cached_dev = dev;
-    }
-    return sms;
+    return ec_per_device([](int dev) {
+        int sms = 0;
+        return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess
+                   ? sms : 0;
+    });
 }
 
 /* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
@@ -291,18 +298,15 @@ static inline int ec_sm_count(void)
 template <auto Kernel>
 static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t dyn_smem = 0)
 {
-    static thread_local int cached_dev = -1, resident = 0;
-    int dev = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess && dev != cached_dev) {
-        int per_sm = 0;
+    int resident = ec_per_device([&](int) { /* 0: one round per block */
         const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
-        resident = 0; /* 0: one round per block */
-        if (!(env && !strcmp(env, "0")) &&
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) ==
+        int per_sm = 0;
+        if ((env && !strcmp(env, "0")) ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) !=
                 cudaSuccess)
-            resident = ec_sm_count() * per_sm;
-        cached_dev = dev;
-    }
+            return 0;
+        return ec_sm_count() * per_sm;
+    });
     int slots = resident > 0 ? resident * per_block : units;
     int per_slot = (units + slots - 1) / slots;
     int used = (units + per_slot - 1) / per_slot;

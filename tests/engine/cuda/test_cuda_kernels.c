@@ -469,30 +469,40 @@ static void test_attention_decode_fused(void **state)
     check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 1); /* one split longer than the cache */
 }
 
-/* ---- argmax: lowest index on ties, NaN never wins ---- */
-static void test_argmax(void **state)
+/* ---- argmax: lowest index on ties, NaN never wins ----
+ * Vocabularies narrower than the block, of Llama-2 (one load round per thread but the tail) and
+ * of Qwen2 (several rounds), each with its winner in the last, partial round. */
+static void check_argmax(int vocab)
 {
-    (void)state;
-    int batch = 4, vocab = 32000;
+    int batch = 5;
     float *l = malloc((size_t)batch * vocab * 4);
     for (int i = 0; i < batch * vocab; i++) l[i] = frand();
-    float *r1 = l + vocab, *r2 = l + 2 * vocab, *r3 = l + 3 * vocab;
+    float *r1 = l + vocab, *r2 = l + 2 * vocab, *r3 = l + 3 * vocab, *r4 = l + 4 * vocab;
     for (int i = 0; i < vocab; i++) r1[i] = 0.5f;    /* all tied: index 0 */
-    r2[31000] = 7.0f;                                /* tie between 17 and 31000: 17 */
+    r2[vocab - 3] = 7.0f;                            /* tie between 17 and vocab-3: 17 */
     r2[17] = 7.0f;
     r3[5] = NAN;                                     /* NaN ignored, max elsewhere */
-    r3[20000] = 3.0f;
+    r3[vocab / 2 + 1] = 3.0f;
+    r4[vocab - 1] = 9.0f;                            /* the last logit */
     float *d_l = dev_upload(l, (size_t)batch * vocab * 4);
-    int *d_out = dev_poisoned((size_t)batch * 4), out[4];
+    int *d_out = dev_poisoned((size_t)batch * 4), out[5];
     kernel_ok(ec_cuda_argmax(d_l, batch, vocab, d_out, 0));
     download(out, d_out, sizeof out);
     assert_int_equal(out[0], ec_argmax(l, vocab));
     assert_int_equal(out[1], 0);
     assert_int_equal(out[2], 17);
-    assert_int_equal(out[3], 20000);
+    assert_int_equal(out[3], vocab / 2 + 1);
+    assert_int_equal(out[4], vocab - 1);
     cudaFree(d_l);
     cudaFree(d_out);
     free(l);
+}
+
+static void test_argmax(void **state)
+{
+    (void)state;
+    static const int vocabs[] = {40, 32000, 151936};
+    for (size_t i = 0; i < sizeof vocabs / sizeof *vocabs; i++) check_argmax(vocabs[i]);
 }
 
 int main(void)
