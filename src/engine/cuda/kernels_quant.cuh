@@ -288,41 +288,63 @@ __device__ __forceinline__ void ec_qmma_afrags(const ec_qmma_stage<F, MT> &s,
     }
 }
 
+/* One output pair of a lane's finished C fragments: tile m's row a (entries h of the fragment)
+ * and row b (entries 2 + h: row g + 8, or for SiLU·mul the up row of the same feature) for
+ * token tok = 8n + 2t + h, with what its write needs besides the two sums: the format's output
+ * scales and, for ADD, the values of y it adds to. ec_qmma_out_of loads those, so a kernel can
+ * issue them early; ec_qmma_put writes (the mode's store, add or SiLU·mul). */
+struct ec_qmma_out {
+    int ra, rb, tok;
+    bool va, vb; /* rows exist (va false: nothing to write; also past the batch) */
+    float sca, scb, ya0, yb0;
+};
+template <class F, int MT, int MODE>
+__device__ __forceinline__ ec_qmma_out ec_qmma_out_of(const ec_cuda_packed_weight &w,
+                                                      const ec_qmma_rows<MT> &r, int m, int tok,
+                                                      int nb, const void *y, int ldy)
+{
+    ec_qmma_out o = {r.a[m], r.b[m], tok, r.va[m] && tok < nb, r.vb[m] && tok < nb,
+                     0.0f, 0.0f, 0.0f, 0.0f};
+    if (o.va) o.sca = F::out_scale(w, o.ra);
+    if (o.vb) o.scb = F::out_scale(w, o.rb);
+    if (MODE == EC_GEMV_ADD) {
+        const float *row = reinterpret_cast<const float *>(y) + (size_t)tok * ldy;
+        if (o.va) o.ya0 = row[o.ra];
+        if (o.vb) o.yb0 = row[o.rb];
+    }
+    return o;
+}
+template <typename T, int MODE>
+__device__ __forceinline__ void ec_qmma_put(const ec_qmma_out &o, float sum_a, float sum_b,
+                                            void *y, int ldy)
+{
+    if (!o.va) return;
+    size_t at = (size_t)o.tok * ldy;
+    float ya = sum_a * o.sca, yb = sum_b * o.scb;
+    if (MODE == EC_GEMV_SILU_MUL) {
+        reinterpret_cast<T *>(y)[at + o.ra] = ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
+        return;
+    }
+    float *out = reinterpret_cast<float *>(y) + at;
+    out[o.ra] = MODE == EC_GEMV_ADD ? o.ya0 + ya : ya;
+    if (o.vb) out[o.rb] = MODE == EC_GEMV_ADD ? o.yb0 + yb : yb;
+}
+
 /* A warp's finished tiles to y: the C fragment acc[m][n][0..1] is row r.a[m] for tokens
- * 8n + 2t and 8n + 2t + 1, acc[m][n][2..3] row r.b[m] (for SiLU·mul the up row of the same
- * feature); the format's output scale, then the mode's store, add or SiLU·mul. */
+ * 8n + 2t and 8n + 2t + 1, acc[m][n][2..3] row r.b[m]. */
 template <class F, typename T, int MT, int NT, int MODE>
 __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
                                               const ec_qmma_rows<MT> &r, const float (&acc)[MT][NT][4],
                                               int t, int nb, void *y, int ldy)
 {
 #pragma unroll
-    for (int m = 0; m < MT; m++) {
-        if (!r.va[m]) continue;
-        float sca = F::out_scale(w, r.a[m]), scb = r.vb[m] ? F::out_scale(w, r.b[m]) : 0.0f;
+    for (int m = 0; m < MT; m++)
 #pragma unroll
         for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                int tok = 8 * n + 2 * t + h;
-                if (tok >= nb) continue;
-                size_t at = (size_t)tok * ldy;
-                float ya = acc[m][n][h] * sca, yb = acc[m][n][2 + h] * scb;
-                if (MODE == EC_GEMV_SILU_MUL) {
-                    reinterpret_cast<T *>(y)[at + r.a[m]] =
-                        ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
-                } else {
-                    float *out = reinterpret_cast<float *>(y) + at;
-                    if (MODE == EC_GEMV_ADD) {
-                        out[r.a[m]] += ya;
-                        if (r.vb[m]) out[r.b[m]] += yb;
-                    } else {
-                        out[r.a[m]] = ya;
-                        if (r.vb[m]) out[r.b[m]] = yb;
-                    }
-                }
-            }
-    }
+            for (int h = 0; h < 2; h++)
+                ec_qmma_put<T, MODE>(ec_qmma_out_of<F, MT, MODE>(w, r, m, 8 * n + 2 * t + h, nb, y, ldy),
+                                     acc[m][n][h], acc[m][n][2 + h], y, ldy);
 }
 
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
@@ -335,7 +357,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
-    __shared__ float s_red[KS - 1][NACC][32]; /* partials of warps 1.. for warp 0 */
+    __shared__ float s_red[KS][NACC][32]; /* every warp's partials of a group */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
     int ngroups = (out_rows + MT * (SILU ? 8 : 16) - 1) / (MT * (SILU ? 8 : 16));
@@ -405,24 +427,40 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
         }
     };
 
-    /* Group j's column splits summed in warp order (deterministic); warp 0 writes. */
+    /* Group j's column splits summed in warp order (deterministic), one output pair per warp:
+     * warp (m NT + n) 2 + h sums entries h and 2 + h of tile (m, n) and writes them. It loads
+     * their output scales and, for ADD, the values it adds to before the barrier, so those round
+     * trips overlap the other warps' last chunks instead of following the sum. */
+    constexpr int OUTS = MT * NT * 2;
+    static_assert(OUTS <= KS, "a warp per output pair of a lane");
     auto finish = [&](int j) {
-        if (warp > 0) {
+        ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
+        ec_qmma_out o = {};
+        int ia = 0; /* the pair's entry h in the flat fragment; 2 + h is its row b */
 #pragma unroll
-            for (int i = 0; i < NACC; i++)
-                s_red[warp - 1][i][lane] = flat[i];
-        }
+        for (int m = 0; m < MT; m++)
+#pragma unroll
+            for (int n = 0; n < NT; n++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    if ((m * NT + n) * 2 + h == warp) {
+                        o = ec_qmma_out_of<F, MT, MODE>(w, r, m, 8 * n + 2 * t + h, batch, y, ldy);
+                        ia = (m * NT + n) * 4 + h;
+                    }
+#pragma unroll
+        for (int i = 0; i < NACC; i++)
+            s_red[warp][i][lane] = flat[i];
         __syncthreads();
-        if (warp == 0) {
+        if (warp < OUTS) {
+            float sa = s_red[0][ia][lane], sb = s_red[0][ia + 2][lane];
 #pragma unroll
-            for (int k = 0; k < KS - 1; k++)
-#pragma unroll
-                for (int i = 0; i < NACC; i++)
-                    flat[i] += s_red[k][i][lane];
-            ec_qmma_write<F, T, MT, NT, MODE>(w, ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g),
-                                              acc, t, batch, y, ldy);
+            for (int k = 1; k < KS; k++) {
+                sa += s_red[k][ia][lane];
+                sb += s_red[k][ia + 2][lane];
+            }
+            ec_qmma_put<T, MODE>(o, sa, sb, y, ldy);
         }
-        __syncthreads(); /* s_red is free for the next group */
+        if (j + 1 < mygroups) __syncthreads(); /* s_red is free for the next group */
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             flat[i] = 0.0f;
