@@ -38,7 +38,6 @@ struct Fp8 {
     static constexpr int PAIR_BYTES = 0; /* no lookup table */
     static constexpr int MMA_STAGES = 2; /* chunks in flight per tensor-core warp (32 B a lane) */
     static constexpr int MMA_CTAS = 0;   /* CTAs per SM for launch bounds: the compiler's choice */
-    static constexpr bool STAGE_X = true; /* qmma_kernel's activations in shared memory */
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */

@@ -33,9 +33,6 @@ template <bool DQ> struct Nf4 {
      * made it 5-7 % faster at batch 1, and nf4 slower (session 12, call 8; session 13, calls 4-6). */
     static constexpr int MMA_STAGES = DQ ? 2 : 4;
     static constexpr int MMA_CTAS = DQ ? 3 : 0;
-    /* qmma_kernel's activations in shared memory (up to 32 KB more a CTA): not for nf4-dq, whose
-     * three CTAs per SM would not fit. */
-    static constexpr bool STAGE_X = !DQ;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;

@@ -40,8 +40,7 @@
 
 enum {
     QMMA_MTILES = 2,  /* 16-row MMA tiles per warp (activation fragments shared by both) */
-    QMMA_CHUNK = 128, /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
-    QMMA_X_STAGE = 32 * 1024 /* the most activation bytes qmma_kernel copies to shared memory */
+    QMMA_CHUNK = 128  /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
 };
 
 /* 32-bit word j (0..3) of a 16-byte load; j is an unrolled constant, so this is a register. */
@@ -348,21 +347,16 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
                                      acc[m][n][h], acc[m][n][2 + h], y, ldy);
 }
 
-/* stage_x (the launch decides: F::STAGE_X, vector loads, batch x cols x 2 bytes at most
- * QMMA_X_STAGE): the CTA copies the activations to shared memory once, after the wait, and its
- * warps read their B fragments there; without it every chunk's fragments come from L1/L2, a
- * round trip per chunk on the path from the previous kernel's end to this one's. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
-                int ldy, bool stage_x)
+                int ldy)
 {
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, then x [batch][cols] */
-    T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
+    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
     __shared__ float s_red[KS][NACC][32]; /* every warp's partials of a group */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
@@ -410,13 +404,6 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
     if (total <= S) ec_release_next();
-    if (stage_x) {
-        int n16 = w.cols / 8; /* 16-byte pieces of a row (stage_x implies VEC: cols % 32 == 0) */
-        for (int i = threadIdx.x; i < batch * n16; i += blockDim.x)
-            reinterpret_cast<uint4 *>(s_x)[i] =
-                __ldg(reinterpret_cast<const uint4 *>(x + (size_t)(i / n16) * ldx) + i % n16);
-        __syncthreads();
-    }
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
@@ -430,9 +417,9 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 int tok = 8 * n + g; /* B column g of tile n */
-                uint2 bx = !(tok < batch && c < w.cols) ? make_uint2(0, 0)
-                           : stage_x ? *reinterpret_cast<const uint2 *>(s_x + (size_t)tok * w.cols + c + 4 * k)
-                                     : ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
+                uint2 bx = tok < batch && c < w.cols
+                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
+                               : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
                     ec_mma16816<T>(acc[m][n], a[m], bx);
@@ -741,17 +728,11 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int KS = 8;
     constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::MMA_STAGES, MODE, VEC>;
-    /* The residency is asked once per kernel, with the most shared memory it may take. */
-    constexpr bool may_stage = F::STAGE_X && VEC && NT == 1; /* 9+ tokens exceed the stage */
-    constexpr size_t most = F::PAIR_BYTES + (may_stage ? QMMA_X_STAGE : 0);
-    size_t x_bytes = (size_t)batch * w.cols * sizeof(T);
-    bool stage_x = may_stage && x_bytes <= QMMA_X_STAGE;
-    cudaError_t e = ec_smem_optin<kernel>(most);
+    cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, most)), dim3(KS * 32),
-                     F::PAIR_BYTES + (stage_x ? x_bytes : 0), stream, w, x, ldx, batch, y, ldy,
-                     stage_x);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
+                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
 /* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64): runs of per_cta units
