@@ -470,8 +470,8 @@ static void test_attention_decode_fused(void **state)
 }
 
 /* ---- argmax: lowest index on ties, NaN never wins ----
- * Vocabularies narrower than the block, of Llama-2 (one load round per thread but the tail) and
- * of Qwen2 (several rounds), each with its winner in the last, partial round. */
+ * Vocabularies narrower than the block, of Llama-2 (two rounds of loads, the second partial)
+ * and of Qwen2 (ten rounds), the last logit winning in the last, partial round. */
 static void check_argmax(int vocab)
 {
     int batch = 5;
