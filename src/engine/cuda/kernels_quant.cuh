@@ -404,15 +404,6 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
     if (total <= S) ec_release_next();
-    /* The activations of all this lane's chunks into L1 at once (its 64 bytes of each token
-     * row): each chunk's B fragments are then L1 hits instead of a round trip to L2 per chunk
-     * on the way from the previous kernel's end to this one's. */
-    if (VEC)
-#pragma unroll 1
-        for (int tok = g; tok < batch && tok < 8 * NT; tok += 8)
-            for (int i = 0; i < mine; i++)
-                if (col(i) < w.cols)
-                    asm volatile("prefetch.global.L1 [%0];" ::"l"(x + (size_t)tok * ldx + col(i)));
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
