@@ -175,7 +175,10 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
  * does. The last split block of (b, h) to finish — a ticket counter per (b, h), reset by that
  * block for the next replay — combines the partials as attn_combine_kernel does. The rotation
  * (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so the outputs
- * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. */
+ * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. At batch 1 the
+ * kernel is a chain of dependent round trips per block (position, row, scores, ticket,
+ * combine); loading the split's first cache rows before the wait only reordered them and
+ * measured slower (docs/performance.md, session 14). */
 template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,

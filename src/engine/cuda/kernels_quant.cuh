@@ -416,7 +416,9 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
             ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a);
 #pragma unroll
             for (int n = 0; n < NT; n++) {
-                int tok = 8 * n + g; /* B column g of tile n */
+                /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
+                 * or prefetching it into L1 after the wait measured slower (session 14) */
+                int tok = 8 * n + g;
                 uint2 bx = tok < batch && c < w.cols
                                ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
                                : make_uint2(0, 0);
