@@ -61,8 +61,10 @@ __device__ __forceinline__ float dequant16(int8_t q, float step)
     return __half2float(__float2half_rn(__fmul_rn((float)q, step)));
 }
 
-__device__ __forceinline__ float step_of(float row_scale) { return __fdiv_rn(row_scale, 127.0f); }
-__device__ __forceinline__ float row_step(const float *wscale, int r) { return step_of(wscale[r]); }
+__device__ __forceinline__ float row_step(const float *wscale, int r)
+{
+    return __fdiv_rn(wscale[r], 127.0f);
+}
 
 /* acc * step * xscale, left to right, plus the outlier sum: the int8 formats' output. */
 __device__ __forceinline__ float int8_output(int acc, float step, float xscale, float outlier)
@@ -484,15 +486,6 @@ __device__ __forceinline__ int8_t chunk_byte(const uint4 &v, int i)
     return (int8_t)(wd >> (8 * (i & 3)));
 }
 
-/* Half i (0..15, run-time) of 16 consecutive fp16 values held as two 16-byte loads. */
-__device__ __forceinline__ float chunk_half(const uint4 &lo, const uint4 &hi, int i)
-{
-    const uint4 &v = i < 8 ? lo : hi;
-    int j = i & 7;
-    uint32_t wd = j < 4 ? (j < 2 ? v.x : v.y) : (j < 6 ? v.z : v.w);
-    return __half2float(__ushort_as_half((unsigned short)(wd >> (16 * (j & 1)))));
-}
-
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
  * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
  * previous kernel), the int8 activations through the read-only path. The outlier columns cost
@@ -500,18 +493,13 @@ __device__ __forceinline__ float chunk_half(const uint4 &lo, const uint4 &hi, in
  * per chunk, L1-resident) and takes their codes from the chunk it already has, adding the fp16
  * products (the codes of xq are 0 there); the lanes' fp32 partial sums are then added up with
  * the int8 part's shuffles. That order differs from the CPU's ascending one by at most the fp32
- * bound of an n-term sum (the tensor-core epilogue keeps the ascending order).
- * Nothing a pair's end or an outlier column needs is loaded when it is needed: the pair's row
- * scales are requested with its first chunk, a lane's token scale right after the wait, and at
- * one token (xvec: x on 16-byte boundaries) the chunk's 16 activations with its codes whenever
- * the weight has outliers, so an outlier column costs arithmetic on registers instead of a
- * dependent load in a divergent loop. */
-template <int B, int MODE, bool MIXED>
+ * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). */
+template <int B, int MODE>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
-                     bool xvec, void *y, int ldy)
+                     void *y, int ldy)
 {
     int lane = threadIdx.x & 31, n16 = ld / 16;
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
@@ -519,18 +507,8 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
 
     int acc0[B], acc1[B];
     float out0[B], out1[B]; /* the outlier columns' fp16 products */
-    float ws0 = 0.0f, ws1 = 0.0f; /* the row scales of pair ws_pair */
-    int ws_pair = -1;
-    float ostep0 = 0.0f, ostep1 = 0.0f; /* the outlier weights' steps, of pair step_pair */
+    float ostep0 = 0.0f, ostep1 = 0.0f; /* their rows' dequantization steps, of pair step_pair */
     int step_pair = -1;
-    float my_xscale = 0.0f; /* lane b < B: token b's activation scale */
-    auto pair_scales = [&](int p) {
-        if (p == ws_pair) return;
-        int2 r = ec_gemv_pair_rows<MODE>(p, rows);
-        ws0 = __ldg(wscale + r.x);
-        ws1 = __ldg(wscale + r.y);
-        ws_pair = p;
-    };
 #pragma unroll
     for (int b = 0; b < B; b++) {
         acc0[b] = acc1[b] = 0;
@@ -539,31 +517,21 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
-        [&] {
-            ec_wait_inputs(false);
-            if (lane < B) my_xscale = xscale[lane];
-        },
+        [] { ec_wait_inputs(false); },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
-            pair_scales(p);
-            bool outliers = MIXED && 16 * k < cols;
-            uint4 xlo = {}, xhi = {}; /* B == 1, xvec: activations 16k .. 16k + 15 */
-            bool xin = B == 1 && xvec && outliers && 16 * k + 16 <= cols;
-            if (xin) {
-                xlo = __ldg(reinterpret_cast<const uint4 *>(x) + 2 * k);
-                xhi = __ldg(reinterpret_cast<const uint4 *>(x) + 2 * k + 1);
-            }
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 uint4 xb = __ldg(xv + (size_t)b * n16 + k);
                 acc0[b] = dot16(a, xb, acc0[b]);
                 acc1[b] = dot16(c, xb, acc1[b]);
             }
-            if (!outliers) return;
+            if (!mask || 16 * k >= cols) return;
             unsigned bits = (__ldg(mask + k / 2) >> (16 * (k & 1))) & 0xffffu;
             if (!bits) return;
             if (p != step_pair) { /* the divisions once per pair, not per chunk */
-                ostep0 = step_of(ws0);
-                ostep1 = step_of(ws1);
+                int2 r = ec_gemv_pair_rows<MODE>(p, rows);
+                ostep0 = row_step(wscale, r.x);
+                ostep1 = row_step(wscale, r.y);
                 step_pair = p;
             }
             for (; bits; bits &= bits - 1) {
@@ -572,7 +540,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 float wd1 = dequant16(chunk_byte(c, i), ostep1);
 #pragma unroll
                 for (int b = 0; b < B; b++) {
-                    float xo = xin ? chunk_half(xlo, xhi, i) : __half2float(x[(size_t)b * cols + col]);
+                    float xo = __half2float(x[(size_t)b * cols + col]);
                     out0[b] = fmaf(xo, wd0, out0[b]);
                     out1[b] = fmaf(xo, wd1, out1[b]);
                 }
@@ -580,37 +548,24 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         },
         [&](int p) {
             int2 r = ec_gemv_pair_rows<MODE>(p, rows);
-            pair_scales(p); /* loaded already unless the lane had no chunk of the pair */
-            float step0 = step_of(ws0), step1 = step_of(ws1);
+            float step0 = row_step(wscale, r.x), step1 = row_step(wscale, r.y);
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 int i0 = warp_isum(acc0[b]), i1 = warp_isum(acc1[b]);
                 float o0 = 0.0f, o1 = 0.0f;
-                if (MIXED) {
+                if (mask) { /* uniform */
                     o0 = ec_warp_sum(out0[b]);
                     o1 = ec_warp_sum(out1[b]);
                 }
                 /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
                 if (lane == b)
                     ec_gemv_write<__half, MODE>(y, ldy, b, r.x, r.y,
-                                                int8_output(i0, step0, my_xscale, o0),
-                                                int8_output(i1, step1, my_xscale, o1));
+                                                int8_output(i0, step0, xscale[b], o0),
+                                                int8_output(i1, step1, xscale[b], o1));
                 acc0[b] = acc1[b] = 0;
                 out0[b] = out1[b] = 0.0f;
             }
         });
-}
-
-template <int B, int MODE, bool MIXED>
-static cudaError_t launch_gemv_b(cudaStream_t stream, const int8_t *w, const float *wscale,
-                                 int rows, int ld, const int8_t *xq, const float *xscale,
-                                 const __half *x, int cols, const unsigned *mask, void *y, int ldy)
-{
-    constexpr auto kernel = int8_gemv_kernel<B, MODE, MIXED>;
-    unsigned blocks = ec_stream_blocks<kernel>(ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32);
-    bool xvec = ((uintptr_t)x & 15) == 0;
-    return ec_launch(kernel, dim3(blocks), dim3(I8_WARPS * 32), 0, stream, w, wscale, rows, ld, xq,
-                     xscale, x, cols, mask, xvec, y, ldy);
 }
 
 template <int MODE>
@@ -619,11 +574,14 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
                                const float *xscale, const __half *x, int cols,
                                const unsigned *mask, void *y, int ldy)
 {
+    dim3 block(I8_WARPS * 32);
+    int pairs = ec_gemv_pairs(MODE, rows);
 #define EC_I8_GEMV(B)                                                                          \
-    return mask ? launch_gemv_b<B, MODE, true>(stream, w, wscale, rows, ld, xq, xscale, x,       \
-                                               cols, mask, y, ldy)                               \
-                : launch_gemv_b<B, MODE, false>(stream, w, wscale, rows, ld, xq, xscale, x,      \
-                                                cols, mask, y, ldy);
+    {                                                                                          \
+        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS, I8_WARPS * 32); \
+        return ec_launch(int8_gemv_kernel<B, MODE>, dim3(blocks), block, 0, stream, w, wscale,  \
+                         rows, ld, xq, xscale, x, cols, mask, y, ldy);                          \
+    }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
     case 2: EC_I8_GEMV(2);
