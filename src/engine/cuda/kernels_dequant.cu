@@ -89,7 +89,7 @@ static size_t qsplit_partial_bytes(int ctas)
 }
 static size_t qsplit_counters(int max_rows)
 {
-    return (size_t)(max_rows + EC_CUDA_QSPLIT_ROWS - 1) / EC_CUDA_QSPLIT_ROWS;
+    return (size_t)EC_CUDA_QSPLIT_GROUPS * ((max_rows + EC_CUDA_QSPLIT_ROWS - 1) / EC_CUDA_QSPLIT_ROWS);
 }
 
 extern "C" size_t ec_cuda_qsplit_bytes(int max_rows)

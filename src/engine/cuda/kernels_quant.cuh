@@ -581,7 +581,12 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
-    int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks;
+    int nblocks = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS, units = nblocks * nchunks;
+    /* Token group blockIdx.y: rows [8 NT y, 8 NT (y + 1)) of x and y (see ec_qlaunch_gemm_nt) */
+    int tok0 = (int)blockIdx.y * 8 * NT;
+    x += (size_t)tok0 * ldx;
+    y = (char *)y + (size_t)tok0 * ldy * (SILU ? sizeof(T) : sizeof(float));
+    nb = nb - tok0 < 8 * NT ? nb - tok0 : 8 * NT;
     int u0 = blockIdx.x * per_cta, total = units - u0 < per_cta ? units - u0 : per_cta;
     /* Unit u is chunk u % nchunks of row block u / nchunks; the cursors below step through
      * (row block, chunk) pairs without dividing. rows_of: this warp's rows in row block rb. */
@@ -657,7 +662,8 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         if (first < last) {
             auto partial = [&](int cta) {
                 int slot = cta * per_cta >= rb * nchunks ? 0 : 1; /* started in rb, or ends in it */
-                return split.partial + (size_t)((cta * 2 + slot) * QGEMM_WARPS + warp) * NACC * 32;
+                size_t at = ((blockIdx.y * gridDim.x + cta) * 2 + slot) * QGEMM_WARPS + warp;
+                return split.partial + at * NACC * 32;
             };
             float *mine = partial(blockIdx.x);
 #pragma unroll
@@ -666,8 +672,9 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
             __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
-                s_last = atomicAdd(split.arrived + rb, 1u) == (unsigned)(last - first);
-                if (s_last) split.arrived[rb] = 0;
+                unsigned *arrived = split.arrived + blockIdx.y * nblocks + rb;
+                s_last = atomicAdd(arrived, 1u) == (unsigned)(last - first);
+                if (s_last) *arrived = 0;
             }
             __syncthreads();
             if (s_last) {
@@ -737,35 +744,48 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
                      dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
-/* qgemm_kernel over 8 x NT token rows per launch (more in launches of 64): runs of per_cta units
- * for a one-wave grid, longer where the split scratch holds fewer CTAs, whole row blocks
- * without one. A run is at least QGEMM_MIN_RUN chunks: a partial (32 KB at 64 tokens) then
- * follows at least as many bytes of nf4 weights, and a row block has at most cols / 512
- * partials for its last CTA to add one after another (with runs of one chunk, TinyLlama's
- * 2048-column weights gave 16 per block, whose traffic and serial sum outweighed the weights). */
+/* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
+ * launches of 64): runs of per_cta units for a one-wave grid, longer where the split scratch holds
+ * fewer CTAs, whole row blocks without one. A run is at least QGEMM_MIN_RUN chunks: a partial
+ * (32 KB at 64 tokens) then follows at least as many bytes of nf4 weights, and a row block has at
+ * most cols / 512 partials for its last CTA to add one after another (with runs of one chunk,
+ * TinyLlama's 2048-column weights gave 16 per block, whose traffic and serial sum outweighed the
+ * weights). */
 enum { QGEMM_MIN_RUN = 4 };
+template <class F, typename T, int NT, int MODE, bool VEC>
+static int ec_qgemm_grid(const ec_cuda_packed_weight &w, const ec_cuda_qsplit *split, int groups,
+                         int *per_cta)
+{
+    constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC>;
+    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
+    int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks;
+    *per_cta = nchunks;
+    if (split && split->ctas > 0) {
+        /* the CTAs of one group that a one-wave grid, and the scratch, hold */
+        int wave = (int)ec_stream_blocks<kernel>(groups * units, 1, QGEMM_WARPS * 32, F::PAIR_BYTES);
+        int hold = split->ctas * (EC_CUDA_QMMA_MAX_BATCH / (8 * NT)) / groups;
+        int run = (groups * units + wave - 1) / wave;
+        if (run < (units + hold - 1) / hold) run = (units + hold - 1) / hold;
+        *per_cta = run >= QGEMM_MIN_RUN ? run : nchunks < QGEMM_MIN_RUN ? nchunks : QGEMM_MIN_RUN;
+    }
+    return (units + *per_cta - 1) / *per_cta;
+}
+
 template <class F, typename T, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                       int batch, void *y, int ldy, const ec_cuda_qsplit *split,
-                                      cudaStream_t stream)
+                                      int groups, cudaStream_t stream)
 {
     constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
-    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
-    int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks, per_cta = nchunks;
+    int per_cta, grid = ec_qgemm_grid<F, T, NT, MODE, VEC>(w, split, groups, &per_cta);
     ec_cuda_qsplit none = {NULL, NULL, 0};
-    if (split && split->ctas > 0) {
-        int blocks = (int)ec_stream_blocks<kernel>(units, 1, QGEMM_WARPS * 32, F::PAIR_BYTES);
-        per_cta = (units + blocks - 1) / blocks;
-        if (per_cta < (units + split->ctas - 1) / split->ctas)
-            per_cta = (units + split->ctas - 1) / split->ctas;
-        if (per_cta < QGEMM_MIN_RUN) per_cta = nchunks < QGEMM_MIN_RUN ? nchunks : QGEMM_MIN_RUN;
-    }
     size_t y_elem = MODE == EC_GEMV_SILU_MUL ? sizeof(T) : sizeof(float);
-    for (int b0 = 0; b0 < batch; b0 += EC_CUDA_QMMA_MAX_BATCH) {
-        int nb = batch - b0 < EC_CUDA_QMMA_MAX_BATCH ? batch - b0 : EC_CUDA_QMMA_MAX_BATCH;
-        e = ec_launch(kernel, dim3((unsigned)((units + per_cta - 1) / per_cta)),
+    int per_launch = groups * 8 * NT;
+    for (int b0 = 0; b0 < batch; b0 += per_launch) {
+        int nb = batch - b0 < per_launch ? batch - b0 : per_launch;
+        e = ec_launch(kernel, dim3((unsigned)grid, (unsigned)((nb + 8 * NT - 1) / (8 * NT))),
                       dim3(QGEMM_WARPS * 32), F::PAIR_BYTES, stream, w, x + (size_t)b0 * ldx, ldx,
                       nb, (void *)((char *)y + (size_t)b0 * ldy * y_elem), ldy,
                       split ? *split : none, per_cta);
@@ -792,10 +812,17 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
     if (batch <= 16)
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 32)
-        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
-    return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
+        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
+    /* Where 64-token CTAs would leave SMs without one (narrow weights: TinyLlama's qkv and o make
+     * 64-80 of them), two groups of 32 tokens fill them, each decoding the weights again. */
+    int per_cta;
+    if (ec_qgemm_grid<F, T, 8, MODE, VEC>(w, split, 1, &per_cta) < ec_sm_count())
+        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split,
+                                                      EC_CUDA_QSPLIT_GROUPS, stream);
+    return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
 }
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is 8 x 8 tokens");
+static_assert(EC_CUDA_QSPLIT_GROUPS * 32 == EC_CUDA_QMMA_MAX_BATCH, "token groups of 32 tokens");
 
 template <class F, typename T, int MODE>
 static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,

@@ -64,14 +64,16 @@ typedef struct {
 } ec_cuda_packed_weight;
 
 /* Scratch of the fused family's column split (qgemm_kernel, 17..64 token rows): each CTA's partial
- * sums, two slots of EC_CUDA_QSPLIT_FLOATS_PER_CTA / 2, and one arrival counter per block of
- * EC_CUDA_QSPLIT_ROWS weight rows, zero between calls (the last CTA of a block resets it). Calls
- * on one stream may share it; calls that can run at the same time may not. */
+ * sums, two slots of EC_CUDA_QSPLIT_FLOATS_PER_CTA / 2 at 64 tokens (CTAs of 32 tokens take half),
+ * and one arrival counter per block of EC_CUDA_QSPLIT_ROWS weight rows and token group (up to
+ * EC_CUDA_QSPLIT_GROUPS per launch), zero between calls (the last CTA of a block resets it).
+ * Calls on one stream may share it; calls that can run at the same time may not. */
 #define EC_CUDA_QSPLIT_ROWS 128
 #define EC_CUDA_QSPLIT_FLOATS_PER_CTA 16384
+#define EC_CUDA_QSPLIT_GROUPS 2
 typedef struct {
     float *partial;    /* [ctas][EC_CUDA_QSPLIT_FLOATS_PER_CTA] */
-    unsigned *arrived; /* [ceil(max_rows / EC_CUDA_QSPLIT_ROWS)] */
+    unsigned *arrived; /* [EC_CUDA_QSPLIT_GROUPS][ceil(max_rows / EC_CUDA_QSPLIT_ROWS)] */
     int ctas;          /* CTAs the partials hold (0: no split, one CTA per row block) */
 } ec_cuda_qsplit;
 
