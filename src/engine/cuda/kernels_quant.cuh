@@ -501,7 +501,9 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
  * one that holds part of it stores its partial sums in the split scratch (slot 0 for the block
  * it starts in, slot 1 for the one it ends in), and the last of the block's CTAs to arrive
  * (a counter per row block, reset by that CTA) adds the partials in CTA order, so the sums do
- * not depend on timing, and writes the block. */
+ * not depend on timing, and writes the block. A launch may also split the tokens into groups
+ * (blockIdx.y, 8 NT tokens each; ec_qlaunch_mma says when), each with its own partials and
+ * counters. */
 enum {
     QGEMM_WARPS = 4,  /* warps per CTA: 4 x QMMA_MTILES x 16 = 128 weight rows share an x tile */
     QGEMM_STAGES = 2, /* weight chunks in flight per warp */
