@@ -768,7 +768,9 @@ static int ec_qgemm_grid(const ec_cuda_packed_weight &w, const ec_cuda_qsplit *s
         int hold = split->ctas * (EC_CUDA_QMMA_MAX_BATCH / (8 * NT)) / groups;
         int run = (groups * units + wave - 1) / wave;
         if (run < (units + hold - 1) / hold) run = (units + hold - 1) / hold;
-        *per_cta = run >= QGEMM_MIN_RUN ? run : nchunks < QGEMM_MIN_RUN ? nchunks : QGEMM_MIN_RUN;
+        static int exp_min = getenv("EXP_MINRUN") ? atoi(getenv("EXP_MINRUN")) : QGEMM_MIN_RUN;
+        int mr = exp_min;
+        *per_cta = run >= mr ? run : nchunks < mr ? nchunks : mr;
     }
     return (units + *per_cta - 1) / *per_cta;
 }
@@ -818,7 +820,8 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
     /* Where 64-token CTAs would leave SMs without one (narrow weights: TinyLlama's qkv and o make
      * 64-80 of them), two groups of 32 tokens fill them, each decoding the weights again. */
     int per_cta;
-    if (ec_qgemm_grid<F, T, 8, MODE, VEC>(w, split, 1, &per_cta) < ec_sm_count())
+    static int exp_groups = getenv("EXP_GROUPS") ? atoi(getenv("EXP_GROUPS")) : 0; /* 1 never, 2 always */
+    if (exp_groups == 2 || (exp_groups == 0 && ec_qgemm_grid<F, T, 8, MODE, VEC>(w, split, 1, &per_cta) < ec_sm_count()))
         return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split,
                                                       EC_CUDA_QSPLIT_GROUPS, stream);
     return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
