@@ -753,7 +753,7 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
  * most cols / 512 partials for its last CTA to add one after another (with runs of one chunk,
  * TinyLlama's 2048-column weights gave 16 per block, whose traffic and serial sum outweighed the
  * weights). */
-enum { QGEMM_MIN_RUN = 4 };
+enum { QGEMM_MIN_RUN = 4, QGEMM_MAX_PARTIALS = 4 };
 template <class F, typename T, int NT, int MODE, bool VEC>
 static int ec_qgemm_grid(const ec_cuda_packed_weight &w, const ec_cuda_qsplit *split, int groups,
                          int *per_cta)
@@ -817,11 +817,15 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 32)
         return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
-    /* Where 64-token CTAs would leave SMs without one (narrow weights: TinyLlama's qkv and o make
-     * 64-80 of them), two groups of 32 tokens fill them, each decoding the weights again. */
-    int per_cta;
+    /* Two groups of 32 tokens, each decoding the weights again, where 64-token CTAs would leave
+     * SMs without one (narrow weights: TinyLlama's qkv and o make 64-80 of them) or a row block
+     * would collect more than QGEMM_MAX_PARTIALS partials (o and down of the 7B shapes, down of
+     * the small ones: 8-15) for its last CTA to add one after another: the halves' partials are
+     * half the bytes, and their runs are longer. */
+    int per_cta, grid = ec_qgemm_grid<F, T, 8, MODE, VEC>(w, split, 1, &per_cta);
+    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     static int exp_groups = getenv("EXP_GROUPS") ? atoi(getenv("EXP_GROUPS")) : 0; /* 1 never, 2 always */
-    if (exp_groups == 2 || (exp_groups == 0 && ec_qgemm_grid<F, T, 8, MODE, VEC>(w, split, 1, &per_cta) < ec_sm_count()))
+    if (exp_groups == 2 || (exp_groups == 0 && (grid < ec_sm_count() || (nchunks + per_cta - 1) / per_cta > QGEMM_MAX_PARTIALS)))
         return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split,
                                                       EC_CUDA_QSPLIT_GROUPS, stream);
     return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
