@@ -768,9 +768,7 @@ static int ec_qgemm_grid(const ec_cuda_packed_weight &w, const ec_cuda_qsplit *s
         int hold = split->ctas * (EC_CUDA_QMMA_MAX_BATCH / (8 * NT)) / groups;
         int run = (groups * units + wave - 1) / wave;
         if (run < (units + hold - 1) / hold) run = (units + hold - 1) / hold;
-        static int exp_min = getenv("EXP_MINRUN") ? atoi(getenv("EXP_MINRUN")) : QGEMM_MIN_RUN;
-        int mr = exp_min;
-        *per_cta = run >= mr ? run : nchunks < mr ? nchunks : mr;
+        *per_cta = run >= QGEMM_MIN_RUN ? run : nchunks < QGEMM_MIN_RUN ? nchunks : QGEMM_MIN_RUN;
     }
     return (units + *per_cta - 1) / *per_cta;
 }
@@ -798,7 +796,26 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
     return cudaSuccess;
 }
 
-/* Column tiles of 8 tokens: 1 or 2 of them in qmma_kernel (up to 16 token rows), 4 or 8 in
+/* qgemm_kernel over up to 8 x NT token rows: one group of NT column tiles, or two of NT / 2, each
+ * decoding the weights again, where one group's grid would leave SMs without a CTA (narrow
+ * weights: TinyLlama's qkv and o make 64-80 of them at 64 tokens) or a row block would collect
+ * more than QGEMM_MAX_PARTIALS partials (at 64 tokens o and down of the 7B shapes, down of the
+ * small ones: 8-15) for its last CTA to add one after another: the halves' partials are half the
+ * bytes, and their runs are longer (docs/performance.md, session 15). */
+template <class F, typename T, int NT, int MODE, bool VEC>
+static cudaError_t ec_qlaunch_gemm(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
+                                   void *y, int ldy, const ec_cuda_qsplit *split,
+                                   cudaStream_t stream)
+{
+    int per_cta, grid = ec_qgemm_grid<F, T, NT, MODE, VEC>(w, split, 1, &per_cta);
+    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
+    if (grid < ec_sm_count() || (nchunks + per_cta - 1) / per_cta > QGEMM_MAX_PARTIALS)
+        return ec_qlaunch_gemm_nt<F, T, NT / EC_CUDA_QSPLIT_GROUPS, MODE, VEC>(
+            w, x, ldx, batch, y, ldy, split, EC_CUDA_QSPLIT_GROUPS, stream);
+    return ec_qlaunch_gemm_nt<F, T, NT, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
+}
+
+/* Column tiles of 8 tokens: 1 or 2 of them in qmma_kernel (up to 16 token rows), 2 to 8 in
  * qgemm_kernel (up to 32, 64, and chunks of 64 above). */
 template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
@@ -816,22 +833,10 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
     if (batch <= 16)
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 32)
-        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
-    /* Two groups of 32 tokens, each decoding the weights again, where 64-token CTAs would leave
-     * SMs without one (narrow weights: TinyLlama's qkv and o make 64-80 of them) or a row block
-     * would collect more than QGEMM_MAX_PARTIALS partials (o and down of the 7B shapes, down of
-     * the small ones: 8-15) for its last CTA to add one after another: the halves' partials are
-     * half the bytes, and their runs are longer. */
-    int per_cta, grid = ec_qgemm_grid<F, T, 8, MODE, VEC>(w, split, 1, &per_cta);
-    int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
-    static int exp_groups = getenv("EXP_GROUPS") ? atoi(getenv("EXP_GROUPS")) : 0; /* 1 never, 2 always */
-    if (exp_groups == 2 || (exp_groups == 0 && (grid < ec_sm_count() || (nchunks + per_cta - 1) / per_cta > QGEMM_MAX_PARTIALS)))
-        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split,
-                                                      EC_CUDA_QSPLIT_GROUPS, stream);
-    return ec_qlaunch_gemm_nt<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
+        return ec_qlaunch_gemm<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
+    return ec_qlaunch_gemm<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
 }
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is 8 x 8 tokens");
-static_assert(EC_CUDA_QSPLIT_GROUPS * 32 == EC_CUDA_QMMA_MAX_BATCH, "token groups of 32 tokens");
 
 template <class F, typename T, int MODE>
 static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
