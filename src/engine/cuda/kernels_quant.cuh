@@ -801,7 +801,9 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
  * weights: TinyLlama's qkv and o make 64-80 of them at 64 tokens) or a row block would collect
  * more than QGEMM_MAX_PARTIALS partials (at 64 tokens o and down of the 7B shapes, down of the
  * small ones: 8-15) for its last CTA to add one after another: the halves' partials are half the
- * bytes, and their runs are longer (docs/performance.md, session 15). */
+ * bytes, and their runs are longer (docs/performance.md, session 15). Taken at 33-64 tokens only:
+ * at 17-32, groups of 16 tokens made nf4 6-16 % slower per step (its decode, then paid once per
+ * 16 tokens, outweighs the parallelism; fp8 gained 2-5 %). */
 template <class F, typename T, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_gemm(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_cuda_qsplit *split,
@@ -815,7 +817,7 @@ static cudaError_t ec_qlaunch_gemm(const ec_cuda_packed_weight &w, const T *x, i
     return ec_qlaunch_gemm_nt<F, T, NT, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
 }
 
-/* Column tiles of 8 tokens: 1 or 2 of them in qmma_kernel (up to 16 token rows), 2 to 8 in
+/* Column tiles of 8 tokens: 1 or 2 of them in qmma_kernel (up to 16 token rows), 4 or 8 in
  * qgemm_kernel (up to 32, 64, and chunks of 64 above). */
 template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
@@ -833,7 +835,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
     if (batch <= 16)
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (batch <= 32)
-        return ec_qlaunch_gemm<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
+        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
     return ec_qlaunch_gemm<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
 }
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is 8 x 8 tokens");
