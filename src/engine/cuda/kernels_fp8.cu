@@ -37,7 +37,7 @@ struct Fp8 {
     static constexpr bool TABLES = false;
     static constexpr int PAIR_BYTES = 0; /* no lookup table */
     static constexpr int MMA_STAGES = 3; /* chunks in flight per tensor-core warp (32 B a lane) */
-    static constexpr int MMA_CTAS = 0;   /* CTAs per SM for launch bounds: the compiler's choice */
+    static constexpr int MMA_CTAS = 2;   /* CTAs per SM for launch bounds: the compiler's choice */
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
