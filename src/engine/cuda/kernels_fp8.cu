@@ -36,8 +36,8 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 struct Fp8 {
     static constexpr bool TABLES = false;
     static constexpr int PAIR_BYTES = 0; /* no lookup table */
-    static constexpr int MMA_STAGES = 3; /* chunks in flight per tensor-core warp (32 B a lane) */
-    static constexpr int MMA_CTAS = 2;   /* CTAs per SM for launch bounds: the compiler's choice */
+    static constexpr int MMA_STAGES = 2; /* chunks in flight per tensor-core warp (32 B a lane) */
+    static constexpr int MMA_CTAS = 0;   /* CTAs per SM for launch bounds: the compiler's choice */
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
