@@ -41,7 +41,7 @@ struct Fp8 {
      * registers (1-2 % faster at batch 1 and 8 than two chunks; three chunks at the compiler's
      * choice of registers, one CTA per SM, were 1-2 % slower: session 15, call 8); two tiles,
      * with twice the accumulators, keep two. */
-    static constexpr int mma_stages(int nt) { return nt == 1 ? 3 : 2; }
+    static constexpr int mma_stages(int mt, int nt) { return nt == 1 ? (mt == 1 ? 4 : 3) : 2; }
     static constexpr int MMA_CTAS = 2;
     struct Piece {
         uint4 lo, hi;
