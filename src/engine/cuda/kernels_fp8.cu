@@ -36,11 +36,12 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 struct Fp8 {
     static constexpr bool TABLES = false;
     static constexpr int PAIR_BYTES = 0; /* no lookup table */
-    /* Chunks in flight per tensor-core warp (32 B a lane each) at NT token tiles, and the CTAs of
-     * one token tile per SM for launch bounds: one tile keeps three chunks in two CTAs of 128
-     * registers (1-2 % faster at batch 1 and 8 than two chunks; three chunks at the compiler's
-     * choice of registers, one CTA per SM, were 1-2 % slower: session 15, call 8); two tiles,
-     * with twice the accumulators, keep two. */
+    /* Chunks in flight per tensor-core warp (32 B a lane each) at MT row and NT token tiles, and
+     * the CTAs of one token tile per SM for launch bounds: one token tile keeps three chunks in
+     * two CTAs of 128 registers (1-2 % faster at batch 1 and 8 than two chunks; three chunks at
+     * the compiler's choice of registers, one CTA per SM, were 1-2 % slower), four with one row
+     * tile (o and down of the 7B shapes: 112-114 registers, another 0.3-0.7 %; session 15, calls
+     * 8 and 10); two token tiles, with twice the accumulators, keep two. */
     static constexpr int mma_stages(int mt, int nt) { return nt == 1 ? (mt == 1 ? 4 : 3) : 2; }
     static constexpr int MMA_CTAS = 2;
     struct Piece {

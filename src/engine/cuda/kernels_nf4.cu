@@ -26,7 +26,7 @@ template <bool DQ> struct Nf4 {
      * lane * 4 in bits 0-7). The other half of each 256-byte row is unused: a 128-byte stride
      * would need a shift per lookup. */
     static constexpr int PAIR_BYTES = 256 * 256;
-    /* Chunks in flight per tensor-core warp (at NT token tiles), and the CTAs of one token tile
+    /* Chunks in flight per tensor-core warp (at MT row, NT token tiles), and the CTAs of one token tile
      * per SM the kernel is compiled for (launch bounds; 0: the compiler's choice, which is not
      * that of 1): nf4-dq's absmax decode (a second table lookup, a multiply and an add per piece)
      * leaves it short of warps at two CTAs of 128 registers; three CTAs (at most 80 registers)
