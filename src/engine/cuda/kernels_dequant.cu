@@ -89,7 +89,8 @@ static size_t qsplit_partial_bytes(int ctas)
 }
 static size_t qsplit_counters(int max_rows)
 {
-    return (size_t)EC_CUDA_QSPLIT_GROUPS * ((max_rows + EC_CUDA_QSPLIT_ROWS - 1) / EC_CUDA_QSPLIT_ROWS);
+    size_t per_group = (size_t)(max_rows + EC_CUDA_QSPLIT_ROWS - 1) / EC_CUDA_QSPLIT_ROWS;
+    return EC_CUDA_QSPLIT_GROUPS * per_group;
 }
 
 extern "C" size_t ec_cuda_qsplit_bytes(int max_rows)

@@ -26,12 +26,12 @@ template <bool DQ> struct Nf4 {
      * lane * 4 in bits 0-7). The other half of each 256-byte row is unused: a 128-byte stride
      * would need a shift per lookup. */
     static constexpr int PAIR_BYTES = 256 * 256;
-    /* Chunks in flight per tensor-core warp (at MT row, NT token tiles), and the CTAs of one token tile
-     * per SM the kernel is compiled for (launch bounds; 0: the compiler's choice, which is not
-     * that of 1): nf4-dq's absmax decode (a second table lookup, a multiply and an add per piece)
-     * leaves it short of warps at two CTAs of 128 registers; three CTAs (at most 80 registers)
-     * with two chunks each made it 5-7 % faster at batch 1, and nf4 slower (session 12, call 8;
-     * session 13, calls 4-6). */
+    /* Chunks in flight per tensor-core warp (at MT row and NT token tiles: the same for all),
+     * and the CTAs of one token tile per SM the kernel is compiled for (launch bounds; 0: the
+     * compiler's choice, which is not that of 1): nf4-dq's absmax decode (a second table lookup,
+     * a multiply and an add per piece) leaves it short of warps at two CTAs of 128 registers;
+     * three CTAs (at most 80 registers) with two chunks each made it 5-7 % faster at batch 1, and
+     * nf4 slower (session 12, call 8; session 13, calls 4-6). */
     static constexpr int mma_stages(int, int) { return DQ ? 2 : 4; }
     static constexpr int MMA_CTAS = DQ ? 3 : 0;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */

@@ -732,7 +732,8 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
     return (out_rows + per_group - 1) / per_group;
 }
 
-/* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in flight. */
+/* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
+ * flight. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
@@ -764,7 +765,8 @@ static int ec_qgemm_grid(const ec_cuda_packed_weight &w, const ec_cuda_qsplit *s
     *per_cta = nchunks;
     if (split && split->ctas > 0) {
         /* the CTAs of one group that a one-wave grid, and the scratch, hold */
-        int wave = (int)ec_stream_blocks<kernel>(groups * units, 1, QGEMM_WARPS * 32, F::PAIR_BYTES);
+        int wave =
+            (int)ec_stream_blocks<kernel>(groups * units, 1, QGEMM_WARPS * 32, F::PAIR_BYTES);
         int hold = split->ctas * (EC_CUDA_QMMA_MAX_BATCH / (8 * NT)) / groups;
         int run = (groups * units + wave - 1) / wave;
         if (run < (units + hold - 1) / hold) run = (units + hold - 1) / hold;
