@@ -179,6 +179,11 @@ int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const
  * split adds a block's fixed work: a query rotation, two block reductions, a partial and its
  * combine). */
 int ec_cuda_decode_split_len(int max_seq, int rows);
+/* The same policy for a device that holds `wave` decode blocks at once (0: unknown, then the
+ * most splits); splits are multiples of EC_DECODE_MIN_SPLIT positions, at most
+ * EC_DECODE_MAX_SPLITS per row (decode_split.c). */
+enum { EC_DECODE_MIN_SPLIT = 32, EC_DECODE_MAX_SPLITS = 64 };
+int ec_decode_split_len_for(int max_seq, int rows, int wave);
 /* Raises the kernel's dynamic shared-memory limit for splits of up to max_split_len positions
  * (call once, outside graph capture); -1 if the device cannot hold them. */
 int ec_cuda_attention_prepare(int max_split_len);

@@ -234,23 +234,17 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
 {
-    enum { MIN_SPLIT = 32, MAX_SPLITS = 64 };
     /* the blocks the device holds at once (registers limit them, not a split's scores); 0 if
      * that cannot be had, and then the most splits */
     int wave = ec_per_device([](int) {
         int per_sm = 0;
+        size_t smem = attn_smem_bytes(EC_DECODE_MIN_SPLIT);
         return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half>,
-                                                             ATTN_THREADS,
-                                                             attn_smem_bytes(MIN_SPLIT)) ==
-                       cudaSuccess
+                                                             ATTN_THREADS, smem) == cudaSuccess
                    ? ec_sm_count() * per_sm
                    : 0;
     });
-    int splits = rows > 0 && wave > 0 ? wave / rows : MAX_SPLITS;
-    splits = splits < 1 ? 1 : splits > MAX_SPLITS ? MAX_SPLITS : splits;
-    int len = (max_seq + splits - 1) / splits;
-    len = (len + MIN_SPLIT - 1) / MIN_SPLIT * MIN_SPLIT;
-    return len > MIN_SPLIT ? len : MIN_SPLIT;
+    return ec_decode_split_len_for(max_seq, rows, wave);
 }
 
 extern "C" int ec_cuda_attention_prepare(int max_split_len)

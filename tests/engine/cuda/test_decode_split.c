@@ -1,0 +1,70 @@
+/* test_decode_split.c — the decode attention's split policy (ec_decode_split_len_for) as a
+ * function of the device's wave, without a GPU: the fallback when the wave is unknown, the
+ * shape of every answer, and the two ends the policy exists for (one sequence spread over the
+ * whole device, a batch that fills it with one split per row). test_cuda_kernels checks the
+ * device-backed ec_cuda_decode_split_len on a real GPU. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "engine/cuda/kernels.h"
+
+static int splits_of(int max_seq, int len) { return (max_seq + len - 1) / len; }
+
+/* Multiples of the minimum, at most the most splits, never shorter as the rows grow. */
+static void test_shape_of_every_answer(void **state)
+{
+    (void)state;
+    static const int seqs[] = {1, 31, 32, 33, 640, 5000, 131072};
+    static const int rows[] = {0, 1, 8, 32, 33, 256, 2048, 1 << 20};
+    static const int waves[] = {0, 1, 132, 1056, 2112};
+    for (int w = 0; w < 5; w++)
+        for (int s = 0; s < 7; s++) {
+            int prev = 0;
+            for (int r = 0; r < 8; r++) {
+                int len = ec_decode_split_len_for(seqs[s], rows[r], waves[w]);
+                if (len < EC_DECODE_MIN_SPLIT || len % EC_DECODE_MIN_SPLIT != 0 ||
+                    splits_of(seqs[s], len) > EC_DECODE_MAX_SPLITS || (r > 1 && len < prev))
+                    fail_msg("max_seq %d, %d rows, wave %d: %d positions per split (%d at fewer "
+                             "rows)",
+                             seqs[s], rows[r], waves[w], len, prev);
+                if (r > 0) prev = len;
+            }
+        }
+}
+
+/* Unknown wave (the occupancy query failed) or no rows: the most splits, each as short as that
+ * allows. */
+static void test_unknown_wave_takes_the_most_splits(void **state)
+{
+    (void)state;
+    assert_int_equal(ec_decode_split_len_for(640, 32, 0), 32);
+    assert_int_equal(ec_decode_split_len_for(640, 0, 1056), 32);
+    assert_int_equal(ec_decode_split_len_for(4096, 32, 0), 64);     /* 64 splits of 64 */
+    assert_int_equal(ec_decode_split_len_for(100000, 2048, 0), 1568); /* 64 splits, rounded up */
+    assert_int_equal(ec_decode_split_len_for(1, 1, 0), EC_DECODE_MIN_SPLIT);
+}
+
+/* An H100-like wave of 1,056 blocks: batch 1 of a 32-head model spreads 640 positions over 20
+ * splits of 32; batch 8 takes 4 splits of 160; batch 64 (2,048 rows, more than the wave) one
+ * split per row. */
+static void test_the_two_ends(void **state)
+{
+    (void)state;
+    assert_int_equal(ec_decode_split_len_for(640, 32, 1056), 32);
+    assert_int_equal(ec_decode_split_len_for(640, 256, 1056), 160);
+    assert_int_equal(ec_decode_split_len_for(640, 2048, 1056), 640);
+    assert_int_equal(ec_decode_split_len_for(650, 2048, 1056), 672); /* rounded up to 32 */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shape_of_every_answer),
+        cmocka_unit_test(test_unknown_wave_takes_the_most_splits),
+        cmocka_unit_test(test_the_two_ends),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
