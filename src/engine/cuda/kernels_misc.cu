@@ -155,7 +155,8 @@ __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_kernel(const float *log
 extern "C" int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out,
                               cudaStream_t stream)
 {
-    EC_CUDA_TRY(ec_launch(argmax_kernel, dim3(batch), dim3(ARGMAX_THREADS), 0, stream, logits, vocab, out),
+    EC_CUDA_TRY(ec_launch(argmax_kernel, dim3(batch), dim3(ARGMAX_THREADS), 0, stream, logits,
+                          vocab, out),
                 "launch of argmax kernel (%d x %d logits)", batch, vocab);
     return 0;
 }

@@ -334,17 +334,20 @@ __device__ __forceinline__ void ec_qmma_put(const ec_qmma_out &o, float sum_a, f
  * 8n + 2t and 8n + 2t + 1, acc[m][n][2..3] row r.b[m]. */
 template <class F, typename T, int MT, int NT, int MODE>
 __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
-                                              const ec_qmma_rows<MT> &r, const float (&acc)[MT][NT][4],
-                                              int t, int nb, void *y, int ldy)
+                                              const ec_qmma_rows<MT> &r,
+                                              const float (&acc)[MT][NT][4], int t, int nb,
+                                              void *y, int ldy)
 {
 #pragma unroll
     for (int m = 0; m < MT; m++)
 #pragma unroll
         for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
-                ec_qmma_put<T, MODE>(ec_qmma_out_of<F, MT, MODE>(w, r, m, 8 * n + 2 * t + h, nb, y, ldy),
+            for (int h = 0; h < 2; h++) {
+                int tok = 8 * n + 2 * t + h;
+                ec_qmma_put<T, MODE>(ec_qmma_out_of<F, MT, MODE>(w, r, m, tok, nb, y, ldy),
                                      acc[m][n][h], acc[m][n][2 + h], y, ldy);
+            }
 }
 
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
