@@ -10,6 +10,8 @@
 # A baseline library: build the other commit in a worktree (cmake -DBUILD_SHARED_LIBS=ON
 # -DCMAKE_CUDA_ARCHITECTURES=90 --target ecocompute), strip it and `xz` it into .abpack/
 # (git-ignored, ~18 MB), and carry .abpack next to .devpack (64 MiB in all).
+# An argument VAR=VALUE@LIB runs LIB with that environment variable set, so one build's
+# env-switched variants (ECOCOMPUTE_CUDA_*) compare the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pack=$(pwd)/.devpack
@@ -17,10 +19,14 @@ pack=$(pwd)/.devpack
 [ $# -ge 2 ] || { echo "usage: ab-speed.sh LIB_A LIB_B [...]" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-dirs=() labels=()
+dirs=() labels=() envs=()
 for i in $(seq 1 $#); do
-    arg=${!i}
-    labels+=("$(basename "$arg")")
+    arg=${!i} env=
+    if [[ $arg =~ ^([A-Za-z_][A-Za-z0-9_]*=[^@]*)@(.+)$ ]]; then
+        env=${BASH_REMATCH[1]} arg=${BASH_REMATCH[2]}
+    fi
+    envs+=("$env")
+    labels+=("${env:+$env@}$(basename "$arg")")
     if [ -f "$arg" ]; then
         mkdir -p "$tmp/$i"
         xz -dc "$arg" >"$tmp/$i/libecocompute.so"
@@ -36,7 +42,7 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
             Llama-2-7B:1:nf4 Llama-2-7B:1:fp8}; do
         IFS=: read -r model batch prec <<<"$run"
         for i in "${!dirs[@]}"; do
-            LD_LIBRARY_PATH="${dirs[$i]}:$pack/lib" "$pack/bin/ecocompute" run --model "$model" \
+            env ${envs[$i]} LD_LIBRARY_PATH="${dirs[$i]}:$pack/lib" "$pack/bin/ecocompute" run --model "$model" \
                 --batch "$batch" --precision "$prec" --kernels fused --device cuda \
                 --prompt-len 512 --gen 128 --energy --idle 2 --format csv >"$tmp/run.csv" 2>/dev/null
             python3 - "$tmp/run.csv" "${labels[$i]}" <<'PY'
