@@ -121,7 +121,7 @@ static int run_attention(void *p)
     layer_ctx *c = p;
     return ec_cuda_attention_decode(EC_CUDA_F16, &c->s, c->qkv, NULL, c->inv, c->pos, c->batch,
                                     c->splits, c->split_len, c->kc,
-                                    c->vc, c->part, c->tickets, c->att, NULL, c->st);
+                                    c->vc, c->part, c->tickets, c->att, c->st);
 }
 
 int main(int argc, char **argv)

@@ -63,7 +63,6 @@ typedef struct {
     int wide_cols;     /* max(2*hidden, dim): columns of `wide` */
     int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
     size_t part_slots; /* (token row, split) pairs the attention partials hold */
-    size_t l2_prefetch; /* weight bytes the decode attention prefetches into L2 */
 
     cudaStream_t stream;
     cublasHandle_t cublas;
@@ -522,16 +521,10 @@ static unsigned long long *stat_of(const cuda_state *s, int layer, int input)
 static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int batch, int n,
                      int n_splits, int split_len, void *kc, void *vc)
 {
-    if (n == 1 && s->kernels == EC_KERNELS_FUSED) {
-        /* HBM idles while the attention runs (a chain of round trips): it fetches the o
-         * projection's weights and the first rows of gate/up into L2 meanwhile */
-        ec_cuda_prefetch pf = {0};
-        size_t o = ec_cuda_qweight_prefetch(&L->wo, EC_GEMV_ADD, s->l2_prefetch, &pf);
-        ec_cuda_qweight_prefetch(&L->wgu, EC_GEMV_SILU_MUL, s->l2_prefetch - o, &pf);
+    if (n == 1 && s->kernels == EC_KERNELS_FUSED)
         return ec_cuda_attention_decode(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch,
                                         n_splits, split_len, kc, vc, s->part, s->att_tickets,
-                                        s->att, &pf, s->stream);
-    }
+                                        s->att, s->stream);
     return ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q, kc,
                            vc, s->stream) ||
            ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, n_splits, split_len,
@@ -691,8 +684,6 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     s->head_prec = o->quantize_head ? o->precision : emb_prec(s);
     s->kernels = o->kernels;
     s->threshold = o->int8_threshold;
-    const char *pf_env = getenv("ECOCOMPUTE_CUDA_L2_PREFETCH_MB");
-    s->l2_prefetch = (size_t)((pf_env ? atof(pf_env) : 0.0) * 1048576.0);
     s->max_batch = o->max_batch > 0 ? o->max_batch : 1;
     s->max_seq = o->max_seq > 0 ? o->max_seq : c->max_seq_len;
     s->q_dim = c->n_heads * c->head_dim;

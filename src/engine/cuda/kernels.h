@@ -19,16 +19,6 @@ extern "C" {
 
 typedef enum { EC_CUDA_F16 = 0, EC_CUDA_BF16 } ec_cuda_dtype;
 
-/* Weight bytes a latency-bound kernel asks the L2 cache to fetch while it runs, so that the
- * linear layers after it find their first rows there instead of in HBM (docs/performance.md,
- * session 16). Ranges 16-byte aligned, lengths multiples of 16; the first empty one ends the
- * list. Weights only: they are read-only for a whole run. */
-#define EC_CUDA_PREFETCH_RANGES 8
-typedef struct {
-    const void *base[EC_CUDA_PREFETCH_RANGES];
-    unsigned bytes[EC_CUDA_PREFETCH_RANGES];
-} ec_cuda_prefetch;
-
 /* Batches up to this size run the GEMV kernels (each weight byte read once for the whole batch);
  * larger ones use cuBLAS GEMMs, whose tensor-core tiles win once the batch fills an MMA tile.
  * Chosen without measurement (see docs/cuda-backend.md). */
@@ -175,13 +165,11 @@ int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float 
 /* The decode step (one new position *pos per sequence) in one launch: ec_cuda_rope_kv of the
  * batch's qkv rows, then ec_cuda_attention with n = 1, bit-identical to the two (the new k, v
  * rows go into the caches as there; q stays on chip). tickets [batch][n_heads] must be zero
- * before the first call and are zero again after each. Its blocks also send the L2 prefetch pf
- * (may be NULL) once their inputs are ready. */
+ * before the first call and are zero again after each. */
 int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *qkv,
                              const float *bias, const float *inv_freq, const int *pos, int batch,
                              int n_splits, int split_len, void *k_cache, void *v_cache,
-                             float *part, unsigned *tickets, void *out,
-                             const ec_cuda_prefetch *pf, cudaStream_t stream);
+                             float *part, unsigned *tickets, void *out, cudaStream_t stream);
 /* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions and
  * `rows` (query head, sequence) pairs per step, a multiple of 32: the splits of all rows fill
  * about one wave of blocks on the current device. A single sequence thus spreads its context

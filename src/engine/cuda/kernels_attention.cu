@@ -183,15 +183,13 @@ template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
-                       T *v_cache, float *part, unsigned *tickets, T *out, ec_cuda_prefetch pf)
+                       T *v_cache, float *part, unsigned *tickets, T *out)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     __shared__ bool s_last;
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
     ec_wait_inputs();
-    /* after the wait: before it, the QKV linear still streams its weights */
-    ec_l2_prefetch(pf);
     int p = *pos, len = p + 1, start = split * split_len;
     if (start >= len) return; /* block-uniform */
     int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
@@ -313,17 +311,16 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
                                         const float *inv_freq, const int *pos, int batch,
                                         int n_splits, int split_len, void *k_cache, void *v_cache,
                                         float *part, unsigned *tickets, void *out,
-                                        const ec_cuda_prefetch *pf, cudaStream_t stream)
+                                        cudaStream_t stream)
 {
     if (attn_shape_unsupported(s)) return -1;
-    ec_cuda_prefetch none = {};
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
         EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
-                              part, tickets, (T *)out, pf ? *pf : none),
+                              part, tickets, (T *)out),
                     "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
                     "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;

@@ -154,26 +154,6 @@ __device__ __forceinline__ void ec_wait_inputs(bool release_next = true)
 #endif
 }
 
-/* This block's share of the L2 prefetch p (kernels.h): each range cut into one 16-byte-aligned
- * slice per block of the grid, sent by thread r of the block for range r. Nothing waits for a
- * prefetch: the block goes on at once, and the bytes land while the kernel runs. */
-__device__ __forceinline__ void ec_l2_prefetch(const ec_cuda_prefetch &p)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned r = threadIdx.x;
-    if (r >= EC_CUDA_PREFETCH_RANGES || p.bytes[r] == 0) return;
-    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
-    unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    unsigned slice = ((p.bytes[r] + blocks - 1) / blocks + 15) & ~15u;
-    if ((size_t)block * slice >= p.bytes[r]) return;
-    unsigned n = min(slice, p.bytes[r] - block * slice);
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(
-                     (const char *)p.base[r] + (size_t)block * slice),
-                 "r"(n)
-                 : "memory");
-#endif
-}
-
 /* ask(device) once per device and thread (a property of a device or of a kernel on it): the
  * value for the current device, 0 if there is none. Each call site's lambda is its own type,
  * so each has its own cache. */

@@ -119,44 +119,6 @@ ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i)
     return v;
 }
 
-/* Appends [p, p + n) to pf widened to 16-byte bounds (weights are 256-aligned allocations, so
- * the widened range stays in the same one); false when pf is full. */
-static int prefetch_range(ec_cuda_prefetch *pf, const void *p, size_t n)
-{
-    uintptr_t a = (uintptr_t)p & ~(uintptr_t)15, e = ((uintptr_t)p + n + 15) & ~(uintptr_t)15;
-    for (int i = 0; i < EC_CUDA_PREFETCH_RANGES; i++)
-        if (pf->bytes[i] == 0) {
-            pf->base[i] = (const void *)a;
-            pf->bytes[i] = (unsigned)(e - a);
-            return 1;
-        }
-    return 0;
-}
-
-size_t ec_cuda_qweight_prefetch(const ec_cuda_qweight *w, ec_gemv_mode mode, size_t budget,
-                                ec_cuda_prefetch *pf)
-{
-    /* a row's bytes in each array: codes or values, then its scales or 8-bit absmax codes */
-    size_t elem = is_int8(w->prec) || ec_cuda_is_packed(w->prec) ? 1 : 2;
-    size_t data_row = (size_t)w->ld * elem, scale_row = 0;
-    const void *scales = w->scales ? (const void *)w->scales : (const void *)w->qscales;
-    if (w->scales) scale_row = (w->prec == EC_PREC_NF4 ? nblocks(w->cols) : 1) * sizeof(float);
-    if (w->qscales) scale_row = nblocks(w->cols);
-    int halves = mode == EC_GEMV_SILU_MUL ? 2 : 1, half = w->rows / halves;
-    size_t rows = budget / ((data_row + scale_row) * (size_t)halves);
-    if (rows > (size_t)half) rows = (size_t)half;
-    size_t added = 0;
-    for (int h = 0; h < halves && rows > 0; h++) {
-        size_t r0 = (size_t)h * half;
-        if (!prefetch_range(pf, (const char *)w->data + r0 * data_row, rows * data_row)) break;
-        added += rows * data_row;
-        if (scale_row == 0) continue;
-        if (!prefetch_range(pf, (const char *)scales + r0 * scale_row, rows * scale_row)) break;
-        added += rows * scale_row;
-    }
-    return added;
-}
-
 /* ---- context ---- */
 
 static void *carve(uintptr_t base, size_t *off, size_t bytes)

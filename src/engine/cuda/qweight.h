@@ -71,13 +71,6 @@ void ec_cuda_qweight_segments(ec_cuda_qweight *w, int n, const int *rows);
 /* The weight of segment i alone (a view: same memory). */
 ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i);
 
-/* Appends to pf (after its last non-empty range) the ranges of w's first rows in the order the
- * fused decode kernels stream them (SILU_MUL: the same number of gate and up rows), as many
- * rows as `budget` bytes of data and scales hold, at most all. Returns the bytes it added
- * (0 when pf is full). */
-size_t ec_cuda_qweight_prefetch(const ec_cuda_qweight *w, ec_gemv_mode mode, size_t budget,
-                                ec_cuda_prefetch *pf);
-
 /* Shape bounds of the calls a context serves, from which its scratch is sized. */
 typedef struct {
     int max_batch;     /* token rows of the largest call */

@@ -427,10 +427,8 @@ static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, 
         kernel_ok(ec_cuda_rope_kv(t, &s, d_qkv, d_bias, d_inv, d_pos, batch, 1, d_q, k2, v2, 0));
         kernel_ok(ec_cuda_attention(t, &s, d_q, k2, v2, d_pos, batch, 1, n_splits, split_len,
                                     part2, out2, 0));
-        /* with an L2 prefetch (of the other cache), which must change nothing */
-        ec_cuda_prefetch pf = {{k2}, {(unsigned)(cache_n * 2) & ~15u}};
         kernel_ok(ec_cuda_attention_decode(t, &s, d_qkv, d_bias, d_inv, d_pos, batch, n_splits,
-                                           split_len, k1, v1, part1, tickets, out1, &pf, 0));
+                                           split_len, k1, v1, part1, tickets, out1, 0));
         download(a, out2, qn * 2);
         download(b, out1, qn * 2);
         for (size_t i = 0; i < qn; i++)
