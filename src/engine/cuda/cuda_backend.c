@@ -693,7 +693,9 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     s->wide_cols = imax(2 * c->hidden_dim, c->dim);
     s->shape = (ec_cuda_attn_shape){c->n_heads, c->n_kv_heads, c->head_dim, s->max_seq,
                                     c->rope_interleaved};
-    long rows = s->max_batch > PREFILL_TOKENS ? s->max_batch : PREFILL_TOKENS;
+    const char *pt_env = getenv("ECOCOMPUTE_CUDA_PREFILL_TOKENS");
+    long prefill_tokens = pt_env && atol(pt_env) > 0 ? atol(pt_env) : PREFILL_TOKENS;
+    long rows = s->max_batch > prefill_tokens ? s->max_batch : prefill_tokens;
     long most = (long)s->max_batch * s->max_seq;
     s->chunk_rows = (int)(rows < most ? rows : most);
     size_t dec_slots = 0; /* the most (sequence, split) pairs of any decode batch */
