@@ -21,8 +21,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Token rows per prefill chunk: the activation arena holds one chunk, and the packed formats
+ * decode every weight to 16-bit once per chunk (packed_linear), so at 2048 rows a batch-64
+ * prefill of 512 positions decoded each weight 16 times and took 18 % longer than fp16's; at
+ * 8192, 4 % (docs/performance.md, session 16). Where the device lacks the memory for that, the
+ * chunk halves down to PREFILL_MIN_TOKENS. */
 enum {
-    PREFILL_TOKENS = 2048,   /* token rows per prefill chunk (bounds the activation arena) */
+    PREFILL_TOKENS = 8192,
+    PREFILL_MIN_TOKENS = 2048,
     LOAD_THREADS_MAX = 8,    /* host threads reading tensors during load */
     ATTN_MIN_SPLIT = 32,     /* shortest prefill attention split worth a block */
 };
@@ -63,6 +69,7 @@ typedef struct {
     int wide_cols;     /* max(2*hidden, dim): columns of `wide` */
     int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
     size_t part_slots; /* (token row, split) pairs the attention partials hold */
+    size_t decode_slots; /* ... of those, the most any decode batch needs */
 
     cudaStream_t stream;
     cublasHandle_t cublas;
@@ -246,18 +253,35 @@ static ec_cuda_qshape linear_shape(const cuda_state *s)
 }
 
 /* Sizes everything, checks it fits in free device memory, then allocates. */
+/* A prefill chunk of `rows` token rows (at least one per sequence, at most every position of
+ * every sequence), and attention partials for it and for any decode batch. */
+static void set_chunk_rows(cuda_state *s, long rows)
+{
+    long most = (long)s->max_batch * s->max_seq;
+    if (rows < s->max_batch) rows = s->max_batch;
+    s->chunk_rows = (int)(rows < most ? rows : most);
+    s->part_slots = s->decode_slots > (size_t)s->chunk_rows ? s->decode_slots
+                                                            : (size_t)s->chunk_rows;
+}
+
 static int allocate(cuda_state *s)
 {
     const ec_model_config *c = &s->cfg;
     s->layers = (cuda_layer *)calloc((size_t)c->n_layers, sizeof *s->layers);
     if (!s->layers) return ec_set_error("out of host memory for %d layers", c->n_layers);
-    ec_cuda_qshape qshape = linear_shape(s);
     size_t weights = plan_weights(s, 0), kv = 2 * kv_bytes(s);
-    size_t acts = plan_activations(s, 0), linear_scratch = ec_cuda_qctx_bytes(&qshape);
     size_t staging = (size_t)load_threads() * STAGE_FLOATS * 4;
-    size_t need = weights + acts + linear_scratch + kv + CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE;
-    size_t free_b, total_b;
+    size_t free_b, total_b, acts, linear_scratch, need;
+    ec_cuda_qshape qshape;
     EC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo on device %d", s->device);
+    for (long rows = PREFILL_TOKENS;; rows /= 2) {
+        set_chunk_rows(s, rows);
+        qshape = linear_shape(s);
+        acts = plan_activations(s, 0);
+        linear_scratch = ec_cuda_qctx_bytes(&qshape);
+        need = weights + acts + linear_scratch + kv + CUBLAS_WORKSPACE + staging + RUNTIME_RESERVE;
+        if (need <= free_b || rows <= PREFILL_MIN_TOKENS) break;
+    }
     if (need > free_b)
         return ec_set_error("model %s (%s) with %d sequences x %d positions does not fit on CUDA "
                             "device %d: needs %zu bytes (weights %zu, KV cache %zu, activations "
@@ -693,18 +717,13 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     s->wide_cols = imax(2 * c->hidden_dim, c->dim);
     s->shape = (ec_cuda_attn_shape){c->n_heads, c->n_kv_heads, c->head_dim, s->max_seq,
                                     c->rope_interleaved};
-    const char *pt_env = getenv("ECOCOMPUTE_CUDA_PREFILL_TOKENS");
-    long prefill_tokens = pt_env && atol(pt_env) > 0 ? atol(pt_env) : PREFILL_TOKENS;
-    long rows = s->max_batch > prefill_tokens ? s->max_batch : prefill_tokens;
-    long most = (long)s->max_batch * s->max_seq;
-    s->chunk_rows = (int)(rows < most ? rows : most);
     size_t dec_slots = 0; /* the most (sequence, split) pairs of any decode batch */
     for (int b = 1; b <= s->max_batch; b++) {
         int split_len = ec_cuda_decode_split_len(s->max_seq, c->n_heads * b);
         size_t slots = (size_t)b * ((s->max_seq + split_len - 1) / split_len);
         if (slots > dec_slots) dec_slots = slots;
     }
-    s->part_slots = dec_slots > (size_t)s->chunk_rows ? dec_slots : (size_t)s->chunk_rows;
+    s->decode_slots = dec_slots;
     if (allocate(s) || upload_weights(s, m)) return -1;
     float *inv = (float *)malloc((size_t)c->head_dim / 2 * sizeof(float));
     if (!inv) return ec_set_error("out of host memory");

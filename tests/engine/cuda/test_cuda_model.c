@@ -274,6 +274,31 @@ static void test_small_nf4_fp8(void **state)
     }
 }
 
+/* A prefill longer than one chunk (the backend takes up to 8192 token rows per chunk, see
+ * cuda_backend.c): 3 sequences of 3000 positions run as chunks of 2730 and 270 positions, the
+ * second attending to the cache the first wrote. A wrong position or cache offset past the first
+ * chunk moves the logits by whole units. */
+static void test_prefill_in_chunks(void **state)
+{
+    (void)state;
+    ec_model *m = open_model("tiny");
+    const ec_model_config *c = ec_model_config_of(m);
+    int batch = 3, len = 3000;
+    static const ec_precision formats[] = {EC_PREC_FP16, EC_PREC_NF4};
+    static const double tolerance[] = {0.02, 0.06};
+    for (int f = 0; f < 2; f++) {
+        ec_backend *cpu = open_backend("cpu", m, formats[f], batch, len);
+        ec_backend *gpu = open_backend("cuda", m, formats[f], batch, len);
+        double gap = logits_gap(cpu, gpu, c, batch, len);
+        printf("tiny %s, %d x %d-token prefill: max logit gap %.4f of the largest (tolerance "
+               "%.2f)\n", ec_precision_name(formats[f]), batch, len, gap, tolerance[f]);
+        assert_true(gap <= tolerance[f]);
+        ec_backend_destroy(cpu);
+        ec_backend_destroy(gpu);
+    }
+    ec_model_close(m);
+}
+
 /* Outlier-column statistics of one prefill (batch 4 x 16 tokens) on both backends. */
 static void test_outlier_counts(void **state)
 {
@@ -398,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_small_fp16_reference),
         cmocka_unit_test(test_small_int8),
         cmocka_unit_test(test_small_nf4_fp8),
+        cmocka_unit_test(test_prefill_in_chunks),
         cmocka_unit_test(test_outlier_counts),
         cmocka_unit_test(test_graph_matches_plain_launches),
         cmocka_unit_test(test_stories260k),
