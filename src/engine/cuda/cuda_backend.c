@@ -25,7 +25,9 @@
  * decode every weight to 16-bit once per chunk (packed_linear), so at 2048 rows a batch-64
  * prefill of 512 positions decoded each weight 16 times and took 18 % longer than fp16's; at
  * 8192, 4 % (docs/performance.md, session 16). Where the device lacks the memory for that, the
- * chunk halves down to PREFILL_MIN_TOKENS. */
+ * chunk halves down to PREFILL_MIN_TOKENS. int8-mixed stays at PREFILL_MIN_TOKENS: a column is
+ * an outlier when any token of the call crosses the threshold, so larger chunks send more of
+ * the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill 4.4 s -> 8.5 s at 8192). */
 enum {
     PREFILL_TOKENS = 8192,
     PREFILL_MIN_TOKENS = 2048,
@@ -274,7 +276,8 @@ static int allocate(cuda_state *s)
     size_t free_b, total_b, acts, linear_scratch, need;
     ec_cuda_qshape qshape;
     EC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo on device %d", s->device);
-    for (long rows = PREFILL_TOKENS;; rows /= 2) {
+    long first = s->prec == EC_PREC_INT8_MIXED ? PREFILL_MIN_TOKENS : PREFILL_TOKENS;
+    for (long rows = first;; rows /= 2) {
         set_chunk_rows(s, rows);
         qshape = linear_shape(s);
         acts = plan_activations(s, 0);
