@@ -42,8 +42,8 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
             Llama-2-7B:1:nf4 Llama-2-7B:1:fp8}; do
         IFS=: read -r model batch prec <<<"$run"
         for i in "${!dirs[@]}"; do
-            env ${envs[$i]} LD_LIBRARY_PATH="${dirs[$i]}:$pack/lib" "$pack/bin/ecocompute" run --model "$model" \
-                --batch "$batch" --precision "$prec" --kernels fused --device cuda \
+            env ${envs[$i]} LD_LIBRARY_PATH="${dirs[$i]}:$pack/lib" "$pack/bin/ecocompute" run \
+                --model "$model" --batch "$batch" --precision "$prec" --kernels fused --device cuda \
                 --prompt-len 512 --gen 128 --energy --idle 2 --format csv >"$tmp/run.csv" 2>/dev/null
             python3 - "$tmp/run.csv" "${labels[$i]}" <<'PY'
 import csv, sys

@@ -254,7 +254,6 @@ static ec_cuda_qshape linear_shape(const cuda_state *s)
     return q;
 }
 
-/* Sizes everything, checks it fits in free device memory, then allocates. */
 /* A prefill chunk of `rows` token rows (at least one per sequence, at most every position of
  * every sequence), and attention partials for it and for any decode batch. */
 static void set_chunk_rows(cuda_state *s, long rows)
@@ -266,6 +265,8 @@ static void set_chunk_rows(cuda_state *s, long rows)
                                                             : (size_t)s->chunk_rows;
 }
 
+/* Sizes everything with the largest prefill chunk that fits in free device memory (see
+ * PREFILL_TOKENS), checks that it fits, then allocates. */
 static int allocate(cuda_state *s)
 {
     const ec_model_config *c = &s->cfg;

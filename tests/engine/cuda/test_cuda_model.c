@@ -275,8 +275,8 @@ static void test_small_nf4_fp8(void **state)
 }
 
 /* A prefill longer than one chunk (the backend takes up to 8192 token rows per chunk, see
- * cuda_backend.c): 3 sequences of 3000 positions run as chunks of 2730 and 270 positions, the
- * second attending to the cache the first wrote. A wrong position or cache offset past the first
+ * cuda_backend.c): 3 sequences of 3000 positions run as chunks of 2730 and 270 positions (more
+ * on a device short of memory), each attending to the cache the ones before wrote. A wrong position or cache offset past the first
  * chunk moves the logits by whole units. */
 static void test_prefill_in_chunks(void **state)
 {
