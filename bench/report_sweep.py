@@ -23,6 +23,10 @@ import os
 import subprocess
 import sys
 
+# A run whose energy counter and integrated instant power disagree by more than this (the
+# threshold of `ecocompute meter`'s warning) has a window too short for the counter's ~100 ms
+# steps (DESIGN §4): its energy, and any Δ against it, is flagged as no finding.
+METER_GAP_WARN_PCT = 5.0
 PRECISION_ORDER = ["f32", "fp16", "bf16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8"]
 KERNELS_ORDER = ["fused", "reference"]
 
@@ -72,6 +76,8 @@ def fmt(v, kind="num"):
         return f"{v:.2e}"
     if kind == "cols":
         return f"{v:.2f}"
+    if kind == "gap":
+        return f"{v:.1f}"
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
 
 
@@ -102,6 +108,7 @@ def configurations(db):
             "j_dec": mean(dec),
             "w": mean(num(r["avg_power_w"]) for r in rs),
             "idle_w": mean(num(r["idle_power_w"]) for r in rs),
+            "gap": max((abs(num(r.get("disagreement_pct"))) for r in rs), default=math.nan),
         }
     return out
 
@@ -148,7 +155,8 @@ def sweep_tables(cfg, evals, outliers):
             parts.append(f"### {model} ({params:.2f} B parameters)\n")
             header = ["batch", "kernels", "precision", "runs", "tok/s", "speed vs fp16",
                       "J/1k gross", "J/1k net", "ΔE gross", "ΔE net", "decode J/1k gross",
-                      "ΔE decode gross", "avg W", "KL vs f32 (nats)", "top-1 %", "outlier cols"]
+                      "ΔE decode gross", "avg W", "meter gap %", "KL vs f32 (nats)", "top-1 %",
+                      "outlier cols"]
             rows = []
             for k in mk:
                 c = cfg[k]
@@ -156,19 +164,17 @@ def sweep_tables(cfg, evals, outliers):
                 ratio = (lambda a, b: a / b if b and not math.isnan(b) else math.nan)
                 ev = evals.get((model, k[6]), {})
                 cols = outliers.get((model, k[3]), math.nan) if k[6] == "int8-mixed" else None
+                noisy = lambda g: g > METER_GAP_WARN_PCT  # NaN (no check) compares False
+                mark = " ‡" if noisy(c["gap"]) or noisy(base.get("gap", math.nan)) else ""
+                delta = (lambda key: fmt(100 * (ratio(c[key], base.get(key)) - 1), "pct") + mark
+                         if k[6] != "fp16" else "–")
                 rows.append([
                     str(k[3]), k[1] + ("" if k[2].startswith("cuda") else f" ({k[2]})"), k[6],
                     f"{c['n']}", fmt(c["tok_s"]),
                     fmt(ratio(c["tok_s"], base.get("tok_s")), "ratio"),
-                    fmt(c["j_gross"]), fmt(c["j_net"]),
-                    fmt(100 * (ratio(c["j_gross"], base.get("j_gross")) - 1), "pct")
-                    if k[6] != "fp16" else "–",
-                    fmt(100 * (ratio(c["j_net"], base.get("j_net")) - 1), "pct")
-                    if k[6] != "fp16" else "–",
-                    fmt(c["j_dec"]),
-                    fmt(100 * (ratio(c["j_dec"], base.get("j_dec")) - 1), "pct")
-                    if k[6] != "fp16" else "–",
-                    fmt(c["w"]),
+                    fmt(c["j_gross"]), fmt(c["j_net"]), delta("j_gross"), delta("j_net"),
+                    fmt(c["j_dec"]), delta("j_dec"), fmt(c["w"]),
+                    fmt(c["gap"], "gap") + (" ‡" if noisy(c["gap"]) else ""),
                     fmt(num(ev.get("mean_kl_nats")), "sci"),
                     fmt(num(ev.get("top1_agreement_pct")), "ratio"),
                     "" if cols is None else fmt(cols, "cols")])
@@ -239,7 +245,12 @@ def main():
                      "1 warm-up and 1 measured run, no stabilization wait, a 5 s idle baseline per "
                      "bench session, quality gates not applicable with n = 1; a simplification to "
                      "fit the device budget). Δ and speed: against fp16 of the same kernel family, "
-                     "model, batch and lengths.\n")
+                     "model, batch and lengths.")
+        parts.append(f"- meter gap %: the largest difference between the energy counter and the "
+                     f"integrated instant power over a configuration's run windows. ‡: above "
+                     f"{METER_GAP_WARN_PCT:g} % in that row or in its fp16 baseline — a window "
+                     "too short for the counter's ~100 ms steps; its energy and Δ are not "
+                     "findings (repeat with more tokens or runs).\n")
         parts += sweep_tables(cfg, evals, outliers)
         kernels = sorted({k[1] for k in cfg}, key=lambda k: order(k, KERNELS_ORDER))
         parts += crossover_tables(db, kernels)
