@@ -2,8 +2,10 @@
 """report_sweep.py OUT_DIR — markdown tables of the sweeps of issues #5 and #7 (bench/gpu.sh
 sweep:..., eval, outliers): per model, batch, kernel family and precision, decode tok/s, energy
 per 1000 generated tokens gross and net, average power, the change against fp16 of the same
-kernel family, model, batch and lengths, KL and top-1 agreement vs float32, and int8-mixed's
-outlier columns; then `ecocompute analyze --table crossover` per kernel family.
+kernel family, model, batch and lengths, the meter gap (energy counter vs integrated instant
+power, flagged with ‡ above 5 % together with the deltas it touches), KL and top-1 agreement vs
+float32, and int8-mixed's outlier columns; then `ecocompute analyze --table crossover` per
+kernel family.
 
 Reads the runs through `ecocompute export --format csv` (docs/data-schema.md), not the database
 schema; OUT_DIR/eval/MODEL.csv (`ecocompute eval --format csv`) and OUT_DIR/outliers.csv (written
