@@ -29,6 +29,12 @@ import sys
 # threshold of `ecocompute meter`'s warning) has a window too short for the counter's ~100 ms
 # steps (DESIGN §4): its energy, and any Δ against it, is flagged as no finding.
 METER_GAP_WARN_PCT = 5.0
+
+
+def noisy(gap):
+    """Whether a meter gap (in %) flags its run; NaN (no cross-check) does not."""
+    return gap > METER_GAP_WARN_PCT
+
 PRECISION_ORDER = ["f32", "fp16", "bf16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8"]
 KERNELS_ORDER = ["fused", "reference"]
 
@@ -166,7 +172,6 @@ def sweep_tables(cfg, evals, outliers):
                 ratio = (lambda a, b: a / b if b and not math.isnan(b) else math.nan)
                 ev = evals.get((model, k[6]), {})
                 cols = outliers.get((model, k[3]), math.nan) if k[6] == "int8-mixed" else None
-                noisy = lambda g: g > METER_GAP_WARN_PCT  # NaN (no check) compares False
                 mark = " ‡" if noisy(c["gap"]) or noisy(base.get("gap", math.nan)) else ""
                 delta = (lambda key: fmt(100 * (ratio(c[key], base.get(key)) - 1), "pct") + mark
                          if k[6] != "fp16" else "–")
