@@ -193,10 +193,12 @@ def crossover_tables(db, kernels):
     parts = ["## Crossover model size (ecocompute analyze --table crossover)\n",
              "Δ% of energy per 1k tokens (whole run, gross) vs fp16 of the same kernel family, "
              "model and batch, fitted as α + β·ln(parameters); the crossover is where it is "
-             "zero (docs/analysis.md).\n"]
+             f"zero (docs/analysis.md). Fitted on the runs whose meter gap is at most "
+             f"{METER_GAP_WARN_PCT:g} % (`--max-meter-gap`): a flagged run, or a flagged "
+             "baseline, leaves its configuration out of the fit.\n"]
     for k in kernels:
         text = ecocompute("analyze", "--db", db, "--table", "crossover", "--kernels", k,
-                          "--format", "csv")
+                          "--max-meter-gap", f"{METER_GAP_WARN_PCT:g}", "--format", "csv")
         rows = list(csv.reader(io.StringIO(text)))
         parts.append(f"### kernels {k}\n")
         if len(rows) < 2:

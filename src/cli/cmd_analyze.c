@@ -46,6 +46,9 @@ static void usage(void)
            "  --kernels K     kernel family is K (fused, reference, or a source's stack such as\n"
            "                  bitsandbytes)\n"
            "  --gpu G         GPU name contains G (case-insensitive)\n"
+           "  --max-meter-gap P  leave out runs whose energy counter and integrated power\n"
+           "                  disagree by more than P %% (windows too short for the counter's\n"
+           "                  ~100 ms steps, docs/measurement.md); runs without that check stay\n"
            "options:\n"
            "  --db PATH       the results database (default path: %s)\n"
            "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
@@ -57,7 +60,8 @@ static void usage(void)
            "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
            "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
            "  ecocompute analyze --db results.db --model llama --baseline fp16\n"
-           "  ecocompute analyze --db results.db --kernels fused --table crossover\n",
+           "  ecocompute analyze --db results.db --kernels fused --table crossover\n"
+           "  ecocompute analyze --db results.db --max-meter-gap 5 --table crossover\n",
            ec_store_default_path());
 }
 
@@ -511,6 +515,7 @@ static const char *const table_names[] = {"configs", "deltas", "ranking", "scali
 typedef struct {
     const char *model, *prec, *kernels, *gpu; /* NULL: not filtered */
     const char *base;                         /* baseline precision */
+    double max_gap; /* largest |meter disagreement| in % a run may have; NaN: any */
 } filters;
 
 /* Records the analysis needs: those the filters select, and, with --precision or --kernels, the
@@ -518,6 +523,8 @@ typedef struct {
 static int keep_record(const ec_run_record *r, const filters *f)
 {
     int is_base = !strcmp(r->precision, f->base);
+    /* NaN on either side compares false: no limit, or a run without the cross-check */
+    if (fabs(r->disagreement_pct) > f->max_gap) return 0;
     return (!f->model || icontains(r->model, f->model)) &&
            (!f->gpu || icontains(r->gpu_name, f->gpu)) &&
            (!f->prec || !strcmp(r->precision, f->prec) || is_base) &&
@@ -534,7 +541,7 @@ static int shown_config(const ec_run_record *k, const filters *f)
 int cmd_analyze(int argc, char **argv)
 {
     ec_format fmt = EC_FORMAT_TABLE;
-    filters f = {.base = "fp16"};
+    filters f = {.base = "fp16", .max_gap = NAN};
     int only = -1;
     cli_dataset_args ds;
     if (cli_dataset_args_init(CMD, &ds, argc)) return EXIT_FAIL;
@@ -548,7 +555,8 @@ int cmd_analyze(int argc, char **argv)
         }
         int takes = !strcmp(a, "--format") || !strcmp(a, "--model") ||
                     !strcmp(a, "--precision") || !strcmp(a, "--kernels") ||
-                    !strcmp(a, "--gpu") || !strcmp(a, "--baseline") || !strcmp(a, "--table");
+                    !strcmp(a, "--gpu") || !strcmp(a, "--baseline") || !strcmp(a, "--table") ||
+                    !strcmp(a, "--max-meter-gap");
         if (takes && i + 1 >= argc) {
             cli_usage_error(CMD, "%s needs a value", a);
             goto out;
@@ -560,6 +568,8 @@ int cmd_analyze(int argc, char **argv)
             f.model = argv[++i];
         } else if (!strcmp(a, "--gpu")) {
             f.gpu = argv[++i];
+        } else if (!strcmp(a, "--max-meter-gap")) {
+            if (cli_parse_double(CMD, a, argv[++i], 0, 1e6, &f.max_gap)) goto out;
         } else if (!strcmp(a, "--kernels")) {
             /* Any text: imported sources name their own stacks. */
             f.kernels = argv[++i];

@@ -65,6 +65,27 @@ check "--db --kernels fused: one crossover row, 4.48 B" \
 csv=$("$bin" analyze "$tmp/families.csv" --kernels bitsandbytes --table deltas --format csv 2>/dev/null); rc=$?
 check "--kernels of no row: exit 0, header only" '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$csv" | wc -l)" -eq 1 ]'
 
+# --max-meter-gap: the same runs with a meter cross-check, TinyLlama's fused fp16 runs 12 % apart
+# (a short window). Left out, its nf4 row loses its baseline: fused keeps 2 deltas of 3, and the
+# crossover, fitted on 3 B and 7 B alone, still lies at 4.48 B (the planted Δ is exactly linear).
+awk -F, 'BEGIN { OFS = "," }
+  NR == 1 { print $0, "disagreement_pct"; next }
+  { print $0, ($4 == "TinyLlama-1.1B" && $6 == "fp16" && $7 == "fused") ? -12 : 0.5 }' \
+  "$tmp/families.csv" >"$tmp/gap.csv"
+json=$("$bin" analyze "$tmp/gap.csv" --kernels fused --format json 2>/dev/null)
+check "meter gaps kept without --max-meter-gap: 3 fused deltas" \
+  'printf "%s" "$json" | jq -e "(.deltas | length) == 3" >/dev/null'
+json=$("$bin" analyze "$tmp/gap.csv" --kernels fused --max-meter-gap 5 --format json 2>/dev/null)
+rc=$?
+check "--max-meter-gap 5: the 12 % runs and the delta against them left out, crossover 4.48 B" \
+  '[ $rc -eq 0 ] && printf "%s" "$json" | jq -e "(.deltas | length) == 2 and all(.deltas[]; .model != \"TinyLlama-1.1B\") and (.configs | length) == 7 and (.crossover[0].crossover_b * 100 | round) == 448" >/dev/null'
+json=$("$bin" analyze "$tmp/families.csv" --kernels fused --max-meter-gap 5 --format json 2>/dev/null)
+check "--max-meter-gap keeps runs without the cross-check" \
+  'printf "%s" "$json" | jq -e "(.deltas | length) == 3" >/dev/null'
+err=$("$bin" analyze "$tmp/gap.csv" --max-meter-gap -1 2>&1 >/dev/null); rc=$?
+check "--max-meter-gap -1: exit 2, one line naming the flag" \
+  '[ $rc -eq 2 ] && [ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ] && [[ "$err" == *--max-meter-gap* ]]'
+
 # An unnamed stack (a seed source that labels only its quantized rows) still serves as baseline.
 sed -e 's/,reference,/,,/' "$tmp/families.csv" | grep -v ',fused,' >"$tmp/unnamed.csv"
 csv=$("$bin" analyze "$tmp/unnamed.csv" --table deltas --format csv 2>/dev/null)

@@ -17,7 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 # Reference int8 is +20 % at 1.1 B and -20 % at 6.738 B: it crosses zero at e^1.0013 = 2.72 B;
 # fused int8 saves at both sizes.
 mkdir -p "$tmp/planted/eval"
-# TinyLlama's fused int8 run has a meter gap (counter vs integrated power) of 12 %: flagged.
+# TinyLlama's fused int8 run has a meter gap (counter vs integrated power) of 12 %: flagged, and
+# left out of the crossover fits, whose fused int8 then rests on Llama-2-7B and Qwen2.5-3B.
 { echo "source,energy_definition,gpu_name,driver,git_commit,model,params_b,precision,kernels,device,batch,prompt_len,gen_len,run_index,gate,idle_power_w,decode_time_s,decode_tokens,decode_gpu_energy_j,tok_s,j_per_1k_gross,j_per_1k_net,avg_power_w,disagreement_pct"
   while read -r model params kern prec tok gross net gap; do
     echo "ecocompute,gross,NVIDIA H100 80GB HBM3,580.1,abc123,$model,$params,$prec,$kern,cuda:0,1,512,256,0,unknown,100,1,255,$gross,$tok,$gross,$net,500,$gap"
@@ -30,6 +31,8 @@ TinyLlama-1.1B 1.1 fused fp16 720 535 354 0.5
 TinyLlama-1.1B 1.1 fused int8 1000 428 300 -12
 TinyLlama-1.1B 1.1 reference fp16 600 600 400 0.5
 TinyLlama-1.1B 1.1 reference int8 500 720 440 0.5
+Qwen2.5-3B 3.086 fused fp16 300 1800 1300 0.5
+Qwen2.5-3B 3.086 fused int8 420 1200 900 0.5
 EOF
 } >"$tmp/planted.csv"
 "$bin" import --db "$tmp/planted/results.db" "$tmp/planted.csv" >/dev/null 2>&1
@@ -54,8 +57,8 @@ check "report: models ordered by size" \
   '[ "$(printf "%s\n" "$rep" | grep "^### [TL]" | head -2 | tr "\n" " ")" = "### TinyLlama-1.1B (1.10 B parameters) ### Llama-2-7B (6.74 B parameters) " ]'
 check "report: crossover per family, reference crosses at 2.72 B" \
   'printf "%s\n" "$rep" | sed -n "/^### kernels reference/,/^##/p" | grep -q "| NVIDIA H100 80GB HBM3 | reference | int8 | 1 | gross | 2 | 1.10-6.74 | -22.07 | 2.72 | - | - | 1.000 | crossover in range |"'
-check "report: fused int8 saves everywhere" \
-  'printf "%s\n" "$rep" | sed -n "/^### kernels fused/,/^##/p" | grep -q "no crossover in range (saves)"'
+check "report: fused int8 saves everywhere, fitted without the flagged TinyLlama run (3.09-6.74 B)" \
+  'printf "%s\n" "$rep" | sed -n "/^### kernels fused/,/^##/p" | grep -q "| gross | 2 | 3.09-6.74 | .* | no crossover in range (saves) |"'
 check "report: eval and outlier tables" \
   '[ -n "$(row "| Llama-2-7B | int8 | 24 | 2.70e-02 | 90.00 | 0.2 |")" ] && [ -n "$(row "| Llama-2-7B | 1 | 6.00 | outliers/Llama-2-7B_b1.txt |")" ]'
 check "report: provenance line" '[ -n "$(row "GPU NVIDIA H100 80GB HBM3, driver 580.1, ecocompute commit abc123")" ]'
