@@ -35,6 +35,7 @@ def noisy(gap):
     """Whether a meter gap (in %) flags its run; NaN (no cross-check) does not."""
     return gap > METER_GAP_WARN_PCT
 
+
 PRECISION_ORDER = ["f32", "fp16", "bf16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8"]
 KERNELS_ORDER = ["fused", "reference"]
 
