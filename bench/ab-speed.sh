@@ -5,8 +5,9 @@
 # (MODEL:BATCH:PRECISION, default Llama-2-7B at batch 1 in fp16, int8, int8-mixed, nf4, fp8), the
 # builds alternating within each entry, with `run`'s usual speed-and-energy arguments (those of
 # `bench/gpu.sh speed`). ROUNDS (default 1) repeats the whole set. Prints one line per run:
-# build, model, batch, precision, ms/step, tok/s, decode J/1k gross. Machines of one kind differ
-# by up to 5 % (docs/performance.md), so compare builds only within one call of this script.
+# build, model, batch, precision, ms/step, tok/s, decode J/1k gross, prefill s, prefill J gross.
+# Machines of one kind differ by up to 5 % (docs/performance.md), so compare builds only within
+# one call of this script.
 # A baseline library: build the other commit in a worktree (cmake -DBUILD_SHARED_LIBS=ON
 # -DCMAKE_CUDA_ARCHITECTURES=90 --target ecocompute), strip it and `xz` it into .abpack/
 # (git-ignored, ~18 MB), and carry .abpack next to .devpack (64 MiB in all).
@@ -36,7 +37,7 @@ for i in $(seq 1 $#); do
     fi
 done
 export XDG_DATA_HOME=$tmp/xdg
-echo "build | model | batch | precision | ms/step | tok/s | decode J/1k gross"
+echo "build | model | batch | precision | ms/step | tok/s | decode J/1k gross | prefill s | prefill J gross"
 for round in $(seq 1 "${ROUNDS:-1}"); do
     for run in ${SPEED_RUNS:-Llama-2-7B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:int8-mixed \
             Llama-2-7B:1:nf4 Llama-2-7B:1:fp8}; do
@@ -49,7 +50,8 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
 import csv, sys
 r = next(csv.DictReader(open(sys.argv[1])))
 print(" | ".join([sys.argv[2], r["model"], r["batch"], r["precision"], r["decode_ms_per_step"],
-                  r["decode_tok_per_s"], r["decode_j_per_1k_tok_gross"]]))
+                  r["decode_tok_per_s"], r["decode_j_per_1k_tok_gross"], r["prefill_s"],
+                  r["prefill_energy_j_gross"]]))
 PY
         done
     done

@@ -1,6 +1,6 @@
 /* kernels_common.cuh — device helpers shared by the kernel files: 16-bit <-> fp32 conversion for
  * both formats, 8-wide unpacking of 16-byte loads, warp and block reductions, and the switch
- * from the C-level ec_cuda_dtype to a kernel template type. */
+ * from the C-level ec_cuda_dtype to a kernel template type, the 16x8x16 tensor-core MMA. */
 #ifndef ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
 #define ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
 
@@ -98,6 +98,26 @@ template <bool IS_MAX> __device__ __forceinline__ float ec_block_reduce(float v,
 {
     ec_block_reduce_n<IS_MAX, 1>(&v, scratch);
     return v;
+}
+
+/* d [16x8 fp32 fragment] += A [16x16] * B [16x8], 16-bit inputs, fp32 accumulation. */
+template <typename T>
+__device__ __forceinline__ void ec_mma16816(float d[4], const uint32_t a[4], uint2 b);
+template <>
+__device__ __forceinline__ void ec_mma16816<__half>(float d[4], const uint32_t a[4], uint2 b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+template <>
+__device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uint32_t a[4], uint2 b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
 }
 
 /* The GEMV epilogue of one sequence b (see ec_gemv_mode): a warp owns rows r0 and r1 (r1 == r0

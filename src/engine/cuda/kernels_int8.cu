@@ -5,12 +5,12 @@
  * dequant / gather / weight-column kernels.
  *
  * Numerics are those of src/quant/int8.c, operation for operation, so that on fp16-representable
- * activations the codes, scales and (for the fused kernels) the outputs are bit-identical to
- * ec_qmatrix_matmul_rows: the scaled values use __fdiv_rn / __fmul_rn / __fadd_rn so nvcc cannot
- * contract them into FMAs the CPU does not do; the int32 dot products are exact in any order; the
- * tensor-core epilogue accumulates the outlier sum sequentially in ascending column order with
- * fmaf, which equals the CPU's `sum += a * b` because the product of two halves is exact in fp32
- * (the GEMV sums it per lane, see int8_gemv_kernel, and is bit-exact without outliers). */
+ * activations the codes, scales and (for the fused kernels, without outlier columns) the outputs
+ * are bit-identical to ec_qmatrix_matmul_rows: the scaled values use __fdiv_rn / __fmul_rn /
+ * __fadd_rn so nvcc cannot contract them into FMAs the CPU does not do, and the int32 dot
+ * products are exact in any order. The outlier columns' products are exact in fp32 (two halves),
+ * but their sum has its own order: per lane in the GEMV (int8_gemv_kernel), on tensor cores in
+ * the GEMM epilogue (int8_epilogue_kernel). */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_norm.cuh"
@@ -26,12 +26,12 @@ enum {
     PREP_HELD = 14,      /* prepare_token_kernel: columns a thread keeps in registers (14336 wide) */
     PREP_HELD_COLS = PREP_THREADS * PREP_HELD,
     QUANT_THREADS = 256, /* one block per token */
-    EPI_TR = 4,          /* GEMM epilogue: output rows per thread */
-    EPI_TT = 4,          /* GEMM epilogue: tokens per thread */
-    EPI_ROWS = 32,       /* GEMM epilogue: output rows per block */
-    EPI_TOKS = 64,       /* GEMM epilogue: tokens per block */
-    EPI_THREADS = EPI_ROWS / EPI_TR * (EPI_TOKS / EPI_TT),
-    EPI_K = 32,          /* GEMM epilogue: outlier columns per shared-memory chunk */
+    EPI_ROWS = 32,       /* GEMM epilogue: output rows per block (two 16-row MMA tiles) */
+    EPI_WARPS = 4,       /* GEMM epilogue: warps per block, 16 tokens each */
+    EPI_TOKS = EPI_WARPS * 16, /* GEMM epilogue: tokens per block */
+    EPI_THREADS = EPI_WARPS * 32,
+    EPI_K = 32,          /* GEMM epilogue: outlier columns per chunk, one per lane */
+    EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
@@ -639,14 +639,19 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
     return 0;
 }
 
-/* The epilogue of the int8 GEMM. A block owns EPI_ROWS output rows (x2 weight rows for
- * SILU_MUL: gate and up) and EPI_TOKS tokens; thread (q, t) keeps the EPI_TR x EPI_TT outputs of
- * rows EPI_TR*q.. and tokens EPI_TT*t.. in registers. The outlier columns (LLM.int8's 16-bit
- * part, a few at decode but hundreds at batch 64, since any token's outlier counts) come in
- * chunks of EPI_K through shared memory, stored k-major so that a thread reads its rows' weights
- * and its tokens' activations with one vector load each: the block gathers the dequantized
- * weights once for all its tokens and the activations once for all its rows. Every output adds
- * its products in list order, so the sums are the CPU's bit for bit. */
+/* The epilogue of the int8 GEMM, y = acc * step * xscale + the outlier columns' 16-bit product,
+ * for a tile of EPI_ROWS output rows (x2 weight rows for SILU_MUL: gate and up) by EPI_TOKS
+ * tokens. The outlier part is LLM.int8's 16-bit matmul: a few columns at decode, but up to half
+ * of them at batch 64 and in the prefill, since a column is an outlier when any token of the call
+ * crosses the threshold. It runs on tensor cores: per chunk of EPI_K listed columns the block
+ * gathers the dequantized weights and the activations into shared memory, k-contiguous (the
+ * order of the A and B fragments), and warp w multiplies every row of the tile by tokens
+ * 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation). Lane l
+ * gathers listed column k0 + l of every row, so a warp's loads from one row fall in one stretch
+ * of it, and the next chunk's loads are in flight while this chunk's MMAs run. The outlier sum
+ * is a tensor-core sum in its own order, as in the reference family's 16-bit GEMM, not the CPU's
+ * sequential one; test_cuda_int8 bounds the difference. The grid's x runs over token tiles, so
+ * the blocks that gather the same weight rows run together and share them through L2. */
 template <int MODE>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
@@ -654,74 +659,105 @@ __global__ void __launch_bounds__(EPI_THREADS)
                          const int *ocols, const int *ocount, int ntok, void *y, int ldy)
 {
     constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
-    typedef float4 RowVec;                               /* EPI_TR = 4 rows */
-    typedef float4 TokVec;                               /* EPI_TT = 4 tokens */
-    __shared__ __align__(16) float s_w[EPI_K][WR * EPI_ROWS];
-    __shared__ __align__(16) float s_x[EPI_K][EPI_TOKS];
-    int q = threadIdx.x % (EPI_ROWS / EPI_TR), t = threadIdx.x / (EPI_ROWS / EPI_TR);
-    int row0 = blockIdx.x * EPI_ROWS, b0 = blockIdx.y * EPI_TOKS;
+    constexpr int WPER = WR * EPI_ROWS / EPI_WARPS;      /* weight rows a lane gathers */
+    constexpr int XPER = EPI_TOKS / EPI_WARPS;           /* tokens a lane gathers */
+    __shared__ __align__(16) __half s_w[WR * EPI_ROWS][EPI_LD]; /* [weight row][listed col] */
+    __shared__ __align__(16) __half s_x[EPI_TOKS][EPI_LD];      /* [token][listed col] */
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    int b0 = blockIdx.x * EPI_TOKS, row0 = blockIdx.y * EPI_ROWS;
     int nb = min(EPI_TOKS, ntok - b0);
+    /* Gathered row i of a lane is tile row warp + EPI_WARPS * i: gate rows, then up rows. */
+    auto weight_row = [&](int i) {
+        int rr = warp + EPI_WARPS * i, r = row0 + rr % EPI_ROWS;
+        return r >= rows ? -1 : rr < EPI_ROWS ? r : r + rows;
+    };
+    float step[WPER]; /* the weights are constant: read before waiting on the inputs */
+#pragma unroll
+    for (int i = 0; i < WPER; i++) step[i] = weight_row(i) < 0 ? 0.0f : row_step(wscale, weight_row(i));
     ec_wait_inputs();
     int n = *ocount;
-    float out[EPI_TT][EPI_TR][WR];
+    int8_t wq[WPER];
+    __half xv[XPER];
+    auto gather = [&](int c) { /* listed column c of the tile (c < 0: past the list, zeros) */
 #pragma unroll
-    for (int i = 0; i < EPI_TT; i++)
+        for (int i = 0; i < WPER; i++)
+            wq[i] = c >= 0 && weight_row(i) >= 0 ? w[(size_t)weight_row(i) * ld + c] : 0;
 #pragma unroll
-        for (int j = 0; j < EPI_TR; j++)
-#pragma unroll
-            for (int h = 0; h < WR; h++) out[i][j][h] = 0.0f;
-    for (int k0 = 0; k0 < n; k0 += EPI_K) {
-        int kn = min(EPI_K, n - k0);
-        for (int i = threadIdx.x; i < EPI_K * WR * EPI_ROWS; i += EPI_THREADS) {
-            int rr = i % (WR * EPI_ROWS), j = i / (WR * EPI_ROWS);
-            int r = row0 + rr % EPI_ROWS, wr = rr < EPI_ROWS ? r : r + rows; /* gate, up */
-            s_w[j][rr] = j < kn && r < rows
-                             ? dequant16(w[(size_t)wr * ld + ocols[k0 + j]], row_step(wscale, wr))
-                             : 0.0f;
+        for (int i = 0; i < XPER; i++) {
+            int bb = warp + EPI_WARPS * i;
+            xv[i] = c >= 0 && bb < nb ? x[(size_t)(b0 + bb) * cols + c] : __float2half_rn(0.0f);
         }
-        for (int i = threadIdx.x; i < EPI_K * EPI_TOKS; i += EPI_THREADS) {
-            int bb = i % EPI_TOKS, j = i / EPI_TOKS;
-            s_x[j][bb] = j < kn && bb < nb ? __half2float(x[(size_t)(b0 + bb) * cols + ocols[k0 + j]])
-                                           : 0.0f;
-        }
-        __syncthreads();
-        for (int j = 0; j < kn; j++) {
-            TokVec xv = *reinterpret_cast<const TokVec *>(&s_x[j][EPI_TT * t]);
-            float xs[EPI_TT] = {xv.x, xv.y, xv.z, xv.w};
+    };
+    auto listed = [&](int k) { return k + lane < n ? ocols[k + lane] : -1; };
+    float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
+    if (n > 0) {
+        gather(listed(0));
+        int next = listed(EPI_K);
+        for (int k0 = 0; k0 < n; k0 += EPI_K) {
 #pragma unroll
-            for (int h = 0; h < WR; h++) {
-                RowVec wv = *reinterpret_cast<const RowVec *>(&s_w[j][h * EPI_ROWS + EPI_TR * q]);
-                float ws[EPI_TR] = {wv.x, wv.y, wv.z, wv.w};
+            for (int i = 0; i < WPER; i++)
+                s_w[warp + EPI_WARPS * i][lane] = __float2half_rn(dequant16(wq[i], step[i]));
 #pragma unroll
-                for (int i = 0; i < EPI_TT; i++)
-#pragma unroll
-                    for (int r = 0; r < EPI_TR; r++) out[i][r][h] = fmaf(xs[i], ws[r], out[i][r][h]);
+            for (int i = 0; i < XPER; i++) s_x[warp + EPI_WARPS * i][lane] = xv[i];
+            __syncthreads();
+            if (k0 + EPI_K < n) {
+                gather(next);
+                next = listed(k0 + 2 * EPI_K);
             }
-        }
-        __syncthreads();
-    }
 #pragma unroll
-    for (int i = 0; i < EPI_TT; i++) {
-        int b = b0 + EPI_TT * t + i;
-        if (b >= b0 + nb) break;
-        const int32_t *ab = acc + (size_t)b * ldc;
+            for (int ks = 0; ks < EPI_K; ks += 16) {
+                uint2 b[2];
 #pragma unroll
-        for (int j = 0; j < EPI_TR; j++) {
-            int r = row0 + EPI_TR * q + j;
-            if (r >= rows) break;
-            float v = int8_output(ab[r], row_step(wscale, r), xscale[b], out[i][j][0]);
-            if (MODE == EC_GEMV_SILU_MUL) {
-                float u = int8_output(ab[r + rows], row_step(wscale, r + rows), xscale[b],
-                                      out[i][j][WR - 1]);
-                reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] =
-                    __float2half_rn(v / (1.0f + expf(-v)) * u);
-            } else if (MODE == EC_GEMV_ADD) {
-                reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
-            } else {
-                reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
+                for (int nt = 0; nt < 2; nt++) {
+                    const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
+                    b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
+                                       *reinterpret_cast<const uint32_t *>(xs + 8));
+                }
+#pragma unroll
+                for (int h = 0; h < WR; h++)
+#pragma unroll
+                    for (int mt = 0; mt < 2; mt++) {
+                        const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
+                        const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
+                                               *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD),
+                                               *reinterpret_cast<const uint32_t *>(ws + 8),
+                                               *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD + 8)};
+#pragma unroll
+                        for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
+                    }
             }
+            __syncthreads();
         }
     }
+    /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2. */
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int eh = 0; eh < 2; eh++) {
+            int r = row0 + 16 * mt + g + 8 * eh;
+            if (r >= rows) continue;
+            float st = row_step(wscale, r);
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                for (int el = 0; el < 2; el++) {
+                    int bb = 16 * warp + 8 * nt + 2 * t + el;
+                    if (bb >= nb) continue;
+                    int b = b0 + bb;
+                    const int32_t *ab = acc + (size_t)b * ldc;
+                    float v = int8_output(ab[r], st, xscale[b], o[0][mt][nt][2 * eh + el]);
+                    if (MODE == EC_GEMV_SILU_MUL) {
+                        float u = int8_output(ab[r + rows], row_step(wscale, r + rows), xscale[b],
+                                              o[WR - 1][mt][nt][2 * eh + el]);
+                        reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] =
+                            __float2half_rn(v / (1.0f + expf(-v)) * u);
+                    } else if (MODE == EC_GEMV_ADD) {
+                        reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
+                    } else {
+                        reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
+                    }
+                }
+        }
 }
 
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,
@@ -730,8 +766,8 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
                                      const int *ocols, const int *ocount, int ntok, void *y,
                                      int ldy, cudaStream_t stream)
 {
-    dim3 grid((unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS),
-              (unsigned)((ntok + EPI_TOKS - 1) / EPI_TOKS));
+    dim3 grid((unsigned)((ntok + EPI_TOKS - 1) / EPI_TOKS),
+              (unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS));
     const __half *xh = (const __half *)x;
     cudaError_t e =
         mode == EC_GEMV_STORE

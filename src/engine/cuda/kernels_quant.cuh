@@ -76,26 +76,6 @@ template <> __device__ __forceinline__ uint32_t ec_hmul2<__nv_bfloat16>(uint32_t
     return *reinterpret_cast<uint32_t *>(&p);
 }
 
-/* d [16x8 fp32 fragment] += A [16x16] * B [16x8], 16-bit inputs, fp32 accumulation. */
-template <typename T>
-__device__ __forceinline__ void ec_mma16816(float d[4], const uint32_t a[4], uint2 b);
-template <>
-__device__ __forceinline__ void ec_mma16816<__half>(float d[4], const uint32_t a[4], uint2 b)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
-}
-template <>
-__device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uint32_t a[4], uint2 b)
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
-}
-
 /* 16 bytes of a row of rb bytes from byte byte0: one 16-byte load where the shape allows it
  * (VEC), else bounds-checked bytes, `pad` past the row (a code that decodes to 0), so the
  * unaligned path never reads another row's bytes. */
