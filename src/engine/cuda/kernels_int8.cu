@@ -30,7 +30,8 @@ enum {
     EPI_WARPS = 4,       /* GEMM epilogue: warps per block, 16 tokens each */
     EPI_TOKS = EPI_WARPS * 16, /* GEMM epilogue: tokens per block */
     EPI_THREADS = EPI_WARPS * 32,
-    EPI_K = 32,          /* GEMM epilogue: outlier columns per chunk, one per lane */
+    EPI_CPL = 2,         /* GEMM epilogue: outlier columns a lane gathers per chunk */
+    EPI_K = 32 * EPI_CPL, /* GEMM epilogue: outlier columns per chunk */
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
@@ -647,8 +648,8 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * gathers the dequantized weights and the activations into shared memory, k-contiguous (the
  * order of the A and B fragments), and warp w multiplies every row of the tile by tokens
  * 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation). Lane l
- * gathers listed column k0 + l of every row, so a warp's loads from one row fall in one stretch
- * of it, and the next chunk's loads are in flight while this chunk's MMAs run. The outlier sum
+ * gathers listed columns k0 + l + 32j of every row, so a warp's loads from one row fall in one
+ * stretch of it, and the next chunk's loads are in flight while this chunk's MMAs run. The outlier sum
  * is a tensor-core sum in its own order, as in the reference family's 16-bit GEMM, not the CPU's
  * sequential one; test_cuda_int8 bounds the difference. The grid's x runs over token tiles, so
  * the blocks that gather the same weight rows run together and share them through L2. */
@@ -676,33 +677,50 @@ __global__ void __launch_bounds__(EPI_THREADS)
     for (int i = 0; i < WPER; i++) step[i] = weight_row(i) < 0 ? 0.0f : row_step(wscale, weight_row(i));
     ec_wait_inputs();
     int n = *ocount;
-    int8_t wq[WPER];
-    __half xv[XPER];
-    auto gather = [&](int c) { /* listed column c of the tile (c < 0: past the list, zeros) */
+    int8_t wq[EPI_CPL][WPER];
+    __half xv[EPI_CPL][XPER];
+    int next[EPI_CPL]; /* the lane's listed columns of the next chunk (-1: past the list) */
+    auto list_next = [&](int k0) {
 #pragma unroll
-        for (int i = 0; i < WPER; i++)
-            wq[i] = c >= 0 && weight_row(i) >= 0 ? w[(size_t)weight_row(i) * ld + c] : 0;
-#pragma unroll
-        for (int i = 0; i < XPER; i++) {
-            int bb = warp + EPI_WARPS * i;
-            xv[i] = c >= 0 && bb < nb ? x[(size_t)(b0 + bb) * cols + c] : __float2half_rn(0.0f);
+        for (int j = 0; j < EPI_CPL; j++) {
+            int k = k0 + 32 * j + lane;
+            next[j] = k < n ? ocols[k] : -1;
         }
     };
-    auto listed = [&](int k) { return k + lane < n ? ocols[k + lane] : -1; };
-    float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
-    if (n > 0) {
-        gather(listed(0));
-        int next = listed(EPI_K);
-        for (int k0 = 0; k0 < n; k0 += EPI_K) {
+    auto gather = [&]() { /* the columns `next` of the tile (zeros past the list) */
+#pragma unroll
+        for (int j = 0; j < EPI_CPL; j++) {
+            int c = next[j];
 #pragma unroll
             for (int i = 0; i < WPER; i++)
-                s_w[warp + EPI_WARPS * i][lane] = __float2half_rn(dequant16(wq[i], step[i]));
+                wq[j][i] = c >= 0 && weight_row(i) >= 0 ? w[(size_t)weight_row(i) * ld + c] : 0;
 #pragma unroll
-            for (int i = 0; i < XPER; i++) s_x[warp + EPI_WARPS * i][lane] = xv[i];
+            for (int i = 0; i < XPER; i++) {
+                int bb = warp + EPI_WARPS * i;
+                xv[j][i] = c >= 0 && bb < nb ? x[(size_t)(b0 + bb) * cols + c]
+                                             : __float2half_rn(0.0f);
+            }
+        }
+    };
+    float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
+    if (n > 0) {
+        list_next(0);
+        gather();
+        list_next(EPI_K);
+        for (int k0 = 0; k0 < n; k0 += EPI_K) {
+#pragma unroll
+            for (int j = 0; j < EPI_CPL; j++) {
+#pragma unroll
+                for (int i = 0; i < WPER; i++)
+                    s_w[warp + EPI_WARPS * i][lane + 32 * j] =
+                        __float2half_rn(dequant16(wq[j][i], step[i]));
+#pragma unroll
+                for (int i = 0; i < XPER; i++) s_x[warp + EPI_WARPS * i][lane + 32 * j] = xv[j][i];
+            }
             __syncthreads();
             if (k0 + EPI_K < n) {
-                gather(next);
-                next = listed(k0 + 2 * EPI_K);
+                gather();
+                list_next(k0 + 2 * EPI_K);
             }
 #pragma unroll
             for (int ks = 0; ks < EPI_K; ks += 16) {
