@@ -202,22 +202,38 @@ static inline bool ec_pdl_supported()
 }
 
 /* kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation
- * allowed where the device supports it. Returns the launch's error. */
+ * allowed where the device supports it, in thread block clusters of `cluster` blocks where that
+ * is more than one (sm_90+). Returns the launch's error. */
 template <typename... P, typename... A>
-static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
-                             cudaStream_t stream, A... args)
+static cudaError_t ec_launch_clustered(void (*kernel)(P...), dim3 grid, dim3 cluster, dim3 block,
+                                       size_t smem, cudaStream_t stream, A... args)
 {
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute attrs[2];
+    unsigned n = 0;
+    if (ec_pdl_supported()) {
+        attrs[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attrs[n++].val.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster.x * cluster.y * cluster.z > 1) {
+        attrs[n].id = cudaLaunchAttributeClusterDimension;
+        attrs[n].val.clusterDim.x = cluster.x;
+        attrs[n].val.clusterDim.y = cluster.y;
+        attrs[n++].val.clusterDim.z = cluster.z;
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = ec_pdl_supported() ? 1 : 0;
+    cfg.attrs = attrs;
+    cfg.numAttrs = n;
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+}
+template <typename... P, typename... A>
+static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t stream, A... args)
+{
+    return ec_launch_clustered(kernel, grid, dim3(1, 1, 1), block, smem, stream, args...);
 }
 
 /* ---- the weight stream of the decode GEMVs (fp16, int8) ----

@@ -15,7 +15,10 @@
 #include "kernels_common.cuh"
 #include "kernels_norm.cuh"
 
+#include <cooperative_groups.h>
 #include <stdint.h>
+
+namespace cg = cooperative_groups;
 
 enum {
     SCAN_WARPS = 8,      /* outlier scan: warps per block, each a share of the tokens */
@@ -33,6 +36,8 @@ enum {
     EPI_CPL = 2,         /* GEMM epilogue: outlier columns a lane gathers per chunk */
     EPI_K = 32 * EPI_CPL, /* GEMM epilogue: outlier columns per chunk */
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
+    EPI_PLD = EPI_ROWS + 4, /* GEMM epilogue: partial sums' row stride in floats (conflict-free) */
+    EPI_WAVE_CTAS = 4,   /* GEMM epilogue: blocks per SM a split grid may fill */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
@@ -649,10 +654,17 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * order of the A and B fragments), and warp w multiplies every row of the tile by tokens
  * 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation). Lane l
  * gathers listed columns k0 + l + 32j of every row, so a warp's loads from one row fall in one
- * stretch of it, and the next chunk's loads are in flight while this chunk's MMAs run. The outlier sum
- * is a tensor-core sum in its own order, as in the reference family's 16-bit GEMM, not the CPU's
- * sequential one; test_cuda_int8 bounds the difference. The grid's x runs over token tiles, so
- * the blocks that gather the same weight rows run together and share them through L2. */
+ * stretch of it, and the next chunk's loads are in flight while this chunk's MMAs run.
+ * A narrow weight has too few tiles to fill the GPU (at batch 64, 128 tiles of the 4096-row down
+ * projection, whose input carries the most outlier columns), so the chunks of a tile may be split
+ * over a cluster of gridDim.z blocks (chunk i to block i % gridDim.z). Each block leaves its
+ * partial sums in shared memory; after a cluster barrier block q adds up, in rank order, the
+ * partials of its share of the tile's tokens from every block's shared memory and writes them.
+ * The writes go through shared memory also without a split, so that a warp reads and writes 32
+ * consecutive rows of a token. The outlier sum is a tensor-core sum in its own order, as in the
+ * reference family's 16-bit GEMM, not the CPU's sequential one; test_cuda_int8 bounds the
+ * difference. The grid's x runs over token tiles, so the blocks that gather the same weight rows
+ * run together and share them through L2. ocount NULL: no outlier columns (int8). */
 template <int MODE>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
@@ -662,11 +674,17 @@ __global__ void __launch_bounds__(EPI_THREADS)
     constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
     constexpr int WPER = WR * EPI_ROWS / EPI_WARPS;      /* weight rows a lane gathers */
     constexpr int XPER = EPI_TOKS / EPI_WARPS;           /* tokens a lane gathers */
-    __shared__ __align__(16) __half s_w[WR * EPI_ROWS][EPI_LD]; /* [weight row][listed col] */
-    __shared__ __align__(16) __half s_x[EPI_TOKS][EPI_LD];      /* [token][listed col] */
+    typedef __half WeightTile[WR * EPI_ROWS][EPI_LD];    /* [weight row][listed col] */
+    typedef __half ActTile[EPI_TOKS][EPI_LD];            /* [token][listed col] */
+    typedef float SumTile[WR][EPI_TOKS][EPI_PLD];        /* [gate/up][token][row] */
+    constexpr size_t GATHER = sizeof(WeightTile) + sizeof(ActTile);
+    __shared__ __align__(16) unsigned char smem[GATHER > sizeof(SumTile) ? GATHER : sizeof(SumTile)];
+    WeightTile &s_w = *reinterpret_cast<WeightTile *>(smem);
+    ActTile &s_x = *reinterpret_cast<ActTile *>(smem + sizeof(WeightTile));
+    SumTile &s_sum = *reinterpret_cast<SumTile *>(smem);
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int b0 = blockIdx.x * EPI_TOKS, row0 = blockIdx.y * EPI_ROWS;
-    int nb = min(EPI_TOKS, ntok - b0);
+    int nb = min(EPI_TOKS, ntok - b0), split = gridDim.z;
     /* Gathered row i of a lane is tile row warp + EPI_WARPS * i: gate rows, then up rows. */
     auto weight_row = [&](int i) {
         int rr = warp + EPI_WARPS * i, r = row0 + rr % EPI_ROWS;
@@ -676,7 +694,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
 #pragma unroll
     for (int i = 0; i < WPER; i++) step[i] = weight_row(i) < 0 ? 0.0f : row_step(wscale, weight_row(i));
     ec_wait_inputs();
-    int n = *ocount;
+    int n = ocount ? *ocount : 0;
     int8_t wq[EPI_CPL][WPER];
     __half xv[EPI_CPL][XPER];
     int next[EPI_CPL]; /* the lane's listed columns of the next chunk (-1: past the list) */
@@ -703,11 +721,12 @@ __global__ void __launch_bounds__(EPI_THREADS)
         }
     };
     float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
-    if (n > 0) {
-        list_next(0);
+    int kstep = split * EPI_K;
+    if ((int)blockIdx.z * EPI_K < n) {
+        list_next(blockIdx.z * EPI_K);
         gather();
-        list_next(EPI_K);
-        for (int k0 = 0; k0 < n; k0 += EPI_K) {
+        list_next(blockIdx.z * EPI_K + kstep);
+        for (int k0 = blockIdx.z * EPI_K; k0 < n; k0 += kstep) {
 #pragma unroll
             for (int j = 0; j < EPI_CPL; j++) {
 #pragma unroll
@@ -718,9 +737,9 @@ __global__ void __launch_bounds__(EPI_THREADS)
                 for (int i = 0; i < XPER; i++) s_x[warp + EPI_WARPS * i][lane + 32 * j] = xv[j][i];
             }
             __syncthreads();
-            if (k0 + EPI_K < n) {
+            if (k0 + kstep < n) {
                 gather();
-                list_next(k0 + 2 * EPI_K);
+                list_next(k0 + 2 * kstep);
             }
 #pragma unroll
             for (int ks = 0; ks < EPI_K; ks += 16) {
@@ -749,33 +768,61 @@ __global__ void __launch_bounds__(EPI_THREADS)
     }
     /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2. */
 #pragma unroll
-    for (int mt = 0; mt < 2; mt++)
+    for (int h = 0; h < WR; h++)
 #pragma unroll
-        for (int eh = 0; eh < 2; eh++) {
-            int r = row0 + 16 * mt + g + 8 * eh;
-            if (r >= rows) continue;
-            float st = row_step(wscale, r);
+        for (int mt = 0; mt < 2; mt++)
 #pragma unroll
             for (int nt = 0; nt < 2; nt++)
 #pragma unroll
-                for (int el = 0; el < 2; el++) {
-                    int bb = 16 * warp + 8 * nt + 2 * t + el;
-                    if (bb >= nb) continue;
-                    int b = b0 + bb;
-                    const int32_t *ab = acc + (size_t)b * ldc;
-                    float v = int8_output(ab[r], st, xscale[b], o[0][mt][nt][2 * eh + el]);
-                    if (MODE == EC_GEMV_SILU_MUL) {
-                        float u = int8_output(ab[r + rows], row_step(wscale, r + rows), xscale[b],
-                                              o[WR - 1][mt][nt][2 * eh + el]);
-                        reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] =
-                            __float2half_rn(v / (1.0f + expf(-v)) * u);
-                    } else if (MODE == EC_GEMV_ADD) {
-                        reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
-                    } else {
-                        reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
-                    }
+                for (int e = 0; e < 4; e++)
+                    s_sum[h][16 * warp + 8 * nt + 2 * t + e % 2][16 * mt + g + 8 * (e / 2)] =
+                        o[h][mt][nt][e];
+    cg::cluster_group cluster = cg::this_cluster();
+    if (split > 1)
+        cluster.sync(); /* every block's partials are in place */
+    else
+        __syncthreads();
+    /* Block q writes tokens [q, q + 1) * EPI_TOKS / split of the tile, lane = row. */
+    int r = row0 + lane, share = EPI_TOKS / split;
+    if (r < rows) {
+        float st = row_step(wscale, r);
+        float stu = MODE == EC_GEMV_SILU_MUL ? row_step(wscale, r + rows) : 0.0f;
+        for (int bb = blockIdx.z * share + warp; bb < (blockIdx.z + 1) * share && bb < nb;
+             bb += EPI_WARPS) {
+            float sum[WR];
+#pragma unroll
+            for (int h = 0; h < WR; h++) {
+                sum[h] = s_sum[h][bb][lane];
+                if (split > 1) { /* in rank order, this block's own partials included */
+                    sum[h] = (*cluster.map_shared_rank(&s_sum, 0))[h][bb][lane];
+                    for (int q = 1; q < split; q++)
+                        sum[h] += (*cluster.map_shared_rank(&s_sum, q))[h][bb][lane];
                 }
+            }
+            int b = b0 + bb;
+            const int32_t *ab = acc + (size_t)b * ldc;
+            float v = int8_output(ab[r], st, xscale[b], sum[0]);
+            if (MODE == EC_GEMV_SILU_MUL) {
+                float u = int8_output(ab[r + rows], stu, xscale[b], sum[WR - 1]);
+                reinterpret_cast<__half *>(y)[(size_t)b * ldy + r] =
+                    __float2half_rn(v / (1.0f + expf(-v)) * u);
+            } else if (MODE == EC_GEMV_ADD) {
+                reinterpret_cast<float *>(y)[(size_t)b * ldy + r] += v;
+            } else {
+                reinterpret_cast<float *>(y)[(size_t)b * ldy + r] = v;
+            }
         }
+    }
+    if (split > 1) cluster.sync(); /* no block leaves while another reads its partials */
+}
+
+/* Blocks of a tile's outlier chunks (see int8_epilogue_kernel): the power of two up to 8 that
+ * keeps the grid within EPI_WAVE_CTAS blocks per SM; 1 without outlier columns. */
+static int epilogue_split(int tiles, bool outliers)
+{
+    int split = 1, limit = EPI_WAVE_CTAS * ec_sm_count();
+    while (outliers && split < 8 && tiles * split * 2 <= limit) split *= 2;
+    return split;
 }
 
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,
@@ -784,22 +831,25 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
                                      const int *ocols, const int *ocount, int ntok, void *y,
                                      int ldy, cudaStream_t stream)
 {
-    dim3 grid((unsigned)((ntok + EPI_TOKS - 1) / EPI_TOKS),
-              (unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS));
+    unsigned ttiles = (unsigned)((ntok + EPI_TOKS - 1) / EPI_TOKS);
+    unsigned rtiles = (unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS);
+    unsigned split = (unsigned)epilogue_split((int)(ttiles * rtiles), ocount != NULL);
+    dim3 grid(ttiles, rtiles, split), cluster(1, 1, split);
     const __half *xh = (const __half *)x;
     cudaError_t e =
         mode == EC_GEMV_STORE
-            ? ec_launch(int8_epilogue_kernel<EC_GEMV_STORE>, grid, dim3(EPI_THREADS), 0, stream,
-                        acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount, ntok, y,
-                        ldy)
+            ? ec_launch_clustered(int8_epilogue_kernel<EC_GEMV_STORE>, grid, cluster,
+                                  dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
+                                  xscale, xh, cols, ocols, ocount, ntok, y, ldy)
         : mode == EC_GEMV_ADD
-            ? ec_launch(int8_epilogue_kernel<EC_GEMV_ADD>, grid, dim3(EPI_THREADS), 0, stream,
-                        acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount, ntok, y,
-                        ldy)
-            : ec_launch(int8_epilogue_kernel<EC_GEMV_SILU_MUL>, grid, dim3(EPI_THREADS), 0,
-                        stream, acc, ldc, wscale, rows, w, ld, xscale, xh, cols, ocols, ocount,
-                        ntok, y, ldy);
-    EC_CUDA_TRY(e, "launch of int8 GEMM epilogue (%d tokens x %d rows)", ntok, rows);
+            ? ec_launch_clustered(int8_epilogue_kernel<EC_GEMV_ADD>, grid, cluster,
+                                  dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
+                                  xscale, xh, cols, ocols, ocount, ntok, y, ldy)
+            : ec_launch_clustered(int8_epilogue_kernel<EC_GEMV_SILU_MUL>, grid, cluster,
+                                  dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
+                                  xscale, xh, cols, ocols, ocount, ntok, y, ldy);
+    EC_CUDA_TRY(e, "launch of int8 GEMM epilogue (%d tokens x %d rows, split %u)", ntok, rows,
+                split);
     return 0;
 }
 

@@ -229,15 +229,12 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                                          batch, y, ldy, st)
                    ? -1
                    : 0;
-    if (w->threshold > 0.0f) {
-        if (ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols, c->ocount,
-                                  c->ticket, stat, st))
-            return -1;
-    } else {
-        EC_CUDA_TRY(cudaMemsetAsync(c->ocount, 0, sizeof(int), st), "clearing the outlier count");
-    }
-    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->omask : NULL,
-                              c->xq, c->xscale, st))
+    int mixed = w->threshold > 0.0f;
+    if (mixed && ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols,
+                                       c->ocount, c->ticket, stat, st))
+        return -1;
+    if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
+                              c->xscale, st))
         return -1;
     int ldc = round_up(w->rows, 4);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {
@@ -246,7 +243,7 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                               c->acc, ldc) ||
             ec_cuda_int8_epilogue(mode, c->acc, ldc, w->scales, out_rows, wq, w->ld,
                                   c->xscale + b0, (const char *)x + (size_t)b0 * w->cols * 2,
-                                  w->cols, c->ocols, c->ocount, nb,
+                                  w->cols, mixed ? c->ocols : NULL, mixed ? c->ocount : NULL, nb,
                                   (char *)y + (size_t)b0 * ldy * y_elem(mode), ldy, st))
             return -1;
     }
