@@ -117,14 +117,14 @@ int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, i
                       const int8_t *xq, const float *xscale, const void *x, int cols,
                       const unsigned *mask, int batch, void *y, int ldy, cudaStream_t stream);
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
- * x_q·w_q): scales, the product of the outlier columns ocols[0..*ocount) of x and of the fp16
- * dequantized w (on tensor cores; ocols and ocount NULL: none, as for int8), then the
+ * x_q·w_q): scales, the product of the outlier columns of x (bits of mask, as the outlier scan
+ * writes it; NULL: none, as for int8) and of the fp16-dequantized w, on tensor cores, then the
  * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold
  * 2*rows). */
 int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc, const float *wscale,
                           int rows, const int8_t *w, int ld, const float *xscale, const void *x,
-                          int cols, const int *ocols, const int *ocount, int ntok, void *y,
-                          int ldy, cudaStream_t stream);
+                          int cols, const unsigned *mask, int ntok, void *y, int ldy,
+                          cudaStream_t stream);
 /* int8 x int8 -> int32 through cuBLAS (tensor cores): acc [ntok][ldc] = xq · wᵀ over ld columns
  * (ld % 16 == 0, ldc % 4 == 0: cuBLAS's int8 alignment rules). */
 int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int rows, int ld, const int8_t *xq,

@@ -33,8 +33,7 @@ enum {
     EPI_WARPS = 4,       /* GEMM epilogue: warps per block, 16 tokens each */
     EPI_TOKS = EPI_WARPS * 16, /* GEMM epilogue: tokens per block */
     EPI_THREADS = EPI_WARPS * 32,
-    EPI_CPL = 2,         /* GEMM epilogue: outlier columns a lane gathers per chunk */
-    EPI_K = 32 * EPI_CPL, /* GEMM epilogue: outlier columns per chunk */
+    EPI_K = 64,          /* GEMM epilogue: weight columns per chunk */
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     EPI_PLD = EPI_ROWS + 4, /* GEMM epilogue: partial sums' row stride in floats (conflict-free) */
     EPI_WAVE_CTAS = 4,   /* GEMM epilogue: blocks per SM a split grid may fill */
@@ -649,12 +648,15 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * for a tile of EPI_ROWS output rows (x2 weight rows for SILU_MUL: gate and up) by EPI_TOKS
  * tokens. The outlier part is LLM.int8's 16-bit matmul: a few columns at decode, but up to half
  * of them at batch 64 and in the prefill, since a column is an outlier when any token of the call
- * crosses the threshold. It runs on tensor cores: per chunk of EPI_K listed columns the block
- * gathers the dequantized weights and the activations into shared memory, k-contiguous (the
- * order of the A and B fragments), and warp w multiplies every row of the tile by tokens
- * 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation). Lane l
- * gathers listed columns k0 + l + 32j of every row, so a warp's loads from one row fall in one
- * stretch of it, and the next chunk's loads are in flight while this chunk's MMAs run.
+ * crosses the threshold. It runs on tensor cores over the weight in chunks of EPI_K columns,
+ * skipping the chunks without an outlier column (the mask is the call's, so the skip is uniform):
+ * the block loads the chunk's weight rows and activations with 16-byte loads, the weights
+ * dequantized to fp16 and the activations of non-outlier columns zeroed, into shared memory
+ * k-contiguous (the order of the A and B fragments), and warp w multiplies every row of the tile
+ * by tokens 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation).
+ * The next chunk's loads are in flight while this chunk's MMAs run. Reading whole chunks instead
+ * of gathering the listed columns costs MMAs on zeros, but the loads are vectors: a gather of
+ * single bytes and halves made the epilogue of the down projection at batch 64 take 10x the GEMM.
  * A narrow weight has too few tiles to fill the GPU (at batch 64, 128 tiles of the 4096-row down
  * projection, whose input carries the most outlier columns), so the chunks of a tile may be split
  * over a cluster of gridDim.z blocks (chunk i to block i % gridDim.z). Each block leaves its
@@ -663,108 +665,129 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * The writes go through shared memory also without a split, so that a warp reads and writes 32
  * consecutive rows of a token. The outlier sum is a tensor-core sum in its own order, as in the
  * reference family's 16-bit GEMM, not the CPU's sequential one; test_cuda_int8 bounds the
- * difference. The grid's x runs over token tiles, so the blocks that gather the same weight rows
- * run together and share them through L2. ocount NULL: no outlier columns (int8). */
-template <int MODE>
+ * difference. The grid's x runs over token tiles, so the blocks that read the same weight rows
+ * run together and share them through L2. mask NULL: no outlier columns (int8).
+ * VEC: x rows 16-byte aligned (cols % 8 == 0); else element loads. */
+template <int MODE, bool VEC>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
                          const int8_t *w, int ld, const float *xscale, const __half *x, int cols,
-                         const int *ocols, const int *ocount, int ntok, void *y, int ldy)
+                         const unsigned *mask, int ntok, void *y, int ldy)
 {
     constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
-    constexpr int WPER = WR * EPI_ROWS / EPI_WARPS;      /* weight rows a lane gathers */
-    constexpr int XPER = EPI_TOKS / EPI_WARPS;           /* tokens a lane gathers */
-    typedef __half WeightTile[WR * EPI_ROWS][EPI_LD];    /* [weight row][listed col] */
-    typedef __half ActTile[EPI_TOKS][EPI_LD];            /* [token][listed col] */
+    constexpr int XSEG = EPI_TOKS * EPI_K / 8 / EPI_THREADS; /* x segments of 8 a thread loads */
+    typedef __half WeightTile[WR * EPI_ROWS][EPI_LD];    /* [weight row][column in chunk] */
+    typedef __half ActTile[EPI_TOKS][EPI_LD];            /* [token][column in chunk] */
     typedef float SumTile[WR][EPI_TOKS][EPI_PLD];        /* [gate/up][token][row] */
-    constexpr size_t GATHER = sizeof(WeightTile) + sizeof(ActTile);
-    __shared__ __align__(16) unsigned char smem[GATHER > sizeof(SumTile) ? GATHER : sizeof(SumTile)];
+    constexpr size_t LOADS = sizeof(WeightTile) + sizeof(ActTile);
+    __shared__ __align__(16) unsigned char smem[LOADS > sizeof(SumTile) ? LOADS : sizeof(SumTile)];
     WeightTile &s_w = *reinterpret_cast<WeightTile *>(smem);
     ActTile &s_x = *reinterpret_cast<ActTile *>(smem + sizeof(WeightTile));
     SumTile &s_sum = *reinterpret_cast<SumTile *>(smem);
+    static_assert(EPI_K == 64 && EPI_THREADS == 4 * EPI_ROWS, "a thread loads a quarter weight row");
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int b0 = blockIdx.x * EPI_TOKS, row0 = blockIdx.y * EPI_ROWS;
     int nb = min(EPI_TOKS, ntok - b0), split = gridDim.z;
-    /* Gathered row i of a lane is tile row warp + EPI_WARPS * i: gate rows, then up rows. */
-    auto weight_row = [&](int i) {
-        int rr = warp + EPI_WARPS * i, r = row0 + rr % EPI_ROWS;
-        return r >= rows ? -1 : rr < EPI_ROWS ? r : r + rows;
-    };
-    float step[WPER]; /* the weights are constant: read before waiting on the inputs */
+    /* Loads: weight row threadIdx.x / 4 (+ EPI_ROWS: up) bytes 16 (threadIdx.x % 4).., and
+     * x segment threadIdx.x % 8 (columns 8s..) of tokens threadIdx.x / 8 + 16i. */
+    int wseg = threadIdx.x % 4, xs8 = threadIdx.x % 8;
+    int wrow[WR];
+    float step[WR]; /* the weights are constant: read before waiting on the inputs */
 #pragma unroll
-    for (int i = 0; i < WPER; i++) step[i] = weight_row(i) < 0 ? 0.0f : row_step(wscale, weight_row(i));
+    for (int h = 0; h < WR; h++) {
+        int r = row0 + threadIdx.x / 4;
+        wrow[h] = r >= rows ? -1 : r + h * rows;
+        step[h] = wrow[h] < 0 ? 0.0f : row_step(wscale, wrow[h]);
+    }
     ec_wait_inputs();
-    int n = ocount ? *ocount : 0;
-    int8_t wq[EPI_CPL][WPER];
-    __half xv[EPI_CPL][XPER];
-    int next[EPI_CPL]; /* the lane's listed columns of the next chunk (-1: past the list) */
-    auto list_next = [&](int k0) {
+    int nchunks = mask ? (cols + EPI_K - 1) / EPI_K : 0, nwords = (cols + 31) / 32;
+    auto chunk_mask = [&](int i) { /* the outlier bits of chunk i's 64 columns */
+        unsigned lo = mask[2 * i], hi = 2 * i + 1 < nwords ? mask[2 * i + 1] : 0u;
+        return (unsigned long long)hi << 32 | lo;
+    };
+    auto next_chunk = [&](int i) { /* the first chunk i, i + split, ... with an outlier column */
+        while (i < nchunks && chunk_mask(i) == 0) i += split;
+        return i;
+    };
+    uint4 wv[WR][1], xv[XSEG];
+    auto load = [&](int i) {
+        int c0 = i * EPI_K;
 #pragma unroll
-        for (int j = 0; j < EPI_CPL; j++) {
-            int k = k0 + 32 * j + lane;
-            next[j] = k < n ? ocols[k] : -1;
+        for (int h = 0; h < WR; h++) {
+            int c = c0 + 16 * wseg;
+            wv[h][0] = wrow[h] >= 0 && c < ld
+                           ? __ldg(reinterpret_cast<const uint4 *>(w + (size_t)wrow[h] * ld + c))
+                           : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int k = 0; k < XSEG; k++) {
+            int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k, c = c0 + 8 * xs8;
+            const __half *xr = x + (size_t)(b0 + bb) * cols + c;
+            if (VEC) {
+                xv[k] = bb < nb && c < cols ? *reinterpret_cast<const uint4 *>(xr)
+                                            : make_uint4(0, 0, 0, 0);
+            } else {
+                __half e[8];
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    e[j] = bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
+                xv[k] = *reinterpret_cast<const uint4 *>(e);
+            }
         }
     };
-    auto gather = [&]() { /* the columns `next` of the tile (zeros past the list) */
+    auto store = [&](unsigned long long bits) { /* dequantize, zero the non-outliers, to smem */
 #pragma unroll
-        for (int j = 0; j < EPI_CPL; j++) {
-            int c = next[j];
+        for (int h = 0; h < WR; h++) {
+            const int8_t *q = reinterpret_cast<const int8_t *>(&wv[h][0]);
+            __half d[16];
 #pragma unroll
-            for (int i = 0; i < WPER; i++)
-                wq[j][i] = c >= 0 && weight_row(i) >= 0 ? w[(size_t)weight_row(i) * ld + c] : 0;
+            for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
+            uint4 *dst = reinterpret_cast<uint4 *>(&s_w[h * EPI_ROWS + threadIdx.x / 4][16 * wseg]);
+            dst[0] = reinterpret_cast<const uint4 *>(d)[0];
+            dst[1] = reinterpret_cast<const uint4 *>(d)[1];
+        }
+        unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
 #pragma unroll
-            for (int i = 0; i < XPER; i++) {
-                int bb = warp + EPI_WARPS * i;
-                xv[j][i] = c >= 0 && bb < nb ? x[(size_t)(b0 + bb) * cols + c]
-                                             : __float2half_rn(0.0f);
-            }
+        for (int k = 0; k < XSEG; k++) {
+            __half *e = reinterpret_cast<__half *>(&xv[k]);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
+            *reinterpret_cast<uint4 *>(&s_x[threadIdx.x / 8 + (EPI_THREADS / 8) * k][8 * xs8]) = xv[k];
         }
     };
     float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
-    int kstep = split * EPI_K;
-    if ((int)blockIdx.z * EPI_K < n) {
-        list_next(blockIdx.z * EPI_K);
-        gather();
-        list_next(blockIdx.z * EPI_K + kstep);
-        for (int k0 = blockIdx.z * EPI_K; k0 < n; k0 += kstep) {
+    int cur = next_chunk(blockIdx.z);
+    if (cur < nchunks) load(cur);
+    while (cur < nchunks) {
+        store(chunk_mask(cur));
+        __syncthreads();
+        int nxt = next_chunk(cur + split);
+        if (nxt < nchunks) load(nxt);
 #pragma unroll
-            for (int j = 0; j < EPI_CPL; j++) {
+        for (int ks = 0; ks < EPI_K; ks += 16) {
+            uint2 b[2];
 #pragma unroll
-                for (int i = 0; i < WPER; i++)
-                    s_w[warp + EPI_WARPS * i][lane + 32 * j] =
-                        __float2half_rn(dequant16(wq[j][i], step[i]));
-#pragma unroll
-                for (int i = 0; i < XPER; i++) s_x[warp + EPI_WARPS * i][lane + 32 * j] = xv[j][i];
-            }
-            __syncthreads();
-            if (k0 + kstep < n) {
-                gather();
-                list_next(k0 + 2 * kstep);
+            for (int nt = 0; nt < 2; nt++) {
+                const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
+                b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
+                                   *reinterpret_cast<const uint32_t *>(xs + 8));
             }
 #pragma unroll
-            for (int ks = 0; ks < EPI_K; ks += 16) {
-                uint2 b[2];
+            for (int h = 0; h < WR; h++)
 #pragma unroll
-                for (int nt = 0; nt < 2; nt++) {
-                    const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
-                    b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
-                                       *reinterpret_cast<const uint32_t *>(xs + 8));
+                for (int mt = 0; mt < 2; mt++) {
+                    const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
+                    const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
+                                           *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD),
+                                           *reinterpret_cast<const uint32_t *>(ws + 8),
+                                           *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD + 8)};
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
                 }
-#pragma unroll
-                for (int h = 0; h < WR; h++)
-#pragma unroll
-                    for (int mt = 0; mt < 2; mt++) {
-                        const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
-                        const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
-                                               *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD),
-                                               *reinterpret_cast<const uint32_t *>(ws + 8),
-                                               *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD + 8)};
-#pragma unroll
-                        for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
-                    }
-            }
-            __syncthreads();
         }
+        __syncthreads();
+        cur = nxt;
     }
     /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2. */
 #pragma unroll
@@ -825,29 +848,41 @@ static int epilogue_split(int tiles, bool outliers)
     return split;
 }
 
+template <int MODE>
+static cudaError_t launch_epilogue(dim3 grid, dim3 cluster, cudaStream_t stream,
+                                   const int32_t *acc, int ldc, const float *wscale, int rows,
+                                   const int8_t *w, int ld, const float *xscale, const __half *x,
+                                   int cols, const unsigned *mask, int ntok, void *y, int ldy)
+{
+    return cols % 8 == 0
+               ? ec_launch_clustered(int8_epilogue_kernel<MODE, true>, grid, cluster,
+                                     dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
+                                     xscale, x, cols, mask, ntok, y, ldy)
+               : ec_launch_clustered(int8_epilogue_kernel<MODE, false>, grid, cluster,
+                                     dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
+                                     xscale, x, cols, mask, ntok, y, ldy);
+}
+
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,
                                      const float *wscale, int rows, const int8_t *w, int ld,
                                      const float *xscale, const void *x, int cols,
-                                     const int *ocols, const int *ocount, int ntok, void *y,
-                                     int ldy, cudaStream_t stream)
+                                     const unsigned *mask, int ntok, void *y, int ldy,
+                                     cudaStream_t stream)
 {
     unsigned ttiles = (unsigned)((ntok + EPI_TOKS - 1) / EPI_TOKS);
     unsigned rtiles = (unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS);
-    unsigned split = (unsigned)epilogue_split((int)(ttiles * rtiles), ocount != NULL);
+    unsigned split = (unsigned)epilogue_split((int)(ttiles * rtiles), mask != NULL);
     dim3 grid(ttiles, rtiles, split), cluster(1, 1, split);
     const __half *xh = (const __half *)x;
     cudaError_t e =
         mode == EC_GEMV_STORE
-            ? ec_launch_clustered(int8_epilogue_kernel<EC_GEMV_STORE>, grid, cluster,
-                                  dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
-                                  xscale, xh, cols, ocols, ocount, ntok, y, ldy)
+            ? launch_epilogue<EC_GEMV_STORE>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
+                                             xscale, xh, cols, mask, ntok, y, ldy)
         : mode == EC_GEMV_ADD
-            ? ec_launch_clustered(int8_epilogue_kernel<EC_GEMV_ADD>, grid, cluster,
-                                  dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
-                                  xscale, xh, cols, ocols, ocount, ntok, y, ldy)
-            : ec_launch_clustered(int8_epilogue_kernel<EC_GEMV_SILU_MUL>, grid, cluster,
-                                  dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
-                                  xscale, xh, cols, ocols, ocount, ntok, y, ldy);
+            ? launch_epilogue<EC_GEMV_ADD>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
+                                           xscale, xh, cols, mask, ntok, y, ldy)
+            : launch_epilogue<EC_GEMV_SILU_MUL>(grid, cluster, stream, acc, ldc, wscale, rows, w,
+                                                ld, xscale, xh, cols, mask, ntok, y, ldy);
     EC_CUDA_TRY(e, "launch of int8 GEMM epilogue (%d tokens x %d rows, split %u)", ntok, rows,
                 split);
     return 0;

@@ -243,7 +243,7 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                               c->acc, ldc) ||
             ec_cuda_int8_epilogue(mode, c->acc, ldc, w->scales, out_rows, wq, w->ld,
                                   c->xscale + b0, (const char *)x + (size_t)b0 * w->cols * 2,
-                                  w->cols, mixed ? c->ocols : NULL, mixed ? c->ocount : NULL, nb,
+                                  w->cols, mixed ? c->omask : NULL, nb,
                                   (char *)y + (size_t)b0 * ldy * y_elem(mode), ldy, st))
             return -1;
     }
