@@ -37,7 +37,8 @@ for i in $(seq 1 $#); do
     fi
 done
 export XDG_DATA_HOME=$tmp/xdg
-echo "build | model | batch | precision | ms/step | tok/s | decode J/1k gross | prefill s | prefill J gross"
+echo "build | model | batch | precision | ms/step | tok/s | decode J/1k gross | prefill s |" \
+    "prefill J gross"
 for round in $(seq 1 "${ROUNDS:-1}"); do
     for run in ${SPEED_RUNS:-Llama-2-7B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:int8-mixed \
             Llama-2-7B:1:nf4 Llama-2-7B:1:fp8}; do

@@ -27,7 +27,9 @@
  * 8192, 4 % (docs/performance.md, session 16). Where the device lacks the memory for that, the
  * chunk halves down to PREFILL_MIN_TOKENS. int8-mixed stays at PREFILL_MIN_TOKENS: a column is
  * an outlier when any token of the call crosses the threshold, so larger chunks send more of
- * the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill 4.4 s -> 8.5 s at 8192). */
+ * the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill 4.4 s -> 8.5 s at 8192 with
+ * session 16's CUDA-core outlier epilogue; not measured again with session 17's tensor-core
+ * one). */
 enum {
     PREFILL_TOKENS = 8192,
     PREFILL_MIN_TOKENS = 2048,

@@ -36,7 +36,7 @@ enum {
     EPI_K = 64,          /* GEMM epilogue: weight columns per chunk */
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     EPI_PLD = EPI_ROWS + 4, /* GEMM epilogue: partial sums' row stride in floats (conflict-free) */
-    EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill */
+    EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill (see session 17) */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
@@ -684,7 +684,8 @@ __global__ void __launch_bounds__(EPI_THREADS)
     WeightTile &s_w = *reinterpret_cast<WeightTile *>(smem);
     ActTile &s_x = *reinterpret_cast<ActTile *>(smem + sizeof(WeightTile));
     SumTile &s_sum = *reinterpret_cast<SumTile *>(smem);
-    static_assert(EPI_K == 64 && EPI_THREADS == 4 * EPI_ROWS, "a thread loads a quarter weight row");
+    static_assert(EPI_K == 64 && EPI_THREADS == 4 * EPI_ROWS,
+                  "a thread loads a quarter weight row");
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int b0 = blockIdx.x * EPI_TOKS, row0 = blockIdx.y * EPI_ROWS;
     int nb = min(EPI_TOKS, ntok - b0), split = gridDim.z;
@@ -709,13 +710,13 @@ __global__ void __launch_bounds__(EPI_THREADS)
         while (i < nchunks && chunk_mask(i) == 0) i += split;
         return i;
     };
-    uint4 wv[WR][1], xv[XSEG];
+    uint4 wv[WR], xv[XSEG];
     auto load = [&](int i) {
         int c0 = i * EPI_K;
 #pragma unroll
         for (int h = 0; h < WR; h++) {
             int c = c0 + 16 * wseg;
-            wv[h][0] = wrow[h] >= 0 && c < ld
+            wv[h] = wrow[h] >= 0 && c < ld
                            ? __ldg(reinterpret_cast<const uint4 *>(w + (size_t)wrow[h] * ld + c))
                            : make_uint4(0, 0, 0, 0);
         }
@@ -738,7 +739,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
     auto store = [&](unsigned long long bits) { /* dequantize, zero the non-outliers, to smem */
 #pragma unroll
         for (int h = 0; h < WR; h++) {
-            const int8_t *q = reinterpret_cast<const int8_t *>(&wv[h][0]);
+            const int8_t *q = reinterpret_cast<const int8_t *>(&wv[h]);
             __half d[16];
 #pragma unroll
             for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
@@ -753,7 +754,8 @@ __global__ void __launch_bounds__(EPI_THREADS)
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
-            *reinterpret_cast<uint4 *>(&s_x[threadIdx.x / 8 + (EPI_THREADS / 8) * k][8 * xs8]) = xv[k];
+            int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
+            *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[k];
         }
     };
     float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
@@ -778,10 +780,11 @@ __global__ void __launch_bounds__(EPI_THREADS)
 #pragma unroll
                 for (int mt = 0; mt < 2; mt++) {
                     const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
+                    const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
                     const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
-                                           *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD),
+                                           *reinterpret_cast<const uint32_t *>(ws8),
                                            *reinterpret_cast<const uint32_t *>(ws + 8),
-                                           *reinterpret_cast<const uint32_t *>(ws + 8 * EPI_LD + 8)};
+                                           *reinterpret_cast<const uint32_t *>(ws8 + 8)};
 #pragma unroll
                     for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
                 }
@@ -815,12 +818,11 @@ __global__ void __launch_bounds__(EPI_THREADS)
             float sum[WR];
 #pragma unroll
             for (int h = 0; h < WR; h++) {
-                sum[h] = s_sum[h][bb][lane];
-                if (split > 1) { /* in rank order, this block's own partials included */
-                    sum[h] = (*cluster.map_shared_rank(&s_sum, 0))[h][bb][lane];
-                    for (int q = 1; q < split; q++)
-                        sum[h] += (*cluster.map_shared_rank(&s_sum, q))[h][bb][lane];
-                }
+                /* in rank order, this block's own partials included */
+                sum[h] = split > 1 ? (*cluster.map_shared_rank(&s_sum, 0))[h][bb][lane]
+                                   : s_sum[h][bb][lane];
+                for (int q = 1; q < split; q++)
+                    sum[h] += (*cluster.map_shared_rank(&s_sum, q))[h][bb][lane];
             }
             int b = b0 + bb;
             const int32_t *ab = acc + (size_t)b * ldc;
