@@ -36,7 +36,7 @@ enum {
     EPI_K = 64,          /* GEMM epilogue: weight columns per chunk */
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     EPI_PLD = EPI_ROWS + 4, /* GEMM epilogue: partial sums' row stride in floats (conflict-free) */
-    EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill (see session 17) */
+    EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill (performance.md) */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
