@@ -420,6 +420,9 @@ static void test_llama_shapes(void **state)
         {EC_PREC_INT8_MIXED, 6.0f, 4096, 11008, 1, OUT_MANY, 0},
         {EC_PREC_INT8, 0.0f, 4096, 11008, 8, OUT_NONE, 0},
         {EC_PREC_INT8_MIXED, 1.0e4f, 4096, 11008, 17, OUT_MANY, 0},
+        /* enough epilogue tiles (256 row x 4 token tiles) that the outlier chunks are not split
+         * over a cluster (kernels_int8.cu: epilogue_split); the shapes above are split */
+        {EC_PREC_INT8_MIXED, 6.0f, 8192, 512, 256, OUT_MANY, 0},
         /* rows wider than the per-token prepare holds (14336): the one-block prepare */
         {EC_PREC_INT8_MIXED, 6.0f, 64, 20000, 1, OUT_MANY, 0},
         {EC_PREC_INT8_MIXED, 6.0f, 64, 20000, 5, OUT_ONE, 0},
