@@ -47,6 +47,16 @@ static float tensor_std(const ec_model_config *c, ec_tensor_kind k)
     }
 }
 
+/* The projections whose input is a normed hidden state, where the outlier dims are. Their
+ * weights on those dims are scaled by 1/MAG, so an outlier dim adds to each output what any
+ * other dim adds: the outputs keep their O(1) spread. Without it the dims' magnitude-40 inputs
+ * tripled the spread of the gate/up outputs, and SiLU(gate)·up then crossed LLM.int8's threshold
+ * in 10-20 % of the down projection's input columns per token (docs/models.md). */
+static int reads_normed_hidden(ec_tensor_kind k)
+{
+    return k == EC_T_WQ || k == EC_T_WK || k == EC_T_WV || k == EC_T_W_GATE || k == EC_T_W_UP;
+}
+
 typedef struct {
     const ec_model *m;
     ec_tensor_kind k;
@@ -62,10 +72,15 @@ static void fill_range(const fill_job *j, uint64_t lo, uint64_t hi)
     float sd = tensor_std(c, j->k);
     int is_norm = j->k == EC_T_ATTN_NORM || j->k == EC_T_FFN_NORM || j->k == EC_T_FINAL_NORM;
     int has_outliers = s->outlier && (j->k == EC_T_ATTN_NORM || j->k == EC_T_FFN_NORM);
-    for (uint64_t i = lo; i < hi; i++) {
+    int reads_outliers = s->outlier && reads_normed_hidden(j->k);
+    int rows, cols;
+    ec_tensor_shape(c, j->k, &rows, &cols);
+    uint64_t col = lo % (uint64_t)cols; /* of element i, kept without a division per element */
+    for (uint64_t i = lo; i < hi; i++, col = col + 1 == (uint64_t)cols ? 0 : col + 1) {
         float v = sd * ec_synth_normal_keyed(j->key, i);
         if (is_norm) v += 1.f;
         if (has_outliers && s->outlier[i]) v = s->outlier_mag;
+        if (reads_outliers && s->outlier[col]) v /= s->outlier_mag;
         j->out[i] = v;
     }
 }

@@ -149,6 +149,50 @@ static void test_outliers(void **state)
     ec_model_close(m);
 }
 
+/* The projections that read the normed hidden state (q/k/v, gate/up) carry the outlier dims'
+ * columns scaled by 1/MAG; everything else is the model without outliers, value for value.
+ * Qwen2.5-0.5B's rows of 896 make the fill's chunks of 2^18 elements start inside a row, and 8
+ * threads take them out of order, so the column bookkeeping is checked from such starts. */
+static void test_outlier_weights(void **state)
+{
+    (void)state;
+    ec_model *with = open_synth("Qwen2.5-0.5B", 5, 8, 4, 25.f);
+    ec_model *without = open_synth("Qwen2.5-0.5B", 5, 1, 0, 0);
+    int dims[128];
+    assert_int_equal(count_outliers(with, EC_T_FFN_NORM, 1, 25.f, dims), 4);
+    const ec_tensor_kind scaled[] = {EC_T_WQ, EC_T_WK, EC_T_WV, EC_T_W_GATE, EC_T_W_UP};
+    const ec_tensor_kind kept[] = {EC_T_WO, EC_T_W_DOWN};
+    for (size_t t = 0; t < sizeof scaled / sizeof *scaled; t++) {
+        int rows, cols;
+        ec_tensor_shape(ec_model_config_of(with), scaled[t], &rows, &cols);
+        size_t n;
+        float *a = read_all(with, scaled[t], 1, &n), *b = read_all(without, scaled[t], 1, &n);
+        size_t changed = 0;
+        for (size_t i = 0; i < n; i++) {
+            int c = (int)(i % (size_t)cols), is_dim = 0;
+            for (int d = 0; d < 4; d++) is_dim |= c == dims[d];
+            if (is_dim) {
+                assert_float_equal(a[i], b[i] / 25.f, 0);
+                changed += a[i] != b[i];
+            } else {
+                assert_true(a[i] == b[i]);
+            }
+        }
+        assert_true(changed > (size_t)rows * 4 * 9 / 10); /* not just zeros that stayed zero */
+        free(a);
+        free(b);
+    }
+    for (size_t t = 0; t < sizeof kept / sizeof *kept; t++) {
+        size_t n;
+        float *a = read_all(with, kept[t], 1, &n), *b = read_all(without, kept[t], 1, &n);
+        assert_memory_equal(a, b, n * sizeof *a);
+        free(a);
+        free(b);
+    }
+    ec_model_close(with);
+    ec_model_close(without);
+}
+
 static void test_bad_requests(void **state)
 {
     (void)state;
@@ -174,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_statistics),
         cmocka_unit_test(test_outliers),
+        cmocka_unit_test(test_outlier_weights),
         cmocka_unit_test(test_bad_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
