@@ -246,12 +246,19 @@ static ec_cuda_qshape linear_shape(const cuda_state *s)
                         is_int8(s->prec) || quantized_head,
                         s->kernels,
                         ec_cuda_is_packed(s->prec),
+                        0,
                         0};
     /* The reference family dequantizes a whole (fused) packed weight into 16-bit scratch. */
     if (q.packed) {
         size_t w[] = {(size_t)s->qkv_dim * dim, dim * s->q_dim, 2 * hid * dim, dim * hid,
                       ec_cuda_is_packed(s->head_prec) ? (size_t)c->vocab_size * dim : 0};
         for (int i = 0; i < 5; i++) q.max_weight = w[i] > q.max_weight ? w[i] : q.max_weight;
+    }
+    /* The fused family's prefill gathers the outlier columns of a whole fused weight. */
+    q.mixed = s->prec == EC_PREC_INT8_MIXED || s->head_prec == EC_PREC_INT8_MIXED;
+    if (q.mixed && s->kernels != EC_KERNELS_REFERENCE) {
+        size_t fused[] = {(size_t)s->qkv_dim * dim, 2 * hid * dim};
+        for (int i = 0; i < 2; i++) q.max_elems = fused[i] > q.max_elems ? fused[i] : q.max_elems;
     }
     return q;
 }

@@ -37,6 +37,8 @@ enum {
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     EPI_PLD = EPI_ROWS + 4, /* GEMM epilogue: partial sums' row stride in floats (conflict-free) */
     EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill (performance.md) */
+    EPI_STAGES = 2,      /* GEMM epilogue: outlier chunks whose loads are in flight */
+    EPI_MAX_CHUNKS = PREP_MAX_COLS / EPI_K, /* GEMM epilogue: chunks of the widest input */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
 };
@@ -654,7 +656,8 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * dequantized to fp16 and the activations of non-outlier columns zeroed, into shared memory
  * k-contiguous (the order of the A and B fragments), and warp w multiplies every row of the tile
  * by tokens 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation).
- * The next chunk's loads are in flight while this chunk's MMAs run. Reading whole chunks instead
+ * The block lists its chunks with an outlier column first, then keeps the loads of the next
+ * EPI_STAGES chunks in flight while a chunk's MMAs run. Reading whole chunks instead
  * of gathering the listed columns costs MMAs on zeros, but the loads are vectors: a gather of
  * single bytes and halves made the epilogue of the down projection at batch 64 take 10x the GEMM.
  * A narrow weight has too few tiles to fill the GPU (at batch 64, 128 tiles of the 4096-row down
@@ -672,7 +675,8 @@ template <int MODE, bool VEC>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
                          const int8_t *w, int ld, const float *xscale, const __half *x, int cols,
-                         const unsigned *mask, int ntok, void *y, int ldy)
+                         const unsigned *mask, const float *osum, int ldo, int ntok, void *y,
+                         int ldy)
 {
     constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
     constexpr int XSEG = EPI_TOKS * EPI_K / 8 / EPI_THREADS; /* x segments of 8 a thread loads */
@@ -706,17 +710,26 @@ __global__ void __launch_bounds__(EPI_THREADS)
         unsigned lo = mask[2 * i], hi = 2 * i + 1 < nwords ? mask[2 * i + 1] : 0u;
         return (unsigned long long)hi << 32 | lo;
     };
-    auto next_chunk = [&](int i) { /* the first chunk i, i + split, ... with an outlier column */
-        while (i < nchunks && chunk_mask(i) == 0) i += split;
-        return i;
-    };
-    uint4 wv[WR], xv[XSEG];
-    auto load = [&](int i) {
+    /* This block's chunks (z, z + split, ...) that hold an outlier column, ascending, listed by
+     * the whole block in one pass over the mask: a walk from one chunk to the next with an
+     * outlier made every block wait for a chain of mask loads. */
+    __shared__ short s_list[EPI_MAX_CHUNKS];
+    int nlist = 0, mine = nchunks > (int)blockIdx.z ? (nchunks - blockIdx.z + split - 1) / split : 0;
+    for (int j0 = 0; j0 < mine; j0 += EPI_THREADS) {
+        int j = j0 + threadIdx.x, i = blockIdx.z + split * j;
+        int has = j < mine && chunk_mask(i) != 0, total;
+        int at = block_exclusive_scan(has, &total);
+        if (has) s_list[nlist + at] = (short)i;
+        nlist += total;
+    }
+    __syncthreads(); /* the list before anyone reads it */
+    uint4 wv[EPI_STAGES][WR], xv[EPI_STAGES][XSEG]; /* EPI_STAGES chunks in flight */
+    auto load = [&](int s, int i) {
         int c0 = i * EPI_K;
 #pragma unroll
         for (int h = 0; h < WR; h++) {
             int c = c0 + 16 * wseg;
-            wv[h] = wrow[h] >= 0 && c < ld
+            wv[s][h] = wrow[h] >= 0 && c < ld
                            ? __ldg(reinterpret_cast<const uint4 *>(w + (size_t)wrow[h] * ld + c))
                            : make_uint4(0, 0, 0, 0);
         }
@@ -725,21 +738,21 @@ __global__ void __launch_bounds__(EPI_THREADS)
             int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k, c = c0 + 8 * xs8;
             const __half *xr = x + (size_t)(b0 + bb) * cols + c;
             if (VEC) {
-                xv[k] = bb < nb && c < cols ? *reinterpret_cast<const uint4 *>(xr)
-                                            : make_uint4(0, 0, 0, 0);
+                xv[s][k] = bb < nb && c < cols ? *reinterpret_cast<const uint4 *>(xr)
+                                               : make_uint4(0, 0, 0, 0);
             } else {
                 __half e[8];
 #pragma unroll
                 for (int j = 0; j < 8; j++)
                     e[j] = bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
-                xv[k] = *reinterpret_cast<const uint4 *>(e);
+                xv[s][k] = *reinterpret_cast<const uint4 *>(e);
             }
         }
     };
-    auto store = [&](unsigned long long bits) { /* dequantize, zero the non-outliers, to smem */
+    auto store = [&](int s, unsigned long long bits) { /* dequantize, zero the non-outliers */
 #pragma unroll
         for (int h = 0; h < WR; h++) {
-            const int8_t *q = reinterpret_cast<const int8_t *>(&wv[h]);
+            const int8_t *q = reinterpret_cast<const int8_t *>(&wv[s][h]);
             __half d[16];
 #pragma unroll
             for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
@@ -750,47 +763,51 @@ __global__ void __launch_bounds__(EPI_THREADS)
         unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
 #pragma unroll
         for (int k = 0; k < XSEG; k++) {
-            __half *e = reinterpret_cast<__half *>(&xv[k]);
+            __half *e = reinterpret_cast<__half *>(&xv[s][k]);
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
             int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
-            *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[k];
+            *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[s][k];
         }
     };
     float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
-    int cur = next_chunk(blockIdx.z);
-    if (cur < nchunks) load(cur);
-    while (cur < nchunks) {
-        store(chunk_mask(cur));
-        __syncthreads();
-        int nxt = next_chunk(cur + split);
-        if (nxt < nchunks) load(nxt);
 #pragma unroll
-        for (int ks = 0; ks < EPI_K; ks += 16) {
-            uint2 b[2];
+    for (int s = 0; s < EPI_STAGES; s++)
+        if (s < nlist) load(s, s_list[s]);
+    for (int l0 = 0; l0 < nlist; l0 += EPI_STAGES) {
 #pragma unroll
-            for (int nt = 0; nt < 2; nt++) {
-                const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
-                b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
-                                   *reinterpret_cast<const uint32_t *>(xs + 8));
-            }
+        for (int s = 0; s < EPI_STAGES; s++) {
+            int l = l0 + s;
+            if (l >= nlist) break;
+            store(s, chunk_mask(s_list[l]));
+            __syncthreads();
+            if (l + EPI_STAGES < nlist) load(s, s_list[l + EPI_STAGES]);
 #pragma unroll
-            for (int h = 0; h < WR; h++)
+            for (int ks = 0; ks < EPI_K; ks += 16) {
+                uint2 b[2];
 #pragma unroll
-                for (int mt = 0; mt < 2; mt++) {
-                    const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
-                    const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
-                    const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
-                                           *reinterpret_cast<const uint32_t *>(ws8),
-                                           *reinterpret_cast<const uint32_t *>(ws + 8),
-                                           *reinterpret_cast<const uint32_t *>(ws8 + 8)};
-#pragma unroll
-                    for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
+                for (int nt = 0; nt < 2; nt++) {
+                    const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
+                    b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
+                                       *reinterpret_cast<const uint32_t *>(xs + 8));
                 }
+#pragma unroll
+                for (int h = 0; h < WR; h++)
+#pragma unroll
+                    for (int mt = 0; mt < 2; mt++) {
+                        const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
+                        const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
+                        const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
+                                               *reinterpret_cast<const uint32_t *>(ws8),
+                                               *reinterpret_cast<const uint32_t *>(ws + 8),
+                                               *reinterpret_cast<const uint32_t *>(ws8 + 8)};
+#pragma unroll
+                        for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
+                    }
+            }
+            __syncthreads();
         }
-        __syncthreads();
-        cur = nxt;
     }
     /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2. */
 #pragma unroll
@@ -815,16 +832,20 @@ __global__ void __launch_bounds__(EPI_THREADS)
         float stu = MODE == EC_GEMV_SILU_MUL ? row_step(wscale, r + rows) : 0.0f;
         for (int bb = blockIdx.z * share + warp; bb < (blockIdx.z + 1) * share && bb < nb;
              bb += EPI_WARPS) {
+            int b = b0 + bb;
             float sum[WR];
 #pragma unroll
             for (int h = 0; h < WR; h++) {
+                if (osum) { /* computed by the caller (mask NULL: s_sum holds zeros) */
+                    sum[h] = osum[(size_t)b * ldo + r + h * rows];
+                    continue;
+                }
                 /* in rank order, this block's own partials included */
                 sum[h] = split > 1 ? (*cluster.map_shared_rank(&s_sum, 0))[h][bb][lane]
                                    : s_sum[h][bb][lane];
                 for (int q = 1; q < split; q++)
                     sum[h] += (*cluster.map_shared_rank(&s_sum, q))[h][bb][lane];
             }
-            int b = b0 + bb;
             const int32_t *ab = acc + (size_t)b * ldc;
             float v = int8_output(ab[r], st, xscale[b], sum[0]);
             if (MODE == EC_GEMV_SILU_MUL) {
@@ -854,23 +875,25 @@ template <int MODE>
 static cudaError_t launch_epilogue(dim3 grid, dim3 cluster, cudaStream_t stream,
                                    const int32_t *acc, int ldc, const float *wscale, int rows,
                                    const int8_t *w, int ld, const float *xscale, const __half *x,
-                                   int cols, const unsigned *mask, int ntok, void *y, int ldy)
+                                   int cols, const unsigned *mask, const float *osum, int ldo,
+                                   int ntok, void *y, int ldy)
 {
-    return cols % 8 == 0
-               ? ec_launch_clustered(int8_epilogue_kernel<MODE, true>, grid, cluster,
-                                     dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
-                                     xscale, x, cols, mask, ntok, y, ldy)
-               : ec_launch_clustered(int8_epilogue_kernel<MODE, false>, grid, cluster,
-                                     dim3(EPI_THREADS), 0, stream, acc, ldc, wscale, rows, w, ld,
-                                     xscale, x, cols, mask, ntok, y, ldy);
+    return ec_launch_clustered(cols % 8 == 0 ? int8_epilogue_kernel<MODE, true>
+                                             : int8_epilogue_kernel<MODE, false>,
+                               grid, cluster, dim3(EPI_THREADS), 0, stream, acc, ldc, wscale,
+                               rows, w, ld, xscale, x, cols, mask, osum, ldo, ntok, y, ldy);
 }
 
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,
                                      const float *wscale, int rows, const int8_t *w, int ld,
                                      const float *xscale, const void *x, int cols,
-                                     const unsigned *mask, int ntok, void *y, int ldy,
-                                     cudaStream_t stream)
+                                     const unsigned *mask, const float *osum, int ldo, int ntok,
+                                     void *y, int ldy, cudaStream_t stream)
 {
+    if (mask && osum) return ec_set_error("int8 GEMM epilogue: both an outlier mask and sums");
+    if (mask && cols > EPI_MAX_CHUNKS * EPI_K)
+        return ec_set_error("int8 GEMM epilogue: %d columns with an outlier mask, at most %d",
+                            cols, (int)(EPI_MAX_CHUNKS * EPI_K));
     unsigned ttiles = (unsigned)((ntok + EPI_TOKS - 1) / EPI_TOKS);
     unsigned rtiles = (unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS);
     unsigned split = (unsigned)epilogue_split((int)(ttiles * rtiles), mask != NULL);
@@ -879,12 +902,13 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
     cudaError_t e =
         mode == EC_GEMV_STORE
             ? launch_epilogue<EC_GEMV_STORE>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
-                                             xscale, xh, cols, mask, ntok, y, ldy)
+                                             xscale, xh, cols, mask, osum, ldo, ntok, y, ldy)
         : mode == EC_GEMV_ADD
             ? launch_epilogue<EC_GEMV_ADD>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
-                                           xscale, xh, cols, mask, ntok, y, ldy)
+                                           xscale, xh, cols, mask, osum, ldo, ntok, y, ldy)
             : launch_epilogue<EC_GEMV_SILU_MUL>(grid, cluster, stream, acc, ldc, wscale, rows, w,
-                                                ld, xscale, xh, cols, mask, ntok, y, ldy);
+                                                ld, xscale, xh, cols, mask, osum, ldo, ntok, y,
+                                                ldy);
     EC_CUDA_TRY(e, "launch of int8 GEMM epilogue (%d tokens x %d rows, split %u)", ntok, rows,
                 split);
     return 0;

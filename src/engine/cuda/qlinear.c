@@ -152,8 +152,10 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
     /* The GEMV needs no GEMM output; the reference family runs the int8 GEMM at every batch. */
     int gemm = reference || sh->max_batch > EC_CUDA_GEMV_MAX_BATCH;
     c->acc = gemm ? (int32_t *)carve(base, &off, T * R4 * sizeof(int32_t)) : NULL;
-    c->xo = reference ? carve(base, &off, B * K * 2) : NULL;
-    c->wo = reference ? carve(base, &off, sh->max_elems * 2) : NULL;
+    int gather = reference || (sh->mixed && sh->max_batch > EC_CUDA_TC_ROWS);
+    c->xo = gather ? carve(base, &off, B * K * 2) : NULL;
+    c->wo = gather ? carve(base, &off, sh->max_elems * 2) : NULL;
+    c->osum = gather && !reference ? (float *)carve(base, &off, T * R4 * sizeof(float)) : NULL;
     return off;
 }
 
@@ -187,10 +189,11 @@ int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHand
     plan_ctx(ctx, shape, (uintptr_t)ctx->arena);
     if (ctx->ticket)
         EC_CUDA_TRY(cudaMemset(ctx->ticket, 0, sizeof *ctx->ticket), "clearing the scan ticket");
-    if (shape->quantized && shape->kernels == EC_KERNELS_REFERENCE) {
-        size_t cols = (size_t)round_up(shape->max_cols, 16);
+    if (ctx->xo)
         EC_CUDA_TRY(cudaMallocHost((void **)&ctx->h_count, sizeof(int)),
                     "cudaMallocHost of the outlier count");
+    if (shape->quantized && shape->kernels == EC_KERNELS_REFERENCE) {
+        size_t cols = (size_t)round_up(shape->max_cols, 16);
         EC_CUDA_TRY(cudaMallocHost((void **)&ctx->h_cols, cols * sizeof(int)),
                     "cudaMallocHost of the outlier columns (%zu)", cols);
     }
@@ -213,6 +216,18 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx)
 /* Bytes per element of y in a mode: fp32 except the 16-bit SiLU·mul output. */
 static size_t y_elem(ec_gemv_mode mode) { return mode == EC_GEMV_SILU_MUL ? 2 : 4; }
 
+/* Whether an int8-mixed call takes the gathered outlier path: prefill-sized (more token rows
+ * than one GEMM chunk; decode batches keep the epilogue's, which needs no host sync), the
+ * scratch is there for this weight, and the stream is not being captured into a graph. */
+static int gather_outliers(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
+{
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    return c->osum && batch > EC_CUDA_TC_ROWS &&
+           (size_t)w->rows * (size_t)w->cols <= c->shape.max_elems &&
+           cudaStreamIsCapturing(c->stream, &capture) == cudaSuccess &&
+           capture == cudaStreamCaptureStatusNone;
+}
+
 /* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */
 static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
                       const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
@@ -233,6 +248,23 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     if (mixed && ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols,
                                        c->ocount, c->ticket, stat, st))
         return -1;
+    int n = 0, gathered = mixed && gather_outliers(c, w, batch);
+    if (gathered) {
+        /* A prefill-sized call, where the outlier columns are many (a column counts when any of
+         * its thousands of tokens crosses the threshold): their product is a cuBLAS 16-bit GEMM
+         * over the gathered columns, as in the reference family, instead of the epilogue's
+         * tensor-core tiles, which re-read the activations for every 32 weight rows
+         * (docs/performance.md, session 18). Its width is the count, so the host reads it:
+         * a sync, outside any graph. */
+        EC_CUDA_TRY(cudaMemcpyAsync(c->h_count, c->ocount, sizeof(int), cudaMemcpyDeviceToHost, st),
+                    "download of the outlier count");
+        EC_CUDA_TRY(cudaStreamSynchronize(st), "outlier count (host sync)");
+        n = *c->h_count;
+        if (n > 0 && (ec_cuda_int8_gather_x(x, batch, w->cols, c->ocols, n, c->xo, st) ||
+                      ec_cuda_int8_weight_cols(wq, w->scales, w->rows, w->ld, c->ocols, n, c->wo,
+                                               st)))
+            return -1;
+    }
     if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
                               c->xscale, st))
         return -1;
@@ -241,9 +273,13 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
         int nb = batch - b0 < EC_CUDA_TC_ROWS ? batch - b0 : EC_CUDA_TC_ROWS;
         if (ec_cuda_int8_gemm(c->cublas, wq, w->rows, w->ld, c->xq + (size_t)b0 * w->ld, nb,
                               c->acc, ldc) ||
+            (n > 0 && ec_cuda_gemm16(c->cublas, EC_CUDA_F16, c->wo, n,
+                                     (const char *)c->xo + (size_t)b0 * n * 2, n, nb, w->rows, n,
+                                     c->osum, w->rows, 0.0f)) ||
             ec_cuda_int8_epilogue(mode, c->acc, ldc, w->scales, out_rows, wq, w->ld,
                                   c->xscale + b0, (const char *)x + (size_t)b0 * w->cols * 2,
-                                  w->cols, mixed ? c->omask : NULL, nb,
+                                  w->cols, mixed && !gathered ? c->omask : NULL,
+                                  n > 0 ? c->osum : NULL, w->rows, nb,
                                   (char *)y + (size_t)b0 * ldy * y_elem(mode), ldy, st))
             return -1;
     }

@@ -76,12 +76,15 @@ typedef struct {
     int max_batch;     /* token rows of the largest call */
     int max_cols;      /* widest input (activation columns) */
     int max_rows;      /* most output rows of one weight (a fused weight counts all its rows) */
-    size_t max_elems;  /* largest rows*cols of one segment (reference outlier weight columns) */
+    size_t max_elems;  /* largest rows*cols of one segment, or with `mixed` of one (fused)
+                        * weight: the outlier weight columns */
     int quantized;     /* int8 weights are used (else no int8 scratch) */
     ec_kernels kernels;
     int packed;        /* nf4 / nf4-dq / fp8 weights are used: decode tables (and, reference
                         * family, dequantization scratch) */
     size_t max_weight; /* packed: largest rows*cols of one weight (a fused weight counts all) */
+    int mixed;         /* int8-mixed weights are used: the fused family's prefill-sized calls
+                        * gather the outlier columns (xo, wo, osum) */
 } ec_cuda_qshape;
 
 /* Per-backend state of the linear layers: handles, stream and scratch. Device scratch shapes
@@ -92,8 +95,11 @@ typedef struct {
  *   ocols   int   [K]       outlier columns, ascending; ocount int [1] how many
  *   ticket  u32   [1]       the multi-block outlier scan's block counter (kept at 0)
  *   acc     int32 [T][round4(R)] int8 GEMM output of one chunk of token rows
- *   xo, wo  fp16  [B][K], [max_elems]  reference: gathered outlier activations and the
- *                            dequantized outlier weight columns [rows][n_outliers]
+ *   xo, wo  fp16  [B][K], [max_elems]  reference, and fused with `mixed` and B above T:
+ *                            gathered outlier activations and the dequantized outlier weight
+ *                            columns [rows][n_outliers]
+ *   osum    float [T][round4(R)] fused, likewise: their 16-bit product for one chunk of token
+ *                            rows, which the int8 epilogue adds
  *   wide    float [B][R]    caller's: the reference family's output before add / SiLU·mul,
  *                            and the fused 16-bit GEMM path's gate/up
  *   qtables float [16 + 256] packed formats: nf4 values and the dynamic map (ec_cuda_quant_tables)
@@ -102,7 +108,8 @@ typedef struct {
  *   pw16    16-bit [max_weight]            packed, likewise: the dequantized weight
  *   qsplit  packed, fused family (own allocation): the tensor-core kernel's column split
  *           scratch (kernels_quant.h) for max_rows
- * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync). */
+ * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync;
+ * h_count also for the fused family's gathered outlier path). */
 typedef struct {
     cublasHandle_t cublas; /* bound to stream */
     cudaStream_t stream;
@@ -115,6 +122,7 @@ typedef struct {
     int *ocols, *ocount;
     int32_t *acc;
     void *xo, *wo;
+    float *osum;
     float *wide;
     int *h_count, *h_cols;
     float *qtables; /* own allocation (ec_cuda_quant_tables) */

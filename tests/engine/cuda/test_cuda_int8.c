@@ -9,7 +9,8 @@
  *   - without outlier columns, STORE and ADD outputs of both families bit-identical to the CPU
  *     (exact int32 dot products, the same scale products; see kernels_int8.cu);
  *   - with outlier columns, the fused GEMV (each lane sums its chunks' columns), the fused
- *     epilogue (tensor-core MMAs) and the reference family (the 16-bit cuBLAS GEMM) sum the
+ *     epilogue (tensor-core MMAs), the fused family's gathered columns above 256 tokens and the
+ *     reference family (both a 16-bit cuBLAS GEMM) sum the
  *     outlier products in their own order, so the difference is bounded by the error of
  *     two n-term fp32 sums: 4·γ_n·Σ|x_c·w_c| (γ_n = n·2⁻²⁴/(1 − n·2⁻²⁴); 4 not 2 because tensor
  *     cores may truncate instead of rounding) plus one rounding of the final add (2⁻²³·|y|);
@@ -255,7 +256,9 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     const setup *s = &f->s;
     int ldy = s->rows + 3, B = s->batch;
     const char *family = ec_kernels_name(kernels);
-    ec_cuda_qshape shape = {B, s->cols, f->wrows, (size_t)f->wrows * s->cols, 1, kernels, 0, 0};
+    /* mixed: batches above EC_CUDA_TC_ROWS (300) take the fused family's gathered outliers */
+    ec_cuda_qshape shape = {B, s->cols, f->wrows, (size_t)f->wrows * s->cols, 1, kernels, 0, 0,
+                            s->prec == EC_PREC_INT8_MIXED};
     float *d_wide = dev_alloc((size_t)B * f->wrows * sizeof(float), 0xFF);
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
@@ -451,7 +454,7 @@ static void check_normed(const setup *s, cublasHandle_t cublas, cudaStream_t st,
     for (int c = 0; c < cols; c++) gamma[c] = 1.0f + 0.5f * frand();
     float *d_res = dev_upload(res, (size_t)B * cols * sizeof *res), *d_gamma = dev_upload(gamma, (size_t)cols * sizeof *gamma);
     ec_cuda_norm norm = {d_res, (size_t)cols, d_gamma, 1e-5f};
-    ec_cuda_qshape shape = {B, cols, f.wrows, (size_t)f.wrows * cols, 1, kernels, 0, 0};
+    ec_cuda_qshape shape = {B, cols, f.wrows, (size_t)f.wrows * cols, 1, kernels, 0, 0, 0};
     float *d_wide = dev_alloc((size_t)B * f.wrows * sizeof(float), 0xFF);
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
@@ -514,7 +517,7 @@ static void test_normed_linear(void **state)
 static void test_rejects_bad_calls(void **state)
 {
     gpu *g = *state;
-    ec_cuda_qshape shape = {4, 64, 16, 16 * 64, 1, EC_KERNELS_FUSED, 0, 0};
+    ec_cuda_qshape shape = {4, 64, 16, 16 * 64, 1, EC_KERNELS_FUSED, 0, 0, 0};
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, g->cublas, g->stream, NULL) != 0) fail_msg("%s", ec_last_error());
     ec_cuda_qweight w;
