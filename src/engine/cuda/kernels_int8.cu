@@ -669,9 +669,10 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * consecutive rows of a token. The outlier sum is a tensor-core sum in its own order, as in the
  * reference family's 16-bit GEMM, not the CPU's sequential one; test_cuda_int8 bounds the
  * difference. The grid's x runs over token tiles, so the blocks that read the same weight rows
- * run together and share them through L2. mask NULL: no outlier columns (int8).
+ * run together and share them through L2. OUTLIERS false (mask NULL: int8, or osum given):
+ * compiled without the chunk loop, whose registers cost int8's plain epilogue two blocks per SM.
  * VEC: x rows 16-byte aligned (cols % 8 == 0); else element loads. */
-template <int MODE, bool VEC>
+template <int MODE, bool VEC, bool OUTLIERS>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
                          const int8_t *w, int ld, const float *xscale, const __half *x, int cols,
@@ -705,108 +706,114 @@ __global__ void __launch_bounds__(EPI_THREADS)
         step[h] = wrow[h] < 0 ? 0.0f : row_step(wscale, wrow[h]);
     }
     ec_wait_inputs();
-    int nchunks = mask ? (cols + EPI_K - 1) / EPI_K : 0, nwords = (cols + 31) / 32;
-    auto chunk_mask = [&](int i) { /* the outlier bits of chunk i's 64 columns */
-        unsigned lo = mask[2 * i], hi = 2 * i + 1 < nwords ? mask[2 * i + 1] : 0u;
-        return (unsigned long long)hi << 32 | lo;
-    };
-    /* This block's chunks (z, z + split, ...) that hold an outlier column, ascending, listed by
-     * the whole block in one pass over the mask: a walk from one chunk to the next with an
-     * outlier made every block wait for a chain of mask loads. */
-    __shared__ short s_list[EPI_MAX_CHUNKS];
-    int nlist = 0, mine = nchunks > (int)blockIdx.z ? (nchunks - blockIdx.z + split - 1) / split : 0;
-    for (int j0 = 0; j0 < mine; j0 += EPI_THREADS) {
-        int j = j0 + threadIdx.x, i = blockIdx.z + split * j;
-        int has = j < mine && chunk_mask(i) != 0, total;
-        int at = block_exclusive_scan(has, &total);
-        if (has) s_list[nlist + at] = (short)i;
-        nlist += total;
-    }
-    __syncthreads(); /* the list before anyone reads it */
-    uint4 wv[EPI_STAGES][WR], xv[EPI_STAGES][XSEG]; /* EPI_STAGES chunks in flight */
-    auto load = [&](int s, int i) {
-        int c0 = i * EPI_K;
-#pragma unroll
-        for (int h = 0; h < WR; h++) {
-            int c = c0 + 16 * wseg;
-            wv[s][h] = wrow[h] >= 0 && c < ld
-                           ? __ldg(reinterpret_cast<const uint4 *>(w + (size_t)wrow[h] * ld + c))
-                           : make_uint4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int k = 0; k < XSEG; k++) {
-            int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k, c = c0 + 8 * xs8;
-            const __half *xr = x + (size_t)(b0 + bb) * cols + c;
-            if (VEC) {
-                xv[s][k] = bb < nb && c < cols ? *reinterpret_cast<const uint4 *>(xr)
-                                               : make_uint4(0, 0, 0, 0);
-            } else {
-                __half e[8];
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    e[j] = bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
-                xv[s][k] = *reinterpret_cast<const uint4 *>(e);
-            }
-        }
-    };
-    auto store = [&](int s, unsigned long long bits) { /* dequantize, zero the non-outliers */
-#pragma unroll
-        for (int h = 0; h < WR; h++) {
-            const int8_t *q = reinterpret_cast<const int8_t *>(&wv[s][h]);
-            __half d[16];
-#pragma unroll
-            for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
-            uint4 *dst = reinterpret_cast<uint4 *>(&s_w[h * EPI_ROWS + threadIdx.x / 4][16 * wseg]);
-            dst[0] = reinterpret_cast<const uint4 *>(d)[0];
-            dst[1] = reinterpret_cast<const uint4 *>(d)[1];
-        }
-        unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
-#pragma unroll
-        for (int k = 0; k < XSEG; k++) {
-            __half *e = reinterpret_cast<__half *>(&xv[s][k]);
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
-            int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
-            *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[s][k];
-        }
-    };
     float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
-#pragma unroll
-    for (int s = 0; s < EPI_STAGES; s++)
-        if (s < nlist) load(s, s_list[s]);
-    for (int l0 = 0; l0 < nlist; l0 += EPI_STAGES) {
-#pragma unroll
-        for (int s = 0; s < EPI_STAGES; s++) {
-            int l = l0 + s;
-            if (l >= nlist) break;
-            store(s, chunk_mask(s_list[l]));
-            __syncthreads();
-            if (l + EPI_STAGES < nlist) load(s, s_list[l + EPI_STAGES]);
-#pragma unroll
-            for (int ks = 0; ks < EPI_K; ks += 16) {
-                uint2 b[2];
-#pragma unroll
-                for (int nt = 0; nt < 2; nt++) {
-                    const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
-                    b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
-                                       *reinterpret_cast<const uint32_t *>(xs + 8));
-                }
-#pragma unroll
-                for (int h = 0; h < WR; h++)
-#pragma unroll
-                    for (int mt = 0; mt < 2; mt++) {
-                        const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
-                        const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
-                        const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
-                                               *reinterpret_cast<const uint32_t *>(ws8),
-                                               *reinterpret_cast<const uint32_t *>(ws + 8),
-                                               *reinterpret_cast<const uint32_t *>(ws8 + 8)};
-#pragma unroll
-                        for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
-                    }
+    if constexpr (OUTLIERS) {
+        int nchunks = (cols + EPI_K - 1) / EPI_K, nwords = (cols + 31) / 32;
+        auto chunk_mask = [&](int i) { /* the outlier bits of chunk i's 64 columns */
+            unsigned lo = mask[2 * i], hi = 2 * i + 1 < nwords ? mask[2 * i + 1] : 0u;
+            return (unsigned long long)hi << 32 | lo;
+        };
+        /* This block's chunks (z, z + split, ...) that hold an outlier column, ascending, listed
+         * by the whole block in one pass over the mask: a walk from one chunk to the next with
+         * an outlier made every block wait for a chain of mask loads. */
+        __shared__ short s_list[EPI_MAX_CHUNKS];
+        int nlist = 0,
+            mine = nchunks > (int)blockIdx.z ? (nchunks - blockIdx.z + split - 1) / split : 0;
+        for (int j0 = 0; j0 < mine; j0 += EPI_THREADS) {
+            int j = j0 + threadIdx.x, i = blockIdx.z + split * j;
+            int has = j < mine && chunk_mask(i) != 0, total;
+            int at = block_exclusive_scan(has, &total);
+            if (has) s_list[nlist + at] = (short)i;
+            nlist += total;
+        }
+        __syncthreads(); /* the list before anyone reads it */
+        uint4 wv[EPI_STAGES][WR], xv[EPI_STAGES][XSEG]; /* EPI_STAGES chunks in flight */
+        auto load = [&](int s, int i) {
+            int c0 = i * EPI_K;
+    #pragma unroll
+            for (int h = 0; h < WR; h++) {
+                int c = c0 + 16 * wseg;
+                wv[s][h] = wrow[h] >= 0 && c < ld
+                               ? __ldg(reinterpret_cast<const uint4 *>(w + (size_t)wrow[h] * ld
+                                                                       + c))
+                               : make_uint4(0, 0, 0, 0);
             }
-            __syncthreads();
+    #pragma unroll
+            for (int k = 0; k < XSEG; k++) {
+                int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k, c = c0 + 8 * xs8;
+                const __half *xr = x + (size_t)(b0 + bb) * cols + c;
+                if (VEC) {
+                    xv[s][k] = bb < nb && c < cols ? *reinterpret_cast<const uint4 *>(xr)
+                                                   : make_uint4(0, 0, 0, 0);
+                } else {
+                    __half e[8];
+    #pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        e[j] = bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
+                    xv[s][k] = *reinterpret_cast<const uint4 *>(e);
+                }
+            }
+        };
+        auto store = [&](int s, unsigned long long bits) { /* dequantize, zero the non-outliers */
+    #pragma unroll
+            for (int h = 0; h < WR; h++) {
+                const int8_t *q = reinterpret_cast<const int8_t *>(&wv[s][h]);
+                __half d[16];
+    #pragma unroll
+                for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
+                uint4 *dst =
+                    reinterpret_cast<uint4 *>(&s_w[h * EPI_ROWS + threadIdx.x / 4][16 * wseg]);
+                dst[0] = reinterpret_cast<const uint4 *>(d)[0];
+                dst[1] = reinterpret_cast<const uint4 *>(d)[1];
+            }
+            unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
+    #pragma unroll
+            for (int k = 0; k < XSEG; k++) {
+                __half *e = reinterpret_cast<__half *>(&xv[s][k]);
+    #pragma unroll
+                for (int j = 0; j < 8; j++)
+                    if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
+                int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
+                *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[s][k];
+            }
+        };
+    #pragma unroll
+        for (int s = 0; s < EPI_STAGES; s++)
+            if (s < nlist) load(s, s_list[s]);
+        for (int l0 = 0; l0 < nlist; l0 += EPI_STAGES) {
+    #pragma unroll
+            for (int s = 0; s < EPI_STAGES; s++) {
+                int l = l0 + s;
+                if (l >= nlist) break;
+                store(s, chunk_mask(s_list[l]));
+                __syncthreads();
+                if (l + EPI_STAGES < nlist) load(s, s_list[l + EPI_STAGES]);
+    #pragma unroll
+                for (int ks = 0; ks < EPI_K; ks += 16) {
+                    uint2 b[2];
+    #pragma unroll
+                    for (int nt = 0; nt < 2; nt++) {
+                        const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
+                        b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
+                                           *reinterpret_cast<const uint32_t *>(xs + 8));
+                    }
+    #pragma unroll
+                    for (int h = 0; h < WR; h++)
+    #pragma unroll
+                        for (int mt = 0; mt < 2; mt++) {
+                            const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
+                            const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
+                            const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
+                                                   *reinterpret_cast<const uint32_t *>(ws8),
+                                                   *reinterpret_cast<const uint32_t *>(ws + 8),
+                                                   *reinterpret_cast<const uint32_t *>(ws8 + 8)};
+    #pragma unroll
+                            for (int nt = 0; nt < 2; nt++)
+                                ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
+                        }
+                }
+                __syncthreads();
+            }
         }
     }
     /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2. */
@@ -878,10 +885,12 @@ static cudaError_t launch_epilogue(dim3 grid, dim3 cluster, cudaStream_t stream,
                                    int cols, const unsigned *mask, const float *osum, int ldo,
                                    int ntok, void *y, int ldy)
 {
-    return ec_launch_clustered(cols % 8 == 0 ? int8_epilogue_kernel<MODE, true>
-                                             : int8_epilogue_kernel<MODE, false>,
-                               grid, cluster, dim3(EPI_THREADS), 0, stream, acc, ldc, wscale,
-                               rows, w, ld, xscale, x, cols, mask, osum, ldo, ntok, y, ldy);
+    auto kernel = !mask          ? int8_epilogue_kernel<MODE, true, false>
+                  : cols % 8 == 0 ? int8_epilogue_kernel<MODE, true, true>
+                                  : int8_epilogue_kernel<MODE, false, true>;
+    return ec_launch_clustered(kernel, grid, cluster, dim3(EPI_THREADS), 0, stream, acc, ldc,
+                               wscale, rows, w, ld, xscale, x, cols, mask, osum, ldo, ntok, y,
+                               ldy);
 }
 
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,

@@ -152,7 +152,7 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
     /* The GEMV needs no GEMM output; the reference family runs the int8 GEMM at every batch. */
     int gemm = reference || sh->max_batch > EC_CUDA_GEMV_MAX_BATCH;
     c->acc = gemm ? (int32_t *)carve(base, &off, T * R4 * sizeof(int32_t)) : NULL;
-    int gather = reference || (sh->mixed && sh->max_batch > EC_CUDA_TC_ROWS);
+    int gather = reference || (sh->mixed && sh->max_batch > EC_CUDA_GATHER_MIN_ROWS);
     c->xo = gather ? carve(base, &off, B * K * 2) : NULL;
     c->wo = gather ? carve(base, &off, sh->max_elems * 2) : NULL;
     c->osum = gather && !reference ? (float *)carve(base, &off, T * R4 * sizeof(float)) : NULL;
@@ -216,13 +216,14 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx)
 /* Bytes per element of y in a mode: fp32 except the 16-bit SiLU·mul output. */
 static size_t y_elem(ec_gemv_mode mode) { return mode == EC_GEMV_SILU_MUL ? 2 : 4; }
 
-/* Whether an int8-mixed call takes the gathered outlier path: prefill-sized (more token rows
- * than one GEMM chunk; decode batches keep the epilogue's, which needs no host sync), the
+/* Whether an int8-mixed call takes the gathered outlier path: prefill-sized (more than
+ * EC_CUDA_GATHER_MIN_ROWS token rows; decode batches keep the epilogue's, which needs no host
+ * sync), the
  * scratch is there for this weight, and the stream is not being captured into a graph. */
 static int gather_outliers(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
 {
     enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    return c->osum && batch > EC_CUDA_TC_ROWS &&
+    return c->osum && batch > EC_CUDA_GATHER_MIN_ROWS &&
            (size_t)w->rows * (size_t)w->cols <= c->shape.max_elems &&
            cudaStreamIsCapturing(c->stream, &capture) == cudaSuccess &&
            capture == cudaStreamCaptureStatusNone;

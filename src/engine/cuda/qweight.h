@@ -131,8 +131,13 @@ typedef struct {
     ec_cuda_qsplit qsplit;
 } ec_cuda_qctx;
 
-/* Token rows per int8 tensor-core GEMM chunk (bounds the int32 scratch at prefill). */
-#define EC_CUDA_TC_ROWS 256
+/* Token rows per int8 tensor-core GEMM chunk (bounds the int32 scratch at prefill). At 256 the
+ * prefill's int8 GEMMs were no faster than fp16's whole-chunk GEMMs (docs/performance.md,
+ * session 18). */
+#define EC_CUDA_TC_ROWS 2048
+/* int8-mixed calls of more token rows (prefill-sized) gather their outlier columns for a 16-bit
+ * cuBLAS GEMM in the fused family too (qlinear.c, gather_outliers). */
+#define EC_CUDA_GATHER_MIN_ROWS 256
 
 /* Device bytes ec_cuda_qctx_init allocates for a shape. */
 size_t ec_cuda_qctx_bytes(const ec_cuda_qshape *shape);

@@ -256,7 +256,8 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     const setup *s = &f->s;
     int ldy = s->rows + 3, B = s->batch;
     const char *family = ec_kernels_name(kernels);
-    /* mixed: batches above EC_CUDA_TC_ROWS (300) take the fused family's gathered outliers */
+    /* mixed: batches above EC_CUDA_GATHER_MIN_ROWS (300, 2100) take the fused family's gathered
+     * outlier columns */
     ec_cuda_qshape shape = {B, s->cols, f->wrows, (size_t)f->wrows * s->cols, 1, kernels, 0, 0,
                             s->prec == EC_PREC_INT8_MIXED};
     float *d_wide = dev_alloc((size_t)B * f->wrows * sizeof(float), 0xFF);
@@ -385,14 +386,15 @@ static const struct {
                {EC_PREC_INT8_MIXED, 1.0e4f}};
 
 /* Small shapes, everything crossed: batches around the GEMV limit (8), the outlier scan's and the
- * epilogue's 64-token blocks (100: two of them, the scan ORs across blocks) and the tensor-core
- * chunk of 256 token rows (300), widths that are not multiples of 16 (200) or 8 (100): int8 rows
- * and activations are padded to 16 columns with zeros. */
+ * epilogue's 64-token blocks (100: two of them, the scan ORs across blocks), int8-mixed's
+ * gathered outlier columns above 256 token rows (300) and the tensor-core chunk of 2048 token
+ * rows (2100), widths that are not multiples of 16 (200) or 8 (100): int8 rows and activations
+ * are padded to 16 columns with zeros. */
 static void test_small_shapes(void **state)
 {
     gpu *g = *state;
     static const int shapes[][2] = {{1, 64}, {37, 200}, {5, 100}};
-    static const int batches[] = {1, 3, 8, 9, 17, 64, 100, 300};
+    static const int batches[] = {1, 3, 8, 9, 17, 64, 100, 300, 2100};
     for (size_t si = 0; si < 3; si++)
         for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++)
             for (size_t ci = 0; ci < 4; ci++)
