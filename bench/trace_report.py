@@ -8,7 +8,9 @@ drops the first two, and prints
   * one layer (the kernel sequence that repeats LAYERS times, default 32): per kernel its mean
     duration and the mean gap from the previous kernel's end to its start (negative: the two
     overlapped under programmatic dependent launch), in µs;
-  * the kernels outside the layers.
+  * the kernels outside the layers;
+  * the prefill: the kernels launched outside graphs before the first graph kernel, their
+    durations summed per kernel name (the 12 largest).
 """
 import collections
 import csv
@@ -119,6 +121,25 @@ def main():
         print(f"| {key} | {d:.2f} | {g:+.2f} |")
     if best:
         print(f"| layer total | {tot_d:.2f} | {tot_g:+.2f} |")
+    prefill_summary(rows, names)
+
+
+def prefill_summary(rows, names):
+    """Summed durations of the ungraphed kernels before the first graph kernel, per name."""
+    first = min((r["start"] for r in rows if r["graph_id"] != "0"), default=None)
+    pre = [r for r in rows if r["graph_id"] == "0" and (first is None or r["start"] < first)]
+    if not pre:
+        return
+    total = collections.defaultdict(lambda: [0, 0])
+    for r in pre:
+        total[names[r["name"]]][0] += 1
+        total[names[r["name"]]][1] += r["end"] - r["start"]
+    print(f"prefill: {len(pre)} kernels outside graphs, sum of durations "
+          f"{sum(t for _, t in total.values()) / 1e6:.1f} ms")
+    print("| kernel | launches | ms |")
+    print("|---|---|---|")
+    for name, (count, ns) in sorted(total.items(), key=lambda kv: -kv[1][1])[:12]:
+        print(f"| {name} | {count} | {ns / 1e6:.2f} |")
 
 
 if __name__ == "__main__":

@@ -730,7 +730,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
         uint4 wv[EPI_STAGES][WR], xv[EPI_STAGES][XSEG]; /* EPI_STAGES chunks in flight */
         auto load = [&](int s, int i) {
             int c0 = i * EPI_K;
-    #pragma unroll
+#pragma unroll
             for (int h = 0; h < WR; h++) {
                 int c = c0 + 16 * wseg;
                 wv[s][h] = wrow[h] >= 0 && c < ld
@@ -738,7 +738,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
                                                                        + c))
                                : make_uint4(0, 0, 0, 0);
             }
-    #pragma unroll
+#pragma unroll
             for (int k = 0; k < XSEG; k++) {
                 int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k, c = c0 + 8 * xs8;
                 const __half *xr = x + (size_t)(b0 + bb) * cols + c;
@@ -747,7 +747,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
                                                    : make_uint4(0, 0, 0, 0);
                 } else {
                     __half e[8];
-    #pragma unroll
+#pragma unroll
                     for (int j = 0; j < 8; j++)
                         e[j] = bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
                     xv[s][k] = *reinterpret_cast<const uint4 *>(e);
@@ -755,11 +755,11 @@ __global__ void __launch_bounds__(EPI_THREADS)
             }
         };
         auto store = [&](int s, unsigned long long bits) { /* dequantize, zero the non-outliers */
-    #pragma unroll
+#pragma unroll
             for (int h = 0; h < WR; h++) {
                 const int8_t *q = reinterpret_cast<const int8_t *>(&wv[s][h]);
                 __half d[16];
-    #pragma unroll
+#pragma unroll
                 for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
                 uint4 *dst =
                     reinterpret_cast<uint4 *>(&s_w[h * EPI_ROWS + threadIdx.x / 4][16 * wseg]);
@@ -767,39 +767,39 @@ __global__ void __launch_bounds__(EPI_THREADS)
                 dst[1] = reinterpret_cast<const uint4 *>(d)[1];
             }
             unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
-    #pragma unroll
+#pragma unroll
             for (int k = 0; k < XSEG; k++) {
                 __half *e = reinterpret_cast<__half *>(&xv[s][k]);
-    #pragma unroll
+#pragma unroll
                 for (int j = 0; j < 8; j++)
                     if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
                 int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
                 *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[s][k];
             }
         };
-    #pragma unroll
+#pragma unroll
         for (int s = 0; s < EPI_STAGES; s++)
             if (s < nlist) load(s, s_list[s]);
         for (int l0 = 0; l0 < nlist; l0 += EPI_STAGES) {
-    #pragma unroll
+#pragma unroll
             for (int s = 0; s < EPI_STAGES; s++) {
                 int l = l0 + s;
                 if (l >= nlist) break;
                 store(s, chunk_mask(s_list[l]));
                 __syncthreads();
                 if (l + EPI_STAGES < nlist) load(s, s_list[l + EPI_STAGES]);
-    #pragma unroll
+#pragma unroll
                 for (int ks = 0; ks < EPI_K; ks += 16) {
                     uint2 b[2];
-    #pragma unroll
+#pragma unroll
                     for (int nt = 0; nt < 2; nt++) {
                         const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
                         b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
                                            *reinterpret_cast<const uint32_t *>(xs + 8));
                     }
-    #pragma unroll
+#pragma unroll
                     for (int h = 0; h < WR; h++)
-    #pragma unroll
+#pragma unroll
                         for (int mt = 0; mt < 2; mt++) {
                             const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
                             const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
@@ -807,7 +807,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
                                                    *reinterpret_cast<const uint32_t *>(ws8),
                                                    *reinterpret_cast<const uint32_t *>(ws + 8),
                                                    *reinterpret_cast<const uint32_t *>(ws8 + 8)};
-    #pragma unroll
+#pragma unroll
                             for (int nt = 0; nt < 2; nt++)
                                 ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
                         }

@@ -218,8 +218,7 @@ static size_t y_elem(ec_gemv_mode mode) { return mode == EC_GEMV_SILU_MUL ? 2 : 
 
 /* Whether an int8-mixed call takes the gathered outlier path: prefill-sized (more than
  * EC_CUDA_GATHER_MIN_ROWS token rows; decode batches keep the epilogue's, which needs no host
- * sync), the
- * scratch is there for this weight, and the stream is not being captured into a graph. */
+ * sync), the scratch is there for this weight, and the stream is not being captured. */
 static int gather_outliers(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
 {
     enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
