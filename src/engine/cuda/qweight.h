@@ -95,7 +95,8 @@ typedef struct {
  *   ocols   int   [K]       outlier columns, ascending; ocount int [1] how many
  *   ticket  u32   [1]       the multi-block outlier scan's block counter (kept at 0)
  *   acc     int32 [T][round4(R)] int8 GEMM output of one chunk of token rows
- *   xo, wo  fp16  [B][K], [max_elems]  reference, and fused with `mixed` and B above T:
+ *   xo, wo  fp16  [B][K], [max_elems]  reference, and fused with `mixed` and B above
+ *                            EC_CUDA_GATHER_MIN_ROWS:
  *                            gathered outlier activations and the dequantized outlier weight
  *                            columns [rows][n_outliers]
  *   osum    float [T][round4(R)] fused, likewise: their 16-bit product for one chunk of token
