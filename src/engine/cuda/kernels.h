@@ -99,9 +99,12 @@ int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, un
                           int *ocols, int *ocount, unsigned *ticket, unsigned long long *stat,
                           cudaStream_t stream);
 /* Per-token quantization: xscale [ntok] = absmax / 127 over the columns not in mask (mask may be
- * NULL: none), xq = rne(x / absmax * 127), outlier and pad columns 0. One block per token. */
+ * NULL: none), xq = rne(x / absmax * 127), outlier and pad columns 0. One block per token. With
+ * xo (else NULL) it also gathers the outlier activations for ec_cuda_int8_mma: xo fp16
+ * [ntok][ld], xo[b][p] = x[b][ocols[p]] for p < *ocount, 0 up to the next multiple of 16. */
 int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const unsigned *mask,
-                          int8_t *xq, float *xscale, cudaStream_t stream);
+                          int8_t *xq, float *xscale, const int *ocols, const int *ocount,
+                          void *xo, cudaStream_t stream);
 /* Decode batches of the fused GEMV: the scan's mask and count (no column list) and the
  * quantization in one single-block launch (threshold 0: no outlier scan, *ocount = 0). With
  * norm (else NULL) it first writes x = rmsnorm(norm->x) [ntok][cols], as ec_cuda_rmsnorm would,
@@ -116,6 +119,15 @@ int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols, 
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
                       const int8_t *xq, const float *xscale, const void *x, int cols,
                       const unsigned *mask, int batch, void *y, int ldy, cudaStream_t stream);
+/* The fused int8 / int8-mixed linear of 9..EC_CUDA_INT8_MMA_MAX_BATCH token rows in one pass
+ * over w (kernels_int8_mma.cu): int8 tensor-core MMAs of xq [ntok][ld] and w, and with mask
+ * (the outlier scan's; NULL: int8) the outlier columns' 16-bit product from the same weight
+ * loads against xo (ec_cuda_int8_quantize's gather), then the ec_gemv_mode epilogue into y
+ * [ntok][ldy] (SILU_MUL: rows = output rows, w holds 2*rows). ld % 64 == 0, at most 32768. */
+#define EC_CUDA_INT8_MMA_MAX_BATCH 64
+int ec_cuda_int8_mma(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
+                     const int8_t *xq, const float *xscale, const void *xo, const unsigned *mask,
+                     int ntok, void *y, int ldy, cudaStream_t stream);
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
  * x_q·w_q): scales, the product of the outlier columns of x (bits of mask, as the outlier scan
  * writes it; NULL: none, as for int8) and of the fp16-dequantized w, on tensor cores, then the

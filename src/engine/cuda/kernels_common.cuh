@@ -120,6 +120,35 @@ __device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uin
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
 }
 
+/* d [16x8 int32 fragment] += A [16x32] * B [32x8], int8 inputs: exact integer products and sums.
+ * Lane (g = lane / 4, t = lane % 4) holds 4 codes per register: a[0] row g, k 4t..4t+3; a[1]
+ * row g + 8, same k; a[2] and a[3] the same rows at k 16 + 4t..; b.x column g at k 4t..4t+3,
+ * b.y at k 16 + 4t.. (PTX ISA, the m16n8k32 .s8 fragments). */
+__device__ __forceinline__ void ec_mma16832_s8(int d[4], const uint32_t a[4], uint2 b)
+{
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+
+/* Asynchronous 16-byte copies to shared memory (sm_80+): ec_cp_async16 copies gmem, or writes
+ * zeros when !valid (gmem is then not read but must be a valid address); a commit closes the
+ * thread's group of copies, and ec_cp_async_wait<N> returns once at most N of its latest groups
+ * are pending (a barrier then makes every thread's copies visible to the block). */
+__device__ __forceinline__ void ec_cp_async16(void *smem, const void *gmem, bool valid)
+{
+    unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void ec_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int PENDING> __device__ __forceinline__ void ec_cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+}
+
 /* The GEMV epilogue of one sequence b (see ec_gemv_mode): a warp owns rows r0 and r1 (r1 == r0
  * for a lone last row; gate row r0 and up row r1 for SILU_MUL) with fp32 results v0, v1. */
 template <typename T, int MODE>

@@ -13,6 +13,7 @@
  * the GEMM epilogue (int8_epilogue_kernel). */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
+#include "kernels_int8.cuh"
 #include "kernels_norm.cuh"
 
 #include <cooperative_groups.h>
@@ -61,23 +62,6 @@ __device__ __forceinline__ int8_t act_code(float v, float absmax, bool outlier)
     return absmax > 0.0f && !outlier ? round_q8(__fmul_rn(__fdiv_rn(v, absmax), 127.0f)) : 0;
 }
 __device__ __forceinline__ float act_scale(float absmax) { return __fdiv_rn(absmax, 127.0f); }
-
-/* The weight value of the outlier path: fp16(q * row_absmax/127). */
-__device__ __forceinline__ float dequant16(int8_t q, float step)
-{
-    return __half2float(__float2half_rn(__fmul_rn((float)q, step)));
-}
-
-__device__ __forceinline__ float row_step(const float *wscale, int r)
-{
-    return __fdiv_rn(wscale[r], 127.0f);
-}
-
-/* acc * step * xscale, left to right, plus the outlier sum: the int8 formats' output. */
-__device__ __forceinline__ float int8_output(int acc, float step, float xscale, float outlier)
-{
-    return __fadd_rn(__fmul_rn(__fmul_rn(__int2float_rn(acc), step), xscale), outlier);
-}
 
 /* Exclusive prefix sum of v over the block (blockDim.x a multiple of 32); *total = block sum. */
 __device__ int block_exclusive_scan(int v, int *total)
@@ -208,11 +192,15 @@ __global__ void __launch_bounds__(SCAN_WARPS * 32)
 
 __global__ void __launch_bounds__(QUANT_THREADS)
     quantize_kernel(const __half *x, int cols, int ld, const unsigned *mask, int8_t *xq,
-                    float *xscale)
+                    float *xscale, const int *ocols, const int *ocount, __half *xo)
 {
     int b = blockIdx.x;
     ec_wait_inputs();
     quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
+    if (!xo) return;
+    int n = *ocount, n16 = (n + 15) & ~15; /* the one-pass GEMM reads groups of 16 positions */
+    for (int p = threadIdx.x; p < n16; p += blockDim.x)
+        xo[(size_t)b * ld + p] = p < n ? x[(size_t)b * cols + ocols[p]] : __float2half_rn(0.0f);
 }
 
 /* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * PREP_THREADS is an
@@ -438,10 +426,12 @@ extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float th
 
 extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld,
                                      const unsigned *mask, int8_t *xq, float *xscale,
+                                     const int *ocols, const int *ocount, void *xo,
                                      cudaStream_t stream)
 {
     EC_CUDA_TRY(ec_launch(quantize_kernel, dim3(ntok), dim3(QUANT_THREADS), 0, stream,
-                          (const __half *)x, cols, ld, mask, xq, xscale),
+                          (const __half *)x, cols, ld, mask, xq, xscale, ocols, ocount,
+                          (__half *)xo),
                 "launch of int8 activation quantization (%d tokens x %d)", ntok, cols);
     return 0;
 }
@@ -484,13 +474,6 @@ __device__ __forceinline__ int warp_isum(int v)
 {
     for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(FULL, v, o);
     return v;
-}
-
-/* Byte i (0..15, run-time) of a 16-byte chunk, as a signed code. */
-__device__ __forceinline__ int8_t chunk_byte(const uint4 &v, int i)
-{
-    uint32_t wd = i < 8 ? (i < 4 ? v.x : v.y) : (i < 12 ? v.z : v.w);
-    return (int8_t)(wd >> (8 * (i & 3)));
 }
 
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,

@@ -495,19 +495,6 @@ enum {
 };
 static_assert(QGEMM_PARTIAL == EC_CUDA_QSPLIT_FLOATS_PER_CTA, "kernels_quant.h's scratch size");
 
-__device__ __forceinline__ void ec_cp_async16(void *smem, const void *gmem, bool valid)
-{
-    unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void ec_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int PENDING> __device__ __forceinline__ void ec_cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
-}
-
 /* The x tile of one chunk: [token][16-byte granule of columns c0 + 8q .. +8], granule q of
  * token tok stored at ec_qgemm_swz(q, tok). A lane (g, t) of the MMA loop reads, for k-steps 2kk
  * and 2kk + 1, granule 4t + kk of token 8n + g (its B fragments, in qmma_kernel's permuted k

@@ -153,7 +153,9 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
     int gemm = reference || sh->max_batch > EC_CUDA_GEMV_MAX_BATCH;
     c->acc = gemm ? (int32_t *)carve(base, &off, T * R4 * sizeof(int32_t)) : NULL;
     int gather = reference || (sh->mixed && sh->max_batch > EC_CUDA_GATHER_MIN_ROWS);
-    c->xo = gather ? carve(base, &off, B * K * 2) : NULL;
+    /* xo also holds the one-pass GEMM's outlier activations (9..64 token rows, fused) */
+    int mma = sh->mixed && sh->max_batch > EC_CUDA_GEMV_MAX_BATCH;
+    c->xo = gather || mma ? carve(base, &off, B * K * 2) : NULL;
     c->wo = gather ? carve(base, &off, sh->max_elems * 2) : NULL;
     c->osum = gather && !reference ? (float *)carve(base, &off, T * R4 * sizeof(float)) : NULL;
     return off;
@@ -189,7 +191,7 @@ int ec_cuda_qctx_init(ec_cuda_qctx *ctx, const ec_cuda_qshape *shape, cublasHand
     plan_ctx(ctx, shape, (uintptr_t)ctx->arena);
     if (ctx->ticket)
         EC_CUDA_TRY(cudaMemset(ctx->ticket, 0, sizeof *ctx->ticket), "clearing the scan ticket");
-    if (ctx->xo)
+    if (ctx->wo) /* the paths that read the outlier count on the host */
         EC_CUDA_TRY(cudaMallocHost((void **)&ctx->h_count, sizeof(int)),
                     "cudaMallocHost of the outlier count");
     if (shape->quantized && shape->kernels == EC_KERNELS_REFERENCE) {
@@ -228,6 +230,12 @@ static int gather_outliers(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int 
            capture == cudaStreamCaptureStatusNone;
 }
 
+int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
+{
+    int mixed = w->threshold > 0.0f;
+    return mixed && batch <= 16 && w->ld % 64 == 0 && c->xo;
+}
+
 /* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */
 static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
                       const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
@@ -248,6 +256,15 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     if (mixed && ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols,
                                        c->ocount, c->ticket, stat, st))
         return -1;
+    if (ec_cuda_qlinear_one_pass(c, w, batch))
+        /* One pass over the weights with the outlier product inside (kernels_int8_mma.cu):
+         * quantize (gathering the outlier activations) and one GEMM kernel. */
+        return ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
+                                     c->xscale, c->ocols, c->ocount, mixed ? c->xo : NULL, st) ||
+                       ec_cuda_int8_mma(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
+                                        c->xo, mixed ? c->omask : NULL, batch, y, ldy, st)
+                   ? -1
+                   : 0;
     int n = 0, gathered = mixed && gather_outliers(c, w, batch);
     if (gathered) {
         /* A prefill-sized call, where the outlier columns are many (a column counts when any of
@@ -266,7 +283,7 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
             return -1;
     }
     if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
-                              c->xscale, st))
+                              c->xscale, NULL, NULL, NULL, st))
         return -1;
     int ldc = round_up(w->rows, 4);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {
@@ -314,7 +331,7 @@ static int reference_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const
         }
     }
     if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->omask : NULL,
-                              c->xq, c->xscale, st))
+                              c->xq, c->xscale, NULL, NULL, NULL, st))
         return -1;
     int ldc = round_up(w->rows, 4);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {

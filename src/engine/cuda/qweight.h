@@ -165,6 +165,11 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
  * stat (may be NULL): device counters [2] += {outlier columns, calls} (int8-mixed only). */
 int ec_cuda_qlinear(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_mode mode,
                     const void *x, int batch, void *y, int ldy, unsigned long long *stat);
+/* Whether the fused family runs an int8 / int8-mixed call of `batch` token rows (above
+ * EC_CUDA_GEMV_MAX_BATCH) as one pass of ec_cuda_int8_mma: widths in whole 64-column chunks
+ * (every catalog shape), the outlier activations' scratch xo there, and the batches where it
+ * measured faster than cuBLAS' int8 GEMM and the epilogue (docs/performance.md, session 20). */
+int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, int batch);
 /* ec_cuda_qlinear of x = rmsnorm(norm) [batch][w->cols] (16-bit, written to x: later kernels may
  * read it). The fused int8 decode GEMV normalises inside its activation prepare, saving the
  * norm's launch; every other path runs ec_cuda_rmsnorm first. */

@@ -8,9 +8,9 @@
  *     are identical to the CPU's (same fp32 operations on the same fp16 values);
  *   - without outlier columns, STORE and ADD outputs of both families bit-identical to the CPU
  *     (exact int32 dot products, the same scale products; see kernels_int8.cu);
- *   - with outlier columns, the fused GEMV (each lane sums its chunks' columns), the fused
- *     epilogue (tensor-core MMAs), the fused family's gathered columns above 256 tokens and the
- *     reference family (both a 16-bit cuBLAS GEMM) sum the
+ *   - with outlier columns, the fused GEMV (each lane sums its chunks' columns), the one-pass
+ *     GEMM at 9-64 tokens and the fused epilogue (tensor-core MMAs), the fused family's gathered
+ *     columns above 256 tokens and the reference family (both a 16-bit cuBLAS GEMM) sum the
  *     outlier products in their own order, so the difference is bounded by the error of
  *     two n-term fp32 sums: 4·γ_n·Σ|x_c·w_c| (γ_n = n·2⁻²⁴/(1 − n·2⁻²⁴); 4 not 2 because tensor
  *     cores may truncate instead of rounding) plus one rounding of the final add (2⁻²³·|y|);
@@ -193,8 +193,10 @@ static void tally_done(const tally *t, const char *name, long total)
 
 /* Quantized activations, scales, outlier count, mask and (where the path builds one: not the
  * fused GEMV's prepare, whose GEMV reads the mask) column list against ec_qact_prepare. */
+/* listed: the call built the column list; gathered: the one-pass GEMM's outlier activations
+ * xo [batch][ld] (x at the listed columns, zeros to the next multiple of 16). */
 static void check_activations(const fixture *f, const ec_cuda_qctx *ctx, const char *family,
-                              int listed)
+                              int listed, int gathered)
 {
     const setup *s = &f->s;
     int ld = f->w.ld;
@@ -235,6 +237,21 @@ static void check_activations(const fixture *f, const ec_cuda_qctx *ctx, const c
                     fail_msg("%s (%s): outlier %d is column %d, CPU %d", f->name, family, k,
                              cols[k], f->act.outlier_cols[k]);
         }
+        if (gathered) {
+            int n16 = (n + 15) / 16 * 16;
+            uint16_t *xo = malloc((size_t)s->batch * ld * sizeof *xo);
+            download(xo, ctx->xo, (size_t)s->batch * ld * sizeof *xo);
+            for (int b = 0; b < s->batch; b++)
+                for (int p = 0; p < n16; p++) {
+                    const uint16_t *xr = f->x16 + (size_t)b * s->cols;
+                    uint16_t want16 = p < n ? xr[f->act.outlier_cols[p]] : 0;
+                    if (xo[(size_t)b * ld + p] != want16)
+                        fail_msg("%s (%s): gathered outlier activation %d of token %d is %04x, "
+                                 "want %04x", f->name, family, p, b, xo[(size_t)b * ld + p],
+                                 want16);
+                }
+            free(xo);
+        }
         free(cols);
         free(mask);
         free(want);
@@ -274,7 +291,10 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
         if (ec_cuda_qlinear(&ctx, &f->w, mode, f->d_x, B, d_y, ldy, d_stat) != 0)
             fail_msg("%s (%s, mode %d): %s", f->name, family, (int)mode, ec_last_error());
     CUDA_OK(cudaStreamSynchronize(st));
-    check_activations(f, &ctx, family, kernels == EC_KERNELS_REFERENCE || B > EC_CUDA_GEMV_MAX_BATCH);
+    int one_pass = kernels == EC_KERNELS_FUSED && B > EC_CUDA_GEMV_MAX_BATCH &&
+                   ec_cuda_qlinear_one_pass(&ctx, &f->w, B);
+    check_activations(f, &ctx, family, kernels == EC_KERNELS_REFERENCE || B > EC_CUDA_GEMV_MAX_BATCH,
+                      one_pass && f->w.threshold > 0.0f);
 
     void *y = malloc(ybytes);
     download(y, d_y, ybytes);
@@ -385,17 +405,20 @@ static const struct {
                {EC_PREC_INT8_MIXED, 6.0f},
                {EC_PREC_INT8_MIXED, 1.0e4f}};
 
-/* Small shapes, everything crossed: batches around the GEMV limit (8), the outlier scan's and the
- * epilogue's 64-token blocks (100: two of them, the scan ORs across blocks), int8-mixed's
- * gathered outlier columns above 256 token rows (300) and the tensor-core chunk of 2048 token
- * rows (2100), widths that are not multiples of 16 (200) or 8 (100): int8 rows and activations
- * are padded to 16 columns with zeros. */
+/* Small shapes, everything crossed: batches around the GEMV limit (8), the one-pass GEMM's token
+ * tiles (9, 17, 64: 2, 4 and 8 tiles of 8) and its limit (64: 100 takes cuBLAS and the epilogue),
+ * the outlier scan's and the epilogue's 64-token blocks (100: two of them, the scan ORs across
+ * blocks), int8-mixed's gathered outlier columns above 256 token rows (300) and the tensor-core
+ * chunk of 2048 token rows (2100), widths that are not multiples of 16 (200) or 8 (100): int8
+ * rows and activations are padded to 16 columns with zeros. The one-pass GEMM takes the widths
+ * that are multiples of 64: one chunk (64), and 16 chunks split over a cluster of 2 (1024; 21
+ * rows, a partial row tile, 3 SiLU·mul tiles). */
 static void test_small_shapes(void **state)
 {
     gpu *g = *state;
-    static const int shapes[][2] = {{1, 64}, {37, 200}, {5, 100}};
+    static const int shapes[][2] = {{1, 64}, {37, 200}, {5, 100}, {21, 1024}};
     static const int batches[] = {1, 3, 8, 9, 17, 64, 100, 300, 2100};
-    for (size_t si = 0; si < 3; si++)
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++)
             for (size_t ci = 0; ci < 4; ci++)
                 for (int p = OUT_NONE; p <= OUT_ALL; p++)
@@ -456,7 +479,8 @@ static void check_normed(const setup *s, cublasHandle_t cublas, cudaStream_t st,
     for (int c = 0; c < cols; c++) gamma[c] = 1.0f + 0.5f * frand();
     float *d_res = dev_upload(res, (size_t)B * cols * sizeof *res), *d_gamma = dev_upload(gamma, (size_t)cols * sizeof *gamma);
     ec_cuda_norm norm = {d_res, (size_t)cols, d_gamma, 1e-5f};
-    ec_cuda_qshape shape = {B, cols, f.wrows, (size_t)f.wrows * cols, 1, kernels, 0, 0, 0};
+    ec_cuda_qshape shape = {B, cols, f.wrows, (size_t)f.wrows * cols, 1, kernels, 0, 0,
+                            s->prec == EC_PREC_INT8_MIXED};
     float *d_wide = dev_alloc((size_t)B * f.wrows * sizeof(float), 0xFF);
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
