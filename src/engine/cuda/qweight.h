@@ -98,7 +98,9 @@ typedef struct {
  *   xo, wo  fp16  [B][K], [max_elems]  reference, and fused with `mixed` and B above
  *                            EC_CUDA_GATHER_MIN_ROWS:
  *                            gathered outlier activations and the dequantized outlier weight
- *                            columns [rows][n_outliers]
+ *                            columns [rows][n_outliers]; xo also fused with `mixed` and B above
+ *                            EC_CUDA_GEMV_MAX_BATCH: the one-pass GEMM's outlier activations
+ *                            [B][ld of the call] (ec_cuda_int8_quantize's gather)
  *   osum    float [T][round4(R)] fused, likewise: their 16-bit product for one chunk of token
  *                            rows, which the int8 epilogue adds
  *   wide    float [B][R]    caller's: the reference family's output before add / SiLU·mul,
@@ -153,8 +155,9 @@ void ec_cuda_qctx_free(ec_cuda_qctx *ctx);
  *   STORE     y fp32 [batch][ldy] = x Wᵀ
  *   ADD       y fp32 [batch][ldy] += x Wᵀ (the residual stream)
  *   SILU_MUL  W = [gate; up] (2 segments of w->rows/2); y 16-bit [batch][ldy] = silu(g) * u
- * Fused: one pass per call (int8 GEMV up to EC_CUDA_GEMV_MAX_BATCH rows, int8 cuBLAS GEMM with a
- * fused epilogue above), no host synchronisation: graph-capturable. Reference: one linear per
+ * Fused: one pass per call (int8 GEMV up to EC_CUDA_GEMV_MAX_BATCH rows; above, int8 cuBLAS GEMM
+ * with a fused epilogue, or where ec_cuda_qlinear_one_pass says so the one-pass int8 GEMM), no
+ * host synchronisation: graph-capturable. Reference: one linear per
  * segment with the libraries' separate launches and, for int8-mixed, their host synchronisation
  * on the outlier count; the add and SiLU·mul are separate kernels.
  * Packed formats (nf4, nf4-dq, fp8): fused = ec_cuda_packed_linear_fused (tensor-core kernels
