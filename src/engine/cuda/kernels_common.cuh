@@ -143,7 +143,10 @@ __device__ __forceinline__ void ec_cp_async16(void *smem, const void *gmem, bool
                  "r"(valid ? 16 : 0)
                  : "memory");
 }
-__device__ __forceinline__ void ec_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void ec_cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
 template <int PENDING> __device__ __forceinline__ void ec_cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");

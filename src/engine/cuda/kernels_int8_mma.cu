@@ -30,7 +30,10 @@
  * Numerics: the int8 part is exact, so without outlier columns the outputs are bit-identical to
  * the CPU's (int8_output's expression); the outlier sum is a tensor-core sum in its own order
  * (groups of 16 positions, then the split's ranks), within the bound test_cuda_int8 applies to
- * every fused path. */
+ * every fused path.
+ * It handles 9..64 rows of both formats, but streams the weights slower than cuBLAS' int8 GEMM
+ * (docs/performance.md, session 20), so ec_cuda_qlinear_one_pass routes only int8-mixed at 9..16
+ * rows here, where skipping the epilogue's second weight read wins. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_int8.cuh"
@@ -309,7 +312,8 @@ __global__ void __launch_bounds__(MMA_THREADS, 1)
 /* CTAs per cluster for a grid of `ctas` row blocks over `nchunks` chunks, `resident` CTAs at a
  * time: the power of two (at most MMA_MAX_SPLIT, keeping MMA_MIN_CHUNKS chunks per CTA) with
  * the least estimated time, waves x chunks per CTA, plus two chunks' worth per added CTA for
- * the reduction (o and down of the 7 B shapes: 32 CTAs -> 4; qkv's 96 -> 4; gate/up's 172 -> 2). */
+ * the reduction (at 64 tokens, one CTA per SM: o and down of the 7 B shapes, 32 CTAs -> 4; qkv's
+ * 96 -> 4; gate/up's 172 -> 2). */
 static int mma_split(int ctas, int nchunks, int resident)
 {
     int best = 1;

@@ -232,8 +232,12 @@ static int gather_outliers(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int 
 
 int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
 {
+    /* Measured on an H100 (docs/performance.md, session 20): 10-12 % faster decode steps for
+     * int8-mixed at 12 and 16 token rows; slower from 32 rows up and for plain int8, where
+     * cuBLAS' int8 GEMM streams the weights faster than this kernel. */
+    enum { ONE_PASS_MAX_BATCH = 16 };
     int mixed = w->threshold > 0.0f;
-    return mixed && batch <= 16 && w->ld % 64 == 0 && c->xo;
+    return mixed && batch <= ONE_PASS_MAX_BATCH && w->ld % 64 == 0 && c->xo;
 }
 
 /* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */

@@ -293,7 +293,8 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     CUDA_OK(cudaStreamSynchronize(st));
     int one_pass = kernels == EC_KERNELS_FUSED && B > EC_CUDA_GEMV_MAX_BATCH &&
                    ec_cuda_qlinear_one_pass(&ctx, &f->w, B);
-    check_activations(f, &ctx, family, kernels == EC_KERNELS_REFERENCE || B > EC_CUDA_GEMV_MAX_BATCH,
+    check_activations(f, &ctx, family,
+                      kernels == EC_KERNELS_REFERENCE || B > EC_CUDA_GEMV_MAX_BATCH,
                       one_pass && f->w.threshold > 0.0f);
 
     void *y = malloc(ybytes);
