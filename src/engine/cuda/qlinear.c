@@ -6,6 +6,7 @@
 #include "cuda_check.h"
 #include "kernels_quant.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -234,10 +235,13 @@ int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *c, const ec_cuda_qweight *w, in
 {
     /* Measured on an H100 (docs/performance.md, session 20): 10-12 % faster decode steps for
      * int8-mixed at 12 and 16 token rows; slower from 32 rows up and for plain int8, where
-     * cuBLAS' int8 GEMM streams the weights faster than this kernel. */
+     * cuBLAS' int8 GEMM streams the weights faster than this kernel. ECOCOMPUTE_CUDA_INT8_MMA=all
+     * takes it wherever it can run, so benchmarks and test_cuda_int8 reach those calls too. */
     enum { ONE_PASS_MAX_BATCH = 16 };
     int mixed = w->threshold > 0.0f;
-    return mixed && batch <= ONE_PASS_MAX_BATCH && w->ld % 64 == 0 && c->xo;
+    if (batch > EC_CUDA_INT8_MMA_MAX_BATCH || w->ld % 64 != 0 || (mixed && !c->xo)) return 0;
+    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_MMA");
+    return (env && !strcmp(env, "all")) || (mixed && batch <= ONE_PASS_MAX_BATCH);
 }
 
 /* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */

@@ -357,18 +357,24 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     free(y);
 }
 
+/* Both families; then, at the one-pass GEMM's batches (9-64), the fused family once more with
+ * ECOCOMPUTE_CUDA_INT8_MMA=all, which runs it also where the default routing keeps cuBLAS and
+ * the epilogue (plain int8, more than 16 rows). */
 static void run_setup(const setup *s, cublasHandle_t cublas, cudaStream_t st)
 {
     fixture f;
     fixture_init(&f, s);
-    for (int k = 0; k < 2; k++) {
-        ec_kernels kernels = k ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
+    int every = s->batch > EC_CUDA_GEMV_MAX_BATCH && s->batch <= EC_CUDA_INT8_MMA_MAX_BATCH;
+    for (int k = 0; k < 2 + every; k++) {
+        ec_kernels kernels = k == 1 ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
+        if (k == 2) setenv("ECOCOMPUTE_CUDA_INT8_MMA", "all", 1);
         if (s->silu) {
             run_case(&f, cublas, st, kernels, EC_GEMV_SILU_MUL);
         } else {
             run_case(&f, cublas, st, kernels, EC_GEMV_STORE);
             run_case(&f, cublas, st, kernels, EC_GEMV_ADD);
         }
+        if (k == 2) unsetenv("ECOCOMPUTE_CUDA_INT8_MMA");
     }
     fixture_free(&f);
 }
