@@ -72,9 +72,8 @@ template <int NT, bool MIXED> struct MmaSmem {
     static constexpr size_t BYTES = STREAM > PART ? STREAM : PART;
 };
 
-/* y rows ra (and rb) of token tok from the finished sums: STORE / ADD fp32, or SILU_MUL fp16
- * silu(gate ra) * (up rb) into output row ra. The expressions are int8_gemv_kernel's and
- * int8_epilogue_kernel's. */
+/* y rows ra (and rb) of token tok from the finished sums, through the GEMVs' write
+ * (ec_gemv_write: STORE / ADD fp32, or SILU_MUL fp16 silu(gate ra) * (up rb) into row ra). */
 template <int MODE>
 __device__ __forceinline__ void mma_put(void *y, int ldy, int tok, int ra, int rb, bool va,
                                         bool vb, float step_a, float step_b, float xs, int acc_a,
@@ -82,18 +81,8 @@ __device__ __forceinline__ void mma_put(void *y, int ldy, int tok, int ra, int r
 {
     if (!va) return;
     float ya = int8_output(acc_a, step_a, xs, o_a);
-    if (MODE == EC_GEMV_SILU_MUL) {
-        float u = int8_output(acc_b, step_b, xs, o_b);
-        reinterpret_cast<__half *>(y)[(size_t)tok * ldy + ra] =
-            __float2half_rn(ya / (1.0f + expf(-ya)) * u);
-        return;
-    }
-    float *row = reinterpret_cast<float *>(y) + (size_t)tok * ldy;
-    row[ra] = MODE == EC_GEMV_ADD ? row[ra] + ya : ya;
-    if (vb) {
-        float yb = int8_output(acc_b, step_b, xs, o_b);
-        row[rb] = MODE == EC_GEMV_ADD ? row[rb] + yb : yb;
-    }
+    float yb = vb ? int8_output(acc_b, step_b, xs, o_b) : 0.0f;
+    ec_gemv_write<__half, MODE>(y, ldy, tok, ra, vb ? rb : ra, ya, yb);
 }
 
 /* w int8 [rows][ld] (SILU_MUL: gate rows, then up rows, 2 x out_rows), ld % MMA_K == 0; xq int8
