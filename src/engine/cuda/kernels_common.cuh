@@ -233,44 +233,6 @@ static inline bool ec_pdl_supported()
     }) != 0;
 }
 
-/* Where a short kernel (RMSNorm, int8 prepare, decode attention) lets its successor launch.
- * Its successor is usually a weight-streaming kernel whose first requests (10-20 MB over the
- * whole GPU) go out as soon as its blocks are resident; when that happens at the short kernel's
- * own wait, its step-data loads and writes queue behind them (docs/performance.md, session 21).
- * EC_RELEASE_AT_WAIT: at ec_wait_inputs(); EC_RELEASE_AFTER_LOADS: once the block holds its step
- * inputs; EC_RELEASE_AT_EXIT: no trigger, the successor launches when the last block exits. */
-enum ec_release_point { EC_RELEASE_AT_WAIT, EC_RELEASE_AFTER_LOADS, EC_RELEASE_AT_EXIT };
-
-/* A release point from the environment variable `var` (wait | loads | exit), else `dflt`. */
-static inline int ec_release_point_env(const char *var, int dflt)
-{
-    const char *env = getenv(var);
-    if (!env) return dflt;
-    return !strcmp(env, "wait")    ? EC_RELEASE_AT_WAIT
-           : !strcmp(env, "loads") ? EC_RELEASE_AFTER_LOADS
-           : !strcmp(env, "exit")  ? EC_RELEASE_AT_EXIT
-                                   : dflt;
-}
-/* The release points of the RMSNorm and int8 prepare kernels (ECOCOMPUTE_CUDA_RELEASE_NORM) and
- * of the decode attention (ECOCOMPUTE_CUDA_RELEASE_ATTN), read once. */
-static inline int ec_release_point_norm()
-{
-    static const int rp = ec_release_point_env("ECOCOMPUTE_CUDA_RELEASE_NORM", EC_RELEASE_AT_WAIT);
-    return rp;
-}
-static inline int ec_release_point_attn()
-{
-    static const int rp = ec_release_point_env("ECOCOMPUTE_CUDA_RELEASE_ATTN", EC_RELEASE_AT_WAIT);
-    return rp;
-}
-/* ec_wait_inputs() for a kernel with release point `rp`, and the trigger once it holds its
- * inputs. */
-__device__ __forceinline__ void ec_wait_inputs_at(int rp) { ec_wait_inputs(rp == EC_RELEASE_AT_WAIT); }
-__device__ __forceinline__ void ec_release_after_loads(int rp)
-{
-    if (rp == EC_RELEASE_AFTER_LOADS) ec_release_next();
-}
-
 /* kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation
  * allowed where the device supports it, in thread block clusters of `cluster` blocks where that
  * is more than one (sm_90+). Returns the launch's error. */

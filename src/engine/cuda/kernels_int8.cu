@@ -245,7 +245,7 @@ __device__ __forceinline__ void report_outliers(float threshold, int count, int 
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld, float threshold,
                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                   unsigned long long *stat, int rp)
+                   unsigned long long *stat)
 {
     constexpr int NB = EC_CUDA_GEMV_MAX_BATCH;
     __shared__ int s_count;
@@ -254,7 +254,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float held_w[EC_NORM_HELD];
     if (norm.x) ec_rmsnorm_held_w(norm.w, cols, held_w);
-    ec_wait_inputs_at(rp);
+    ec_wait_inputs();
     if (norm.x) {
         ec_rmsnorm_rows<__half, NB>(norm.x, norm.x_stride, ntok, norm.w, held_w, cols, norm.eps,
                                     x, cols, scratch);
@@ -286,7 +286,6 @@ __global__ void __launch_bounds__(PREP_THREADS)
         }
     }
     ec_block_reduce_n<true, NB>(absmax, scratch); /* its barriers order the count's atomics */
-    ec_release_after_loads(rp);
     if (threadIdx.x == 0) report_outliers(threshold, s_count, ocount, stat);
 #pragma unroll
     for (int b = 0; b < NB; b++) {
@@ -316,7 +315,7 @@ template <int NB>
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_token_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld,
                          float threshold, unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                         unsigned long long *stat, int rp)
+                         unsigned long long *stat)
 {
     __shared__ int s_count;
     __shared__ float scratch[NB * 32], s_inv[NB];
@@ -332,7 +331,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
         if constexpr (NB == 1) return held_g[i];
         return col(i) < cols ? __ldg(norm.w + col(i)) : 0.0f;
     };
-    ec_wait_inputs_at(rp);
+    ec_wait_inputs();
     if (norm.x) {
         if constexpr (NB == 1) {
 #pragma unroll
@@ -396,7 +395,6 @@ __global__ void __launch_bounds__(PREP_THREADS)
     for (int i = 0; i < PREP_HELD; i++)
         if (!((flags >> i) & 1u)) m = fmaxf(m, fabsf(v[i]));
     float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
-    ec_release_after_loads(rp);
     if (threadIdx.x == 0) {
         xscale[me] = act_scale(absmax);
         if (me == 0) report_outliers(threshold, s_count, ocount, stat);
@@ -447,17 +445,15 @@ extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok,
         return ec_set_error("int8 activation prepare: %d columns, at most %d", cols,
                             (int)PREP_MAX_COLS);
     ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
-    int rp = ec_release_point_norm();
     cudaError_t e =
         ld <= PREP_HELD_COLS
             ? ec_launch(ntok == 1 ? prepare_token_kernel<1>
                                   : prepare_token_kernel<EC_CUDA_GEMV_MAX_BATCH>,
                         dim3(ntok), dim3(PREP_THREADS), 0, stream, norm ? *norm : none,
-                        (__half *)x, ntok, cols, ld, threshold, mask, ocount, xq, xscale, stat,
-                        rp)
+                        (__half *)x, ntok, cols, ld, threshold, mask, ocount, xq, xscale, stat)
             : ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
                         norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
-                        ocount, xq, xscale, stat, rp);
+                        ocount, xq, xscale, stat);
     EC_CUDA_TRY(e,
                 "launch of int8 activation prepare (%d tokens x %d)", ntok, cols);
     return 0;

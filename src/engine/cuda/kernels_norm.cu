@@ -8,15 +8,14 @@
 /* One block per row (ec_rmsnorm_rows of one row). */
 template <typename T>
 __global__ void __launch_bounds__(EC_NORM_THREADS, 1) /* else ptxas spills to reach 2 blocks per SM */
-    rmsnorm_kernel(const float *x, size_t x_stride, const float *w, int dim, float eps, T *out,
-                   int rp)
+    rmsnorm_kernel(const float *x, size_t x_stride, const float *w, int dim, float eps, T *out)
 {
     __shared__ float scratch[32];
     float held_w[EC_NORM_HELD];
     ec_rmsnorm_held_w(w, dim, held_w);
-    ec_wait_inputs_at(rp);
+    ec_wait_inputs();
     ec_rmsnorm_rows<T, 1>(x + blockIdx.x * x_stride, 0, 1, w, held_w, dim, eps,
-                          out + (size_t)blockIdx.x * dim, 0, scratch, rp);
+                          out + (size_t)blockIdx.x * dim, 0, scratch);
 }
 
 extern "C" int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride, const float *w,
@@ -25,7 +24,7 @@ extern "C" int ec_cuda_rmsnorm(ec_cuda_dtype t, const float *x, size_t x_stride,
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         EC_CUDA_TRY(ec_launch(rmsnorm_kernel<T>, dim3(rows), dim3(EC_NORM_THREADS), 0, stream, x,
-                              x_stride, w, dim, eps, (T *)out, ec_release_point_norm()),
+                              x_stride, w, dim, eps, (T *)out),
                     "launch of rmsnorm kernel (%d rows x %d)", rows, dim);
         return 0;
     });

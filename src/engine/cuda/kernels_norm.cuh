@@ -28,14 +28,12 @@ __device__ __forceinline__ void ec_rmsnorm_held_w(const float *w, int dim, float
  * latency) the first EC_NORM_HELD columns stay in registers between the two passes, so all
  * loads go out at once; otherwise, and for wider rows, the second pass reads them again from
  * L1/L2. held_w: ec_rmsnorm_held_w of w. scratch holds N x 32 floats. Every thread of the block
- * calls it; with release point rp = EC_RELEASE_AFTER_LOADS it lets the next kernel launch once
- * the sums are in. */
+ * calls it. */
 template <typename T, int N>
 __device__ __forceinline__ void ec_rmsnorm_rows(const float *rows, size_t stride, int n,
                                                 const float *w,
                                                 const float held_w[EC_NORM_HELD], int dim,
-                                                float eps, T *out, size_t ldo, float *scratch,
-                                                int rp = EC_RELEASE_AT_WAIT)
+                                                float eps, T *out, size_t ldo, float *scratch)
 {
     constexpr int nt = EC_NORM_THREADS, HELD = EC_NORM_HELD;
     float held[N == 1 ? HELD : 1], ss[N];
@@ -54,7 +52,6 @@ __device__ __forceinline__ void ec_rmsnorm_rows(const float *rows, size_t stride
         for (int c = threadIdx.x + HELD * nt; c < dim; c += nt) ss[r] = fmaf(row[c], row[c], ss[r]);
     }
     ec_block_reduce_n<false, N>(ss, scratch);
-    ec_release_after_loads(rp);
 #pragma unroll
     for (int r = 0; r < N; r++) {
         if (r >= n) break;
