@@ -6,8 +6,10 @@ drops the first two, and prints
   * the step: wall time (first kernel start to last kernel end), the sum of kernel durations,
     the gap between steps;
   * one layer (the kernel sequence that repeats LAYERS times, default 32): per kernel its mean
-    duration and the mean gap from the previous kernel's end to its start (negative: the two
-    overlapped under programmatic dependent launch), in µs;
+    duration, the mean gap from the previous kernel's end to its start (negative: the two
+    overlapped under programmatic dependent launch) and its own time, from the previous
+    kernel's end to its own (duration + gap: a kernel waits for its predecessor, so the own
+    times of a layer add up to its wall time), in µs;
   * the kernels outside the layers;
   * the prefill: the kernels launched outside graphs before the first graph kernel, their
     durations summed per kernel name (the 12 largest).
@@ -99,7 +101,9 @@ def main():
     def stats(idx):
         dur = [l[i]["end"] - l[i]["start"] for l in steps for i in idx]
         gap = [l[i]["start"] - l[i - 1]["end"] for l in steps for i in idx if i > 0]
-        return mean_us(dur), mean_us(gap) if gap else 0.0
+        own = [l[i]["end"] - (l[i - 1]["end"] if i > 0 else l[i]["start"])
+               for l in steps for i in idx]
+        return mean_us(dur), mean_us(gap) if gap else 0.0, mean_us(own)
     if best is None:
         print(f"no sequence repeats {layers} times; every kernel of the step:")
         groups = [(keys[i], [i]) for i in range(n)]
@@ -111,16 +115,16 @@ def main():
                   for j in range(period)]
         inside = {i for _, idx in groups for i in idx}
         groups += [("outside: " + keys[i], [i]) for i in range(n) if i not in inside]
-    print("| kernel (grid) | µs | gap before, µs |")
-    print("|---|---|---|")
-    tot_d = tot_g = 0.0
+    print("| kernel (grid) | µs | gap before, µs | own µs |")
+    print("|---|---|---|---|")
+    tot_d = tot_g = tot_o = 0.0
     for key, idx in groups:
-        d, g = stats(idx)
+        d, g, o = stats(idx)
         if not key.startswith("outside"):
-            tot_d, tot_g = tot_d + d, tot_g + g
-        print(f"| {key} | {d:.2f} | {g:+.2f} |")
+            tot_d, tot_g, tot_o = tot_d + d, tot_g + g, tot_o + o
+        print(f"| {key} | {d:.2f} | {g:+.2f} | {o:.2f} |")
     if best:
-        print(f"| layer total | {tot_d:.2f} | {tot_g:+.2f} |")
+        print(f"| layer total | {tot_d:.2f} | {tot_g:+.2f} | {tot_o:.2f} |")
     prefill_summary(rows, names)
 
 
