@@ -98,6 +98,8 @@ typedef struct {
     float *logits; /* [max_batch][vocab] */
     int *d_step;   /* [1 + chunk_rows]: the position, then the token ids of the call */
     int *d_next;   /* [max_batch] greedy tokens */
+    unsigned long long *argmax_keys; /* [max_batch] argmax's meeting point (zero between steps) */
+    unsigned *argmax_tickets;        /* [max_batch] (zero between steps) */
     unsigned long long *stats; /* [n_layers][EC_LINEAR_INPUTS][2]: outlier columns, calls */
     int *h_step;   /* pinned mirror of d_step */
     int *h_next;   /* pinned mirror of d_next */
@@ -172,6 +174,8 @@ static size_t plan_activations(cuda_state *s, uintptr_t base)
     s->logits = (float *)carve(base, &off, (size_t)s->max_batch * c->vocab_size * 4);
     s->d_step = (int *)carve(base, &off, (r + 1) * 4);
     s->d_next = (int *)carve(base, &off, (size_t)s->max_batch * 4);
+    s->argmax_keys = (unsigned long long *)carve(base, &off, (size_t)s->max_batch * 8);
+    s->argmax_tickets = (unsigned *)carve(base, &off, (size_t)s->max_batch * 4);
     s->stats = (unsigned long long *)carve(base, &off,
                                            (size_t)c->n_layers * EC_LINEAR_INPUTS * 2 * 8);
     return off;
@@ -599,7 +603,8 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
     if (ec_cuda_qlinear_normed(q, &s->head, EC_GEMV_STORE, &final_norm, s->xn, batch, s->logits,
                                c->vocab_size, NULL))
         return -1;
-    return ec_cuda_argmax(s->logits, batch, c->vocab_size, s->d_next, st);
+    return ec_cuda_argmax(s->logits, batch, c->vocab_size, s->d_next, s->argmax_keys,
+                          s->argmax_tickets, st);
 }
 
 /* Copies the call's position and tokens [batch][n] (columns c0 .. c0+n of rows of width `width`)

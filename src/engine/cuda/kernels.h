@@ -40,8 +40,11 @@ int ec_cuda_embed(ec_cuda_dtype t, const void *table, const int *tokens, int nto
 int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, void *h, int ldh,
                      cudaStream_t stream);
 /* out [batch] = index of the largest logits [batch][vocab] (lowest index on ties, NaN never
- * wins), the same rule as the CPU backend. */
-int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, cudaStream_t stream);
+ * wins), the same rule as the CPU backend. A sequence's vocabulary is split over several blocks
+ * that meet in keys [batch] and tickets [batch] (zero before the first call; each call leaves
+ * them zero again). */
+int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, unsigned long long *keys,
+                   unsigned *tickets, cudaStream_t stream);
 
 /* y [ntok][ldy] += t [ntok][ldt] (fp32, n columns): the reference family's residual add. */
 int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);

@@ -470,38 +470,62 @@ static void test_attention_decode_fused(void **state)
 }
 
 /* ---- argmax: lowest index on ties, NaN never wins ----
- * Vocabularies narrower than the block, of Llama-2 (two rounds of loads, the second partial)
- * and of Qwen2 (ten rounds), the last logit winning in the last, partial round. */
+ * Vocabularies narrower than the block, of Llama-2 (two slices, the second partial), one past a
+ * slice (the last logit alone in its slice), of Qwen2 and of Llama-3 (10 and 8 slices), with the
+ * winner in the last slice, ties across slices, -0 against +0, and an all-NaN row. Each setup runs
+ * twice on the same keys and tickets: the first call must leave them clear for the next. */
 static void check_argmax(int vocab)
 {
-    int batch = 5;
-    float *l = malloc((size_t)batch * vocab * 4);
-    for (int i = 0; i < batch * vocab; i++) l[i] = frand();
-    float *r1 = l + vocab, *r2 = l + 2 * vocab, *r3 = l + 3 * vocab, *r4 = l + 4 * vocab;
-    for (int i = 0; i < vocab; i++) r1[i] = 0.5f;    /* all tied: index 0 */
-    r2[vocab - 3] = 7.0f;                            /* tie between 17 and vocab-3: 17 */
-    r2[17] = 7.0f;
-    r3[5] = NAN;                                     /* NaN ignored, max elsewhere */
-    r3[vocab / 2 + 1] = 3.0f;
-    r4[vocab - 1] = 9.0f;                            /* the last logit */
-    float *d_l = dev_upload(l, (size_t)batch * vocab * 4);
-    int *d_out = dev_poisoned((size_t)batch * 4), out[5];
-    kernel_ok(ec_cuda_argmax(d_l, batch, vocab, d_out, 0));
-    download(out, d_out, sizeof out);
-    assert_int_equal(out[0], ec_argmax(l, vocab));
-    assert_int_equal(out[1], 0);
-    assert_int_equal(out[2], 17);
-    assert_int_equal(out[3], vocab / 2 + 1);
-    assert_int_equal(out[4], vocab - 1);
+    enum { BATCH = 7 };
+    float *l = malloc((size_t)BATCH * vocab * 4);
+    for (int i = 0; i < BATCH * vocab; i++) l[i] = frand();
+    float *r[BATCH];
+    for (int b = 0; b < BATCH; b++) r[b] = l + (size_t)b * vocab;
+    for (int i = 0; i < vocab; i++) r[1][i] = 0.5f;  /* all tied: index 0 */
+    r[2][vocab - 3] = 7.0f;                          /* tie between 17 and vocab-3: 17 */
+    r[2][17] = 7.0f;
+    r[3][5] = NAN;                                   /* NaN ignored, max elsewhere */
+    r[3][vocab / 2 + 1] = 3.0f;
+    r[4][vocab - 1] = 9.0f;                          /* the last logit */
+    for (int i = 0; i < vocab; i++) r[5][i] = -1.0f; /* -0 and +0 tie: the lower index */
+    r[5][vocab - 2] = 0.0f;
+    r[5][vocab / 3] = -0.0f;
+    for (int i = 0; i < vocab; i++) r[6][i] = NAN;   /* no answer: 0 */
+    float *d_l = dev_upload(l, (size_t)BATCH * vocab * 4);
+    unsigned long long *d_keys = dev_alloc(BATCH * 8, 0);
+    unsigned *d_tickets = dev_alloc(BATCH * 4, 0);
+    for (int call = 0; call < 2; call++) {
+        int *d_out = dev_poisoned(BATCH * 4), out[BATCH];
+        kernel_ok(ec_cuda_argmax(d_l, BATCH, vocab, d_out, d_keys, d_tickets, 0));
+        download(out, d_out, sizeof out);
+        assert_int_equal(out[0], ec_argmax(l, vocab));
+        assert_int_equal(out[1], 0);
+        assert_int_equal(out[2], 17);
+        assert_int_equal(out[3], vocab / 2 + 1);
+        assert_int_equal(out[4], vocab - 1);
+        assert_int_equal(out[5], ec_argmax(r[5], vocab));
+        assert_int_equal(out[5], vocab / 3 < vocab - 2 ? vocab / 3 : vocab - 2);
+        assert_int_equal(out[6], 0);
+        cudaFree(d_out);
+    }
+    unsigned long long keys[BATCH];
+    unsigned tickets[BATCH];
+    download(keys, d_keys, sizeof keys);
+    download(tickets, d_tickets, sizeof tickets);
+    for (int b = 0; b < BATCH; b++) {
+        assert_true(keys[b] == 0);
+        assert_int_equal(tickets[b], 0);
+    }
     cudaFree(d_l);
-    cudaFree(d_out);
+    cudaFree(d_keys);
+    cudaFree(d_tickets);
     free(l);
 }
 
 static void test_argmax(void **state)
 {
     (void)state;
-    static const int vocabs[] = {40, 32000, 151936};
+    static const int vocabs[] = {40, 32000, 16385, 151936, 128256};
     for (size_t i = 0; i < sizeof vocabs / sizeof *vocabs; i++) check_argmax(vocabs[i]);
 }
 
