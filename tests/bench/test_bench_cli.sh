@@ -129,10 +129,12 @@ check "summary export: one row per configuration" '[ "$(wc -l <"$tmp/sum.csv")" 
 check "a summary is not importable" '[ $rc -eq 1 ] && grep -q "not an ecocompute export" "$tmp/err"'
 
 # Ctrl-C: stops after the current run, exit 1, says how to resume; --resume finishes the sweep.
+# The signal goes once the first run has been measured (not after a fixed delay: the binary's own
+# start, ~0.5 s, and a loaded machine would make that a race with its signal handler or its end).
 "$bin" bench --model tiny --gen 32 --prompt-len 16 --warmup 0 --idle 0 --stabilize 0 --reruns 0 \
   --precision fp16,int8 --runs 20 --db "$tmp/int.db" >/dev/null 2>"$tmp/int.err" &
 pid=$!
-sleep 0.5
+for _ in $(seq 400); do grep -q "run 1/20" "$tmp/int.err" && break; sleep 0.05; done
 kill -INT $pid
 wait $pid; rc=$?
 check "SIGINT: exit 1 (got $rc)" '[ $rc -eq 1 ]'

@@ -69,10 +69,14 @@ check "trace: counter read once in 0.3 s" '[ "$(awk -F, "NR>1 && \$2==0 && \$3!=
 clocks=$(awk -F, 'NR>1 && $2==0 && $6!=""' "$tmp/t.csv" | wc -l)
 check "trace: telemetry every ~100 ms ($clocks of $((rows / 2)) ticks)" '[ $clocks -ge 2 ] && [ $clocks -le 5 ]'
 
-# SIGTERM to the meter reaches the child; the meter reports 143 and still prints.
+# SIGTERM to the meter reaches the child; the meter reports 143 and still prints. The signal goes
+# 0.5 s after the child has started: the binary itself takes up to ~0.5 s to start (it maps the
+# CUDA libraries), so a fixed delay from the meter's launch could stop the child before 0.4 s.
 start=$(date +%s)
-"$bin" meter --format json -- sleep 30 >"$tmp/s.json" 2>"$tmp/s.err" &
+"$bin" meter --format json -- sh -c "touch '$tmp/started'; exec sleep 30" >"$tmp/s.json" \
+  2>"$tmp/s.err" &
 pid=$!
+for _ in $(seq 100); do [ -e "$tmp/started" ] && break; sleep 0.1; done
 sleep 0.5
 kill -TERM $pid
 wait $pid; rc=$?
