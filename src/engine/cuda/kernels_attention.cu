@@ -179,7 +179,48 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
  * kernel is a chain of dependent round trips per block (position, row, scores, ticket,
  * combine); loading the split's first cache rows before the wait only reordered them and
  * measured slower (docs/performance.md, session 14). */
+enum { COMBINE_BATCH = 32 };
+
+/* combine_dim for every dimension of one (token row, head) by the whole decode block, with the
+ * same arithmetic in the same order: the splits' maxima and sums go through shared memory
+ * (s_ml [2 used]), and a thread's outputs are loaded COMBINE_BATCH splits at a time, the first
+ * batch with them, so the partials cost one round trip instead of a chain. */
 template <typename T>
+__device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *out)
+{
+    float o[COMBINE_BATCH];
+    int d = threadIdx.x; /* hd <= 2 ATTN_THREADS: at most a second dimension, d + ATTN_THREADS */
+#pragma unroll
+    for (int j = 0; j < COMBINE_BATCH; j++)
+        o[j] = j < used && d < hd ? __ldcg(p + j * (hd + 2) + d) : 0.0f;
+    for (int i = threadIdx.x; i < used; i += ATTN_THREADS) {
+        s_ml[2 * i] = __ldcg(p + i * (hd + 2) + hd);
+        s_ml[2 * i + 1] = __ldcg(p + i * (hd + 2) + hd + 1);
+    }
+    __syncthreads();
+    float m = -INFINITY;
+    for (int i = 0; i < used; i++) m = fmaxf(m, s_ml[2 * i]);
+    for (; d < hd; d += ATTN_THREADS) {
+        float num = 0.0f, den = 0.0f;
+        for (int i0 = 0; i0 < used; i0 += COMBINE_BATCH) {
+            if (i0 > 0 || d != (int)threadIdx.x)
+#pragma unroll
+                for (int j = 0; j < COMBINE_BATCH; j++)
+                    o[j] = i0 + j < used ? __ldcg(p + (i0 + j) * (hd + 2) + d) : 0.0f;
+#pragma unroll
+            for (int j = 0; j < COMBINE_BATCH; j++) {
+                int i = i0 + j;
+                if (i >= used) break;
+                float w = expf(s_ml[2 * i] - m);
+                num = fmaf(w, o[j], num);
+                den = fmaf(w, s_ml[2 * i + 1], den);
+            }
+        }
+        out[d] = ec_from_f32<T>(num / den);
+    }
+}
+
+template <typename T, bool EARLY>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
@@ -189,8 +230,15 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     __shared__ bool s_last;
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    int p = 0;
+    float2 sc = make_float2(0.0f, 0.0f);
+    if (EARLY) {
+        p = *pos;
+        if ((int)threadIdx.x < s.head_dim / 2) sc = ec_rope_sincos(p, inv_freq[threadIdx.x]);
+    }
     ec_wait_inputs();
-    int p = *pos, len = p + 1, start = split * split_len;
+    if (!EARLY) p = *pos;
+    int len = p + 1, start = split * split_len;
     if (start >= len) return; /* block-uniform */
     int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
     int hd = s.head_dim, half = hd / 2, kh = h / (s.n_heads / s.n_kv_heads);
@@ -201,11 +249,12 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     ec_rope_pairing pr = ec_rope_pairing_of(s);
     for (int j = threadIdx.x; j < half; j += ATTN_THREADS) {
         int d = j * pr.step;
-        float2 y = ec_rope_pair(row, bias, h * hd + d, pr.partner, p, inv_freq[j]);
+        if (!EARLY) sc = ec_rope_sincos(p, inv_freq[j]);
+        float2 y = ec_rope_rotate(row, bias, h * hd + d, pr.partner, sc);
         s_q[d] = y.x;
         s_q[d + pr.partner] = y.y;
         if (end == len) {
-            y = ec_rope_pair(row, bias, q_dim + kh * hd + d, pr.partner, p, inv_freq[j]);
+            y = ec_rope_rotate(row, bias, q_dim + kh * hd + d, pr.partner, sc);
             K[(size_t)p * hd + d] = ec_from_f32<T>(y.x);
             K[(size_t)p * hd + d + pr.partner] = ec_from_f32<T>(y.y);
         }
@@ -228,8 +277,23 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __syncthreads();
     if (!s_last) return;
     __threadfence();
-    for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
-        out[((size_t)b * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(mine, used, hd, d));
+    T *o = out + ((size_t)b * s.n_heads + h) * hd;
+    if constexpr (EARLY)
+        combine_block<T>(mine, used, hd, smem, o);
+    else
+        for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
+            o[d] = ec_from_f32<T>(combine_dim(mine, used, hd, d));
+}
+
+/* ECOCOMPUTE_CUDA_ATTN_EARLY=1: the position, rope angles and combine of the EARLY kernel. */
+static bool attn_early(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *env = getenv("ECOCOMPUTE_CUDA_ATTN_EARLY");
+        on = env && !strcmp(env, "1");
+    }
+    return on;
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
@@ -239,7 +303,7 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
     int wave = ec_per_device([](int) {
         int per_sm = 0;
         size_t smem = attn_smem_bytes(EC_DECODE_MIN_SPLIT);
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half>,
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half, false>,
                                                              ATTN_THREADS, smem) == cudaSuccess
                    ? ec_sm_count() * per_sm
                    : 0;
@@ -261,8 +325,10 @@ extern "C" int ec_cuda_attention_prepare(int max_split_len)
                             "the device allows %d per block", max_split_len, bytes + fixed, limit);
     const void *kernels[] = {(const void *)attn_split_kernel<__half>,
                              (const void *)attn_split_kernel<__nv_bfloat16>,
-                             (const void *)attn_decode_kernel<__half>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16>};
+                             (const void *)attn_decode_kernel<__half, false>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16, false>,
+                             (const void *)attn_decode_kernel<__half, true>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16, true>};
     for (const void *k : kernels)
         EC_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
                     "cudaFuncSetAttribute(attention, %zu bytes of shared memory)", bytes);
@@ -317,7 +383,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
-        EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
+        EC_CUDA_TRY(ec_launch(attn_early() ? attn_decode_kernel<T, true> : attn_decode_kernel<T, false>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
                               part, tickets, (T *)out),

@@ -18,17 +18,28 @@ __device__ __forceinline__ ec_rope_pairing ec_rope_pairing_of(const ec_cuda_attn
 
 /* The pair at offsets off and off + partner of an fp32 qkv row, plus bias (may be NULL),
  * rotated by position p at frequency inv_freq. */
-__device__ __forceinline__ float2 ec_rope_pair(const float *row, const float *bias, int off,
-                                               int partner, int p, float inv_freq)
+__device__ __forceinline__ float2 ec_rope_rotate(const float *row, const float *bias, int off,
+                                                 int partner, float2 sincos)
 {
     float x0 = row[off], x1 = row[off + partner];
     if (bias) {
         x0 += bias[off];
         x1 += bias[off + partner];
     }
+    float sn = sincos.x, cs = sincos.y;
+    return make_float2(x0 * cs - x1 * sn, x0 * sn + x1 * cs);
+}
+/* (sin, cos) of position p's angle at frequency inv_freq. */
+__device__ __forceinline__ float2 ec_rope_sincos(int p, float inv_freq)
+{
     float sn, cs;
     sincosf((float)p * inv_freq, &sn, &cs);
-    return make_float2(x0 * cs - x1 * sn, x0 * sn + x1 * cs);
+    return make_float2(sn, cs);
+}
+__device__ __forceinline__ float2 ec_rope_pair(const float *row, const float *bias, int off,
+                                               int partner, int p, float inv_freq)
+{
+    return ec_rope_rotate(row, bias, off, partner, ec_rope_sincos(p, inv_freq));
 }
 
 #endif
