@@ -291,7 +291,7 @@ static bool attn_early(void)
     static int on = -1;
     if (on < 0) {
         const char *env = getenv("ECOCOMPUTE_CUDA_ATTN_EARLY");
-        on = env && !strcmp(env, "1");
+        on = !(env && !strcmp(env, "0"));
     }
     return on;
 }

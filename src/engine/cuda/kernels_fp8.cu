@@ -66,15 +66,6 @@ struct Fp8 {
         p.lo = load16<VEC>(w, row, c);
         p.hi = load16<VEC>(w, row, c + 16);
     }
-    static constexpr bool SECTOR_LANES = true;
-    /* Columns [lo, lo+16) and [hi, hi+16) of `row`; code 0 (0.0) where not valid. */
-    template <bool VEC>
-    __device__ static void load_halves(const ec_cuda_packed_weight &w, int row, int lo, int hi,
-                                       bool vlo, bool vhi, Piece &p)
-    {
-        p.lo = vlo ? load16<VEC>(w, row, lo) : make_uint4(0, 0, 0, 0);
-        p.hi = vhi ? load16<VEC>(w, row, hi) : make_uint4(0, 0, 0, 0);
-    }
     template <typename T> __device__ static void load_pairs(const float *, uint32_t *) {}
     template <typename T>
     __device__ static uint32_t piece_scale(const float *, const Piece &)

@@ -19,7 +19,6 @@ namespace
 {
 
 template <bool DQ> struct Nf4 {
-    static constexpr bool SECTOR_LANES = false;
     static constexpr bool TABLES = true; /* s_tab[0..16) values, s_tab[16..272) dynamic map */
     /* The pair table, 64 KB of dynamic shared memory: entry e (a code byte) at byte e * 256, one
      * copy per lane at + lane * 4, so the 32 lookups of a warp hit 32 different banks whatever

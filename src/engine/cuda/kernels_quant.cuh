@@ -330,7 +330,7 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
             }
 }
 
-template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool SECTOR>
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy)
@@ -354,7 +354,6 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     int mine = warp < nchunks ? (nchunks - 1 - warp) / KS + 1 : 0;
     int per = mine > 0 ? mine : 1, total = mygroups * per;
     auto col = [&](int i) { return (warp + i * KS) * QMMA_CHUNK + 32 * t; };
-    auto base = [&](int i) { return (warp + i * KS) * QMMA_CHUNK; };
 
     float acc[MT][NT][4];
     float *flat = &acc[0][0][0];
@@ -369,22 +368,10 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
         ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(rj), out_rows, g);
         int c = col(ri);
         bool any = ri < mine && c < w.cols;
-        if constexpr (SECTOR) {
-            int lo = base(ri) + 16 * t, hi = lo + 64;
-            bool vlo = ri < mine && lo < w.cols, vhi = ri < mine && hi < w.cols;
 #pragma unroll
-            for (int m = 0; m < MT; m++) {
-                F::template load_halves<VEC>(w, r.a[m], lo, hi, vlo && r.va[m], vhi && r.va[m],
-                                             s.a[m]);
-                F::template load_halves<VEC>(w, r.b[m], lo, hi, vlo && r.vb[m], vhi && r.vb[m],
-                                             s.b[m]);
-            }
-        } else {
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-                F::template load_piece<VEC>(w, r.a[m], c, any && r.va[m], s.a[m]);
-                F::template load_piece<VEC>(w, r.b[m], c, any && r.vb[m], s.b[m]);
-            }
+        for (int m = 0; m < MT; m++) {
+            F::template load_piece<VEC>(w, r.a[m], c, any && r.va[m], s.a[m]);
+            F::template load_piece<VEC>(w, r.b[m], c, any && r.vb[m], s.b[m]);
         }
         if (++ri == per) {
             ri = 0;
@@ -415,10 +402,8 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
                  * or prefetching it into L1 after the wait measured slower (session 14) */
                 int tok = 8 * n + g;
-                int xc = SECTOR ? base(i) + (k < 4 ? 16 * t + 4 * k : 64 + 16 * t + 4 * (k - 4))
-                                : c + 4 * k;
-                uint2 bx = tok < batch && (SECTOR ? xc : c) < w.cols
-                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, xc, w.cols)
+                uint2 bx = tok < batch && c < w.cols
+                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
                                : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
@@ -717,28 +702,37 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
     return (out_rows + per_group - 1) / per_group;
 }
 
+/* ECOCOMPUTE_CUDA_QMMA_GRID (experiment): bit 0 fills every resident CTA slot, bit 1 takes one
+ * row tile per warp everywhere at batch <= 8. */
+static inline int ec_qmma_grid_mode(void)
+{
+    static int mode = -1;
+    if (mode < 0) {
+        const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_GRID");
+        mode = env ? atoi(env) & 3 : 0;
+    }
+    return mode;
+}
+
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool SECTOR = false>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
     constexpr int KS = 8;
-    if constexpr (F::SECTOR_LANES && VEC && NT == 1 && !SECTOR) {
-        static thread_local int on = -1;
-        if (on < 0) {
-            const char *env = getenv("ECOCOMPUTE_CUDA_FP8_SECTOR");
-            on = env && !strcmp(env, "1");
-        }
-        if (on)
-            return ec_qlaunch_mma_nt<F, T, MT, NT, MODE, VEC, true>(w, x, ldx, batch, y, ldy,
-                                                                    stream);
-    }
-    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, SECTOR>;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
+    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES);
+    if (ec_qmma_grid_mode() & 1) { /* every resident slot, groups dealt round-robin */
+        int per_sm = 0;
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KS * 32, F::PAIR_BYTES);
+        unsigned slots = (unsigned)(per_sm * ec_sm_count());
+        grid = slots > 0 && slots < (unsigned)groups ? slots : (unsigned)groups;
+    }
+    return ec_launch(kernel, dim3(grid),
                      dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
@@ -825,7 +819,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
-        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
+        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count() || ec_qmma_grid_mode() >= 2)
             return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     }
