@@ -36,12 +36,23 @@ static size_t attn_smem_bytes(int split_len)
 /* The partial of one split: positions [start, end) of the cache rows K, V [max_seq][hd] against
  * the fp32 query qrow [hd] (global or shared), into out [hd + 2] = (unnormalised output, max m,
  * sum l). Called by all ATTN_THREADS threads of the block; smem holds attn_smem_bytes. */
-template <typename T>
+template <typename T, bool PRELOAD_V = false>
 __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
                              int tpk, float *smem, float *scratch, float *out)
 {
     int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
     bool active = d0 < hd;
+    /* A split of one round of rows: its V rows go out with its K rows. */
+    bool pre = PRELOAD_V && end - start <= groups * ATTN_KEYS;
+    uint4 vpre[PRELOAD_V ? ATTN_KEYS : 1];
+    if constexpr (PRELOAD_V)
+#pragma unroll
+        for (int u = 0; u < ATTN_KEYS; u++) {
+            int p = start + g + u * groups;
+            vpre[u] = pre && active && p < end
+                          ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                          : make_uint4(0, 0, 0, 0);
+        }
     float qv[8];
 #pragma unroll
     for (int i = 0; i < 8; i++) qv[i] = active ? qrow[d0 + i] : 0.0f;
@@ -91,8 +102,11 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
             for (int u = 0; u < ATTN_KEYS; u++) {
                 int p = p0 + u * groups;
                 bool in = p < end;
-                vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
-                           : make_uint4(0, 0, 0, 0);
+                if (PRELOAD_V && pre)
+                    vr[u] = vpre[u % (PRELOAD_V ? ATTN_KEYS : 1)];
+                else
+                    vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                               : make_uint4(0, 0, 0, 0);
                 e[u] = in ? scores[p - start] : 0.0f;
             }
 #pragma unroll
@@ -220,7 +234,7 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
     }
 }
 
-template <typename T, bool EARLY>
+template <typename T, int EARLY>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
@@ -266,7 +280,8 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         }
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
     float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
-    attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
+    attend_split<T, EARLY == 2>(hd, s_q, K, V, start, end, tpk, smem, scratch,
+                                mine + split * (hd + 2));
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
         unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
@@ -286,12 +301,12 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 }
 
 /* ECOCOMPUTE_CUDA_ATTN_EARLY=1: the position, rope angles and combine of the EARLY kernel. */
-static bool attn_early(void)
+static int attn_early(void)
 {
     static int on = -1;
     if (on < 0) {
         const char *env = getenv("ECOCOMPUTE_CUDA_ATTN_EARLY");
-        on = !(env && !strcmp(env, "0"));
+        on = env ? atoi(env) : 1;
     }
     return on;
 }
@@ -303,7 +318,7 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
     int wave = ec_per_device([](int) {
         int per_sm = 0;
         size_t smem = attn_smem_bytes(EC_DECODE_MIN_SPLIT);
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half, false>,
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half, 0>,
                                                              ATTN_THREADS, smem) == cudaSuccess
                    ? ec_sm_count() * per_sm
                    : 0;
@@ -325,10 +340,12 @@ extern "C" int ec_cuda_attention_prepare(int max_split_len)
                             "the device allows %d per block", max_split_len, bytes + fixed, limit);
     const void *kernels[] = {(const void *)attn_split_kernel<__half>,
                              (const void *)attn_split_kernel<__nv_bfloat16>,
-                             (const void *)attn_decode_kernel<__half, false>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, false>,
-                             (const void *)attn_decode_kernel<__half, true>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, true>};
+                             (const void *)attn_decode_kernel<__half, 0>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16, 0>,
+                             (const void *)attn_decode_kernel<__half, 1>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16, 1>,
+                             (const void *)attn_decode_kernel<__half, 2>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16, 2>};
     for (const void *k : kernels)
         EC_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
                     "cudaFuncSetAttribute(attention, %zu bytes of shared memory)", bytes);
@@ -383,7 +400,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
-        EC_CUDA_TRY(ec_launch(attn_early() ? attn_decode_kernel<T, true> : attn_decode_kernel<T, false>, grid, dim3(ATTN_THREADS),
+        EC_CUDA_TRY(ec_launch(attn_early() == 2 ? attn_decode_kernel<T, 2> : attn_early() ? attn_decode_kernel<T, 1> : attn_decode_kernel<T, 0>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
                               part, tickets, (T *)out),
