@@ -36,23 +36,12 @@ static size_t attn_smem_bytes(int split_len)
 /* The partial of one split: positions [start, end) of the cache rows K, V [max_seq][hd] against
  * the fp32 query qrow [hd] (global or shared), into out [hd + 2] = (unnormalised output, max m,
  * sum l). Called by all ATTN_THREADS threads of the block; smem holds attn_smem_bytes. */
-template <typename T, bool PRELOAD_V = false>
+template <typename T>
 __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
                              int tpk, float *smem, float *scratch, float *out)
 {
     int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
     bool active = d0 < hd;
-    /* A split of one round of rows: its V rows go out with its K rows. */
-    bool pre = PRELOAD_V && end - start <= groups * ATTN_KEYS;
-    uint4 vpre[PRELOAD_V ? ATTN_KEYS : 1];
-    if constexpr (PRELOAD_V)
-#pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++) {
-            int p = start + g + u * groups;
-            vpre[u] = pre && active && p < end
-                          ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
-                          : make_uint4(0, 0, 0, 0);
-        }
     float qv[8];
 #pragma unroll
     for (int i = 0; i < 8; i++) qv[i] = active ? qrow[d0 + i] : 0.0f;
@@ -102,11 +91,8 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
             for (int u = 0; u < ATTN_KEYS; u++) {
                 int p = p0 + u * groups;
                 bool in = p < end;
-                if (PRELOAD_V && pre)
-                    vr[u] = vpre[u % (PRELOAD_V ? ATTN_KEYS : 1)];
-                else
-                    vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
-                               : make_uint4(0, 0, 0, 0);
+                vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                           : make_uint4(0, 0, 0, 0);
                 e[u] = in ? scores[p - start] : 0.0f;
             }
 #pragma unroll
@@ -132,9 +118,18 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
     }
 }
 
+/* One split's term of a combine: its output o, max mi and sum li rescaled to the common max m.
+ * Both combines below add the terms in split order, so their results are bit-identical. */
+__device__ __forceinline__ void combine_term(float o, float mi, float li, float m, float &num,
+                                             float &den)
+{
+    float w = expf(mi - m);
+    num = fmaf(w, o, num);
+    den = fmaf(w, li, den);
+}
+
 /* Output dimension d of one (token row, head) from the partials p [used][hd + 2] of its first
- * `used` splits, rescaled to their common max, in split order. The loads bypass L1: in the
- * decode kernel other blocks wrote them during this launch. */
+ * `used` splits, rescaled to their common max, in split order (the combine kernel). */
 __device__ __forceinline__ float combine_dim(const float *p, int used, int hd, int d)
 {
     float m = -INFINITY;
@@ -142,9 +137,7 @@ __device__ __forceinline__ float combine_dim(const float *p, int used, int hd, i
     float num = 0.0f, den = 0.0f;
     for (int i = 0; i < used; i++) {
         const float *ps = p + i * (hd + 2);
-        float w = expf(__ldcg(ps + hd) - m);
-        num = fmaf(w, __ldcg(ps + d), num);
-        den = fmaf(w, __ldcg(ps + hd + 1), den);
+        combine_term(__ldcg(ps + d), __ldcg(ps + hd), __ldcg(ps + hd + 1), m, num, den);
     }
     return num / den;
 }
@@ -181,24 +174,14 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
     out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(p, used, hd, d));
 }
 
-/* The decode step's attention in one launch: rope, KV append, splits and combine. Block (head
- * h, sequence b, split) rotates its query head from the QKV row into shared memory; the block
- * whose split holds the new position first writes that position's rotated k and its v into the
- * cache (every query head of a kv group writes the same bytes, and each block reads only what it
- * wrote itself or what earlier steps wrote); then it attends its split as attn_split_kernel
- * does. The last split block of (b, h) to finish — a ticket counter per (b, h), reset by that
- * block for the next replay — combines the partials as attn_combine_kernel does. The rotation
- * (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so the outputs
- * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. At batch 1 the
- * kernel is a chain of dependent round trips per block (position, row, scores, ticket,
- * combine); loading the split's first cache rows before the wait only reordered them and
- * measured slower (docs/performance.md, session 14). */
 enum { COMBINE_BATCH = 32 };
 
-/* combine_dim for every dimension of one (token row, head) by the whole decode block, with the
- * same arithmetic in the same order: the splits' maxima and sums go through shared memory
- * (s_ml [2 used]), and a thread's outputs are loaded COMBINE_BATCH splits at a time, the first
- * batch with them, so the partials cost one round trip instead of a chain. */
+/* combine_dim for every dimension of one (token row, head) by the whole decode block, the same
+ * terms in the same order, with its loads issued together: the splits' maxima and sums go
+ * through shared memory (s_ml [2 used]), and a thread's outputs are loaded COMBINE_BATCH splits
+ * at a time, the first batch along with them, so up to 32 splits cost one round trip instead of
+ * a chain of them (session 22). The loads bypass L1: other blocks wrote the partials during this
+ * launch. */
 template <typename T>
 __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *out)
 {
@@ -225,16 +208,28 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
             for (int j = 0; j < COMBINE_BATCH; j++) {
                 int i = i0 + j;
                 if (i >= used) break;
-                float w = expf(s_ml[2 * i] - m);
-                num = fmaf(w, o[j], num);
-                den = fmaf(w, s_ml[2 * i + 1], den);
+                combine_term(o[j], s_ml[2 * i], s_ml[2 * i + 1], m, num, den);
             }
         }
         out[d] = ec_from_f32<T>(num / den);
     }
 }
 
-template <typename T, int EARLY>
+/* The decode step's attention in one launch: rope, KV append, splits and combine. Block (head
+ * h, sequence b, split) rotates its query head from the QKV row into shared memory; the block
+ * whose split holds the new position first writes that position's rotated k and its v into the
+ * cache (every query head of a kv group writes the same bytes, and each block reads only what it
+ * wrote itself or what earlier steps wrote); then it attends its split as attn_split_kernel
+ * does. The last split block of (b, h) to finish — a ticket counter per (b, h), reset by that
+ * block for the next replay — combines the partials as attn_combine_kernel does. The rotation
+ * (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so the outputs
+ * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. At batch 1 the
+ * kernel is a chain of dependent round trips per block (row, scores, ticket, combine): the
+ * position and rope angles come before the wait and the combine's loads go out together
+ * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows before the wait
+ * (session 14), or its V rows with its K rows (session 22), only reordered them and measured
+ * slower. */
+template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
@@ -244,14 +239,13 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     __shared__ bool s_last;
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
-    int p = 0;
+    /* The position is copied before the step's first kernel and the frequencies at load: no
+     * kernel of the step writes them, so they and the rope angle need not wait. A thread rotates
+     * at most pair threadIdx.x (head_dim / 2 <= ATTN_THREADS). */
+    int p = *pos;
     float2 sc = make_float2(0.0f, 0.0f);
-    if (EARLY) {
-        p = *pos;
-        if ((int)threadIdx.x < s.head_dim / 2) sc = ec_rope_sincos(p, inv_freq[threadIdx.x]);
-    }
+    if ((int)threadIdx.x < s.head_dim / 2) sc = ec_rope_sincos(p, inv_freq[threadIdx.x]);
     ec_wait_inputs();
-    if (!EARLY) p = *pos;
     int len = p + 1, start = split * split_len;
     if (start >= len) return; /* block-uniform */
     int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
@@ -263,7 +257,6 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     ec_rope_pairing pr = ec_rope_pairing_of(s);
     for (int j = threadIdx.x; j < half; j += ATTN_THREADS) {
         int d = j * pr.step;
-        if (!EARLY) sc = ec_rope_sincos(p, inv_freq[j]);
         float2 y = ec_rope_rotate(row, bias, h * hd + d, pr.partner, sc);
         s_q[d] = y.x;
         s_q[d + pr.partner] = y.y;
@@ -280,8 +273,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         }
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
     float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
-    attend_split<T, EARLY == 2>(hd, s_q, K, V, start, end, tpk, smem, scratch,
-                                mine + split * (hd + 2));
+    attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
         unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
@@ -292,23 +284,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __syncthreads();
     if (!s_last) return;
     __threadfence();
-    T *o = out + ((size_t)b * s.n_heads + h) * hd;
-    if constexpr (EARLY)
-        combine_block<T>(mine, used, hd, smem, o);
-    else
-        for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
-            o[d] = ec_from_f32<T>(combine_dim(mine, used, hd, d));
-}
-
-/* ECOCOMPUTE_CUDA_ATTN_EARLY=1: the position, rope angles and combine of the EARLY kernel. */
-static int attn_early(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_ATTN_EARLY");
-        on = env ? atoi(env) : 1;
-    }
-    return on;
+    combine_block<T>(mine, used, hd, smem, out + ((size_t)b * s.n_heads + h) * hd);
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
@@ -318,7 +294,7 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
     int wave = ec_per_device([](int) {
         int per_sm = 0;
         size_t smem = attn_smem_bytes(EC_DECODE_MIN_SPLIT);
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half, 0>,
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half>,
                                                              ATTN_THREADS, smem) == cudaSuccess
                    ? ec_sm_count() * per_sm
                    : 0;
@@ -340,12 +316,8 @@ extern "C" int ec_cuda_attention_prepare(int max_split_len)
                             "the device allows %d per block", max_split_len, bytes + fixed, limit);
     const void *kernels[] = {(const void *)attn_split_kernel<__half>,
                              (const void *)attn_split_kernel<__nv_bfloat16>,
-                             (const void *)attn_decode_kernel<__half, 0>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, 0>,
-                             (const void *)attn_decode_kernel<__half, 1>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, 1>,
-                             (const void *)attn_decode_kernel<__half, 2>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, 2>};
+                             (const void *)attn_decode_kernel<__half>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16>};
     for (const void *k : kernels)
         EC_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
                     "cudaFuncSetAttribute(attention, %zu bytes of shared memory)", bytes);
@@ -400,7 +372,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
-        EC_CUDA_TRY(ec_launch(attn_early() == 2 ? attn_decode_kernel<T, 2> : attn_early() ? attn_decode_kernel<T, 1> : attn_decode_kernel<T, 0>, grid, dim3(ATTN_THREADS),
+        EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
                               part, tickets, (T *)out),

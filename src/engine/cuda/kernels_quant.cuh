@@ -702,18 +702,6 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
     return (out_rows + per_group - 1) / per_group;
 }
 
-/* ECOCOMPUTE_CUDA_QMMA_GRID (experiment): bit 0 fills every resident CTA slot, bit 1 takes one
- * row tile per warp everywhere at batch <= 8. */
-static inline int ec_qmma_grid_mode(void)
-{
-    static int mode = -1;
-    if (mode < 0) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_GRID");
-        mode = env ? atoi(env) & 3 : 0;
-    }
-    return mode;
-}
-
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC>
@@ -725,14 +713,7 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
-    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES);
-    if (ec_qmma_grid_mode() & 1) { /* every resident slot, groups dealt round-robin */
-        int per_sm = 0;
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KS * 32, F::PAIR_BYTES);
-        unsigned slots = (unsigned)(per_sm * ec_sm_count());
-        grid = slots > 0 && slots < (unsigned)groups ? slots : (unsigned)groups;
-    }
-    return ec_launch(kernel, dim3(grid),
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
                      dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
@@ -819,7 +800,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
-        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count() || ec_qmma_grid_mode() >= 2)
+        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
             return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     }
