@@ -16,8 +16,17 @@ __device__ __forceinline__ ec_rope_pairing ec_rope_pairing_of(const ec_cuda_attn
     return s.interleaved ? ec_rope_pairing{2, 1} : ec_rope_pairing{1, s.head_dim / 2};
 }
 
+/* (sin, cos) of position p's angle at frequency inv_freq. */
+__device__ __forceinline__ float2 ec_rope_sincos(int p, float inv_freq)
+{
+    float sn, cs;
+    sincosf((float)p * inv_freq, &sn, &cs);
+    return make_float2(sn, cs);
+}
+
 /* The pair at offsets off and off + partner of an fp32 qkv row, plus bias (may be NULL),
- * rotated by position p at frequency inv_freq. */
+ * rotated by the angle of ec_rope_sincos: the decode attention computes that before its wait for
+ * the row. */
 __device__ __forceinline__ float2 ec_rope_rotate(const float *row, const float *bias, int off,
                                                  int partner, float2 sincos)
 {
@@ -29,13 +38,8 @@ __device__ __forceinline__ float2 ec_rope_rotate(const float *row, const float *
     float sn = sincos.x, cs = sincos.y;
     return make_float2(x0 * cs - x1 * sn, x0 * sn + x1 * cs);
 }
-/* (sin, cos) of position p's angle at frequency inv_freq. */
-__device__ __forceinline__ float2 ec_rope_sincos(int p, float inv_freq)
-{
-    float sn, cs;
-    sincosf((float)p * inv_freq, &sn, &cs);
-    return make_float2(sn, cs);
-}
+
+/* Both at once: the pair rotated by position p at frequency inv_freq. */
 __device__ __forceinline__ float2 ec_rope_pair(const float *row, const float *bias, int off,
                                                int partner, int p, float inv_freq)
 {
