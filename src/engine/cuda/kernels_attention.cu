@@ -175,6 +175,8 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
 }
 
 enum { COMBINE_BATCH = 32 };
+static_assert(EC_CUDA_MAX_HEAD_DIM <= 2 * ATTN_THREADS,
+              "a decode thread rotates one pair and combines at most two dimensions");
 
 /* combine_dim for every dimension of one (token row, head) by the whole decode block, the same
  * terms in the same order, with its loads issued together: the splits' maxima and sums go
