@@ -18,6 +18,7 @@
 
 #include <cooperative_groups.h>
 #include <stdint.h>
+#include <type_traits>
 
 namespace cg = cooperative_groups;
 
@@ -42,6 +43,8 @@ enum {
     EPI_MAX_CHUNKS = PREP_MAX_COLS / EPI_K, /* GEMM epilogue: chunks of the widest input */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
+    OWN_VECS = 8,        /* GEMV quantizing its own token: 8-column vectors a thread holds */
+    OWN_MAX_COLS = I8_WARPS * 32 * OWN_VECS * 8, /* ... so its widest input: 16384 */
 };
 static const unsigned FULL = 0xffffffffu;
 
@@ -476,6 +479,95 @@ __device__ __forceinline__ int warp_isum(int v)
     return v;
 }
 
+/* Where a GEMV that quantizes its own token publishes what the prepare would have written:
+ * block 0 writes the codes, the scale, the outlier mask and count, and adds to the statistics,
+ * so the buffers (and test_cuda_int8's checks of them) are the same either way. */
+struct int8_own {
+    float threshold; /* > 0: int8-mixed's outlier columns */
+    int8_t *xq;
+    float *xscale;
+    unsigned *mask;
+    int *ocount;
+    unsigned long long *stat;
+};
+
+/* Shared memory of such a GEMV: the codes [ld], then one flag byte per 8 columns, in whole
+ * 32-column words (so a mask word, or a 16-column chunk's bits, is one aligned load). */
+static size_t own_smem_bytes(int ld) { return (size_t)ld + 4 * (size_t)((ld + 31) / 32); }
+
+/* The batch-1 prepare, done by every block of the GEMV for itself after its wait (a block of
+ * I8_WARPS * 32 threads): the token x [cols] (cols % 8 == 0, at most OWN_MAX_COLS) is loaded in
+ * 8-column vectors, thread t holding vectors t, t + blockDim.x, ...; then the outlier flags, one
+ * block reduction for the absmax, and the codes into shared memory, with prepare_token_kernel's
+ * arithmetic. The separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the
+ * attention and after gate/up (docs/performance.md, session 21); here the token's loads overlap
+ * the weight requests already in flight. */
+__device__ void quantize_own(const __half *x, int cols, int ld, const int8_own &own, uint4 *smem,
+                             float *s_scale, float *scratch)
+{
+    int8_t *codes = reinterpret_cast<int8_t *>(smem);
+    uint8_t *flags = reinterpret_cast<uint8_t *>(smem) + ld;
+    const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+    int nvec = cols / 8, nflags = 4 * ((ld + 31) / 32);
+    bool mixed = own.threshold > 0.0f;
+    uint4 v[OWN_VECS];
+    unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
+#pragma unroll
+    for (int j = 0; j < OWN_VECS; j++) {
+        int i = threadIdx.x + j * blockDim.x;
+        v[j] = i < nvec ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
+    }
+    float m = 0.0f;
+#pragma unroll
+    for (int j = 0; j < OWN_VECS; j++) {
+        float e[8];
+        ec_unpack8<__half>(v[j], e);
+        f8[j] = 0;
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            bool out = mixed && fabsf(e[q]) >= own.threshold;
+            f8[j] |= (unsigned)out << q;
+            if (!out) m = fmaxf(m, fabsf(e[q]));
+        }
+    }
+    float absmax = ec_block_reduce<true>(m, scratch);
+#pragma unroll
+    for (int j = 0; j < OWN_VECS; j++) {
+        int i = threadIdx.x + j * blockDim.x;
+        if (i >= nvec) break;
+        float e[8];
+        uint32_t word[2] = {0, 0};
+        ec_unpack8<__half>(v[j], e);
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            word[q / 4] |= (uint32_t)(uint8_t)act_code(e[q], absmax, (f8[j] >> q) & 1u)
+                           << (8 * (q % 4));
+        reinterpret_cast<uint2 *>(codes)[i] = make_uint2(word[0], word[1]);
+        flags[i] = (uint8_t)f8[j];
+    }
+    for (int i = nvec + threadIdx.x; i < nflags; i += blockDim.x) { /* the padding columns */
+        if (i < ld / 8) reinterpret_cast<uint2 *>(codes)[i] = make_uint2(0, 0);
+        flags[i] = 0;
+    }
+    if (threadIdx.x == 0) *s_scale = act_scale(absmax);
+    __syncthreads();
+    if (blockIdx.x != 0) return;
+    for (int i = threadIdx.x; i < ld / 16; i += blockDim.x)
+        reinterpret_cast<uint4 *>(own.xq)[i] = smem[i];
+    float count = 0.0f;
+    if (mixed) {
+        for (int wd = threadIdx.x; wd < nflags / 4; wd += blockDim.x)
+            own.mask[wd] = reinterpret_cast<const unsigned *>(flags)[wd];
+#pragma unroll
+        for (int j = 0; j < OWN_VECS; j++) count += (float)__popc(f8[j]);
+        count = ec_block_reduce<false>(count, scratch); /* exact: at most 16384 */
+    }
+    if (threadIdx.x == 0) {
+        *own.xscale = *s_scale;
+        report_outliers(own.threshold, (int)count, own.ocount, own.stat);
+    }
+}
+
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
  * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
  * previous kernel), the int8 activations through the read-only path. The outlier columns cost
@@ -483,17 +575,25 @@ __device__ __forceinline__ int warp_isum(int v)
  * per chunk, L1-resident) and takes their codes from the chunk it already has, adding the fp16
  * products (the codes of xq are 0 there); the lanes' fp32 partial sums are then added up with
  * the int8 part's shuffles. That order differs from the CPU's ascending one by at most the fp32
- * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). */
-template <int B, int MODE>
+ * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). OWN (batch 1):
+ * the block makes the codes, scale and outlier flags itself (quantize_own) and reads them from
+ * shared memory; xq, xscale and mask are then unused. */
+template <int B, int MODE, bool OWN>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
-                     void *y, int ldy)
+                     int8_own own, void *y, int ldy)
 {
+    static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
+    extern __shared__ uint4 s_own[]; /* OWN: the codes [ld], then the outlier flags (own_smem_bytes) */
+    __shared__ float s_scale, scratch[32];
     int lane = threadIdx.x & 31, n16 = ld / 16;
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
+    const uint16_t *s_flags16 = reinterpret_cast<const uint16_t *>(
+        reinterpret_cast<const uint8_t *>(s_own) + ld);
+    bool outliers = OWN ? own.threshold > 0.0f : mask != nullptr; /* block-uniform */
 
     int acc0[B], acc1[B];
     float out0[B], out1[B]; /* the outlier columns' fp16 products */
@@ -507,16 +607,19 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
-        [] { ec_wait_inputs(false); },
+        [&] {
+            ec_wait_inputs(false);
+            if constexpr (OWN) quantize_own(x, cols, ld, own, s_own, &s_scale, scratch);
+        },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {
-                uint4 xb = __ldg(xv + (size_t)b * n16 + k);
+                uint4 xb = OWN ? s_own[k] : __ldg(xv + (size_t)b * n16 + k);
                 acc0[b] = dot16(a, xb, acc0[b]);
                 acc1[b] = dot16(c, xb, acc1[b]);
             }
-            if (!mask || 16 * k >= cols) return;
-            unsigned bits = (__ldg(mask + k / 2) >> (16 * (k & 1))) & 0xffffu;
+            if (!outliers || 16 * k >= cols) return;
+            unsigned bits = OWN ? s_flags16[k] : (__ldg(mask + k / 2) >> (16 * (k & 1))) & 0xffffu;
             if (!bits) return;
             if (p != step_pair) { /* the divisions once per pair, not per chunk */
                 int2 r = ec_gemv_pair_rows<MODE>(p, rows);
@@ -543,15 +646,17 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
             for (int b = 0; b < B; b++) {
                 int i0 = warp_isum(acc0[b]), i1 = warp_isum(acc1[b]);
                 float o0 = 0.0f, o1 = 0.0f;
-                if (mask) { /* uniform */
+                if (outliers) {
                     o0 = ec_warp_sum(out0[b]);
                     o1 = ec_warp_sum(out1[b]);
                 }
                 /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
-                if (lane == b)
+                if (lane == b) {
+                    float xs = OWN ? s_scale : xscale[b];
                     ec_gemv_write<__half, MODE>(y, ldy, b, r.x, r.y,
-                                                int8_output(i0, step0, xscale[b], o0),
-                                                int8_output(i1, step1, xscale[b], o1));
+                                                int8_output(i0, step0, xs, o0),
+                                                int8_output(i1, step1, xs, o1));
+                }
                 acc0[b] = acc1[b] = 0;
                 out0[b] = out1[b] = 0.0f;
             }
@@ -566,11 +671,13 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
 {
     dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
+    int8_own none = {};
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
-        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE>>(pairs, I8_WARPS, I8_WARPS * 32); \
-        return ec_launch(int8_gemv_kernel<B, MODE>, dim3(blocks), block, 0, stream, w, wscale,  \
-                         rows, ld, xq, xscale, x, cols, mask, y, ldy);                          \
+        unsigned blocks =                                                                      \
+            ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
+        return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
+                         wscale, rows, ld, xq, xscale, x, cols, mask, none, y, ldy);            \
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
@@ -587,27 +694,72 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
 
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_gemv instantiates batches 1..8");
 
+/* launch(std::integral_constant<int, MODE>()) for the run-time mode. */
+template <typename Launch> static cudaError_t by_mode(ec_gemv_mode mode, Launch launch)
+{
+    if (mode == EC_GEMV_STORE) return launch(std::integral_constant<int, EC_GEMV_STORE>());
+    if (mode == EC_GEMV_ADD) return launch(std::integral_constant<int, EC_GEMV_ADD>());
+    return launch(std::integral_constant<int, EC_GEMV_SILU_MUL>());
+}
+
+static bool gemv_shape_ok(int batch, int rows, int cols, int ld, int ldy)
+{
+    if (batch >= 1 && batch <= EC_CUDA_GEMV_MAX_BATCH && ld % 16 == 0 && ld >= cols && rows >= 1 &&
+        ldy >= rows)
+        return true;
+    ec_set_error("int8 GEMV: unsupported shape batch %d, rows %d, cols %d, ld %d (needs batch "
+                 "1-%d, ld a multiple of 16)", batch, rows, cols, ld, EC_CUDA_GEMV_MAX_BATCH);
+    return false;
+}
+
 extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale,
                                  int rows, int ld, const int8_t *xq, const float *xscale,
                                  const void *x, int cols, const unsigned *mask, int batch, void *y,
                                  int ldy, cudaStream_t stream)
 {
-    if (batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || ld % 16 != 0 || ld < cols || rows < 1 ||
-        ldy < rows)
-        return ec_set_error("int8 GEMV: unsupported shape batch %d, rows %d, cols %d, ld %d "
-                            "(needs batch 1-%d, ld a multiple of 16)",
-                            batch, rows, cols, ld, EC_CUDA_GEMV_MAX_BATCH);
-    const __half *xh = (const __half *)x;
-    cudaError_t e =
-        mode == EC_GEMV_STORE
-            ? launch_gemv<EC_GEMV_STORE>(batch, stream, w, wscale, rows, ld, xq, xscale, xh, cols,
-                                         mask, y, ldy)
-        : mode == EC_GEMV_ADD
-            ? launch_gemv<EC_GEMV_ADD>(batch, stream, w, wscale, rows, ld, xq, xscale, xh, cols,
-                                       mask, y, ldy)
-            : launch_gemv<EC_GEMV_SILU_MUL>(batch, stream, w, wscale, rows, ld, xq, xscale, xh,
-                                            cols, mask, y, ldy);
+    if (!gemv_shape_ok(batch, rows, cols, ld, ldy)) return -1;
+    cudaError_t e = by_mode(mode, [&](auto m) {
+        return launch_gemv<decltype(m)::value>(batch, stream, w, wscale, rows, ld, xq, xscale,
+                                               (const __half *)x, cols, mask, y, ldy);
+    });
     EC_CUDA_TRY(e, "launch of int8 GEMV (batch %d, %d x %d)", batch, rows, cols);
+    return 0;
+}
+
+extern "C" int ec_cuda_int8_gemv_own_fits(int cols, const void *x)
+{
+    return cols % 8 == 0 && cols <= OWN_MAX_COLS && (uintptr_t)x % 16 == 0;
+}
+
+template <int MODE>
+static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const float *wscale,
+                                   int rows, int ld, const __half *x, int cols, int8_own own,
+                                   void *y, int ldy)
+{
+    /* the residency for the widest token (the blocks per SM are bound by threads anyway) */
+    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
+        ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
+    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
+                     own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
+                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, y, ldy);
+}
+
+extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
+                                     int rows, int ld, const void *x, int cols, float threshold,
+                                     unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                                     unsigned long long *stat, void *y, int ldy,
+                                     cudaStream_t stream)
+{
+    if (!gemv_shape_ok(1, rows, cols, ld, ldy)) return -1;
+    if (!ec_cuda_int8_gemv_own_fits(cols, x))
+        return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs a multiple of "
+                            "8, at most %d, 16-byte aligned)", cols, (int)OWN_MAX_COLS);
+    int8_own own = {threshold, xq, xscale, mask, ocount, stat};
+    cudaError_t e = by_mode(mode, [&](auto m) {
+        return launch_gemv_own<decltype(m)::value>(stream, w, wscale, rows, ld, (const __half *)x,
+                                                   cols, own, y, ldy);
+    });
+    EC_CUDA_TRY(e, "launch of int8 GEMV quantizing its token (%d x %d)", rows, cols);
     return 0;
 }
 

@@ -357,24 +357,29 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     free(y);
 }
 
-/* Both families; then, at the one-pass GEMM's batches (9-64), the fused family once more with
- * ECOCOMPUTE_CUDA_INT8_MMA=all, which runs it also where the default routing keeps cuBLAS and
- * the epilogue (plain int8, more than 16 rows). */
+/* Both families; then the fused family once more with a switch that routes it elsewhere: at the
+ * one-pass GEMM's batches (9-64) ECOCOMPUTE_CUDA_INT8_MMA=all, which runs it also where the
+ * default routing keeps cuBLAS and the epilogue (plain int8, more than 16 rows); at batch 1
+ * ECOCOMPUTE_CUDA_INT8_OWN=0, the prepare launch before the GEMV where the GEMV would quantize
+ * its own token (widths that are multiples of 8). */
 static void run_setup(const setup *s, cublasHandle_t cublas, cudaStream_t st)
 {
     fixture f;
     fixture_init(&f, s);
-    int every = s->batch > EC_CUDA_GEMV_MAX_BATCH && s->batch <= EC_CUDA_INT8_MMA_MAX_BATCH;
-    for (int k = 0; k < 2 + every; k++) {
+    const char *var = s->batch > EC_CUDA_GEMV_MAX_BATCH && s->batch <= EC_CUDA_INT8_MMA_MAX_BATCH
+                          ? "ECOCOMPUTE_CUDA_INT8_MMA"
+                      : s->batch == 1 ? "ECOCOMPUTE_CUDA_INT8_OWN"
+                                      : NULL;
+    for (int k = 0; k < 2 + (var != NULL); k++) {
         ec_kernels kernels = k == 1 ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
-        if (k == 2) setenv("ECOCOMPUTE_CUDA_INT8_MMA", "all", 1);
+        if (k == 2) setenv(var, strstr(var, "MMA") ? "all" : "0", 1);
         if (s->silu) {
             run_case(&f, cublas, st, kernels, EC_GEMV_SILU_MUL);
         } else {
             run_case(&f, cublas, st, kernels, EC_GEMV_STORE);
             run_case(&f, cublas, st, kernels, EC_GEMV_ADD);
         }
-        if (k == 2) unsetenv("ECOCOMPUTE_CUDA_INT8_MMA");
+        if (k == 2) unsetenv(var);
     }
     fixture_free(&f);
 }
@@ -564,6 +569,15 @@ static void test_rejects_bad_calls(void **state)
                                           NULL, g->stream),
                      -1);
     assert_non_null(strstr(ec_last_error(), "40000 columns, at most 32768"));
+    /* The GEMV that quantizes its own token loads it in 8-column vectors. */
+    assert_int_equal(ec_cuda_int8_gemv_own_fits(4096, (void *)(uintptr_t)256), 1);
+    assert_int_equal(ec_cuda_int8_gemv_own_fits(4096, (void *)(uintptr_t)264), 0);
+    assert_int_equal(ec_cuda_int8_gemv_own_fits(100, NULL), 0);
+    assert_int_equal(ec_cuda_int8_gemv_own_fits(16392, NULL), 0);
+    assert_int_equal(ec_cuda_int8_gemv_own(EC_GEMV_STORE, NULL, NULL, 16, 112, NULL, 100, 0.0f, NULL,
+                                           NULL, NULL, NULL, NULL, NULL, 16, g->stream),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "100 columns (needs a multiple of 8"));
     ec_cuda_qctx_free(&ctx);
 }
 
