@@ -489,6 +489,7 @@ struct int8_own {
     unsigned *mask;
     int *ocount;
     unsigned long long *stat;
+    bool load_first; /* EXPERIMENT */
 };
 
 /* Shared memory of such a GEMV: the codes [ld], then one flag byte per 8 columns, in whole
@@ -502,21 +503,24 @@ static size_t own_smem_bytes(int ld) { return (size_t)ld + 4 * (size_t)((ld + 31
  * arithmetic. The separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the
  * attention and after gate/up (docs/performance.md, session 21); here the token's loads overlap
  * the weight requests already in flight. */
-__device__ void quantize_own(const __half *x, int cols, int ld, const int8_own &own, uint4 *smem,
-                             float *s_scale, float *scratch)
+__device__ __forceinline__ void own_load(const __half *x, int cols, uint4 v[OWN_VECS])
 {
-    int8_t *codes = reinterpret_cast<int8_t *>(smem);
-    uint8_t *flags = reinterpret_cast<uint8_t *>(smem) + ld;
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-    int nvec = cols / 8, nflags = 4 * ((ld + 31) / 32);
-    bool mixed = own.threshold > 0.0f;
-    uint4 v[OWN_VECS];
-    unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
-        v[j] = i < nvec ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
+        v[j] = i < cols / 8 ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
     }
+}
+__device__ __forceinline__ void quantize_own(const uint4 v[OWN_VECS], int cols, int ld,
+                                             const int8_own &own, uint4 *smem, float *s_scale,
+                                             float *scratch)
+{
+    int8_t *codes = reinterpret_cast<int8_t *>(smem);
+    uint8_t *flags = reinterpret_cast<uint8_t *>(smem) + ld;
+    int nvec = cols / 8, nflags = 4 * ((ld + 31) / 32);
+    bool mixed = own.threshold > 0.0f;
+    unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
     float m = 0.0f;
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
@@ -604,12 +608,21 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
+    uint4 xown[OWN ? OWN_VECS : 1];
+    bool early = OWN && own.load_first;
+    if (early) {
+        ec_wait_inputs(false);
+        if constexpr (OWN) own_load(x, cols, xown);
+    }
     ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
-            ec_wait_inputs(false);
-            if constexpr (OWN) quantize_own(x, cols, ld, own, s_own, &s_scale, scratch);
+            if (!early) ec_wait_inputs(false);
+            if constexpr (OWN) {
+                if (!early) own_load(x, cols, xown);
+                quantize_own(xown, cols, ld, own, s_own, &s_scale, scratch);
+            }
         },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
@@ -754,7 +767,8 @@ extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const f
     if (!ec_cuda_int8_gemv_own_fits(cols, x))
         return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs a multiple of "
                             "8, at most %d, 16-byte aligned)", cols, (int)OWN_MAX_COLS);
-    int8_own own = {threshold, xq, xscale, mask, ocount, stat};
+    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_OWN");
+    int8_own own = {threshold, xq, xscale, mask, ocount, stat, env && !strcmp(env, "early")};
     cudaError_t e = by_mode(mode, [&](auto m) {
         return launch_gemv_own<decltype(m)::value>(stream, w, wscale, rows, ld, (const __half *)x,
                                                    cols, own, y, ldy);
