@@ -602,7 +602,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
-                     int8_own own, void *y, int ldy)
+                     int8_own own, bool release, void *y, int ldy)
 {
     static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
     extern __shared__ uint4 s_own[]; /* OWN: the codes [ld], then the outlier flags (own_smem_bytes) */
@@ -633,7 +633,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
-            if (!early) ec_wait_inputs(false);
+            if (!early) ec_wait_inputs(release);
             if constexpr (OWN) {
                 if (!early) own_load(x, cols, xown);
                 quantize_own(xown, cols, ld, own, s_own, &s_scale, scratch);
@@ -700,12 +700,14 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
     int8_own none = {};
+    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_RELEASE"); /* EXPERIMENT */
+    bool release = MODE == EC_GEMV_SILU_MUL && batch == 1 && env && !strcmp(env, "wait");
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
         unsigned blocks =                                                                      \
             ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
         return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
-                         wscale, rows, ld, xq, xscale, x, cols, mask, none, y, ldy);            \
+                         wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
@@ -769,7 +771,7 @@ static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const f
         ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
     return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
                      own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
-                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, y, ldy);
+                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y, ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
