@@ -45,7 +45,12 @@ enum {
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
     OWN_VECS = 8,        /* GEMV quantizing its own token: 8-column vectors a thread holds */
     OWN_MAX_COLS = I8_WARPS * 32 * OWN_VECS * 8, /* ... so its widest input: 16384 */
+    OWN_NORM_PER = 8,    /* GEMV normalising its own token: columns per RMSNorm thread */
+    OWN_NORM_MAX_COLS = EC_NORM_THREADS * OWN_NORM_PER, /* ... so its widest input: 8192 */
 };
+/* What a batch-1 int8 GEMV reads: the prepare's codes, or its own from the token, or from the
+ * RMSNorm of the residual row. */
+enum { OWN_NONE, OWN_TOKEN, OWN_NORM };
 static const unsigned FULL = 0xffffffffu;
 
 static_assert((int)PREP_THREADS == (int)EC_NORM_THREADS, "the prepare's RMSNorm runs on the whole block");
@@ -503,12 +508,43 @@ struct int8_own {
     unsigned *mask;
     int *ocount;
     unsigned long long *stat;
-    bool load_first; /* EXPERIMENT */
+    ec_cuda_norm norm; /* OWN_NORM: the residual row and the norm */
+    __half *xn;        /* OWN_NORM: where block 0 writes the normalised row */
 };
 
 /* Shared memory of such a GEMV: the codes [ld], then one flag byte per 8 columns, in whole
- * 32-column words (so a mask word, or a 16-column chunk's bits, is one aligned load). */
-static size_t own_smem_bytes(int ld) { return (size_t)ld + 4 * (size_t)((ld + 31) / 32); }
+ * 32-column words (so a mask word, or a 16-column chunk's bits, is one aligned load), then for
+ * OWN_NORM the normalised row [ld] in fp16 (the outlier columns' values). */
+__host__ __device__ static inline size_t own_flags_bytes(int ld) { return 4 * (size_t)((ld + 31) / 32); }
+static size_t own_smem_bytes(int own, int ld)
+{
+    return (size_t)ld + own_flags_bytes(ld) + (own == OWN_NORM ? 2 * (size_t)ld : 0);
+}
+__device__ __forceinline__ __half *own_xn(uint4 *smem, int ld)
+{
+    return reinterpret_cast<__half *>(reinterpret_cast<uint8_t *>(smem) + ld + own_flags_bytes(ld));
+}
+
+/* After a block has made its codes [ld], flag words and scale in shared memory (and a barrier):
+ * block 0 publishes them as the prepare would. count: this thread's share of the outlier
+ * columns. Every thread of the block calls it. */
+__device__ void own_publish(const uint4 *smem, int ld, float count, const int8_own &own,
+                            const float *s_scale, float *scratch)
+{
+    if (blockIdx.x != 0) return;
+    for (int i = threadIdx.x; i < ld / 16; i += blockDim.x)
+        reinterpret_cast<uint4 *>(own.xq)[i] = smem[i];
+    if (own.threshold > 0.0f) {
+        const unsigned *words = reinterpret_cast<const unsigned *>(
+            reinterpret_cast<const uint8_t *>(smem) + ld);
+        for (int wd = threadIdx.x; wd < (ld + 31) / 32; wd += blockDim.x) own.mask[wd] = words[wd];
+        count = ec_block_reduce<false>(count, scratch); /* exact: at most 16384 */
+    }
+    if (threadIdx.x == 0) {
+        *own.xscale = *s_scale;
+        report_outliers(own.threshold, (int)count, own.ocount, own.stat);
+    }
+}
 
 /* The batch-1 prepare, done by every block of the GEMV for itself after its wait (a block of
  * I8_WARPS * 32 threads): the token x [cols] (cols % 8 == 0, at most OWN_MAX_COLS) is loaded in
@@ -517,25 +553,23 @@ static size_t own_smem_bytes(int ld) { return (size_t)ld + 4 * (size_t)((ld + 31
  * arithmetic. The separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the
  * attention and after gate/up (docs/performance.md, session 21); here the token's loads overlap
  * the weight requests already in flight. */
-__device__ __forceinline__ void own_load(const __half *x, int cols, uint4 v[OWN_VECS])
-{
-    const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-#pragma unroll
-    for (int j = 0; j < OWN_VECS; j++) {
-        int i = threadIdx.x + j * blockDim.x;
-        v[j] = i < cols / 8 ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
-    }
-}
-__device__ __forceinline__ void quantize_own(const uint4 v[OWN_VECS], int cols, int ld,
+__device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
                                              const int8_own &own, uint4 *smem, float *s_scale,
                                              float *scratch)
 {
     int8_t *codes = reinterpret_cast<int8_t *>(smem);
     uint8_t *flags = reinterpret_cast<uint8_t *>(smem) + ld;
-    int nvec = cols / 8, nflags = 4 * ((ld + 31) / 32);
+    const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+    int nvec = cols / 8, nflags = (int)own_flags_bytes(ld);
     bool mixed = own.threshold > 0.0f;
+    uint4 v[OWN_VECS];
     unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
-    float m = 0.0f;
+#pragma unroll
+    for (int j = 0; j < OWN_VECS; j++) {
+        int i = threadIdx.x + j * blockDim.x;
+        v[j] = i < nvec ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
+    }
+    float m = 0.0f, count = 0.0f;
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
         float e[8];
@@ -547,6 +581,7 @@ __device__ __forceinline__ void quantize_own(const uint4 v[OWN_VECS], int cols, 
             f8[j] |= (unsigned)out << q;
             if (!out) m = fmaxf(m, fabsf(e[q]));
         }
+        count += (float)__popc(f8[j]);
     }
     float absmax = ec_block_reduce<true>(m, scratch), r = __frcp_rn(absmax);
 #pragma unroll
@@ -570,21 +605,79 @@ __device__ __forceinline__ void quantize_own(const uint4 v[OWN_VECS], int cols, 
     }
     if (threadIdx.x == 0) *s_scale = act_scale(absmax);
     __syncthreads();
-    if (blockIdx.x != 0) return;
-    for (int i = threadIdx.x; i < ld / 16; i += blockDim.x)
-        reinterpret_cast<uint4 *>(own.xq)[i] = smem[i];
-    float count = 0.0f;
-    if (mixed) {
-        for (int wd = threadIdx.x; wd < nflags / 4; wd += blockDim.x)
-            own.mask[wd] = reinterpret_cast<const unsigned *>(flags)[wd];
+    own_publish(smem, ld, count, own, s_scale, scratch);
+}
+
+/* quantize_own of the RMSNorm of the residual row own.norm.x [cols] (cols <= OWN_NORM_MAX_COLS)
+ * instead of a token: the normalised row is prepare_token_kernel's, bit for bit. Its sum of
+ * squares is added in the order of a block of EC_NORM_THREADS threads: this block's thread t
+ * stands for the threads t + k * blockDim.x, k < OWN_NORM_VIRT, which are lane t % 32 of the
+ * warps t / 32 + k * I8_WARPS, so its warp reduces those four warps' sums with the same
+ * shuffles and the warp sums meet in the same order. Thread t's columns are therefore strided
+ * (t + k * blockDim.x + i * EC_NORM_THREADS); a warp's 32 consecutive columns make one outlier
+ * mask word through a ballot. The normalised row stays in shared memory for the outlier
+ * columns, and block 0 also writes it to own.xn as the prepare does. */
+enum { OWN_NORM_VIRT = EC_NORM_THREADS / (I8_WARPS * 32) };
+__device__ __forceinline__ void quantize_own_normed(int cols, int ld, const int8_own &own,
+                                                    uint4 *smem, float *s_scale, float *scratch)
+{
+    constexpr int V = OWN_NORM_VIRT, P = OWN_NORM_PER;
+    int8_t *codes = reinterpret_cast<int8_t *>(smem);
+    unsigned *words = reinterpret_cast<unsigned *>(reinterpret_cast<uint8_t *>(smem) + ld);
+    __half *xn = own_xn(smem, ld);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    bool mixed = own.threshold > 0.0f;
+    auto col = [&](int k, int i) { return (int)threadIdx.x + k * (int)blockDim.x + i * EC_NORM_THREADS; };
+    float v[V][P], ss[V];
 #pragma unroll
-        for (int j = 0; j < OWN_VECS; j++) count += (float)__popc(f8[j]);
-        count = ec_block_reduce<false>(count, scratch); /* exact: at most 16384 */
+    for (int k = 0; k < V; k++)
+#pragma unroll
+        for (int i = 0; i < P; i++) v[k][i] = col(k, i) < cols ? __ldcg(own.norm.x + col(k, i)) : 0.0f;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        ss[k] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < P; i++) ss[k] = fmaf(v[k][i], v[k][i], ss[k]);
+        ss[k] = ec_warp_sum(ss[k]);
+        if (lane == 0) scratch[warp + k * I8_WARPS] = ss[k];
     }
-    if (threadIdx.x == 0) {
-        *own.xscale = *s_scale;
-        report_outliers(own.threshold, (int)count, own.ocount, own.stat);
-    }
+    __syncthreads();
+    float inv = rsqrtf(ec_warp_sum(scratch[lane]) / (float)cols + own.norm.eps);
+    float m = 0.0f, count = 0.0f;
+    unsigned outs = 0; /* bit k * P + i: column col(k, i) is an outlier */
+    static_assert(V * P <= 32, "a thread's outlier flags fit one word");
+#pragma unroll
+    for (int k = 0; k < V; k++)
+#pragma unroll
+        for (int i = 0; i < P; i++) {
+            int c = col(k, i);
+            float g = c < cols ? __ldg(own.norm.w + c) : 0.0f;
+            __half h = __float2half_rn(v[k][i] * inv * g);
+            v[k][i] = __half2float(h);
+            if (c < cols) xn[c] = h;
+            bool out = mixed && fabsf(v[k][i]) >= own.threshold;
+            outs |= (unsigned)out << (k * P + i);
+            if (!out) m = fmaxf(m, fabsf(v[k][i]));
+            unsigned word = __ballot_sync(FULL, out);
+            if (lane == 0 && c < ld) {
+                words[c / 32] = word;
+                count += (float)__popc(word);
+            }
+        }
+    float absmax = ec_block_reduce<true>(m, scratch), r = __frcp_rn(absmax);
+#pragma unroll
+    for (int k = 0; k < V; k++)
+#pragma unroll
+        for (int i = 0; i < P; i++) {
+            int c = col(k, i);
+            bool code = c < cols && absmax > 0.0f && !((outs >> (k * P + i)) & 1u);
+            if (c < ld) codes[c] = code ? (int8_t)act_code_rcp(v[k][i], absmax, r) : 0;
+        }
+    if (threadIdx.x == 0) *s_scale = act_scale(absmax);
+    __syncthreads();
+    if (blockIdx.x == 0)
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) own.xn[c] = xn[c];
+    own_publish(smem, ld, count, own, s_scale, scratch);
 }
 
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
@@ -597,7 +690,7 @@ __device__ __forceinline__ void quantize_own(const uint4 v[OWN_VECS], int cols, 
  * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). OWN (batch 1):
  * the block makes the codes, scale and outlier flags itself (quantize_own) and reads them from
  * shared memory; xq, xscale and mask are then unused. */
-template <int B, int MODE, bool OWN>
+template <int B, int MODE, int OWN>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
@@ -605,13 +698,14 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                      int8_own own, bool release, void *y, int ldy)
 {
     static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
-    extern __shared__ uint4 s_own[]; /* OWN: the codes [ld], then the outlier flags (own_smem_bytes) */
+    extern __shared__ uint4 s_own[]; /* OWN: own_smem_bytes (codes, outlier flags, OWN_NORM: row) */
     __shared__ float s_scale, scratch[32];
     int lane = threadIdx.x & 31, n16 = ld / 16;
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
     const uint16_t *s_flags16 = reinterpret_cast<const uint16_t *>(
         reinterpret_cast<const uint8_t *>(s_own) + ld);
+    const __half *s_xn = own_xn(s_own, ld);
     bool outliers = OWN ? own.threshold > 0.0f : mask != nullptr; /* block-uniform */
 
     int acc0[B], acc1[B];
@@ -623,21 +717,13 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    uint4 xown[OWN ? OWN_VECS : 1];
-    bool early = OWN && own.load_first;
-    if (early) {
-        ec_wait_inputs(false);
-        if constexpr (OWN) own_load(x, cols, xown);
-    }
     ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
-            if (!early) ec_wait_inputs(release);
-            if constexpr (OWN) {
-                if (!early) own_load(x, cols, xown);
-                quantize_own(xown, cols, ld, own, s_own, &s_scale, scratch);
-            }
+            ec_wait_inputs(release);
+            if constexpr (OWN == OWN_TOKEN) quantize_own(x, cols, ld, own, s_own, &s_scale, scratch);
+            if constexpr (OWN == OWN_NORM) quantize_own_normed(cols, ld, own, s_own, &s_scale, scratch);
         },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
@@ -661,7 +747,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 float wd1 = dequant16(chunk_byte(c, i), ostep1);
 #pragma unroll
                 for (int b = 0; b < B; b++) {
-                    float xo = __half2float(x[(size_t)b * cols + col]);
+                    float xo = __half2float(OWN == OWN_NORM ? s_xn[col] : x[(size_t)b * cols + col]);
                     out0[b] = fmaf(xo, wd0, out0[b]);
                     out1[b] = fmaf(xo, wd1, out1[b]);
                 }
@@ -700,13 +786,12 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
     int8_own none = {};
-    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_RELEASE"); /* EXPERIMENT */
-    bool release = MODE == EC_GEMV_SILU_MUL && batch == 1 && env && !strcmp(env, "wait");
+    bool release = false;
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
         unsigned blocks =                                                                      \
-            ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
-        return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
+            ec_stream_blocks<int8_gemv_kernel<B, MODE, OWN_NONE>>(pairs, I8_WARPS, I8_WARPS * 32); \
+        return ec_launch(int8_gemv_kernel<B, MODE, OWN_NONE>, dim3(blocks), block, 0, stream, w,  \
                          wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
     }
     switch (batch) {
@@ -756,40 +841,47 @@ extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float
     return 0;
 }
 
-extern "C" int ec_cuda_int8_gemv_own_fits(int cols, const void *x)
+extern "C" int ec_cuda_int8_gemv_own_fits(const ec_cuda_norm *norm, int cols, const void *x)
 {
+    if (norm) return cols <= OWN_NORM_MAX_COLS;
     return cols % 8 == 0 && cols <= OWN_MAX_COLS && (uintptr_t)x % 16 == 0;
 }
 
-template <int MODE>
+template <int MODE, int OWN>
 static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const float *wscale,
                                    int rows, int ld, const __half *x, int cols, int8_own own,
-                                   void *y, int ldy)
+                                   bool release, void *y, int ldy)
 {
-    /* the residency for the widest token (the blocks per SM are bound by threads anyway) */
-    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
-        ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
-    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
-                     own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
-                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y, ldy);
+    /* the residency for the widest input (the blocks per SM are bound by registers anyway) */
+    int widest = OWN == OWN_NORM ? OWN_NORM_MAX_COLS : OWN_MAX_COLS;
+    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, OWN>>(
+        ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN, widest));
+    return ec_launch(int8_gemv_kernel<1, MODE, OWN>, dim3(blocks), dim3(I8_WARPS * 32),
+                     own_smem_bytes(OWN, ld), stream, w, wscale, rows, ld,
+                     (const int8_t *)nullptr, (const float *)nullptr, x, cols,
+                     (const unsigned *)nullptr, own, release, y, ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
-                                     int rows, int ld, const void *x, int cols, float threshold,
-                                     unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                                     unsigned long long *stat, void *y, int ldy,
-                                     cudaStream_t stream)
+                                     int rows, int ld, const ec_cuda_norm *norm, void *x, int cols,
+                                     float threshold, unsigned *mask, int *ocount, int8_t *xq,
+                                     float *xscale, unsigned long long *stat, int release_next,
+                                     void *y, int ldy, cudaStream_t stream)
 {
     if (!gemv_shape_ok(1, rows, cols, ld, ldy)) return -1;
-    if (!ec_cuda_int8_gemv_own_fits(cols, x))
-        return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs a multiple of "
-                            "8, at most %d, 16-byte aligned)", cols, (int)OWN_MAX_COLS);
-    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_OWN");
-    int8_own own = {threshold, xq, xscale, mask, ocount, stat,
-                    env && (!strcmp(env, "early") || (!strcmp(env, "early-wide") && cols > 4096))};
+    if (!ec_cuda_int8_gemv_own_fits(norm, cols, x))
+        return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs %s)", cols,
+                            norm ? "at most 8192 with a norm"
+                                 : "a multiple of 8, at most 16384, 16-byte aligned");
+    ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
+    int8_own own = {threshold, xq, xscale, mask, ocount, stat, norm ? *norm : none, (__half *)x};
     cudaError_t e = by_mode(mode, [&](auto m) {
-        return launch_gemv_own<decltype(m)::value>(stream, w, wscale, rows, ld, (const __half *)x,
-                                                   cols, own, y, ldy);
+        constexpr int M = decltype(m)::value;
+        return norm ? launch_gemv_own<M, OWN_NORM>(stream, w, wscale, rows, ld, (const __half *)x,
+                                                   cols, own, release_next != 0, y, ldy)
+                    : launch_gemv_own<M, OWN_TOKEN>(stream, w, wscale, rows, ld,
+                                                    (const __half *)x, cols, own,
+                                                    release_next != 0, y, ldy);
     });
     EC_CUDA_TRY(e, "launch of int8 GEMV quantizing its token (%d x %d)", rows, cols);
     return 0;

@@ -245,14 +245,14 @@ int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *c, const ec_cuda_qweight *w, in
 }
 
 /* Whether a decode GEMV quantizes its own token instead of a prepare launch before it: batch 1
- * without a norm to fuse (the inputs of o and down), unless ECOCOMPUTE_CUDA_INT8_OWN=0 (for
- * benchmarks and test_cuda_int8, which runs both). */
+ * (with a norm: ECOCOMPUTE_CUDA_INT8_OWN=token leaves those to the prepare), unless
+ * ECOCOMPUTE_CUDA_INT8_OWN=0 (for benchmarks and test_cuda_int8, which runs both). */
 static int int8_own_token(const ec_cuda_qweight *w, const ec_cuda_norm *norm, const void *x,
                           int batch)
 {
     const char *env = getenv("ECOCOMPUTE_CUDA_INT8_OWN");
-    return batch == 1 && !norm && ec_cuda_int8_gemv_own_fits(w->cols, x) &&
-           !(env && !strcmp(env, "0"));
+    if (env && (!strcmp(env, "0") || (norm && !strcmp(env, "token")))) return 0;
+    return batch == 1 && ec_cuda_int8_gemv_own_fits(norm, w->cols, x);
 }
 
 /* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */
@@ -264,9 +264,13 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     cudaStream_t st = c->stream;
     const int8_t *wq = (const int8_t *)w->data;
     if (int8_own_token(w, norm, x, batch))
-        return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, x, w->cols,
+    {
+        const char *env = getenv("ECOCOMPUTE_CUDA_INT8_RELEASE"); /* EXPERIMENT */
+        int release = env && ((!strcmp(env, "all") && mode == EC_GEMV_ADD) || mode == EC_GEMV_SILU_MUL);
+        return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, norm, x, w->cols,
                                      w->threshold, c->omask, c->ocount, c->xq, c->xscale, stat,
-                                     y, ldy, st);
+                                     release, y, ldy, st);
+    }
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
         return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
                                     c->xq, c->xscale, stat, st) ||
