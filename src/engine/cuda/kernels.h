@@ -130,6 +130,9 @@ int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, i
  * waits for its inputs (for a GEMV whose successor is another GEMV, which then requests its
  * first weights early), else at its end. Needs ec_cuda_int8_gemv_own_fits: cols at most 8192
  * with a norm; else a multiple of 8, at most 16384, x 16-byte aligned. */
+int ec_cuda_int8_prepare_small(const ec_cuda_norm *norm, void *x, int cols, int ld,
+                                float threshold, unsigned *mask, int *ocount, int8_t *xq,
+                                float *xscale, unsigned long long *stat, cudaStream_t stream);
 int ec_cuda_int8_gemv_own_fits(const ec_cuda_norm *norm, int cols, const void *x);
 int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows,
                           int ld, const ec_cuda_norm *norm, void *x, int cols, float threshold,

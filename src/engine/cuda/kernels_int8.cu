@@ -680,6 +680,30 @@ __device__ __forceinline__ void quantize_own_normed(int cols, int ld, const int8
     own_publish(smem, ld, count, own, s_scale, scratch);
 }
 
+/* EXPERIMENT: the batch-1 prepare of a normed input in one block of I8_WARPS * 32 threads. */
+template <int MINB>
+__global__ void __launch_bounds__(I8_WARPS * 32, MINB) /* 6: 10K registers, fits beside 2 GEMV blocks */
+    prepare_small_kernel(int cols, int ld, int8_own own)
+{
+    extern __shared__ uint4 smem[];
+    __shared__ float s_scale, scratch[32];
+    ec_wait_inputs();
+    quantize_own_normed(cols, ld, own, smem, &s_scale, scratch);
+}
+
+extern "C" int ec_cuda_int8_prepare_small(const ec_cuda_norm *norm, void *x, int cols, int ld,
+                                          float threshold, unsigned *mask, int *ocount,
+                                          int8_t *xq, float *xscale, unsigned long long *stat,
+                                          cudaStream_t stream)
+{
+    int8_own own = {threshold, xq, xscale, mask, ocount, stat, *norm, (__half *)x};
+    const char *penv = getenv("ECOCOMPUTE_CUDA_INT8_PREP");
+    EC_CUDA_TRY(ec_launch(penv && !strcmp(penv, "small") ? prepare_small_kernel<6> : prepare_small_kernel<1>, dim3(1), dim3(I8_WARPS * 32),
+                          own_smem_bytes(OWN_NORM, ld), stream, cols, ld, own),
+                "launch of small prepare");
+    return 0;
+}
+
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
  * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
  * previous kernel), the int8 activations through the read-only path. The outlier columns cost

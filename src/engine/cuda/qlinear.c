@@ -251,7 +251,8 @@ static int int8_own_token(const ec_cuda_qweight *w, const ec_cuda_norm *norm, co
                           int batch)
 {
     const char *env = getenv("ECOCOMPUTE_CUDA_INT8_OWN");
-    if (env && (!strcmp(env, "0") || (norm && !strcmp(env, "token")))) return 0;
+    if (env && (!strcmp(env, "0") || (norm && strcmp(env, "norm")))) return 0;
+    if (!env && norm) return 0;
     return batch == 1 && ec_cuda_int8_gemv_own_fits(norm, w->cols, x);
 }
 
@@ -266,11 +267,20 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     if (int8_own_token(w, norm, x, batch))
     {
         const char *env = getenv("ECOCOMPUTE_CUDA_INT8_RELEASE"); /* EXPERIMENT */
-        int release = env && ((!strcmp(env, "all") && mode == EC_GEMV_ADD) || mode == EC_GEMV_SILU_MUL);
+        int release = mode == EC_GEMV_SILU_MUL || (env && !strcmp(env, "all") && mode == EC_GEMV_ADD);
         return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, norm, x, w->cols,
                                      w->threshold, c->omask, c->ocount, c->xq, c->xscale, stat,
                                      release, y, ldy, st);
     }
+    const char *penv = getenv("ECOCOMPUTE_CUDA_INT8_PREP"); /* EXPERIMENT */
+    if (batch == 1 && norm && w->cols <= 8192 && penv && !strncmp(penv, "small", 5))
+        return ec_cuda_int8_prepare_small(norm, x, w->cols, w->ld, w->threshold, c->omask,
+                                          c->ocount, c->xq, c->xscale, stat, st) ||
+                       ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
+                                         x, w->cols, w->threshold > 0.0f ? c->omask : NULL,
+                                         batch, y, ldy, st)
+                   ? -1
+                   : 0;
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
         return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
                                     c->xq, c->xscale, stat, st) ||
