@@ -628,11 +628,15 @@ __device__ __forceinline__ void quantize_own_normed(int cols, int ld, const int8
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     bool mixed = own.threshold > 0.0f;
     auto col = [&](int k, int i) { return (int)threadIdx.x + k * (int)blockDim.x + i * EC_NORM_THREADS; };
-    float v[V][P], ss[V];
+    float v[V][P], g[V][P], ss[V]; /* the norm weights come with the row: one round trip */
 #pragma unroll
     for (int k = 0; k < V; k++)
 #pragma unroll
-        for (int i = 0; i < P; i++) v[k][i] = col(k, i) < cols ? __ldcg(own.norm.x + col(k, i)) : 0.0f;
+        for (int i = 0; i < P; i++) {
+            bool in = col(k, i) < cols;
+            v[k][i] = in ? __ldcg(own.norm.x + col(k, i)) : 0.0f;
+            g[k][i] = in ? __ldg(own.norm.w + col(k, i)) : 0.0f;
+        }
 #pragma unroll
     for (int k = 0; k < V; k++) {
         ss[k] = 0.0f;
@@ -651,8 +655,7 @@ __device__ __forceinline__ void quantize_own_normed(int cols, int ld, const int8
 #pragma unroll
         for (int i = 0; i < P; i++) {
             int c = col(k, i);
-            float g = c < cols ? __ldg(own.norm.w + c) : 0.0f;
-            __half h = __float2half_rn(v[k][i] * inv * g);
+            __half h = __float2half_rn(v[k][i] * inv * g[k][i]);
             v[k][i] = __half2float(h);
             if (c < cols) xn[c] = h;
             bool out = mixed && fabsf(v[k][i]) >= own.threshold;
@@ -681,8 +684,7 @@ __device__ __forceinline__ void quantize_own_normed(int cols, int ld, const int8
 }
 
 /* EXPERIMENT: the batch-1 prepare of a normed input in one block of I8_WARPS * 32 threads. */
-template <int MINB>
-__global__ void __launch_bounds__(I8_WARPS * 32, MINB) /* 6: 10K registers, fits beside 2 GEMV blocks */
+__global__ void __launch_bounds__(I8_WARPS * 32)
     prepare_small_kernel(int cols, int ld, int8_own own)
 {
     extern __shared__ uint4 smem[];
@@ -697,8 +699,7 @@ extern "C" int ec_cuda_int8_prepare_small(const ec_cuda_norm *norm, void *x, int
                                           cudaStream_t stream)
 {
     int8_own own = {threshold, xq, xscale, mask, ocount, stat, *norm, (__half *)x};
-    const char *penv = getenv("ECOCOMPUTE_CUDA_INT8_PREP");
-    EC_CUDA_TRY(ec_launch(penv && !strcmp(penv, "small") ? prepare_small_kernel<6> : prepare_small_kernel<1>, dim3(1), dim3(I8_WARPS * 32),
+    EC_CUDA_TRY(ec_launch(prepare_small_kernel, dim3(1), dim3(I8_WARPS * 32),
                           own_smem_bytes(OWN_NORM, ld), stream, cols, ld, own),
                 "launch of small prepare");
     return 0;
