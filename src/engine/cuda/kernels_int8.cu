@@ -553,6 +553,7 @@ __device__ void own_publish(const uint4 *smem, int ld, float count, const int8_o
  * arithmetic. The separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the
  * attention and after gate/up (docs/performance.md, session 21); here the token's loads overlap
  * the weight requests already in flight. */
+template <int VECS>
 __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
                                              const int8_own &own, uint4 *smem, float *s_scale,
                                              float *scratch)
@@ -562,16 +563,16 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
     int nvec = cols / 8, nflags = (int)own_flags_bytes(ld);
     bool mixed = own.threshold > 0.0f;
-    uint4 v[OWN_VECS];
-    unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
+    uint4 v[VECS];
+    unsigned f8[VECS]; /* bit q: column 8 * vector + q is an outlier */
 #pragma unroll
-    for (int j = 0; j < OWN_VECS; j++) {
+    for (int j = 0; j < VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
         v[j] = i < nvec ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
     }
     float m = 0.0f, count = 0.0f;
 #pragma unroll
-    for (int j = 0; j < OWN_VECS; j++) {
+    for (int j = 0; j < VECS; j++) {
         float e[8];
         ec_unpack8<__half>(v[j], e);
         f8[j] = 0;
@@ -585,7 +586,7 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     }
     float absmax = ec_block_reduce<true>(m, scratch), r = __frcp_rn(absmax);
 #pragma unroll
-    for (int j = 0; j < OWN_VECS; j++) {
+    for (int j = 0; j < VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
         if (i >= nvec) break;
         float e[8];
@@ -715,7 +716,7 @@ extern "C" int ec_cuda_int8_prepare_small(const ec_cuda_norm *norm, void *x, int
  * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). OWN (batch 1):
  * the block makes the codes, scale and outlier flags itself (quantize_own) and reads them from
  * shared memory; xq, xscale and mask are then unused. */
-template <int B, int MODE, int OWN>
+template <int B, int MODE, int OWN, int U = I8_UNROLL, int VECS = OWN_VECS>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
@@ -742,12 +743,12 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    ec_stream_pairs<I8_UNROLL, uint4>(
+    ec_stream_pairs<U, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
             ec_wait_inputs(release);
-            if constexpr (OWN == OWN_TOKEN) quantize_own(x, cols, ld, own, s_own, &s_scale, scratch);
+            if constexpr (OWN == OWN_TOKEN) quantize_own<VECS>(x, cols, ld, own, s_own, &s_scale, scratch);
             if constexpr (OWN == OWN_NORM) quantize_own_normed(cols, ld, own, s_own, &s_scale, scratch);
         },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
@@ -872,16 +873,16 @@ extern "C" int ec_cuda_int8_gemv_own_fits(const ec_cuda_norm *norm, int cols, co
     return cols % 8 == 0 && cols <= OWN_MAX_COLS && (uintptr_t)x % 16 == 0;
 }
 
-template <int MODE, int OWN>
+template <int MODE, int OWN, int U = I8_UNROLL, int VECS = OWN_VECS>
 static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const float *wscale,
                                    int rows, int ld, const __half *x, int cols, int8_own own,
                                    bool release, void *y, int ldy)
 {
     /* the residency for the widest input (the blocks per SM are bound by registers anyway) */
-    int widest = OWN == OWN_NORM ? OWN_NORM_MAX_COLS : OWN_MAX_COLS;
-    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, OWN>>(
+    int widest = OWN == OWN_NORM ? OWN_NORM_MAX_COLS : I8_WARPS * 32 * VECS * 8;
+    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, OWN, U, VECS>>(
         ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN, widest));
-    return ec_launch(int8_gemv_kernel<1, MODE, OWN>, dim3(blocks), dim3(I8_WARPS * 32),
+    return ec_launch(int8_gemv_kernel<1, MODE, OWN, U, VECS>, dim3(blocks), dim3(I8_WARPS * 32),
                      own_smem_bytes(OWN, ld), stream, w, wscale, rows, ld,
                      (const int8_t *)nullptr, (const float *)nullptr, x, cols,
                      (const unsigned *)nullptr, own, release, y, ldy);
@@ -900,13 +901,19 @@ extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const f
                                  : "a multiple of 8, at most 16384, 16-byte aligned");
     ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
     int8_own own = {threshold, xq, xscale, mask, ocount, stat, norm ? *norm : none, (__half *)x};
+    const char *denv = getenv("ECOCOMPUTE_CUDA_INT8_DEEP"); /* EXPERIMENT */
+    bool deep = !(denv && !strcmp(denv, "0"));
     cudaError_t e = by_mode(mode, [&](auto m) {
         constexpr int M = decltype(m)::value;
         return norm ? launch_gemv_own<M, OWN_NORM>(stream, w, wscale, rows, ld, (const __half *)x,
                                                    cols, own, release_next != 0, y, ldy)
-                    : launch_gemv_own<M, OWN_TOKEN>(stream, w, wscale, rows, ld,
-                                                    (const __half *)x, cols, own,
-                                                    release_next != 0, y, ldy);
+                    : cols <= I8_WARPS * 32 * 2 * 8 && deep
+                          ? launch_gemv_own<M, OWN_TOKEN, 8, 2>(stream, w, wscale, rows, ld,
+                                                                (const __half *)x, cols, own,
+                                                                release_next != 0, y, ldy)
+                          : launch_gemv_own<M, OWN_TOKEN>(stream, w, wscale, rows, ld,
+                                                          (const __half *)x, cols, own,
+                                                          release_next != 0, y, ldy);
     });
     EC_CUDA_TRY(e, "launch of int8 GEMV quantizing its token (%d x %d)", rows, cols);
     return 0;
