@@ -118,27 +118,23 @@ int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols, 
 /* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH): dp4a over one pass of the int8 rows,
  * the fp16 products of the outlier columns in mask (NULL: none) from x and the codes the pass
  * holds anyway, then the ec_gemv_mode epilogue (SILU_MUL: rows = output rows, w holds 2*rows).
- * y as ec_cuda_gemv. */
+ * y as ec_cuda_gemv. release_next: the next kernel may launch once this one waits for its
+ * inputs, not only at its end — for a GEMV followed by another GEMV, whose first weight
+ * requests then overlap this one's stream (docs/performance.md, session 23). */
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
                       const int8_t *xq, const float *xscale, const void *x, int cols,
-                      const unsigned *mask, int batch, void *y, int ldy, cudaStream_t stream);
-/* The batch-1 fused int8 GEMV without a prepare launch: every block quantizes its input into
- * its shared memory with ec_cuda_int8_prepare's arithmetic (threshold > 0: int8-mixed's outlier
- * columns) — the token x [cols], or with norm (else NULL) the RMSNorm of norm->x, which block 0
- * also writes to x — and block 0 writes mask, ocount, xq, xscale and the statistics as the
- * prepare would; y as ec_cuda_int8_gemv. release_next: the next kernel may launch once this one
- * waits for its inputs (for a GEMV whose successor is another GEMV, which then requests its
- * first weights early), else at its end. Needs ec_cuda_int8_gemv_own_fits: cols at most 8192
- * with a norm; else a multiple of 8, at most 16384, x 16-byte aligned. */
-int ec_cuda_int8_prepare_small(const ec_cuda_norm *norm, void *x, int cols, int ld,
-                                float threshold, unsigned *mask, int *ocount, int8_t *xq,
-                                float *xscale, unsigned long long *stat, cudaStream_t stream);
-int ec_cuda_int8_gemv_own_fits(const ec_cuda_norm *norm, int cols, const void *x);
+                      const unsigned *mask, int batch, int release_next, void *y, int ldy,
+                      cudaStream_t stream);
+/* The batch-1 fused int8 GEMV without a prepare launch: every block quantizes the token x
+ * [cols] (threshold > 0: int8-mixed's outlier columns) into its shared memory with
+ * ec_cuda_int8_prepare's arithmetic, and block 0 writes mask, ocount, xq, xscale and the
+ * statistics as the prepare would; y as ec_cuda_int8_gemv. Needs ec_cuda_int8_gemv_own_fits:
+ * cols a multiple of 8, at most 16384, x 16-byte aligned. */
+int ec_cuda_int8_gemv_own_fits(int cols, const void *x);
 int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows,
-                          int ld, const ec_cuda_norm *norm, void *x, int cols, float threshold,
-                          unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                          unsigned long long *stat, int release_next, void *y, int ldy,
-                          cudaStream_t stream);
+                          int ld, const void *x, int cols, float threshold, unsigned *mask,
+                          int *ocount, int8_t *xq, float *xscale, unsigned long long *stat,
+                          void *y, int ldy, cudaStream_t stream);
 /* The fused int8 / int8-mixed linear of 9..EC_CUDA_INT8_MMA_MAX_BATCH token rows in one pass
  * over w (kernels_int8_mma.cu): int8 tensor-core MMAs of xq [ntok][ld] and w, and with mask
  * (the outlier scan's; NULL: int8) the outlier columns' 16-bit product from the same weight

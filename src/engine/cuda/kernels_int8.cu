@@ -1,6 +1,7 @@
 /* kernels_int8.cu — the LLM.int8() kernels: outlier-column scan, per-token activation
- * quantization (at decode one "prepare" block, which may run the layer's RMSNorm first), the
- * fused int8 GEMV (dp4a, outlier columns inside the kernel), the int8
+ * quantization (at decode one "prepare" block, which may run the layer's RMSNorm first; at batch
+ * 1 without a norm, inside the GEMV), the fused int8 GEMV (dp4a, outlier columns inside the
+ * kernel), the int8
  * tensor-core GEMM through cuBLAS with its fused epilogue, and the reference family's separate
  * dequant / gather / weight-column kernels.
  *
@@ -45,12 +46,7 @@ enum {
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
     OWN_VECS = 8,        /* GEMV quantizing its own token: 8-column vectors a thread holds */
     OWN_MAX_COLS = I8_WARPS * 32 * OWN_VECS * 8, /* ... so its widest input: 16384 */
-    OWN_NORM_PER = 8,    /* GEMV normalising its own token: columns per RMSNorm thread */
-    OWN_NORM_MAX_COLS = EC_NORM_THREADS * OWN_NORM_PER, /* ... so its widest input: 8192 */
 };
-/* What a batch-1 int8 GEMV reads: the prepare's codes, or its own from the token, or from the
- * RMSNorm of the residual row. */
-enum { OWN_NONE, OWN_TOKEN, OWN_NORM };
 static const unsigned FULL = 0xffffffffu;
 
 static_assert((int)PREP_THREADS == (int)EC_NORM_THREADS, "the prepare's RMSNorm runs on the whole block");
@@ -508,22 +504,12 @@ struct int8_own {
     unsigned *mask;
     int *ocount;
     unsigned long long *stat;
-    ec_cuda_norm norm; /* OWN_NORM: the residual row and the norm */
-    __half *xn;        /* OWN_NORM: where block 0 writes the normalised row */
 };
 
 /* Shared memory of such a GEMV: the codes [ld], then one flag byte per 8 columns, in whole
- * 32-column words (so a mask word, or a 16-column chunk's bits, is one aligned load), then for
- * OWN_NORM the normalised row [ld] in fp16 (the outlier columns' values). */
-__host__ __device__ static inline size_t own_flags_bytes(int ld) { return 4 * (size_t)((ld + 31) / 32); }
-static size_t own_smem_bytes(int own, int ld)
-{
-    return (size_t)ld + own_flags_bytes(ld) + (own == OWN_NORM ? 2 * (size_t)ld : 0);
-}
-__device__ __forceinline__ __half *own_xn(uint4 *smem, int ld)
-{
-    return reinterpret_cast<__half *>(reinterpret_cast<uint8_t *>(smem) + ld + own_flags_bytes(ld));
-}
+ * 32-column words (so a mask word, or a 16-column chunk's bits, is one aligned load). */
+__host__ __device__ static inline int own_flags_bytes(int ld) { return 4 * ((ld + 31) / 32); }
+static size_t own_smem_bytes(int ld) { return (size_t)ld + (size_t)own_flags_bytes(ld); }
 
 /* After a block has made its codes [ld], flag words and scale in shared memory (and a barrier):
  * block 0 publishes them as the prepare would. count: this thread's share of the outlier
@@ -550,10 +536,11 @@ __device__ void own_publish(const uint4 *smem, int ld, float count, const int8_o
  * I8_WARPS * 32 threads): the token x [cols] (cols % 8 == 0, at most OWN_MAX_COLS) is loaded in
  * 8-column vectors, thread t holding vectors t, t + blockDim.x, ...; then the outlier flags, one
  * block reduction for the absmax, and the codes into shared memory, with prepare_token_kernel's
- * arithmetic. The separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the
- * attention and after gate/up (docs/performance.md, session 21); here the token's loads overlap
- * the weight requests already in flight. */
-template <int VECS>
+ * arithmetic (the codes through act_code_rcp), and block 0 publishes them (own_publish). The
+ * separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the attention and
+ * after gate/up (docs/performance.md, session 21); here the token's loads overlap the weight
+ * requests already in flight. Every block quantizes the whole token: with __fdiv_rn per value
+ * that work made down's prologue cost more than the launch it saved (session 23). */
 __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
                                              const int8_own &own, uint4 *smem, float *s_scale,
                                              float *scratch)
@@ -561,18 +548,18 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     int8_t *codes = reinterpret_cast<int8_t *>(smem);
     uint8_t *flags = reinterpret_cast<uint8_t *>(smem) + ld;
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-    int nvec = cols / 8, nflags = (int)own_flags_bytes(ld);
+    int nvec = cols / 8, nflags = own_flags_bytes(ld);
     bool mixed = own.threshold > 0.0f;
-    uint4 v[VECS];
-    unsigned f8[VECS]; /* bit q: column 8 * vector + q is an outlier */
+    uint4 v[OWN_VECS];
+    unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
 #pragma unroll
-    for (int j = 0; j < VECS; j++) {
+    for (int j = 0; j < OWN_VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
         v[j] = i < nvec ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
     }
     float m = 0.0f, count = 0.0f;
 #pragma unroll
-    for (int j = 0; j < VECS; j++) {
+    for (int j = 0; j < OWN_VECS; j++) {
         float e[8];
         ec_unpack8<__half>(v[j], e);
         f8[j] = 0;
@@ -586,7 +573,7 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     }
     float absmax = ec_block_reduce<true>(m, scratch), r = __frcp_rn(absmax);
 #pragma unroll
-    for (int j = 0; j < VECS; j++) {
+    for (int j = 0; j < OWN_VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
         if (i >= nvec) break;
         float e[8];
@@ -609,103 +596,6 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     own_publish(smem, ld, count, own, s_scale, scratch);
 }
 
-/* quantize_own of the RMSNorm of the residual row own.norm.x [cols] (cols <= OWN_NORM_MAX_COLS)
- * instead of a token: the normalised row is prepare_token_kernel's, bit for bit. Its sum of
- * squares is added in the order of a block of EC_NORM_THREADS threads: this block's thread t
- * stands for the threads t + k * blockDim.x, k < OWN_NORM_VIRT, which are lane t % 32 of the
- * warps t / 32 + k * I8_WARPS, so its warp reduces those four warps' sums with the same
- * shuffles and the warp sums meet in the same order. Thread t's columns are therefore strided
- * (t + k * blockDim.x + i * EC_NORM_THREADS); a warp's 32 consecutive columns make one outlier
- * mask word through a ballot. The normalised row stays in shared memory for the outlier
- * columns, and block 0 also writes it to own.xn as the prepare does. */
-enum { OWN_NORM_VIRT = EC_NORM_THREADS / (I8_WARPS * 32) };
-__device__ __forceinline__ void quantize_own_normed(int cols, int ld, const int8_own &own,
-                                                    uint4 *smem, float *s_scale, float *scratch)
-{
-    constexpr int V = OWN_NORM_VIRT, P = OWN_NORM_PER;
-    int8_t *codes = reinterpret_cast<int8_t *>(smem);
-    unsigned *words = reinterpret_cast<unsigned *>(reinterpret_cast<uint8_t *>(smem) + ld);
-    __half *xn = own_xn(smem, ld);
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    bool mixed = own.threshold > 0.0f;
-    auto col = [&](int k, int i) { return (int)threadIdx.x + k * (int)blockDim.x + i * EC_NORM_THREADS; };
-    float v[V][P], g[V][P], ss[V]; /* the norm weights come with the row: one round trip */
-#pragma unroll
-    for (int k = 0; k < V; k++)
-#pragma unroll
-        for (int i = 0; i < P; i++) {
-            bool in = col(k, i) < cols;
-            v[k][i] = in ? __ldcg(own.norm.x + col(k, i)) : 0.0f;
-            g[k][i] = in ? __ldg(own.norm.w + col(k, i)) : 0.0f;
-        }
-#pragma unroll
-    for (int k = 0; k < V; k++) {
-        ss[k] = 0.0f;
-#pragma unroll
-        for (int i = 0; i < P; i++) ss[k] = fmaf(v[k][i], v[k][i], ss[k]);
-        ss[k] = ec_warp_sum(ss[k]);
-        if (lane == 0) scratch[warp + k * I8_WARPS] = ss[k];
-    }
-    __syncthreads();
-    float inv = rsqrtf(ec_warp_sum(scratch[lane]) / (float)cols + own.norm.eps);
-    float m = 0.0f, count = 0.0f;
-    unsigned outs = 0; /* bit k * P + i: column col(k, i) is an outlier */
-    static_assert(V * P <= 32, "a thread's outlier flags fit one word");
-#pragma unroll
-    for (int k = 0; k < V; k++)
-#pragma unroll
-        for (int i = 0; i < P; i++) {
-            int c = col(k, i);
-            __half h = __float2half_rn(v[k][i] * inv * g[k][i]);
-            v[k][i] = __half2float(h);
-            if (c < cols) xn[c] = h;
-            bool out = mixed && fabsf(v[k][i]) >= own.threshold;
-            outs |= (unsigned)out << (k * P + i);
-            if (!out) m = fmaxf(m, fabsf(v[k][i]));
-            unsigned word = __ballot_sync(FULL, out);
-            if (lane == 0 && c < ld) {
-                words[c / 32] = word;
-                count += (float)__popc(word);
-            }
-        }
-    float absmax = ec_block_reduce<true>(m, scratch), r = __frcp_rn(absmax);
-#pragma unroll
-    for (int k = 0; k < V; k++)
-#pragma unroll
-        for (int i = 0; i < P; i++) {
-            int c = col(k, i);
-            bool code = c < cols && absmax > 0.0f && !((outs >> (k * P + i)) & 1u);
-            if (c < ld) codes[c] = code ? (int8_t)act_code_rcp(v[k][i], absmax, r) : 0;
-        }
-    if (threadIdx.x == 0) *s_scale = act_scale(absmax);
-    __syncthreads();
-    if (blockIdx.x == 0)
-        for (int c = threadIdx.x; c < cols; c += blockDim.x) own.xn[c] = xn[c];
-    own_publish(smem, ld, count, own, s_scale, scratch);
-}
-
-/* EXPERIMENT: the batch-1 prepare of a normed input in one block of I8_WARPS * 32 threads. */
-__global__ void __launch_bounds__(I8_WARPS * 32)
-    prepare_small_kernel(int cols, int ld, int8_own own)
-{
-    extern __shared__ uint4 smem[];
-    __shared__ float s_scale, scratch[32];
-    ec_wait_inputs();
-    quantize_own_normed(cols, ld, own, smem, &s_scale, scratch);
-}
-
-extern "C" int ec_cuda_int8_prepare_small(const ec_cuda_norm *norm, void *x, int cols, int ld,
-                                          float threshold, unsigned *mask, int *ocount,
-                                          int8_t *xq, float *xscale, unsigned long long *stat,
-                                          cudaStream_t stream)
-{
-    int8_own own = {threshold, xq, xscale, mask, ocount, stat, *norm, (__half *)x};
-    EC_CUDA_TRY(ec_launch(prepare_small_kernel, dim3(1), dim3(I8_WARPS * 32),
-                          own_smem_bytes(OWN_NORM, ld), stream, cols, ld, own),
-                "launch of small prepare");
-    return 0;
-}
-
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
  * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
  * previous kernel), the int8 activations through the read-only path. The outlier columns cost
@@ -716,7 +606,7 @@ extern "C" int ec_cuda_int8_prepare_small(const ec_cuda_norm *norm, void *x, int
  * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). OWN (batch 1):
  * the block makes the codes, scale and outlier flags itself (quantize_own) and reads them from
  * shared memory; xq, xscale and mask are then unused. */
-template <int B, int MODE, int OWN, int U = I8_UNROLL, int VECS = OWN_VECS>
+template <int B, int MODE, bool OWN>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
@@ -724,14 +614,13 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                      int8_own own, bool release, void *y, int ldy)
 {
     static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
-    extern __shared__ uint4 s_own[]; /* OWN: own_smem_bytes (codes, outlier flags, OWN_NORM: row) */
+    extern __shared__ uint4 s_own[]; /* OWN: own_smem_bytes (the codes, then the outlier flags) */
     __shared__ float s_scale, scratch[32];
     int lane = threadIdx.x & 31, n16 = ld / 16;
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
     const uint16_t *s_flags16 = reinterpret_cast<const uint16_t *>(
         reinterpret_cast<const uint8_t *>(s_own) + ld);
-    const __half *s_xn = own_xn(s_own, ld);
     bool outliers = OWN ? own.threshold > 0.0f : mask != nullptr; /* block-uniform */
 
     int acc0[B], acc1[B];
@@ -743,13 +632,12 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    ec_stream_pairs<U, uint4>(
+    ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
             ec_wait_inputs(release);
-            if constexpr (OWN == OWN_TOKEN) quantize_own<VECS>(x, cols, ld, own, s_own, &s_scale, scratch);
-            if constexpr (OWN == OWN_NORM) quantize_own_normed(cols, ld, own, s_own, &s_scale, scratch);
+            if constexpr (OWN) quantize_own(x, cols, ld, own, s_own, &s_scale, scratch);
         },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
@@ -773,7 +661,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 float wd1 = dequant16(chunk_byte(c, i), ostep1);
 #pragma unroll
                 for (int b = 0; b < B; b++) {
-                    float xo = __half2float(OWN == OWN_NORM ? s_xn[col] : x[(size_t)b * cols + col]);
+                    float xo = __half2float(x[(size_t)b * cols + col]);
                     out0[b] = fmaf(xo, wd0, out0[b]);
                     out1[b] = fmaf(xo, wd1, out1[b]);
                 }
@@ -807,17 +695,16 @@ template <int MODE>
 static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
                                const float *wscale, int rows, int ld, const int8_t *xq,
                                const float *xscale, const __half *x, int cols,
-                               const unsigned *mask, void *y, int ldy)
+                               const unsigned *mask, bool release, void *y, int ldy)
 {
     dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
     int8_own none = {};
-    bool release = false;
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
         unsigned blocks =                                                                      \
-            ec_stream_blocks<int8_gemv_kernel<B, MODE, OWN_NONE>>(pairs, I8_WARPS, I8_WARPS * 32); \
-        return ec_launch(int8_gemv_kernel<B, MODE, OWN_NONE>, dim3(blocks), block, 0, stream, w,  \
+            ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
+        return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
                          wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
     }
     switch (batch) {
@@ -855,65 +742,52 @@ static bool gemv_shape_ok(int batch, int rows, int cols, int ld, int ldy)
 
 extern "C" int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale,
                                  int rows, int ld, const int8_t *xq, const float *xscale,
-                                 const void *x, int cols, const unsigned *mask, int batch, void *y,
-                                 int ldy, cudaStream_t stream)
+                                 const void *x, int cols, const unsigned *mask, int batch,
+                                 int release_next, void *y, int ldy, cudaStream_t stream)
 {
     if (!gemv_shape_ok(batch, rows, cols, ld, ldy)) return -1;
     cudaError_t e = by_mode(mode, [&](auto m) {
         return launch_gemv<decltype(m)::value>(batch, stream, w, wscale, rows, ld, xq, xscale,
-                                               (const __half *)x, cols, mask, y, ldy);
+                                               (const __half *)x, cols, mask, release_next != 0, y,
+                                               ldy);
     });
     EC_CUDA_TRY(e, "launch of int8 GEMV (batch %d, %d x %d)", batch, rows, cols);
     return 0;
 }
 
-extern "C" int ec_cuda_int8_gemv_own_fits(const ec_cuda_norm *norm, int cols, const void *x)
+extern "C" int ec_cuda_int8_gemv_own_fits(int cols, const void *x)
 {
-    if (norm) return cols <= OWN_NORM_MAX_COLS;
     return cols % 8 == 0 && cols <= OWN_MAX_COLS && (uintptr_t)x % 16 == 0;
 }
 
-template <int MODE, int OWN, int U = I8_UNROLL, int VECS = OWN_VECS>
+template <int MODE>
 static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const float *wscale,
                                    int rows, int ld, const __half *x, int cols, int8_own own,
-                                   bool release, void *y, int ldy)
+                                   void *y, int ldy)
 {
-    /* the residency for the widest input (the blocks per SM are bound by registers anyway) */
-    int widest = OWN == OWN_NORM ? OWN_NORM_MAX_COLS : I8_WARPS * 32 * VECS * 8;
-    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, OWN, U, VECS>>(
-        ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN, widest));
-    return ec_launch(int8_gemv_kernel<1, MODE, OWN, U, VECS>, dim3(blocks), dim3(I8_WARPS * 32),
-                     own_smem_bytes(OWN, ld), stream, w, wscale, rows, ld,
-                     (const int8_t *)nullptr, (const float *)nullptr, x, cols,
-                     (const unsigned *)nullptr, own, release, y, ldy);
+    /* the residency for the widest token (the blocks per SM are bound by registers anyway) */
+    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
+        ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
+    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
+                     own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
+                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y,
+                     ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
-                                     int rows, int ld, const ec_cuda_norm *norm, void *x, int cols,
-                                     float threshold, unsigned *mask, int *ocount, int8_t *xq,
-                                     float *xscale, unsigned long long *stat, int release_next,
-                                     void *y, int ldy, cudaStream_t stream)
+                                     int rows, int ld, const void *x, int cols, float threshold,
+                                     unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                                     unsigned long long *stat, void *y, int ldy,
+                                     cudaStream_t stream)
 {
     if (!gemv_shape_ok(1, rows, cols, ld, ldy)) return -1;
-    if (!ec_cuda_int8_gemv_own_fits(norm, cols, x))
-        return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs %s)", cols,
-                            norm ? "at most 8192 with a norm"
-                                 : "a multiple of 8, at most 16384, 16-byte aligned");
-    ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
-    int8_own own = {threshold, xq, xscale, mask, ocount, stat, norm ? *norm : none, (__half *)x};
-    const char *denv = getenv("ECOCOMPUTE_CUDA_INT8_DEEP"); /* EXPERIMENT */
-    bool deep = !(denv && !strcmp(denv, "0"));
+    if (!ec_cuda_int8_gemv_own_fits(cols, x))
+        return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs a multiple of "
+                            "8, at most %d, 16-byte aligned)", cols, (int)OWN_MAX_COLS);
+    int8_own own = {threshold, xq, xscale, mask, ocount, stat};
     cudaError_t e = by_mode(mode, [&](auto m) {
-        constexpr int M = decltype(m)::value;
-        return norm ? launch_gemv_own<M, OWN_NORM>(stream, w, wscale, rows, ld, (const __half *)x,
-                                                   cols, own, release_next != 0, y, ldy)
-                    : cols <= I8_WARPS * 32 * 2 * 8 && deep
-                          ? launch_gemv_own<M, OWN_TOKEN, 8, 2>(stream, w, wscale, rows, ld,
-                                                                (const __half *)x, cols, own,
-                                                                release_next != 0, y, ldy)
-                          : launch_gemv_own<M, OWN_TOKEN>(stream, w, wscale, rows, ld,
-                                                          (const __half *)x, cols, own,
-                                                          release_next != 0, y, ldy);
+        return launch_gemv_own<decltype(m)::value>(stream, w, wscale, rows, ld, (const __half *)x,
+                                                   cols, own, y, ldy);
     });
     EC_CUDA_TRY(e, "launch of int8 GEMV quantizing its token (%d x %d)", rows, cols);
     return 0;

@@ -244,16 +244,16 @@ int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *c, const ec_cuda_qweight *w, in
     return (env && !strcmp(env, "all")) || (mixed && batch <= ONE_PASS_MAX_BATCH);
 }
 
-/* Whether a decode GEMV quantizes its own token instead of a prepare launch before it: batch 1
- * (with a norm: ECOCOMPUTE_CUDA_INT8_OWN=token leaves those to the prepare), unless
- * ECOCOMPUTE_CUDA_INT8_OWN=0 (for benchmarks and test_cuda_int8, which runs both). */
-static int int8_own_token(const ec_cuda_qweight *w, const ec_cuda_norm *norm, const void *x,
-                          int batch)
+/* Whether a decode GEMV of a cols-wide input x quantizes that token itself instead of a prepare
+ * launch before it (docs/performance.md, session 23): at batch 1 without a norm to run first,
+ * i.e. the inputs of o and down. The prepare before qkv and gate/up runs the layer's RMSNorm
+ * too; inside the GEMV that measured no faster. ECOCOMPUTE_CUDA_INT8_OWN=0 keeps the prepare
+ * everywhere (for benchmarks, and test_cuda_int8, which runs both). */
+static int int8_own_token(int cols, const ec_cuda_norm *norm, const void *x, int batch)
 {
     const char *env = getenv("ECOCOMPUTE_CUDA_INT8_OWN");
-    if (env && (!strcmp(env, "0") || (norm && strcmp(env, "norm")))) return 0;
-    if (!env && norm) return 0;
-    return batch == 1 && ec_cuda_int8_gemv_own_fits(norm, w->cols, x);
+    return batch == 1 && !norm && !(env && !strcmp(env, "0")) &&
+           ec_cuda_int8_gemv_own_fits(cols, x);
 }
 
 /* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */
@@ -264,29 +264,21 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
     cudaStream_t st = c->stream;
     const int8_t *wq = (const int8_t *)w->data;
-    if (int8_own_token(w, norm, x, batch))
-    {
-        const char *env = getenv("ECOCOMPUTE_CUDA_INT8_RELEASE"); /* EXPERIMENT */
-        int release = mode == EC_GEMV_SILU_MUL || (env && !strcmp(env, "all") && mode == EC_GEMV_ADD);
-        return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, norm, x, w->cols,
+    if (int8_own_token(w->cols, norm, x, batch))
+        return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, x, w->cols,
                                      w->threshold, c->omask, c->ocount, c->xq, c->xscale, stat,
-                                     release, y, ldy, st);
-    }
-    const char *penv = getenv("ECOCOMPUTE_CUDA_INT8_PREP"); /* EXPERIMENT */
-    if (batch == 1 && norm && w->cols <= 8192 && penv && !strncmp(penv, "small", 5))
-        return ec_cuda_int8_prepare_small(norm, x, w->cols, w->ld, w->threshold, c->omask,
-                                          c->ocount, c->xq, c->xscale, stat, st) ||
-                       ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
-                                         x, w->cols, w->threshold > 0.0f ? c->omask : NULL,
-                                         batch, y, ldy, st)
-                   ? -1
-                   : 0;
+                                     y, ldy, st);
+    /* The SiLU·mul output is the down projection's input. Where that GEMV quantizes it itself,
+     * it directly follows this one and may launch at this one's start: its blocks then take the
+     * SMs this one's blocks leave and send their first weight requests at once (3.5 µs less per
+     * layer on Llama-2-7B, session 23; behind a prepare, session 14 measured it slower). */
+    int release = mode == EC_GEMV_SILU_MUL && int8_own_token(out_rows, NULL, y, batch);
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
         return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
                                     c->xq, c->xscale, stat, st) ||
                        ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
                                          x, w->cols, w->threshold > 0.0f ? c->omask : NULL,
-                                         batch, y, ldy, st)
+                                         batch, release, y, ldy, st)
                    ? -1
                    : 0;
     int mixed = w->threshold > 0.0f;
