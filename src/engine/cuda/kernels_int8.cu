@@ -342,20 +342,19 @@ __global__ void __launch_bounds__(PREP_THREADS)
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
     auto col = [](int i) { return (int)threadIdx.x + i * PREP_THREADS; };
-    /* The norm weights: one token holds them, loaded before the wait (they are no step data),
-     * so they do not queue behind the next GEMV's first weight requests; for a batch they are
-     * read where needed (a thread of 1024 has 64 registers). */
+    /* The norm weights: one token holds them, loaded with its row; for a batch they are read
+     * where needed (a thread of 1024 has 64 registers). */
     float held_g[NB == 1 ? PREP_HELD : 1] = {};
     auto g = [&](int i) {
         if constexpr (NB == 1) return held_g[i];
         return col(i) < cols ? __ldg(norm.w + col(i)) : 0.0f;
     };
-    if constexpr (NB == 1)
-        if (norm.x)
-#pragma unroll
-            for (int i = 0; i < PREP_HELD; i++) held_g[i] = col(i) < cols ? norm.w[col(i)] : 0.0f;
     ec_wait_inputs();
     if (norm.x) {
+        if constexpr (NB == 1) {
+#pragma unroll
+            for (int i = 0; i < PREP_HELD; i++) held_g[i] = col(i) < cols ? norm.w[col(i)] : 0.0f;
+        }
         float ss[NB]; /* the tokens' sums of squares */
 #pragma unroll
         for (int r = 0; r < NB; r++) {
