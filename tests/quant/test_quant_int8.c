@@ -1,6 +1,7 @@
 /* test_quant_int8.c — int8 and LLM.int8(): outputs against the formula evaluated independently in
  * double precision, the outlier cases (one, several, no columns), threshold 0 and a threshold above
- * every |x| equal to plain int8 bit for bit, outliers left out of the per-token absmax. */
+ * every |x| equal to plain int8 bit for bit, outliers left out of the per-token absmax; the CUDA
+ * kernels' reciprocal route to the activation codes equal to the division. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +180,34 @@ static void test_zero_token_no_nan(void **state)
     check_case(w, x, 6.0f, C);
 }
 
+/* The CUDA GEMV that quantizes its own token (kernels_int8.cu, act_code_rcp) divides by the
+ * token's absmax a through r = RN(1/a): q0 = RN(v·r), then q = fma(fma(−q0, a, v), r, q0). The
+ * codes stay those of src/quant/int8.c only if q is RN(v / a) for every pair of fp16 values with
+ * |v| <= a, a > 0 (a non-outlier value never exceeds its token's absmax). Both are IEEE binary32
+ * operations, so the CPU checks the GPU's arithmetic: every positive finite fp16 a, every 53rd v
+ * (all 1,007,713,278 pairs with EC_TEST_EXHAUSTIVE=1, ~6 s). A zero quotient may differ in sign
+ * only, which rounds to the same code. */
+static void test_reciprocal_division_is_exact(void **state)
+{
+    (void)state;
+    unsigned stride = getenv("EC_TEST_EXHAUSTIVE") ? 1 : 53;
+    long pairs = 0;
+    for (uint16_t ah = 1; ah < 0x7c00; ah++) {
+        float a = ec_f16_to_f32(ah), r = 1.0f / a;
+        for (uint32_t vh = ah % stride; vh <= ah; vh += stride)
+            for (int neg = 0; neg < 2; neg++) {
+                float v = ec_f16_to_f32((uint16_t)(vh | (neg ? 0x8000u : 0u)));
+                float q0 = v * r;
+                float q = fmaf(fmaf(-q0, a, v), r, q0), want = v / a;
+                pairs++;
+                if (q != want || (q == 0.0f && want != 0.0f))
+                    fail_msg("absmax %a, v %a: reciprocal route %a, division %a", (double)a,
+                             (double)v, (double)q, (double)want);
+            }
+    }
+    assert_true(pairs > 1000000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_threshold_zero_and_high_equal_int8),
         cmocka_unit_test(test_weight_round_trip),
         cmocka_unit_test(test_zero_token_no_nan),
+        cmocka_unit_test(test_reciprocal_division_is_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,8 +69,9 @@ __device__ __forceinline__ float act_scale(float absmax) { return __fdiv_rn(absm
 
 /* act_code of a value with |v| <= absmax (any non-outlier value of its token) through r =
  * __frcp_rn(absmax): the product v·r corrected by one fma (Markstein) is exactly
- * __fdiv_rn(v, absmax) for every such pair of fp16 values (all 10^9 pairs checked on the CPU;
- * only the sign of a zero quotient differs, which gives the same code); times 127 it stays
+ * __fdiv_rn(v, absmax) for every such pair of fp16 values (test_quant_int8 checks the IEEE
+ * arithmetic on the CPU, all 10^9 pairs with EC_TEST_EXHAUSTIVE=1; only the sign of a zero
+ * quotient differs, which gives the same code); times 127 it stays
  * within ±127, so the conversion needs no clamp, and it turns NaN (absmax inf) into 0, as
  * round_q8 does. About 6 instructions instead of the division's 20: every block of a GEMV that
  * quantizes its own token does the whole token (quantize_own). */

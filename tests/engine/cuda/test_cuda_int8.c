@@ -20,7 +20,9 @@
  *   - every output element is written (outputs are NaN-poisoned first) and the padding columns
  *     [rows, ldy) are left alone;
  *   - the outlier statistics counter gets {outlier columns, 1 call} per call for int8-mixed;
- *   - a second call on the same context gives the same result (the scan's state is reset).
+ *   - a second call on the same context gives the same result (the scan's state is reset);
+ *   - at batch 1 all of this holds both for the GEMV that quantizes its own token (widths that
+ *     are multiples of 8) and, with ECOCOMPUTE_CUDA_INT8_OWN=0, for the prepare launch + GEMV.
  * A failure prints the setup, the first differing elements, the worst error and the count. */
 #include <setjmp.h>
 #include <stdarg.h>
