@@ -273,6 +273,8 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
      * SMs this one's blocks leave and send their first weight requests at once (3.5 µs less per
      * layer on Llama-2-7B, session 23; behind a prepare, session 14 measured it slower). */
     int release = mode == EC_GEMV_SILU_MUL && int8_own_token(out_rows, NULL, y, batch);
+    const char *qenv = getenv("ECOCOMPUTE_CUDA_INT8_RELEASE_QKV"); /* EXPERIMENT */
+    if (qenv && !strcmp(qenv, "1") && mode == EC_GEMV_STORE && batch == 1) release = 1;
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
         return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
                                     c->xq, c->xscale, stat, st) ||
