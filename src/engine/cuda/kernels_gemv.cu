@@ -21,7 +21,7 @@ enum { GEMV_WARPS = 8, GEMV_UNROLL = 4 };
 template <typename T, int B, int MODE>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
     gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
-                int ldy)
+                int ldy, bool release)
 {
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     ec_stream_pairs<GEMV_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
-        [] { ec_wait_inputs(false); }, /* x and y belong to the step (see ec_launch) */
+        [&] { ec_wait_inputs(release); }, /* x and y belong to the step (see ec_launch) */
         [&](int, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {
@@ -60,11 +60,13 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
 {
     int pairs = ec_gemv_pairs(MODE, rows);
     dim3 block(GEMV_WARPS * 32);
+    const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_RELEASE_QKV"); /* EXPERIMENT */
+    bool release = env && !strcmp(env, "1") && MODE == EC_GEMV_STORE && batch == 1;
 #define EC_GEMV_CASE(B)                                                                            \
     case B: {                                                                                      \
         unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS, GEMV_WARPS * 32); \
         return ec_launch(gemv_kernel<T, B, MODE>, dim3(blocks), block, 0, stream, w, x, rows,     \
-                         cols, y, ldy);                                                            \
+                         cols, y, ldy, release);                                                   \
     }
     switch (batch) {
         EC_GEMV_CASE(1)

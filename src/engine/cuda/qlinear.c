@@ -268,13 +268,16 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
         return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, x, w->cols,
                                      w->threshold, c->omask, c->ocount, c->xq, c->xscale, stat,
                                      y, ldy, st);
-    /* The SiLU·mul output is the down projection's input. Where that GEMV quantizes it itself,
-     * it directly follows this one and may launch at this one's start: its blocks then take the
-     * SMs this one's blocks leave and send their first weight requests at once (3.5 µs less per
-     * layer on Llama-2-7B, session 23; behind a prepare, session 14 measured it slower). */
-    int release = mode == EC_GEMV_SILU_MUL && int8_own_token(out_rows, NULL, y, batch);
-    const char *qenv = getenv("ECOCOMPUTE_CUDA_INT8_RELEASE_QKV"); /* EXPERIMENT */
-    if (qenv && !strcmp(qenv, "1") && mode == EC_GEMV_STORE && batch == 1) release = 1;
+    /* Which successors may launch at this GEMV's start rather than at its end (session 23;
+     * behind a prepare, session 14 measured it slower):
+     * - the SiLU·mul output is the down projection's input; where that GEMV quantizes it
+     *   itself, its blocks take the SMs this one's blocks leave and send their first weight
+     *   requests at once (3.5 µs less per layer on Llama-2-7B);
+     * - at batch 1 a stored output is the QKV row (or a quantized head's logits), whose
+     *   attention blocks then wait resident with their rope angles made, and release o early in
+     *   turn (0.4-0.7 % faster steps). */
+    int release = (mode == EC_GEMV_SILU_MUL && int8_own_token(out_rows, NULL, y, batch)) ||
+                  (mode == EC_GEMV_STORE && batch == 1);
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
         return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
                                     c->xq, c->xscale, stat, st) ||
