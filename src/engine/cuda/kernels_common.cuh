@@ -190,9 +190,10 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
  * implies "every earlier kernel finished". The weight-streaming kernels pass false: the 16-bit
  * and int8 GEMVs let their successors launch at their end (docs/performance.md, session 6:
  * released at a GEMV's start, fp16 decode got slower; session 14: released after their last
- * request, as qmma, int8 got 9 % slower), except the batch-1 int8 gate/up GEMV whose successor
- * is the down GEMV itself, not a prepare (session 23: faster); the tensor-core qmma calls
- * ec_release_next() once a CTA has requested its last weights (session 13: faster). */
+ * request, as qmma, int8 got 9 % slower), except at batch 1 the QKV GEMVs, whose successor is
+ * the attention, and the int8 gate/up GEMV whose successor is the down GEMV itself, not a
+ * prepare (session 23: faster); the tensor-core qmma calls ec_release_next() once a CTA has
+ * requested its last weights (session 13: faster). */
 __device__ __forceinline__ void ec_release_next()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

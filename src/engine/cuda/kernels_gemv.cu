@@ -60,8 +60,10 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
 {
     int pairs = ec_gemv_pairs(MODE, rows);
     dim3 block(GEMV_WARPS * 32);
-    const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_RELEASE_QKV"); /* EXPERIMENT */
-    bool release = env && !strcmp(env, "1") && MODE == EC_GEMV_STORE && batch == 1;
+    /* At batch 1 a stored output is the QKV row or the head's logits: the attention's (or the
+     * argmax's) blocks may launch at this GEMV's start and wait resident (docs/performance.md,
+     * session 23: 0.65 % faster fp16 steps); the other GEMVs release at their end (session 6). */
+    bool release = MODE == EC_GEMV_STORE && batch == 1;
 #define EC_GEMV_CASE(B)                                                                            \
     case B: {                                                                                      \
         unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS, GEMV_WARPS * 32); \
