@@ -71,10 +71,11 @@ __device__ __forceinline__ float act_scale(float absmax) { return __fdiv_rn(absm
  * __frcp_rn(absmax): the product v·r corrected by one fma (Markstein) is exactly
  * __fdiv_rn(v, absmax) for every such pair of fp16 values (test_quant_int8 checks the IEEE
  * arithmetic on the CPU, all 10^9 pairs with EC_TEST_EXHAUSTIVE=1; only the sign of a zero
- * quotient differs, which gives the same code); times 127 it stays
- * within ±127, so the conversion needs no clamp, and it turns NaN (absmax inf) into 0, as
- * round_q8 does. About 6 instructions instead of the division's 20: every block of a GEMV that
- * quantizes its own token does the whole token (quantize_own). */
+ * quotient differs, which gives the same code); times 127 it stays within ±127, so the
+ * conversion needs no clamp, and it turns NaN (absmax inf) into 0, as round_q8 does. A multiply
+ * and two fmas instead of a division per value: every block of a GEMV that quantizes its own
+ * token does the whole token (quantize_own; down's own time fell from 23.3 to 20.0 µs a layer,
+ * docs/performance.md, session 23). */
 __device__ __forceinline__ int act_code_rcp(float v, float absmax, float r)
 {
     float q0 = __fmul_rn(v, r);
