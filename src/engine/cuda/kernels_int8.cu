@@ -29,7 +29,7 @@ enum {
     SCAN_TOKENS = 64,    /* outlier scan: tokens per block (more: blocks OR their words) */
     PREP_THREADS = 1024, /* a decode prepare block (RMSNorm order: EC_NORM_THREADS) */
     PREP_MAX_COLS = PREP_THREADS * 32, /* widest input of the prepare (32 columns a thread) */
-    PREP_HELD = 14,      /* prepare_token_kernel: columns a thread keeps in registers (14336 wide) */
+    PREP_HELD = 14,      /* the decode prepares: columns a thread keeps in registers (14336 wide) */
     PREP_HELD_COLS = PREP_THREADS * PREP_HELD,
     QUANT_THREADS = 256, /* one block per token */
     EPI_ROWS = 32,       /* GEMM epilogue: output rows per block (two 16-row MMA tiles) */
@@ -46,6 +46,8 @@ enum {
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
     OWN_VECS = 8,        /* GEMV quantizing its own token: 8-column vectors a thread holds */
     OWN_MAX_COLS = I8_WARPS * 32 * OWN_VECS * 8, /* ... so its widest input: 16384 */
+    NEXT_HELD = 32,      /* GEMV preparing the next input: columns a thread holds ... */
+    NEXT_MAX_COLS = I8_WARPS * 32 * NEXT_HELD, /* ... so the widest: 8192 */
 };
 static const unsigned FULL = 0xffffffffu;
 
@@ -223,7 +225,7 @@ __global__ void __launch_bounds__(QUANT_THREADS)
         xo[(size_t)b * ld + p] = p < n ? x[(size_t)b * cols + ocols[p]] : __float2half_rn(0.0f);
 }
 
-/* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * PREP_THREADS is an
+/* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * blockDim.x is an
  * outlier. Writes the mask words of the block's columns with ballots (the GEMV reads them; the
  * block never does) and adds their count to *s_count, which must be cleared before and is read
  * after a barrier. */
@@ -233,7 +235,7 @@ __device__ __forceinline__ void publish_outliers(unsigned flags, int per, int co
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, count = 0;
     for (int i = 0; i < per; i++) {
         unsigned m = __ballot_sync(FULL, (flags >> i) & 1u);
-        int word = i * (PREP_THREADS / 32) + warp; /* columns 32 * word + lane */
+        int word = i * (blockDim.x / 32) + warp; /* columns 32 * word + lane */
         if (lane == 0 && 32 * word < cols) {
             mask[word] = m;
             count += __popc(m);
@@ -249,6 +251,67 @@ __device__ __forceinline__ void report_outliers(float threshold, int count, int 
     if (threshold > 0.0f && stat) {
         atomicAdd(stat, (unsigned long long)count);
         atomicAdd(stat + 1, 1ull);
+    }
+}
+
+/* The batch-1 prepare of one token by a block of T threads, thread t holding columns t + T * k,
+ * k < H (cols <= ld <= T * H): with norm.x, x = rmsnorm(norm) first (else x is the input); then
+ * the outlier flags and mask words, the absmax, the codes and the scale, with
+ * prepare_token_kernel's arithmetic (the codes through act_code_rcp, which equals act_code for
+ * every non-outlier value). The sum of squares follows the 1024-thread norm's order
+ * (ec_norm_block_sum), so x is bit-identical to ec_cuda_rmsnorm's for any T. The residual row
+ * is read through L2: in a GEMV's last block (prepare_next) other blocks have just written it.
+ * s_count: a shared counter cleared before a barrier. Every thread of the block calls it. */
+template <int T, int H>
+__device__ void prepare_row(const ec_cuda_norm &norm, __half *x, int cols, int ld, float threshold,
+                            unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                            unsigned long long *stat, float *scratch, int *s_count)
+{
+    constexpr int V = EC_NORM_THREADS / T; /* the norm block's threads this one stands for */
+    static_assert(H % V == 0 && H <= 32, "whole partials; flags in one word");
+    auto col = [](int k) { return (int)threadIdx.x + T * k; };
+    float v[H];
+    if (norm.x) {
+        float g[H], ss[V] = {};
+#pragma unroll
+        for (int k = 0; k < H; k++) {
+            g[k] = col(k) < cols ? norm.w[col(k)] : 0.0f;
+            v[k] = col(k) < cols ? __ldcg(norm.x + col(k)) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < H; k++) ss[k % V] = fmaf(v[k], v[k], ss[k % V]);
+        float inv = rsqrtf(ec_norm_block_sum<T>(ss, scratch) / (float)cols + norm.eps);
+#pragma unroll
+        for (int k = 0; k < H; k++) {
+            __half h = __float2half_rn(v[k] * inv * g[k]);
+            v[k] = __half2float(h);
+            if (col(k) < cols) x[col(k)] = h;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < H; k++) v[k] = col(k) < cols ? __half2float(x[col(k)]) : 0.0f;
+    }
+    unsigned flags = 0; /* bit k: column col(k) is an outlier (v is 0 past cols: never) */
+    if (threshold > 0.0f) {
+#pragma unroll
+        for (int k = 0; k < H; k++) flags |= (unsigned)(fabsf(v[k]) >= threshold) << k;
+        publish_outliers(flags, (cols + T - 1) / T, cols, mask, s_count);
+    }
+    float m = 0.0f;
+#pragma unroll
+    for (int k = 0; k < H; k++)
+        if (!((flags >> k) & 1u)) m = fmaxf(m, fabsf(v[k]));
+    float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
+    if (threadIdx.x == 0) {
+        *xscale = act_scale(absmax);
+        report_outliers(threshold, *s_count, ocount, stat);
+    }
+    float r = __frcp_rn(absmax);
+#pragma unroll
+    for (int k = 0; k < H; k++) {
+        if (col(k) >= ld) break;
+        bool zero = col(k) >= cols || absmax == 0.0f || ((flags >> k) & 1u);
+        xq[col(k)] = zero ? 0 : (int8_t)act_code_rcp(v[k], absmax, r);
     }
 }
 
@@ -321,42 +384,33 @@ __global__ void __launch_bounds__(PREP_THREADS)
     }
 }
 
-/* Decode batches of rows of at most PREP_HELD_COLS columns: block b prepares token b, and every
- * value of it stays in a register from its one load to its code, so the chain is load → (norm:
- * block sum) → outlier flags and block max → codes, one round trip to L2 and one or two block
- * reductions, whatever the batch (prepare_kernel, one block for all tokens, walks them through
- * L2 round trips: 25-35 µs at batch 8). An outlier column is one where any token reaches the
- * threshold, so each block also tests the other tokens' values of its columns (for a normed
- * input it computes their norms too: all sums in one block reduction), and block 0 publishes
- * the mask and the count. NB: the most tokens (1: the batch-1 kernel, which also holds the
- * norm weights). The arithmetic is prepare_kernel's (and with norm ec_rmsnorm_rows's,
- * term for term: the sum of squares in the same order), so the results are identical. */
-template <int NB>
+/* Decode batches of 2..EC_CUDA_GEMV_MAX_BATCH rows of at most PREP_HELD_COLS columns: block b
+ * prepares token b, and every value of it stays in a register from its one load to its code, so
+ * the chain is load → (norm: block sum) → outlier flags and block max → codes, one round trip to
+ * L2 and one or two block reductions, whatever the batch (prepare_kernel, one block for all
+ * tokens, walks them through L2 round trips: 25-35 µs at batch 8). An outlier column is one
+ * where any token reaches the threshold, so each block also tests the other tokens' values of
+ * its columns (for a normed input it computes their norms too: all sums in one block
+ * reduction), and block 0 publishes the mask and the count. The arithmetic is prepare_kernel's
+ * (and with norm ec_rmsnorm_rows's, term for term: the sum of squares in the same order), so
+ * the results are identical. */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_token_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld,
                          float threshold, unsigned *mask, int *ocount, int8_t *xq, float *xscale,
                          unsigned long long *stat)
 {
+    constexpr int NB = EC_CUDA_GEMV_MAX_BATCH;
     __shared__ int s_count;
     __shared__ float scratch[NB * 32], s_inv[NB];
-    const int me = NB == 1 ? 0 : blockIdx.x; /* this block's token */
+    const int me = blockIdx.x; /* this block's token */
     if (threadIdx.x == 0) s_count = 0;
     __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
     float v[PREP_HELD]; /* column threadIdx.x + i * PREP_THREADS, 0 past cols */
     auto col = [](int i) { return (int)threadIdx.x + i * PREP_THREADS; };
-    /* The norm weights: one token holds them, loaded with its row; for a batch they are read
-     * where needed (a thread of 1024 has 64 registers). */
-    float held_g[NB == 1 ? PREP_HELD : 1] = {};
-    auto g = [&](int i) {
-        if constexpr (NB == 1) return held_g[i];
-        return col(i) < cols ? __ldg(norm.w + col(i)) : 0.0f;
-    };
+    /* the norm weights are read where needed (a thread of 1024 has 64 registers) */
+    auto g = [&](int i) { return col(i) < cols ? __ldg(norm.w + col(i)) : 0.0f; };
     ec_wait_inputs();
     if (norm.x) {
-        if constexpr (NB == 1) {
-#pragma unroll
-            for (int i = 0; i < PREP_HELD; i++) held_g[i] = col(i) < cols ? norm.w[col(i)] : 0.0f;
-        }
         float ss[NB]; /* the tokens' sums of squares */
 #pragma unroll
         for (int r = 0; r < NB; r++) {
@@ -375,7 +429,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
         for (int r = 0; r < NB; r++) {
             float inv = rsqrtf(ss[r] / (float)cols + norm.eps);
             if (r == me) inv_me = inv;
-            if (NB > 1 && threadIdx.x == 0) s_inv[r] = inv; /* the other tokens' outlier tests */
+            if (threadIdx.x == 0) s_inv[r] = inv; /* the other tokens' outlier tests */
         }
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++) {
@@ -383,7 +437,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
             v[i] = __half2float(h);
             if (col(i) < cols) x[(size_t)me * cols + col(i)] = h;
         }
-        if (NB > 1) __syncthreads(); /* s_inv */
+        __syncthreads(); /* s_inv */
     } else {
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++)
@@ -394,15 +448,13 @@ __global__ void __launch_bounds__(PREP_THREADS)
 #pragma unroll
         for (int i = 0; i < PREP_HELD; i++) {
             bool f = fabsf(v[i]) >= threshold;
-            if constexpr (NB > 1) {
 #pragma unroll 1
-                for (int r = 0; r < ntok; r++) {
-                    if (r == me || col(i) >= cols) continue;
-                    float a = norm.x ? __half2float(__float2half_rn(
-                                           norm.x[r * norm.x_stride + col(i)] * s_inv[r] * g(i)))
-                                     : __half2float(x[(size_t)r * cols + col(i)]);
-                    f |= fabsf(a) >= threshold;
-                }
+            for (int r = 0; r < ntok; r++) {
+                if (r == me || col(i) >= cols) continue;
+                float a = norm.x ? __half2float(__float2half_rn(
+                                       norm.x[r * norm.x_stride + col(i)] * s_inv[r] * g(i)))
+                                 : __half2float(x[(size_t)r * cols + col(i)]);
+                f |= fabsf(a) >= threshold;
             }
             flags |= (unsigned)f << i;
         }
@@ -425,6 +477,21 @@ __global__ void __launch_bounds__(PREP_THREADS)
         xq[(size_t)me * ld + col(i)] =
             col(i) < cols ? act_code(v[i], absmax, (flags >> i) & 1u) : 0;
     }
+}
+
+/* One token of at most PREP_HELD_COLS columns: prepare_row on a whole 1024-thread block. */
+__global__ void __launch_bounds__(PREP_THREADS)
+    prepare_one_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,
+                       unsigned *mask, int *ocount, int8_t *xq, float *xscale,
+                       unsigned long long *stat)
+{
+    __shared__ int s_count;
+    __shared__ float scratch[32];
+    if (threadIdx.x == 0) s_count = 0;
+    __syncthreads(); /* cleared before any warp adds to it */
+    ec_wait_inputs();
+    prepare_row<PREP_THREADS, PREP_HELD>(norm, x, cols, ld, threshold, mask, ocount, xq, xscale,
+                                         stat, scratch, &s_count);
 }
 
 extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold,
@@ -467,10 +534,12 @@ extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok,
     ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
     cudaError_t e =
         ld <= PREP_HELD_COLS
-            ? ec_launch(ntok == 1 ? prepare_token_kernel<1>
-                                  : prepare_token_kernel<EC_CUDA_GEMV_MAX_BATCH>,
-                        dim3(ntok), dim3(PREP_THREADS), 0, stream, norm ? *norm : none,
-                        (__half *)x, ntok, cols, ld, threshold, mask, ocount, xq, xscale, stat)
+            ? ntok == 1 ? ec_launch(prepare_one_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
+                                    norm ? *norm : none, (__half *)x, cols, ld, threshold, mask,
+                                    ocount, xq, xscale, stat)
+                        : ec_launch(prepare_token_kernel, dim3(ntok), dim3(PREP_THREADS), 0,
+                                    stream, norm ? *norm : none, (__half *)x, ntok, cols, ld,
+                                    threshold, mask, ocount, xq, xscale, stat)
             : ec_launch(prepare_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,
                         norm ? *norm : none, (__half *)x, ntok, cols, ld, threshold, mask,
                         ocount, xq, xscale, stat);
@@ -598,6 +667,31 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     own_publish(smem, ld, count, own, s_scale, scratch);
 }
 
+/* After a batch-1 GEMV's pairs: the last of its blocks to finish (a ticket, left 0 for the next
+ * launch and graph replay) prepares the next linear's input, the residual row this grid has
+ * just completed, as the prepare launch would (prepare_row on I8_WARPS * 32 threads). That
+ * launch's start and its wait for this grid cost more than the ticket (docs/performance.md,
+ * session 24). The block releases the next kernel first, so its blocks request their first
+ * weights during this one's work, as they did during the prepare's. */
+__device__ void prepare_next(const ec_cuda_int8_next &next, const int8_own &own, float *scratch)
+{
+    __shared__ int s_count;
+    __shared__ bool s_last;
+    __threadfence(); /* this block's rows of the residual before its ticket */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        s_count = 0;
+        s_last = atomicAdd(next.ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    ec_release_next();
+    if (threadIdx.x == 0) *next.ticket = 0;
+    prepare_row<I8_WARPS * 32, NEXT_HELD>(next.norm, (__half *)next.x, next.cols, next.ld,
+                                          next.threshold, own.mask, own.ocount, own.xq,
+                                          own.xscale, next.stat, scratch, &s_count);
+}
+
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
  * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
  * previous kernel), the int8 activations through the read-only path. The outlier columns cost
@@ -613,7 +707,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
-                     int8_own own, bool release, void *y, int ldy)
+                     int8_own own, ec_cuda_int8_next next, bool release, void *y, int ldy)
 {
     static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
     extern __shared__ uint4 s_own[]; /* OWN: own_smem_bytes (the codes, then the outlier flags) */
@@ -691,6 +785,8 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 out0[b] = out1[b] = 0.0f;
             }
         });
+    if constexpr (OWN)
+        if (next.ticket) prepare_next(next, own, scratch);
 }
 
 template <int MODE>
@@ -702,12 +798,14 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
     int8_own none = {};
+    ec_cuda_int8_next no_next = {};
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
         unsigned blocks =                                                                      \
             ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
         return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
-                         wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
+                         wscale, rows, ld, xq, xscale, x, cols, mask, none, no_next, release, \
+                         y, ldy);                                                              \
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
@@ -762,34 +860,46 @@ extern "C" int ec_cuda_int8_gemv_own_fits(int cols, const void *x)
     return cols % 8 == 0 && cols <= OWN_MAX_COLS && (uintptr_t)x % 16 == 0;
 }
 
+extern "C" int ec_cuda_int8_next_fits(int cols, int ld)
+{
+    return cols >= 1 && ld >= cols && ld % 16 == 0 && ld <= NEXT_MAX_COLS;
+}
+
 template <int MODE>
 static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const float *wscale,
                                    int rows, int ld, const __half *x, int cols, int8_own own,
-                                   void *y, int ldy)
+                                   const ec_cuda_int8_next &next, void *y, int ldy)
 {
     /* the residency for the widest token (the blocks per SM are bound by registers anyway) */
     unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
         ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
     return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
                      own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
-                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y,
-                     ldy);
+                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, next, false,
+                     y, ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
                                      int rows, int ld, const void *x, int cols, float threshold,
                                      unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                                     unsigned long long *stat, void *y, int ldy,
+                                     unsigned long long *stat,
+                                     const ec_cuda_int8_next *next, void *y, int ldy,
                                      cudaStream_t stream)
 {
     if (!gemv_shape_ok(1, rows, cols, ld, ldy)) return -1;
     if (!ec_cuda_int8_gemv_own_fits(cols, x))
         return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs a multiple of "
                             "8, at most %d, 16-byte aligned)", cols, (int)OWN_MAX_COLS);
+    if (next && (mode != EC_GEMV_ADD || next->cols != rows || !next->norm.x || next->norm.x != y ||
+                 !ec_cuda_int8_next_fits(next->cols, next->ld) || !next->ticket))
+        return ec_set_error("int8 GEMV preparing the next input: needs the ADD mode, a norm of "
+                            "its output, a ticket and at most %d columns (%d, ld %d)",
+                            (int)NEXT_MAX_COLS, next->cols, next->ld);
     int8_own own = {threshold, xq, xscale, mask, ocount, stat};
+    ec_cuda_int8_next none = {};
     cudaError_t e = by_mode(mode, [&](auto m) {
         return launch_gemv_own<decltype(m)::value>(stream, w, wscale, rows, ld, (const __half *)x,
-                                                   cols, own, y, ldy);
+                                                   cols, own, next ? *next : none, y, ldy);
     });
     EC_CUDA_TRY(e, "launch of int8 GEMV quantizing its token (%d x %d)", rows, cols);
     return 0;
