@@ -572,26 +572,6 @@ static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int bat
                              s->part, s->att, s->stream);
 }
 
-/* Layer l's QKV (ffn 0) or gate/up (ffn 1) linear, whose input is the RMSNorm of the residual
- * stream, as the successor of the ADD linear before it. */
-static ec_cuda_qnext normed_linear(cuda_state *s, int l, int ffn)
-{
-    const cuda_layer *L = &s->layers[l];
-    ec_cuda_qnext next = {ffn ? &L->wgu : &L->wqkv,
-                          {s->x, (size_t)s->cfg.dim, ffn ? L->ffn_norm : L->attn_norm,
-                           s->cfg.norm_eps},
-                          s->xn, stat_of(s, l, ffn ? STAT_GU : STAT_QKV)};
-    return next;
-}
-/* Runs it on the input its predecessor prepared, or normalising that input first. */
-static int run_normed(cuda_state *s, const ec_cuda_qnext *lin, int prepared, ec_gemv_mode mode,
-                      int rows, void *y, int ldy)
-{
-    return prepared ? ec_cuda_qlinear_prepared(&s->qctx, lin, mode, y, ldy)
-                    : ec_cuda_qlinear_normed(&s->qctx, lin->w, mode, &lin->norm, lin->x, rows, y,
-                                             ldy, lin->stat);
-}
-
 static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split_len, int with_head)
 {
     const ec_model_config *c = &s->cfg;
@@ -601,27 +581,20 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
     size_t kv_layer = (size_t)s->max_batch * c->n_kv_heads * s->max_seq * c->head_dim * 2;
     const ec_cuda_qctx *q = &s->qctx;
     if (ec_cuda_embed(s->dt, s->emb.data, tokens, rows, dim, s->x, st)) return -1;
-    int prepared = 0; /* layer l's QKV input was prepared by the down projection before it */
     for (int l = 0; l < c->n_layers; l++) {
         const cuda_layer *L = &s->layers[l];
         char *kc = (char *)s->k_cache + l * kv_layer, *vc = (char *)s->v_cache + l * kv_layer;
-        ec_cuda_qnext qkv = normed_linear(s, l, 0), gu = normed_linear(s, l, 1);
-        if (run_normed(s, &qkv, prepared, EC_GEMV_STORE, rows, s->qkv, s->qkv_dim) ||
-            attention(s, L, pos, batch, n, n_splits, split_len, kc, vc))
+        ec_cuda_norm attn_norm = {s->x, (size_t)dim, L->attn_norm, c->norm_eps};
+        ec_cuda_norm ffn_norm = {s->x, (size_t)dim, L->ffn_norm, c->norm_eps};
+        if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
+                                   s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
+            attention(s, L, pos, batch, n, n_splits, split_len, kc, vc) ||
+            ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
+            ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
+                                   s->hidden_pad, stat_of(s, l, STAT_GU)) ||
+            ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
+                            stat_of(s, l, STAT_DOWN)))
             return -1;
-        prepared = ec_cuda_qlinear_then(q, &L->wo, s->att, rows, s->x, dim, stat_of(s, l, STAT_O),
-                                        &gu);
-        if (prepared < 0 || run_normed(s, &gu, prepared, EC_GEMV_SILU_MUL, rows, s->h, s->hidden_pad))
-            return -1;
-        if (l + 1 < c->n_layers) {
-            ec_cuda_qnext next = normed_linear(s, l + 1, 0);
-            prepared = ec_cuda_qlinear_then(q, &L->wdown, s->h, rows, s->x, dim,
-                                            stat_of(s, l, STAT_DOWN), &next);
-        } else {
-            prepared = ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
-                                       stat_of(s, l, STAT_DOWN));
-        }
-        if (prepared < 0) return -1;
     }
     if (!with_head) return 0;
     /* Only each sequence's last position feeds the head. */

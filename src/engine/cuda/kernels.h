@@ -125,32 +125,16 @@ int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, i
                       const int8_t *xq, const float *xscale, const void *x, int cols,
                       const unsigned *mask, int batch, int release_next, void *y, int ldy,
                       cudaStream_t stream);
-/* The next linear's input, prepared at the end of a batch-1 ADD GEMV (ec_cuda_int8_gemv_own):
- * ec_cuda_int8_prepare(&norm, x, 1, cols, ld, threshold, ...) into the GEMV's mask, ocount, xq
- * and xscale, with stat, norm.x being the GEMV's output y (cols = its rows). ticket: a device
- * counter, 0 before the first call (each call leaves it 0). ec_cuda_int8_next_fits: ld a
- * multiple of 16, at most 8192. */
-typedef struct {
-    ec_cuda_norm norm;
-    void *x;
-    int cols, ld;
-    float threshold;
-    unsigned long long *stat;
-    unsigned *ticket;
-} ec_cuda_int8_next;
-int ec_cuda_int8_next_fits(int cols, int ld);
 /* The batch-1 fused int8 GEMV without a prepare launch: every block quantizes the token x
  * [cols] (threshold > 0: int8-mixed's outlier columns) into its shared memory with
  * ec_cuda_int8_prepare's arithmetic, and block 0 writes mask, ocount, xq, xscale and the
- * statistics as the prepare would; y as ec_cuda_int8_gemv. With next (else NULL) the last
- * block to finish then prepares the next linear's input from y, so that linear runs
- * ec_cuda_int8_gemv on xq without a prepare launch. Needs ec_cuda_int8_gemv_own_fits: cols a
- * multiple of 8, at most 16384, x 16-byte aligned. */
+ * statistics as the prepare would; y as ec_cuda_int8_gemv. Needs ec_cuda_int8_gemv_own_fits:
+ * cols a multiple of 8, at most 16384, x 16-byte aligned. */
 int ec_cuda_int8_gemv_own_fits(int cols, const void *x);
 int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows,
                           int ld, const void *x, int cols, float threshold, unsigned *mask,
                           int *ocount, int8_t *xq, float *xscale, unsigned long long *stat,
-                          const ec_cuda_int8_next *next, void *y, int ldy, cudaStream_t stream);
+                          void *y, int ldy, cudaStream_t stream);
 /* The fused int8 / int8-mixed linear of 9..EC_CUDA_INT8_MMA_MAX_BATCH token rows in one pass
  * over w (kernels_int8_mma.cu): int8 tensor-core MMAs of xq [ntok][ld] and w, and with mask
  * (the outlier scan's; NULL: int8) the outlier columns' 16-bit product from the same weight

@@ -46,8 +46,6 @@ enum {
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
     OWN_VECS = 8,        /* GEMV quantizing its own token: 8-column vectors a thread holds */
     OWN_MAX_COLS = I8_WARPS * 32 * OWN_VECS * 8, /* ... so its widest input: 16384 */
-    NEXT_HELD = 32,      /* GEMV preparing the next input: columns a thread holds ... */
-    NEXT_MAX_COLS = I8_WARPS * 32 * NEXT_HELD, /* ... so the widest: 8192 */
 };
 static const unsigned FULL = 0xffffffffu;
 
@@ -225,7 +223,7 @@ __global__ void __launch_bounds__(QUANT_THREADS)
         xo[(size_t)b * ld + p] = p < n ? x[(size_t)b * cols + ocols[p]] : __float2half_rn(0.0f);
 }
 
-/* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * blockDim.x is an
+/* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * PREP_THREADS is an
  * outlier. Writes the mask words of the block's columns with ballots (the GEMV reads them; the
  * block never does) and adds their count to *s_count, which must be cleared before and is read
  * after a barrier. */
@@ -235,7 +233,7 @@ __device__ __forceinline__ void publish_outliers(unsigned flags, int per, int co
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, count = 0;
     for (int i = 0; i < per; i++) {
         unsigned m = __ballot_sync(FULL, (flags >> i) & 1u);
-        int word = i * (blockDim.x / 32) + warp; /* columns 32 * word + lane */
+        int word = i * (PREP_THREADS / 32) + warp; /* columns 32 * word + lane */
         if (lane == 0 && 32 * word < cols) {
             mask[word] = m;
             count += __popc(m);
@@ -251,67 +249,6 @@ __device__ __forceinline__ void report_outliers(float threshold, int count, int 
     if (threshold > 0.0f && stat) {
         atomicAdd(stat, (unsigned long long)count);
         atomicAdd(stat + 1, 1ull);
-    }
-}
-
-/* The batch-1 prepare of one token by a block of T threads, thread t holding columns t + T * k,
- * k < H (cols <= ld <= T * H): with norm.x, x = rmsnorm(norm) first (else x is the input); then
- * the outlier flags and mask words, the absmax, the codes and the scale, with
- * prepare_token_kernel's arithmetic (the codes through act_code_rcp, which equals act_code for
- * every non-outlier value). The sum of squares follows the 1024-thread norm's order
- * (ec_norm_block_sum), so x is bit-identical to ec_cuda_rmsnorm's for any T. The residual row
- * is read through L2: in a GEMV's last block (prepare_next) other blocks have just written it.
- * s_count: a shared counter cleared before a barrier. Every thread of the block calls it. */
-template <int T, int H>
-__device__ void prepare_row(const ec_cuda_norm &norm, __half *x, int cols, int ld, float threshold,
-                            unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                            unsigned long long *stat, float *scratch, int *s_count)
-{
-    constexpr int V = EC_NORM_THREADS / T; /* the norm block's threads this one stands for */
-    static_assert(H % V == 0 && H <= 32, "whole partials; flags in one word");
-    auto col = [](int k) { return (int)threadIdx.x + T * k; };
-    float v[H];
-    if (norm.x) {
-        float g[H], ss[V] = {};
-#pragma unroll
-        for (int k = 0; k < H; k++) {
-            g[k] = col(k) < cols ? norm.w[col(k)] : 0.0f;
-            v[k] = col(k) < cols ? __ldcg(norm.x + col(k)) : 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < H; k++) ss[k % V] = fmaf(v[k], v[k], ss[k % V]);
-        float inv = rsqrtf(ec_norm_block_sum<T>(ss, scratch) / (float)cols + norm.eps);
-#pragma unroll
-        for (int k = 0; k < H; k++) {
-            __half h = __float2half_rn(v[k] * inv * g[k]);
-            v[k] = __half2float(h);
-            if (col(k) < cols) x[col(k)] = h;
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < H; k++) v[k] = col(k) < cols ? __half2float(x[col(k)]) : 0.0f;
-    }
-    unsigned flags = 0; /* bit k: column col(k) is an outlier (v is 0 past cols: never) */
-    if (threshold > 0.0f) {
-#pragma unroll
-        for (int k = 0; k < H; k++) flags |= (unsigned)(fabsf(v[k]) >= threshold) << k;
-        publish_outliers(flags, (cols + T - 1) / T, cols, mask, s_count);
-    }
-    float m = 0.0f;
-#pragma unroll
-    for (int k = 0; k < H; k++)
-        if (!((flags >> k) & 1u)) m = fmaxf(m, fabsf(v[k]));
-    float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
-    if (threadIdx.x == 0) {
-        *xscale = act_scale(absmax);
-        report_outliers(threshold, *s_count, ocount, stat);
-    }
-    float r = __frcp_rn(absmax);
-#pragma unroll
-    for (int k = 0; k < H; k++) {
-        if (col(k) >= ld) break;
-        bool zero = col(k) >= cols || absmax == 0.0f || ((flags >> k) & 1u);
-        xq[col(k)] = zero ? 0 : (int8_t)act_code_rcp(v[k], absmax, r);
     }
 }
 
@@ -479,7 +416,14 @@ __global__ void __launch_bounds__(PREP_THREADS)
     }
 }
 
-/* One token of at most PREP_HELD_COLS columns: prepare_row on a whole 1024-thread block. */
+/* One token of at most PREP_HELD_COLS columns (the batch-1 prepare), thread t holding columns
+ * t + i * PREP_THREADS, i < n: with norm.x, x = rmsnorm(norm) first (ec_rmsnorm_rows's
+ * arithmetic, the sum of squares in its order, so x is bit-identical to ec_cuda_rmsnorm's; the
+ * norm weights are loaded with the row); else x is the input. Then the outlier flags and mask
+ * words, the absmax, the scale and the codes, through act_code_rcp (equal to act_code for every
+ * non-outlier value). One block on one SM: its instructions are its time, so every loop stops
+ * at the thread's last column instead of predicating the rest of PREP_HELD away, and the codes
+ * take a reciprocal instead of a division each (docs/performance.md, session 24). */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_one_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,
                        unsigned *mask, int *ocount, int8_t *xq, float *xscale,
@@ -488,10 +432,54 @@ __global__ void __launch_bounds__(PREP_THREADS)
     __shared__ int s_count;
     __shared__ float scratch[32];
     if (threadIdx.x == 0) s_count = 0;
-    __syncthreads(); /* cleared before any warp adds to it */
+    __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
+    auto col = [](int i) { return (int)threadIdx.x + i * PREP_THREADS; };
+    const int n = (cols - (int)threadIdx.x + PREP_THREADS - 1) / PREP_THREADS; /* my columns */
+    float v[PREP_HELD];
     ec_wait_inputs();
-    prepare_row<PREP_THREADS, PREP_HELD>(norm, x, cols, ld, threshold, mask, ocount, xq, xscale,
-                                         stat, scratch, &s_count);
+    if (norm.x) {
+        float g[PREP_HELD], ss = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PREP_HELD && i < n; i++) {
+            g[i] = norm.w[col(i)];
+            v[i] = norm.x[col(i)];
+        }
+#pragma unroll
+        for (int i = 0; i < PREP_HELD && i < n; i++) ss = fmaf(v[i], v[i], ss);
+        float inv = rsqrtf(ec_block_reduce<false>(ss, scratch) / (float)cols + norm.eps);
+#pragma unroll
+        for (int i = 0; i < PREP_HELD && i < n; i++) {
+            __half h = __float2half_rn(v[i] * inv * g[i]);
+            v[i] = __half2float(h);
+            x[col(i)] = h;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < PREP_HELD && i < n; i++) v[i] = __half2float(x[col(i)]);
+    }
+    unsigned flags = 0; /* bit i: column col(i) is an outlier */
+    if (threshold > 0.0f) {
+#pragma unroll
+        for (int i = 0; i < PREP_HELD && i < n; i++)
+            flags |= (unsigned)(fabsf(v[i]) >= threshold) << i;
+        publish_outliers(flags, (cols + PREP_THREADS - 1) / PREP_THREADS, cols, mask, &s_count);
+    }
+    float m = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PREP_HELD && i < n; i++)
+        if (!((flags >> i) & 1u)) m = fmaxf(m, fabsf(v[i]));
+    float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
+    if (threadIdx.x == 0) {
+        *xscale = act_scale(absmax);
+        report_outliers(threshold, s_count, ocount, stat);
+    }
+    float r = __frcp_rn(absmax);
+#pragma unroll
+    for (int i = 0; i < PREP_HELD && i < n; i++) {
+        bool zero = absmax == 0.0f || ((flags >> i) & 1u);
+        xq[col(i)] = zero ? 0 : (int8_t)act_code_rcp(v[i], absmax, r);
+    }
+    for (int c = cols + (int)threadIdx.x; c < ld; c += PREP_THREADS) xq[c] = 0; /* padding */
 }
 
 extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold,
@@ -623,14 +611,18 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     bool mixed = own.threshold > 0.0f;
     uint4 v[OWN_VECS];
     unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
+    /* Every loop stops at the thread's last vector (o's 4,096 columns are 2 of 8): all blocks
+     * run this prologue, so its instructions are time (docs/performance.md, session 24). */
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
-        v[j] = i < nvec ? __ldcg(xv + i) : make_uint4(0, 0, 0, 0);
+        if (i >= nvec) break;
+        v[j] = __ldcg(xv + i);
     }
     float m = 0.0f, count = 0.0f;
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
+        if (threadIdx.x + j * blockDim.x >= nvec) break;
         float e[8];
         ec_unpack8<__half>(v[j], e);
         f8[j] = 0;
@@ -667,31 +659,6 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     own_publish(smem, ld, count, own, s_scale, scratch);
 }
 
-/* After a batch-1 GEMV's pairs: the last of its blocks to finish (a ticket, left 0 for the next
- * launch and graph replay) prepares the next linear's input, the residual row this grid has
- * just completed, as the prepare launch would (prepare_row on I8_WARPS * 32 threads). That
- * launch's start and its wait for this grid cost more than the ticket (docs/performance.md,
- * session 24). The block releases the next kernel first, so its blocks request their first
- * weights during this one's work, as they did during the prepare's. */
-__device__ void prepare_next(const ec_cuda_int8_next &next, const int8_own &own, float *scratch)
-{
-    __shared__ int s_count;
-    __shared__ bool s_last;
-    __threadfence(); /* this block's rows of the residual before its ticket */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        s_count = 0;
-        s_last = atomicAdd(next.ticket, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!s_last) return;
-    ec_release_next();
-    if (threadIdx.x == 0) *next.ticket = 0;
-    prepare_row<I8_WARPS * 32, NEXT_HELD>(next.norm, (__half *)next.x, next.cols, next.ld,
-                                          next.threshold, own.mask, own.ocount, own.xq,
-                                          own.xscale, next.stat, scratch, &s_count);
-}
-
 /* As kernels_gemv.cu: a warp streams row pairs (gate row r and up row r + rows for SILU_MUL,
  * ec_stream_pairs: 16-byte evict-first weight loads, the first ones before waiting for the
  * previous kernel), the int8 activations through the read-only path. The outlier columns cost
@@ -707,7 +674,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
-                     int8_own own, ec_cuda_int8_next next, bool release, void *y, int ldy)
+                     int8_own own, bool release, void *y, int ldy)
 {
     static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
     extern __shared__ uint4 s_own[]; /* OWN: own_smem_bytes (the codes, then the outlier flags) */
@@ -785,8 +752,6 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
                 out0[b] = out1[b] = 0.0f;
             }
         });
-    if constexpr (OWN)
-        if (next.ticket) prepare_next(next, own, scratch);
 }
 
 template <int MODE>
@@ -798,14 +763,12 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
     int8_own none = {};
-    ec_cuda_int8_next no_next = {};
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
         unsigned blocks =                                                                      \
             ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
         return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
-                         wscale, rows, ld, xq, xscale, x, cols, mask, none, no_next, release, \
-                         y, ldy);                                                              \
+                         wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
@@ -860,46 +823,34 @@ extern "C" int ec_cuda_int8_gemv_own_fits(int cols, const void *x)
     return cols % 8 == 0 && cols <= OWN_MAX_COLS && (uintptr_t)x % 16 == 0;
 }
 
-extern "C" int ec_cuda_int8_next_fits(int cols, int ld)
-{
-    return cols >= 1 && ld >= cols && ld % 16 == 0 && ld <= NEXT_MAX_COLS;
-}
-
 template <int MODE>
 static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const float *wscale,
                                    int rows, int ld, const __half *x, int cols, int8_own own,
-                                   const ec_cuda_int8_next &next, void *y, int ldy)
+                                   void *y, int ldy)
 {
     /* the residency for the widest token (the blocks per SM are bound by registers anyway) */
     unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
         ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
     return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
                      own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
-                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, next, false,
-                     y, ldy);
+                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y,
+                     ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
                                      int rows, int ld, const void *x, int cols, float threshold,
                                      unsigned *mask, int *ocount, int8_t *xq, float *xscale,
-                                     unsigned long long *stat,
-                                     const ec_cuda_int8_next *next, void *y, int ldy,
+                                     unsigned long long *stat, void *y, int ldy,
                                      cudaStream_t stream)
 {
     if (!gemv_shape_ok(1, rows, cols, ld, ldy)) return -1;
     if (!ec_cuda_int8_gemv_own_fits(cols, x))
         return ec_set_error("int8 GEMV quantizing its own token: %d columns (needs a multiple of "
                             "8, at most %d, 16-byte aligned)", cols, (int)OWN_MAX_COLS);
-    if (next && (mode != EC_GEMV_ADD || next->cols != rows || !next->norm.x || next->norm.x != y ||
-                 !ec_cuda_int8_next_fits(next->cols, next->ld) || !next->ticket))
-        return ec_set_error("int8 GEMV preparing the next input: needs the ADD mode, a norm of "
-                            "its output, a ticket and at most %d columns (%d, ld %d)",
-                            (int)NEXT_MAX_COLS, next->cols, next->ld);
     int8_own own = {threshold, xq, xscale, mask, ocount, stat};
-    ec_cuda_int8_next none = {};
     cudaError_t e = by_mode(mode, [&](auto m) {
         return launch_gemv_own<decltype(m)::value>(stream, w, wscale, rows, ld, (const __half *)x,
-                                                   cols, own, next ? *next : none, y, ldy);
+                                                   cols, own, y, ldy);
     });
     EC_CUDA_TRY(e, "launch of int8 GEMV quantizing its token (%d x %d)", rows, cols);
     return 0;

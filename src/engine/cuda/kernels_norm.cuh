@@ -21,29 +21,6 @@ __device__ __forceinline__ void ec_rmsnorm_held_w(const float *w, int dim, float
     }
 }
 
-/* The sum of a row's squares as an EC_NORM_THREADS-thread block adds it (ec_block_reduce of its
- * threads' partials), by a block of T threads that holds those partials itself: partial[j] of
- * thread t is the one of thread t + T * j. The operations are the same, so a smaller block
- * normalises a row bit-identically to ec_rmsnorm_rows (kernels_int8.cu, prepare_row). Every
- * thread gets the sum; scratch holds 32 floats. */
-template <int T>
-__device__ __forceinline__ float ec_norm_block_sum(const float (&partial)[EC_NORM_THREADS / T],
-                                                   float *scratch)
-{
-    constexpr int V = EC_NORM_THREADS / T;
-    static_assert(EC_NORM_THREADS % T == 0 && T % 32 == 0, "whole warps of the 1024-thread block");
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    float s[V];
-#pragma unroll
-    for (int j = 0; j < V; j++) s[j] = ec_warp_sum(partial[j]);
-    __syncthreads(); /* scratch may still be read by a previous reduction */
-    if (lane == 0)
-#pragma unroll
-        for (int j = 0; j < V; j++) scratch[warp + (T / 32) * j] = s[j];
-    __syncthreads();
-    return ec_warp_sum(scratch[lane]);
-}
-
 /* out [r][dim] (16-bit, rows ldo apart) = rows[r] [dim] * w [dim] / sqrt(mean(rows[r]^2) + eps)
  * for the n <= N rows rows + r * stride, by a block of EC_NORM_THREADS threads: thread t takes
  * columns t, t + EC_NORM_THREADS, ... of every row, and one block reduction serves all rows (a

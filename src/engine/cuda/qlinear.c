@@ -256,26 +256,6 @@ static int int8_own_token(int cols, const ec_cuda_norm *norm, const void *x, int
            ec_cuda_int8_gemv_own_fits(cols, x);
 }
 
-/* The fused int8 decode GEMV on the prepared codes of x (c->xq, c->xscale, c->omask). */
-static int int8_gemv(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
-                     const void *x, int batch, void *y, int ldy)
-{
-    int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
-    /* Which successors may launch at this GEMV's start rather than at its end (session 23;
-     * behind a prepare, session 14 measured it slower):
-     * - the SiLU·mul output is the down projection's input; where that GEMV quantizes it
-     *   itself, its blocks take the SMs this one's blocks leave and send their first weight
-     *   requests at once (3.5 µs less per layer on Llama-2-7B);
-     * - at batch 1 a stored output is the QKV row (or a quantized head's logits), whose
-     *   attention blocks then wait resident with their rope angles made, and release o early in
-     *   turn (0.4-0.7 % faster steps). */
-    int release = (mode == EC_GEMV_SILU_MUL && int8_own_token(out_rows, NULL, y, batch)) ||
-                  (mode == EC_GEMV_STORE && batch == 1);
-    return ec_cuda_int8_gemv(mode, (const int8_t *)w->data, w->scales, out_rows, w->ld, c->xq,
-                             c->xscale, x, w->cols, w->threshold > 0.0f ? c->omask : NULL, batch,
-                             release, y, ldy, c->stream);
-}
-
 /* norm (batch <= EC_CUDA_GEMV_MAX_BATCH only; else NULL): see ec_cuda_qlinear_normed. */
 static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
                       const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
@@ -287,11 +267,23 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     if (int8_own_token(w->cols, norm, x, batch))
         return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, x, w->cols,
                                      w->threshold, c->omask, c->ocount, c->xq, c->xscale, stat,
-                                     NULL, y, ldy, st);
+                                     y, ldy, st);
+    /* Which successors may launch at this GEMV's start rather than at its end (session 23;
+     * behind a prepare, session 14 measured it slower):
+     * - the SiLU·mul output is the down projection's input; where that GEMV quantizes it
+     *   itself, its blocks take the SMs this one's blocks leave and send their first weight
+     *   requests at once (3.5 µs less per layer on Llama-2-7B);
+     * - at batch 1 a stored output is the QKV row (or a quantized head's logits), whose
+     *   attention blocks then wait resident with their rope angles made, and release o early in
+     *   turn (0.4-0.7 % faster steps). */
+    int release = (mode == EC_GEMV_SILU_MUL && int8_own_token(out_rows, NULL, y, batch)) ||
+                  (mode == EC_GEMV_STORE && batch == 1);
     if (batch <= EC_CUDA_GEMV_MAX_BATCH)
-        return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask,
-                                    c->ocount, c->xq, c->xscale, stat, st) ||
-                       int8_gemv(c, w, mode, x, batch, y, ldy)
+        return ec_cuda_int8_prepare(norm, x, batch, w->cols, w->ld, w->threshold, c->omask, c->ocount,
+                                    c->xq, c->xscale, stat, st) ||
+                       ec_cuda_int8_gemv(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
+                                         x, w->cols, w->threshold > 0.0f ? c->omask : NULL,
+                                         batch, release, y, ldy, st)
                    ? -1
                    : 0;
     int mixed = w->threshold > 0.0f;
@@ -461,9 +453,10 @@ static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gem
                                            ldy, &scratch, c->stream);
 }
 
-/* Whether the context can run w in mode for batch rows into y [batch][ldy]; else the error. */
-static int check_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
-                        int batch, int ldy)
+/* Both entry points: x is the input, or with norm the buffer the norm writes it to. */
+static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
+                   const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
+                   unsigned long long *stat)
 {
     int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
     if (batch < 1 || batch > c->shape.max_batch || w->cols > c->shape.max_cols ||
@@ -477,16 +470,6 @@ static int check_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv
                             c->shape.max_batch, c->shape.max_rows, c->shape.max_cols,
                             c->shape.quantized ? "" : ", no int8 scratch",
                             c->shape.packed ? "" : ", no nf4/fp8 tables");
-    return 0;
-}
-
-/* Both entry points: x is the input, or with norm the buffer the norm writes it to. */
-static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
-                   const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
-                   unsigned long long *stat)
-{
-    int out_rows = mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows;
-    if (check_linear(c, w, mode, batch, ldy)) return -1;
     int fused_int8_path = c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec);
     /* Only the decode prepare of the fused int8 path normalises by itself. */
     if (norm && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH)) {
@@ -514,42 +497,4 @@ int ec_cuda_qlinear_normed(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_g
                            unsigned long long *stat)
 {
     return qlinear(c, w, mode, norm, x, batch, y, ldy, stat);
-}
-
-/* Where the ADD linear w's last block prepares next's input: fused int8 at batch 1, w on the
- * path that quantizes its own token, next int8 and at most 8192 columns wide, the residual
- * width. ECOCOMPUTE_CUDA_INT8_CHAIN=0 turns it off (benchmarks, tests). */
-static int chained(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const void *x, int batch,
-                   const ec_cuda_qnext *next)
-{
-    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_CHAIN");
-    const ec_cuda_qweight *nw = next->w;
-    return c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec) && is_int8(nw->prec) &&
-           int8_own_token(w->cols, NULL, x, batch) && nw->cols == w->rows &&
-           ec_cuda_int8_next_fits(nw->cols, nw->ld) && !(env && !strcmp(env, "0"));
-}
-
-int ec_cuda_qlinear_then(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const void *x, int batch,
-                         void *y, int ldy, unsigned long long *stat, const ec_cuda_qnext *next)
-{
-    if (!chained(c, w, x, batch, next))
-        return ec_cuda_qlinear(c, w, EC_GEMV_ADD, x, batch, y, ldy, stat) ? -1 : 0;
-    if (check_linear(c, w, EC_GEMV_ADD, batch, ldy) ||
-        check_linear(c, next->w, EC_GEMV_STORE, batch, next->w->rows))
-        return -1;
-    const ec_cuda_qweight *nw = next->w;
-    ec_cuda_int8_next n = {next->norm, next->x, nw->cols, nw->ld, nw->threshold, next->stat,
-                           c->ticket};
-    return ec_cuda_int8_gemv_own(EC_GEMV_ADD, (const int8_t *)w->data, w->scales, w->rows, w->ld,
-                                 x, w->cols, w->threshold, c->omask, c->ocount, c->xq, c->xscale,
-                                 stat, &n, y, ldy, c->stream)
-               ? -1
-               : 1;
-}
-
-int ec_cuda_qlinear_prepared(const ec_cuda_qctx *c, const ec_cuda_qnext *next, ec_gemv_mode mode,
-                             void *y, int ldy)
-{
-    if (check_linear(c, next->w, mode, 1, ldy)) return -1;
-    return int8_gemv(c, next->w, mode, next->x, 1, y, ldy);
 }

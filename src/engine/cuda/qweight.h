@@ -180,27 +180,6 @@ int ec_cuda_qlinear_normed(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec
                            const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
                            unsigned long long *stat);
 
-/* The normed linear that follows an ADD linear in a decode step: its weight, its RMSNorm (of
- * the ADD linear's output), where the normed rows go, and its outlier statistics (may be NULL). */
-typedef struct {
-    const ec_cuda_qweight *w;
-    ec_cuda_norm norm;
-    void *x;
-    unsigned long long *stat;
-} ec_cuda_qnext;
-/* ec_cuda_qlinear of an ADD linear whose output y next->norm normalises for next->w. Where the
- * fused int8 batch-1 GEMV can (ec_cuda_int8_gemv_own with next), its last block also prepares
- * next's input, which saves next's prepare launch (docs/performance.md, session 24): returns 1,
- * and next must run with ec_cuda_qlinear_prepared before any other int8 linear. Else it returns
- * 0 (run next with ec_cuda_qlinear_normed), -1 on error. ECOCOMPUTE_CUDA_INT8_CHAIN=0: always
- * 0. */
-int ec_cuda_qlinear_then(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, const void *x,
-                         int batch, void *y, int ldy, unsigned long long *stat,
-                         const ec_cuda_qnext *next);
-/* next's linear, batch 1, on the input ec_cuda_qlinear_then prepared. */
-int ec_cuda_qlinear_prepared(const ec_cuda_qctx *ctx, const ec_cuda_qnext *next, ec_gemv_mode mode,
-                             void *y, int ldy);
-
 #ifdef __cplusplus
 }
 #endif

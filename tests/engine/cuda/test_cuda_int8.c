@@ -554,109 +554,6 @@ static void test_normed_linear(void **state)
     }
 }
 
-/* ec_cuda_qlinear_then + ec_cuda_qlinear_prepared (a batch-1 ADD GEMV whose last block prepares
- * the next normed linear's input) against ec_cuda_qlinear + ec_cuda_qlinear_normed on copies of
- * the same residual: the residual, the normalised row, the next output and both statistics must
- * be bit-identical (the last block adds the squares in the norm kernel's order), in two rounds
- * (the ticket must be left at 0), and with ECOCOMPUTE_CUDA_INT8_CHAIN=0, or a residual wider
- * than the last block holds, _then declines (0). The residual carries columns of 40, so
- * int8-mixed's next input has outlier columns. */
-static void check_chained(ec_precision prec, float threshold, int dim, int in_cols, int chain,
-                          cublasHandle_t cublas, cudaStream_t st)
-{
-    setup add_s = {prec, threshold, dim, in_cols, 1, OUT_MANY, 0}, next_s = {prec, threshold, 300, dim, 1, OUT_NONE, 0};
-    fixture fa, fn;
-    fixture_init(&fa, &add_s);
-    fixture_init(&fn, &next_s);
-    int cols = dim > in_cols ? dim : in_cols, rows = dim > 300 ? dim : 300;
-    ec_cuda_qshape shape = {1, cols, rows, (size_t)rows * cols, 1, EC_KERNELS_FUSED, 0, 0,
-                            prec == EC_PREC_INT8_MIXED};
-    float *d_wide = dev_alloc((size_t)rows * sizeof(float), 0xFF);
-    ec_cuda_qctx ctx;
-    if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
-    float *res = malloc((size_t)dim * sizeof *res), *gamma = malloc((size_t)dim * sizeof *gamma);
-    for (int c = 0; c < dim; c++) {
-        res[c] = c % 97 == 5 ? 40.0f : frand();
-        gamma[c] = 1.0f + 0.5f * frand();
-    }
-    float *d_gamma = dev_upload(gamma, (size_t)dim * sizeof *gamma);
-    size_t res_bytes = (size_t)dim * sizeof(float), xn_bytes = (size_t)dim * 2,
-           y_bytes = 300 * sizeof(float);
-    unsigned long long *d_stat = dev_alloc(8 * sizeof(unsigned long long), 0), stat[8];
-    void *got[2][3], *d[2][3]; /* [chained, plain][residual, normed row, next output] */
-    for (int round = 0; round < 2; round++) {
-        for (int k = 0; k < 2; k++) {
-            d[k][0] = dev_upload(res, res_bytes);
-            d[k][1] = dev_poisoned(xn_bytes);
-            d[k][2] = dev_poisoned(y_bytes);
-        }
-        ec_cuda_qnext next[2];
-        for (int k = 0; k < 2; k++)
-            next[k] = (ec_cuda_qnext){&fn.w, {d[k][0], (size_t)dim, d_gamma, 1e-5f}, d[k][1],
-                                      d_stat + 4 * k + 2};
-        int r = ec_cuda_qlinear_then(&ctx, &fa.w, fa.d_x, 1, d[0][0], dim, d_stat, &next[0]);
-        if (r < 0) fail_msg("%s: %s", fa.name, ec_last_error());
-        if (r != chain)
-            fail_msg("%s then %s: ec_cuda_qlinear_then returned %d, want %d", fa.name, fn.name, r,
-                     chain);
-        kernel_ok(r ? ec_cuda_qlinear_prepared(&ctx, &next[0], EC_GEMV_STORE, d[0][2], 300)
-                    : ec_cuda_qlinear_normed(&ctx, &fn.w, EC_GEMV_STORE, &next[0].norm, d[0][1],
-                                             1, d[0][2], 300, next[0].stat));
-        kernel_ok(ec_cuda_qlinear(&ctx, &fa.w, EC_GEMV_ADD, fa.d_x, 1, d[1][0], dim, d_stat + 4));
-        kernel_ok(ec_cuda_qlinear_normed(&ctx, &fn.w, EC_GEMV_STORE, &next[1].norm, d[1][1], 1,
-                                         d[1][2], 300, next[1].stat));
-        size_t bytes[3] = {res_bytes, xn_bytes, y_bytes};
-        static const char *what[3] = {"residual", "normalised row", "next output"};
-        for (int k = 0; k < 2; k++)
-            for (int i = 0; i < 3; i++) {
-                got[k][i] = malloc(bytes[i]);
-                download(got[k][i], d[k][i], bytes[i]);
-            }
-        for (int i = 0; i < 3; i++)
-            if (memcmp(got[0][i], got[1][i], bytes[i]) != 0)
-                fail_msg("%s then %s, round %d: the %s differs from the unchained calls'", fa.name,
-                         fn.name, round, what[i]);
-        for (int k = 0; k < 2; k++)
-            for (int i = 0; i < 3; i++) {
-                cudaFree(d[k][i]);
-                free(got[k][i]);
-            }
-    }
-    download(stat, d_stat, sizeof stat);
-    for (int i = 0; i < 4; i++)
-        if (stat[i] != stat[4 + i])
-            fail_msg("%s then %s: outlier statistic %d is %llu, unchained %llu", fa.name, fn.name,
-                     i, stat[i], stat[4 + i]);
-    if (prec == EC_PREC_INT8_MIXED && threshold == 6.0f && (stat[0] == 0 || stat[2] == 0))
-        fail_msg("%s then %s: no outlier column: the test lost its point", fa.name, fn.name);
-    ec_cuda_qctx_free(&ctx);
-    cudaFree(d_wide);
-    cudaFree(d_stat);
-    cudaFree(d_gamma);
-    free(res);
-    free(gamma);
-    fixture_free(&fa);
-    fixture_free(&fn);
-}
-
-static void test_chained_linears(void **state)
-{
-    gpu *g = *state;
-    static const struct {
-        int dim, in_cols, chain;
-    } shapes[] = {{4096, 11008, 1}, {1000, 512, 1}, {8192, 1024, 1}, {8208, 64, 0}};
-    for (size_t ci = 0; ci < 4; ci++)
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-            printf("  %s t=%g residual %d, input %d\n", ec_precision_name(configs[ci].prec),
-                   (double)configs[ci].t, shapes[i].dim, shapes[i].in_cols);
-            check_chained(configs[ci].prec, configs[ci].t, shapes[i].dim, shapes[i].in_cols,
-                          shapes[i].chain, g->cublas, g->stream);
-        }
-    setenv("ECOCOMPUTE_CUDA_INT8_CHAIN", "0", 1);
-    check_chained(EC_PREC_INT8, 0.0f, 4096, 4096, 0, g->cublas, g->stream);
-    unsetenv("ECOCOMPUTE_CUDA_INT8_CHAIN");
-}
-
 static void test_rejects_bad_calls(void **state)
 {
     gpu *g = *state;
@@ -680,20 +577,9 @@ static void test_rejects_bad_calls(void **state)
     assert_int_equal(ec_cuda_int8_gemv_own_fits(100, NULL), 0);
     assert_int_equal(ec_cuda_int8_gemv_own_fits(16392, NULL), 0);
     assert_int_equal(ec_cuda_int8_gemv_own(EC_GEMV_STORE, NULL, NULL, 16, 112, NULL, 100, 0.0f, NULL,
-                                           NULL, NULL, NULL, NULL, NULL, NULL, 16, g->stream),
+                                           NULL, NULL, NULL, NULL, NULL, 16, g->stream),
                      -1);
     assert_non_null(strstr(ec_last_error(), "100 columns (needs a multiple of 8"));
-    /* Its last block prepares a next input of at most 8192 columns, from its own ADD output. */
-    assert_int_equal(ec_cuda_int8_next_fits(8192, 8192), 1);
-    assert_int_equal(ec_cuda_int8_next_fits(8200, 8208), 0);
-    assert_int_equal(ec_cuda_int8_next_fits(100, 100), 0);
-    float y_dummy[16];
-    ec_cuda_int8_next next = {{y_dummy, 16, y_dummy, 1e-5f}, NULL, 16, 16, 0.0f, NULL, NULL};
-    assert_int_equal(ec_cuda_int8_gemv_own(EC_GEMV_STORE, NULL, NULL, 16, 64, (void *)(uintptr_t)256,
-                                           64, 0.0f, NULL, NULL, NULL, NULL, NULL, &next, y_dummy,
-                                           16, g->stream),
-                     -1);
-    assert_non_null(strstr(ec_last_error(), "preparing the next input: needs the ADD mode"));
     ec_cuda_qctx_free(&ctx);
 }
 
@@ -704,7 +590,6 @@ int main(void)
         cmocka_unit_test(test_small_shapes),
         cmocka_unit_test(test_llama_shapes),
         cmocka_unit_test(test_normed_linear),
-        cmocka_unit_test(test_chained_linears),
         cmocka_unit_test(test_rejects_bad_calls),
     };
     return cmocka_run_group_tests(tests, gpu_setup, gpu_teardown);
