@@ -94,6 +94,17 @@ __device__ __forceinline__ void ec_block_reduce_n(float v[N], float *scratch)
         v[i] = IS_MAX ? ec_warp_max(u) : ec_warp_sum(u);
     }
 }
+/* The block maximum of non-negative floats that are not NaN, whose bit patterns order as
+ * unsigned integers: one warp reduction instruction and one shared atomic per warp, then one
+ * barrier, where ec_block_reduce takes two barriers and two rounds of shuffles (on a one-block
+ * kernel's critical path). *s_max: shared, 0 before, with a barrier since. */
+__device__ __forceinline__ float ec_block_max_nonneg(float v, unsigned *s_max)
+{
+    unsigned m = __reduce_max_sync(0xffffffffu, __float_as_uint(v));
+    if ((threadIdx.x & 31) == 0) atomicMax(s_max, m);
+    __syncthreads();
+    return __uint_as_float(*s_max);
+}
 template <bool IS_MAX> __device__ __forceinline__ float ec_block_reduce(float v, float *scratch)
 {
     ec_block_reduce_n<IS_MAX, 1>(&v, scratch);

@@ -430,20 +430,20 @@ __global__ void __launch_bounds__(PREP_THREADS)
                        unsigned long long *stat)
 {
     __shared__ int s_count;
+    __shared__ unsigned s_max;
     __shared__ float scratch[32];
-    if (threadIdx.x == 0) s_count = 0;
-    __syncthreads(); /* cleared before any warp adds to it (under PDL while the inputs wait) */
+    if (threadIdx.x == 0) s_count = 0, s_max = 0;
+    __syncthreads(); /* cleared before any warp adds to them (under PDL while the inputs wait) */
     auto col = [](int i) { return (int)threadIdx.x + i * PREP_THREADS; };
     const int n = (cols - (int)threadIdx.x + PREP_THREADS - 1) / PREP_THREADS; /* my columns */
-    float v[PREP_HELD];
+    float v[PREP_HELD], g[PREP_HELD]; /* the norm weights are no step data: before the wait */
+#pragma unroll
+    for (int i = 0; i < PREP_HELD && i < n; i++) g[i] = norm.x ? norm.w[col(i)] : 0.0f;
     ec_wait_inputs();
     if (norm.x) {
-        float g[PREP_HELD], ss = 0.0f;
+        float ss = 0.0f;
 #pragma unroll
-        for (int i = 0; i < PREP_HELD && i < n; i++) {
-            g[i] = norm.w[col(i)];
-            v[i] = norm.x[col(i)];
-        }
+        for (int i = 0; i < PREP_HELD && i < n; i++) v[i] = norm.x[col(i)];
 #pragma unroll
         for (int i = 0; i < PREP_HELD && i < n; i++) ss = fmaf(v[i], v[i], ss);
         float inv = rsqrtf(ec_block_reduce<false>(ss, scratch) / (float)cols + norm.eps);
@@ -468,7 +468,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
 #pragma unroll
     for (int i = 0; i < PREP_HELD && i < n; i++)
         if (!((flags >> i) & 1u)) m = fmaxf(m, fabsf(v[i]));
-    float absmax = ec_block_reduce<true>(m, scratch); /* its barriers order the count's atomics */
+    float absmax = ec_block_max_nonneg(m, &s_max); /* its barrier orders the count's atomics */
     if (threadIdx.x == 0) {
         *xscale = act_scale(absmax);
         report_outliers(threshold, s_count, ocount, stat);
@@ -602,7 +602,7 @@ __device__ void own_publish(const uint4 *smem, int ld, float count, const int8_o
  * that work made down's prologue cost more than the launch it saved (session 23). */
 __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
                                              const int8_own &own, uint4 *smem, float *s_scale,
-                                             float *scratch)
+                                             unsigned *s_max, float *scratch)
 {
     int8_t *codes = reinterpret_cast<int8_t *>(smem);
     uint8_t *flags = reinterpret_cast<uint8_t *>(smem) + ld;
@@ -619,6 +619,8 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
         if (i >= nvec) break;
         v[j] = __ldcg(xv + i);
     }
+    if (threadIdx.x == 0) *s_max = 0;
+    __syncthreads(); /* s_max cleared (the loads are in flight meanwhile) */
     float m = 0.0f, count = 0.0f;
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
@@ -634,7 +636,7 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
         }
         count += (float)__popc(f8[j]);
     }
-    float absmax = ec_block_reduce<true>(m, scratch), r = __frcp_rn(absmax);
+    float absmax = ec_block_max_nonneg(m, s_max), r = __frcp_rn(absmax);
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
@@ -679,6 +681,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
     extern __shared__ uint4 s_own[]; /* OWN: own_smem_bytes (the codes, then the outlier flags) */
     __shared__ float s_scale, scratch[32];
+    __shared__ unsigned s_max; /* OWN: the token's absmax */
     int lane = threadIdx.x & 31, n16 = ld / 16;
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
@@ -700,7 +703,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
             ec_wait_inputs(release);
-            if constexpr (OWN) quantize_own(x, cols, ld, own, s_own, &s_scale, scratch);
+            if constexpr (OWN) quantize_own(x, cols, ld, own, s_own, &s_scale, &s_max, scratch);
         },
         [&](int p, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
