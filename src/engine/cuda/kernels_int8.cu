@@ -419,11 +419,12 @@ __global__ void __launch_bounds__(PREP_THREADS)
 /* One token of at most PREP_HELD_COLS columns (the batch-1 prepare), thread t holding columns
  * t + i * PREP_THREADS, i < n: with norm.x, x = rmsnorm(norm) first (ec_rmsnorm_rows's
  * arithmetic, the sum of squares in its order, so x is bit-identical to ec_cuda_rmsnorm's; the
- * norm weights are loaded with the row); else x is the input. Then the outlier flags and mask
- * words, the absmax, the scale and the codes, through act_code_rcp (equal to act_code for every
- * non-outlier value). One block on one SM: its instructions are its time, so every loop stops
- * at the thread's last column instead of predicating the rest of PREP_HELD away, and the codes
- * take a reciprocal instead of a division each (docs/performance.md, session 24). */
+ * norm weights are loaded before the wait, as there); else x is the input. Then the outlier
+ * flags and mask words, the absmax (ec_block_max_nonneg), the scale and the codes through
+ * act_code_rcp (equal to act_code for every non-outlier value). The whole token runs on one SM,
+ * so the loops stop at the thread's last column (4 of PREP_HELD at 4,096 columns) instead of
+ * predicating the rest away; with the other changes of docs/performance.md's session 24 the
+ * prepares' own time fell from 5.38 / 5.10 to 5.15 / 4.92 µs a layer. */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_one_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,
                        unsigned *mask, int *ocount, int8_t *xq, float *xscale,
@@ -594,7 +595,7 @@ __device__ void own_publish(const uint4 *smem, int ld, float count, const int8_o
 /* The batch-1 prepare, done by every block of the GEMV for itself after its wait (a block of
  * I8_WARPS * 32 threads): the token x [cols] (cols % 8 == 0, at most OWN_MAX_COLS) is loaded in
  * 8-column vectors, thread t holding vectors t, t + blockDim.x, ...; then the outlier flags, one
- * block reduction for the absmax, and the codes into shared memory, with prepare_token_kernel's
+ * block reduction for the absmax, and the codes into shared memory, with prepare_one_kernel's
  * arithmetic (the codes through act_code_rcp), and block 0 publishes them (own_publish). The
  * separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the attention and
  * after gate/up (docs/performance.md, session 21); here the token's loads overlap the weight
@@ -611,8 +612,9 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     bool mixed = own.threshold > 0.0f;
     uint4 v[OWN_VECS];
     unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
-    /* Every loop stops at the thread's last vector (o's 4,096 columns are 2 of 8): all blocks
-     * run this prologue, so its instructions are time (docs/performance.md, session 24). */
+    /* Every loop stops at the thread's last vector (o's 4,096 columns are 2 of 8): every block
+     * runs this prologue after its wait. With the one-barrier absmax, o's own time fell from
+     * 6.68 to 6.33 µs a layer and down's from 16.50 to 16.23 (docs/performance.md, session 24). */
 #pragma unroll
     for (int j = 0; j < OWN_VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
