@@ -71,16 +71,29 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
     }
     __syncthreads();
     int cnt = end - start;
-    float m = -INFINITY;
-    for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) m = fmaxf(m, scores[i]);
-    m = ec_block_reduce<true>(m, scratch);
-    float l = 0.0f;
-    for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) {
-        float e = expf(scores[i] - m);
-        scores[i] = e;
-        l += e;
+    float m = -INFINITY, l = 0.0f; /* thread 0's are the split's */
+    if (cnt <= 32) {
+        /* A decode split's scores fit one warp: the block reductions' terms without their
+         * barriers (the other warps would add zeros, so m and l are bit-identical) */
+        if (threadIdx.x < 32) {
+            int i = threadIdx.x;
+            float sc = i < cnt ? scores[i] : -INFINITY;
+            m = ec_warp_max(sc);
+            float e = i < cnt ? expf(sc - m) : 0.0f;
+            if (i < cnt) scores[i] = e;
+            l = ec_warp_sum(e);
+        }
+        __syncthreads(); /* the exp'd scores */
+    } else {
+        for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) m = fmaxf(m, scores[i]);
+        m = ec_block_reduce<true>(m, scratch);
+        for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) {
+            float e = expf(scores[i] - m);
+            scores[i] = e;
+            l += e;
+        }
+        l = ec_block_reduce<false>(l, scratch); /* its barriers also publish the exp'd scores */
     }
-    l = ec_block_reduce<false>(l, scratch); /* its barriers also publish the exp'd scores */
 
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (active)

@@ -624,19 +624,32 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     if (threadIdx.x == 0) *s_max = 0;
     __syncthreads(); /* s_max cleared (the loads are in flight meanwhile) */
     float m = 0.0f, count = 0.0f;
+    if (mixed) {
 #pragma unroll
-    for (int j = 0; j < OWN_VECS; j++) {
-        if (threadIdx.x + j * blockDim.x >= nvec) break;
-        float e[8];
-        ec_unpack8<__half>(v[j], e);
-        f8[j] = 0;
+        for (int j = 0; j < OWN_VECS; j++) {
+            if (threadIdx.x + j * blockDim.x >= nvec) break;
+            float e[8];
+            ec_unpack8<__half>(v[j], e);
+            f8[j] = 0;
 #pragma unroll
-        for (int q = 0; q < 8; q++) {
-            bool out = mixed && fabsf(e[q]) >= own.threshold;
-            f8[j] |= (unsigned)out << q;
-            if (!out) m = fmaxf(m, fabsf(e[q]));
+            for (int q = 0; q < 8; q++) {
+                bool out = fabsf(e[q]) >= own.threshold;
+                f8[j] |= (unsigned)out << q;
+                if (!out) m = fmaxf(m, fabsf(e[q]));
+            }
+            count += (float)__popc(f8[j]);
         }
-        count += (float)__popc(f8[j]);
+    } else { /* the max of |x| on half pairs: exact, and __hmax2 ignores a NaN as fmaxf does */
+        __half2 m2 = __float2half2_rn(0.0f);
+#pragma unroll
+        for (int j = 0; j < OWN_VECS; j++) {
+            if (threadIdx.x + j * blockDim.x >= nvec) break;
+            f8[j] = 0;
+            const __half2 *h = reinterpret_cast<const __half2 *>(&v[j]);
+#pragma unroll
+            for (int q = 0; q < 4; q++) m2 = __hmax2(m2, __habs2(h[q]));
+        }
+        m = fmaxf(__low2float(m2), __high2float(m2));
     }
     float absmax = ec_block_max_nonneg(m, s_max), r = __frcp_rn(absmax);
 #pragma unroll
@@ -644,14 +657,16 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
         int i = threadIdx.x + j * blockDim.x;
         if (i >= nvec) break;
         float e[8];
-        uint32_t word[2] = {0, 0};
+        int c[8];
         ec_unpack8<__half>(v[j], e);
 #pragma unroll
-        for (int q = 0; q < 8; q++) {
-            int code = absmax > 0.0f && !((f8[j] >> q) & 1u) ? act_code_rcp(e[q], absmax, r) : 0;
-            word[q / 4] |= (uint32_t)(code & 0xff) << (8 * (q % 4));
-        }
-        reinterpret_cast<uint2 *>(codes)[i] = make_uint2(word[0], word[1]);
+        for (int q = 0; q < 8; q++)
+            c[q] = absmax > 0.0f && !((f8[j] >> q) & 1u) ? act_code_rcp(e[q], absmax, r) : 0;
+        auto pack4 = [](const int *k) { /* the low bytes of k[0..3], k[0] lowest */
+            return __byte_perm(__byte_perm(k[0], k[1], 0x0040), __byte_perm(k[2], k[3], 0x0040),
+                               0x5410);
+        };
+        reinterpret_cast<uint2 *>(codes)[i] = make_uint2(pack4(c), pack4(c + 4));
         flags[i] = (uint8_t)f8[j];
     }
     for (int i = nvec + threadIdx.x; i < nflags; i += blockDim.x) { /* the padding columns */
