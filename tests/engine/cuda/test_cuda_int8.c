@@ -42,8 +42,8 @@ static float f16(float v) { return ec_f16_to_f32(ec_f32_to_f16(v)); }
 
 /* ---- setups ---- */
 
-typedef enum { OUT_NONE = 0, OUT_ONE, OUT_MANY, OUT_ALL } outlier_pattern;
-static const char *pattern_name[] = {"none", "one", "many", "all"};
+typedef enum { OUT_NONE = 0, OUT_ONE, OUT_MANY, OUT_ALL, OUT_NAN } outlier_pattern;
+static const char *pattern_name[] = {"none", "one", "many", "all", "none, one NaN"};
 
 typedef struct {
     ec_precision prec;
@@ -93,6 +93,9 @@ static void make_activations(fixture *f)
         break;
     case OUT_ALL: /* every column: the int8 part is empty, scales are 0 */
         for (int c = 0; c < s->cols; c++) f->x[c] = c % 2 ? 6.0f : -7.25f;
+        break;
+    case OUT_NAN: /* no outlier; a NaN the absmax skips (fmaxf) and whose code is 0 */
+        f->x[(size_t)last * s->cols + s->cols / 2] = NAN;
         break;
     }
     for (size_t i = 0; i < (size_t)s->batch * s->cols; i++) f->x16[i] = ec_f32_to_f16(f->x[i]);
@@ -465,6 +468,13 @@ static void test_llama_shapes(void **state)
         /* enough epilogue tiles (256 row x 4 token tiles) that the outlier chunks are not split
          * over a cluster (kernels_int8.cu: epilogue_split); the shapes above are split */
         {EC_PREC_INT8_MIXED, 6.0f, 8192, 512, 256, OUT_MANY, 0},
+        /* a NaN activation: the GEMV quantizing its own token (int8: the absmax on half pairs)
+         * and, with ECOCOMPUTE_CUDA_INT8_OWN=0, the one-token prepare at batch 1; the per-token
+         * prepare at batch 3 */
+        {EC_PREC_INT8, 0.0f, 4096, 4096, 1, OUT_NAN, 0},
+        {EC_PREC_INT8, 0.0f, 4096, 11008, 1, OUT_NAN, 0},
+        {EC_PREC_INT8_MIXED, 6.0f, 4096, 4096, 1, OUT_NAN, 0},
+        {EC_PREC_INT8, 0.0f, 4096, 4096, 3, OUT_NAN, 0},
         /* rows wider than the per-token prepare holds (14336): the one-block prepare */
         {EC_PREC_INT8_MIXED, 6.0f, 64, 20000, 1, OUT_MANY, 0},
         {EC_PREC_INT8_MIXED, 6.0f, 64, 20000, 5, OUT_ONE, 0},
