@@ -105,6 +105,12 @@ static double real(fixture *f, const char *sql)
     return v;
 }
 
+/* The fake's counter is exact to 1 mJ, but the meter reads the clock and then the counter, and a
+ * loaded machine can preempt it in between (a CI run once saw more than 67 us, 0.01 J at 150 W).
+ * A window's energy may be off by 150 W x 1 ms: 0.15 J, under a third of either phase's energy
+ * here, so a record of the wrong window still fails. */
+#define MISALIGN_J (150 * 0.001)
+
 /* A run's record: phases, tokens, energy by counter at 150 W, J/1k both ways, provenance. */
 static void test_phases_and_energy(void **state)
 {
@@ -134,12 +140,13 @@ static void test_phases_and_energy(void **state)
         assert_int_equal(r[i].decode.tokens, 2 * 5);
         assert_true(r[i].prefill.time_s > 0 && r[i].decode.time_s > 0);
         assert_true(r[i].prefill.time_s + r[i].decode.time_s <= r[i].total_time_s);
-        /* Constant 150 W: energy = 150 W x time (the counter is exact in the fake, to 1 mJ). */
-        assert_true(fabs(r[i].gpu_energy_j - 150 * r[i].total_time_s) < 0.01);
-        assert_true(fabs(r[i].decode.gpu_energy_j - 150 * r[i].decode.time_s) < 0.05);
-        assert_true(fabs(r[i].avg_power_w - 150) < 1);
+        /* Constant 150 W: energy = 150 W x time. */
+        assert_true(fabs(r[i].gpu_energy_j - 150 * r[i].total_time_s) < MISALIGN_J);
+        assert_true(fabs(r[i].decode.gpu_energy_j - 150 * r[i].decode.time_s) < MISALIGN_J);
+        assert_true(fabs(r[i].avg_power_w * r[i].total_time_s - r[i].gpu_energy_j) < 1e-9);
         assert_true(fabs(r[i].idle_power_w - 150) < 1);
-        assert_true(fabs(r[i].gpu_energy_net_j) < 0.01 * r[i].gpu_energy_j);
+        /* Net: the run's misalignment plus the idle window's (1 W over the run at most). */
+        assert_true(fabs(r[i].gpu_energy_net_j) < MISALIGN_J + 1 * r[i].total_time_s);
         assert_true(fabs(r[i].j_per_1k_gross - r[i].gpu_energy_j * 1000 / (2 * 6)) < 1e-9);
         assert_true(fabs(r[i].j_per_1k_net - r[i].gpu_energy_net_j * 1000 / (2 * 6)) < 1e-9);
         assert_true(fabs(r[i].tok_s - 10 / r[i].decode.time_s) < 1e-6);
@@ -219,15 +226,16 @@ static void test_gate_single_run(void **state)
     close_fixture(f);
 }
 
-/* Auto stabilization: power alternating 100/200 W every 0.3 s never settles, so the wait ends at
- * its bound; constant power settles after one window of readings. */
+/* Auto stabilization: power climbing 10 W every 0.3 s never settles (any window of readings spans
+ * 80 W or more, however late each reading comes), so the wait ends at its bound; constant power
+ * settles after one window of readings. */
 static void test_stabilize_auto(void **state)
 {
     (void)state;
     char script[512] = "100";
     for (int i = 1; i < 16; i++) {
         size_t l = strlen(script);
-        snprintf(script + l, sizeof script - l, ",%.1f:%d", 0.3 * i, i % 2 ? 200 : 100);
+        snprintf(script + l, sizeof script - l, ",%.1f:%d", 0.3 * i, 100 + 10 * i);
     }
     fixture *f = open_fixture(script);
     f->spec.precisions[1] = EC_PREC_INT8; /* stabilization runs between configurations */

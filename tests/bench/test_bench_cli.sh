@@ -71,8 +71,9 @@ check "help names the XDG default db" '[[ "$out" == *"$tmp/xdg/ecocompute/result
   --format json --db "$tmp/a.db" >"$tmp/s.json" 2>"$tmp/s.err"; rc=$?
 check "sweep exits 0 (got $rc)" '[ $rc -eq 0 ]'
 check "summary: 4 configurations" 'py "len(json.loads(f[0])) == 4" "$tmp/s.json"'
+# A few ms runs: a preempted clock or counter read moves the average power by a few W.
 check "summary: gross J/1k = 150 W / tok rate, net about 0" \
-  'py "all(abs(r[\"avg_power_w_mean\"] - 150) < 1 and r[\"j_per_1k_gross_mean\"] > 0 and abs(r[\"j_per_1k_net_mean\"]) < 0.05 * r[\"j_per_1k_gross_mean\"] for r in json.loads(f[0]))" "$tmp/s.json"'
+  'py "all(abs(r[\"avg_power_w_mean\"] - 150) < 5 and r[\"j_per_1k_gross_mean\"] > 0 and abs(r[\"j_per_1k_net_mean\"]) < 0.05 * r[\"j_per_1k_gross_mean\"] for r in json.loads(f[0]))" "$tmp/s.json"'
 check "summary: delta vs fp16" \
   'py "[r[\"delta_j_per_1k_gross_pct\"] == 0 for r in json.loads(f[0]) if r[\"precision\"] == \"fp16\"] == [True, True]" "$tmp/s.json"'
 check "progress: config i/N and run j/n" 'grep -q "config 4/4 .*run 3/3" "$tmp/s.err"'
