@@ -68,6 +68,13 @@ typedef struct {
      * its prefill phase starts; forward does the same work itself when it was not called. The
      * CUDA backend captures (and loads the kernels of) its decode graph here. Returns 0 or -1. */
     int (*prepare)(ec_backend *b, int batch);
+    /* Optional (NULL: ec_generate calls ec_decode_stepwise): `steps` greedy decode steps of
+     * `batch` sequences whose tokens are tokens [batch][ld]. Column 0 holds each sequence's
+     * token at position pos; step g feeds column g at position pos + g and writes its next
+     * token to column g + 1. The same tokens as ec_decode_stepwise, but the backend need not
+     * hand each one back before the next step (the CUDA backend feeds them on the device).
+     * Called after a forward returned. Returns 0 or -1 (ec_last_error). */
+    int (*decode)(ec_backend *b, int *tokens, int ld, int batch, int pos, int steps);
 } ec_backend_ops;
 
 struct ec_backend {
@@ -103,10 +110,14 @@ typedef struct {
 
 /* Greedy generation: prompts [batch][prompt_len] → out [batch][gen] (exactly gen tokens each,
  * never stopping early). The prefill call runs positions [0, prompt_len) and yields token 0;
- * each of the gen-1 decode calls feeds the previous token and yields the next, so the cache
- * needs prompt_len + gen - 1 positions. hooks may be NULL. Returns 0 or -1 (ec_last_error). */
+ * each of the gen-1 decode steps (ops->decode, else ec_decode_stepwise) feeds the previous token
+ * and yields the next, so the cache needs prompt_len + gen - 1 positions. hooks may be NULL.
+ * Returns 0 or -1 (ec_last_error). */
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
                 const ec_phase_hooks *hooks, ec_generate_stats *stats);
+/* ops->decode's contract through one forward call per step, each token back on the host before
+ * the next step starts (what eager frameworks do). */
+int ec_decode_stepwise(ec_backend *b, int *tokens, int ld, int batch, int pos, int steps);
 
 /* Bytes a decode step must read from memory at least: every linear weight in `prec`, the
  * norms, the 16-bit head (the embedding table only by the rows it looks up, i.e. not at all

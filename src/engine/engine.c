@@ -1,6 +1,6 @@
 /* engine.c — the backend-neutral generation loop: one prefill call over the whole prompt batch,
- * then one decode call per new token, greedy, a fixed number of tokens (never stopping early),
- * each phase timed after the backend has synchronized. Knows nothing of the device. */
+ * then the decode steps, one per new token, greedy, a fixed number of tokens (never stopping
+ * early), each phase timed after the backend has synchronized. Knows nothing of the device. */
 #include "ecocompute/engine.h"
 
 #include <stdlib.h>
@@ -8,6 +8,22 @@
 static void phase_hook(const ec_phase_hooks *hooks, ec_phase phase, int begin)
 {
     if (hooks && hooks->on_phase) hooks->on_phase(hooks->ctx, phase, begin);
+}
+
+int ec_decode_stepwise(ec_backend *b, int *tokens, int ld, int batch, int pos, int steps)
+{
+    int *step = malloc((size_t)batch * sizeof *step), *next = malloc((size_t)batch * sizeof *next);
+    int rc = step && next ? 0 : ec_set_error("decode: out of memory");
+    for (int g = 0; rc == 0 && g < steps; g++) {
+        for (int i = 0; i < batch; i++)
+            step[i] = tokens[(size_t)i * ld + g];
+        rc = b->ops->forward(b, step, batch, 1, pos + g, next, NULL);
+        for (int i = 0; rc == 0 && i < batch; i++)
+            tokens[(size_t)i * ld + g + 1] = next[i];
+    }
+    free(step);
+    free(next);
+    return rc;
 }
 
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
@@ -18,17 +34,11 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
                             "all be >= 1",
                             batch, prompt_len, gen);
     int *next = malloc((size_t)batch * sizeof *next);
-    int *step = malloc((size_t)batch * sizeof *step);
-    if (!next || !step) {
-        free(next);
-        free(step);
-        return ec_set_error("generate: out of memory");
-    }
+    if (!next) return ec_set_error("generate: out of memory");
     /* One-time set-up (a GPU backend's decode graph) stays out of both timed phases. */
     int rc = b->ops->prepare ? b->ops->prepare(b, batch) : 0;
     if (rc != 0) {
         free(next);
-        free(step);
         return rc;
     }
     phase_hook(hooks, EC_PHASE_PREFILL, 1);
@@ -39,18 +49,14 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
     phase_hook(hooks, EC_PHASE_PREFILL, 0);
     for (int i = 0; rc == 0 && i < batch; i++)
         out[(size_t)i * gen] = next[i];
+    free(next);
 
     if (rc == 0) {
         phase_hook(hooks, EC_PHASE_DECODE, 1);
         t0 = ec_now_s();
         /* Token g-1 of each sequence sits at position prompt_len + g - 1 and predicts token g. */
-        for (int g = 1; rc == 0 && g < gen; g++) {
-            for (int i = 0; i < batch; i++)
-                step[i] = out[(size_t)i * gen + g - 1];
-            rc = b->ops->forward(b, step, batch, 1, prompt_len + g - 1, next, NULL);
-            for (int i = 0; rc == 0 && i < batch; i++)
-                out[(size_t)i * gen + g] = next[i];
-        }
+        rc = b->ops->decode ? b->ops->decode(b, out, gen, batch, prompt_len, gen - 1)
+                            : ec_decode_stepwise(b, out, gen, batch, prompt_len, gen - 1);
         if (rc == 0) rc = b->ops->synchronize(b);
         double decode_s = ec_now_s() - t0;
         phase_hook(hooks, EC_PHASE_DECODE, 0);
@@ -61,7 +67,5 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
             stats->decode_tokens = (long)batch * (gen - 1);
         }
     }
-    free(next);
-    free(step);
     return rc;
 }

@@ -98,6 +98,8 @@ typedef struct {
     float *logits; /* [max_batch][vocab] */
     int *d_step;   /* [1 + chunk_rows]: the position, then the token ids of the call */
     int *d_next;   /* [max_batch] greedy tokens */
+    int *d_history;         /* [max_seq][batch] tokens a decode step predicted (cuda_decode) */
+    unsigned *d_rows_done;  /* argmax feed's count (zero between steps) */
     unsigned long long *argmax_keys; /* [max_batch] argmax's meeting point (zero between steps) */
     unsigned *argmax_tickets;        /* [max_batch] (zero between steps) */
     unsigned long long *stats; /* [n_layers][EC_LINEAR_INPUTS][2]: outlier columns, calls */
@@ -174,6 +176,8 @@ static size_t plan_activations(cuda_state *s, uintptr_t base)
     s->logits = (float *)carve(base, &off, (size_t)s->max_batch * c->vocab_size * 4);
     s->d_step = (int *)carve(base, &off, (r + 1) * 4);
     s->d_next = (int *)carve(base, &off, (size_t)s->max_batch * 4);
+    s->d_history = (int *)carve(base, &off, (size_t)s->max_seq * s->max_batch * 4);
+    s->d_rows_done = (unsigned *)carve(base, &off, 4);
     s->argmax_keys = (unsigned long long *)carve(base, &off, (size_t)s->max_batch * 8);
     s->argmax_tickets = (unsigned *)carve(base, &off, (size_t)s->max_batch * 4);
     s->stats = (unsigned long long *)carve(base, &off,
@@ -556,7 +560,8 @@ static unsigned long long *stat_of(const cuda_state *s, int layer, int input)
 /* Enqueues the layers (and, when with_head, the head and argmax) for `batch` sequences of n
  * positions whose position and tokens are already in d_step. The fused family does no host
  * synchronisation, so its decode call can be captured into a graph; the reference family
- * synchronises inside int8-mixed linears, as bitsandbytes does. */
+ * synchronises inside int8-mixed linears, as bitsandbytes does. A decode step's argmax leaves
+ * d_step holding the next step's input (ec_cuda_argmax_feed). */
 /* Rope, KV append and attention of one layer: at decode in the fused family one kernel
  * (ec_cuda_attention_decode), else two, as eager frameworks launch them. */
 static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int batch, int n,
@@ -603,8 +608,9 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
     if (ec_cuda_qlinear_normed(q, &s->head, EC_GEMV_STORE, &final_norm, s->xn, batch, s->logits,
                                c->vocab_size, NULL))
         return -1;
+    ec_cuda_argmax_feed feed = {s->d_step, s->d_history, s->d_rows_done};
     return ec_cuda_argmax(s->logits, batch, c->vocab_size, s->d_next, s->argmax_keys,
-                          s->argmax_tickets, st);
+                          s->argmax_tickets, n == 1 ? &feed : NULL, st);
 }
 
 /* Copies the call's position and tokens [batch][n] (columns c0 .. c0+n of rows of width `width`)
@@ -673,29 +679,43 @@ static int prefill(cuda_state *s, const int *tokens, int batch, int n, int pos)
     return 0;
 }
 
+/* Checks a call of `batch` sequences over positions [pos, pos + n) whose input tokens are
+ * tokens [batch][ld] (the first `width` columns of each row). */
+static int check_call(const cuda_state *s, const char *what, const int *tokens, int ld, int width,
+                      int batch, int n, int pos)
+{
+    if (!s->loaded) return ec_set_error("CUDA backend: %s before a successful load", what);
+    if (batch < 1 || batch > s->max_batch || n < 1 || pos < 0 || pos + n > s->max_seq)
+        return ec_set_error("CUDA backend: %s of batch %d x positions [%d, %d) outside the loaded "
+                            "%d sequences x %d positions", what, batch, pos, pos + n,
+                            s->max_batch, s->max_seq);
+    for (long b = 0; b < batch; b++)
+        for (long i = b * ld; i < b * ld + width; i++)
+            if (tokens[i] < 0 || tokens[i] >= s->cfg.vocab_size)
+                return ec_set_error("CUDA backend: %s: token id %d at index %ld outside the "
+                                    "vocabulary (%d)", what, tokens[i], i, s->cfg.vocab_size);
+    return 0;
+}
+
+/* One decode step of `batch` sequences whose input is in d_step: the graph's replay, or the
+ * same kernels launched one by one. */
+static int launch_decode_step(cuda_state *s, int batch)
+{
+    if (!s->use_graphs || s->kernels == EC_KERNELS_REFERENCE) return decode_step(s, batch);
+    if (s->graph_batch != batch && capture_decode(s, batch)) return -1;
+    EC_CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch of the decode step");
+    return 0;
+}
+
 static int cuda_forward(ec_backend *b, const int *tokens, int batch, int n, int pos, int *next,
                         float *logits)
 {
     cuda_state *s = (cuda_state *)b->impl;
-    if (!s->loaded) return ec_set_error("CUDA backend: forward before a successful load");
-    if (batch < 1 || batch > s->max_batch || n < 1 || pos < 0 || pos + n > s->max_seq)
-        return ec_set_error("CUDA backend: batch %d x positions [%d, %d) outside the loaded "
-                            "%d sequences x %d positions", batch, pos, pos + n, s->max_batch,
-                            s->max_seq);
-    for (long i = 0; i < (long)batch * n; i++)
-        if (tokens[i] < 0 || tokens[i] >= s->cfg.vocab_size)
-            return ec_set_error("CUDA backend: token id %d at index %ld outside the vocabulary "
-                                "(%d)", tokens[i], i, s->cfg.vocab_size);
+    if (check_call(s, "forward", tokens, n, n, batch, n, pos)) return -1;
     if (n > 1) {
         if (prefill(s, tokens, batch, n, pos)) return -1;
     } else {
-        if (upload_step(s, tokens, batch, 1, 0, 1, pos)) return -1;
-        if (!s->use_graphs || s->kernels == EC_KERNELS_REFERENCE) {
-            if (decode_step(s, batch)) return -1;
-        } else {
-            if (s->graph_batch != batch && capture_decode(s, batch)) return -1;
-            EC_CUDA_TRY(cudaGraphLaunch(s->graph, s->stream), "cudaGraphLaunch of the decode step");
-        }
+        if (upload_step(s, tokens, batch, 1, 0, 1, pos) || launch_decode_step(s, batch)) return -1;
     }
     EC_CUDA_TRY(cudaMemcpyAsync(s->h_next, s->d_next, (size_t)batch * sizeof(int),
                                 cudaMemcpyDeviceToHost, s->stream),
@@ -707,6 +727,35 @@ static int cuda_forward(ec_backend *b, const int *tokens, int batch, int n, int 
     EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "forward pass (batch %d, positions %d-%d)",
                 batch, pos, pos + n - 1);
     memcpy(next, s->h_next, (size_t)batch * sizeof(int));
+    return 0;
+}
+
+/* Decode steps launched back to back: each step's argmax writes the next step's input on the
+ * device (ec_cuda_argmax_feed), so the GPU never waits for the host between steps, and the
+ * tokens come back in one copy. The reference family goes step by step through forward, as the
+ * eager frameworks it stands for read every token back. */
+static int cuda_decode(ec_backend *b, int *tokens, int ld, int batch, int pos, int steps)
+{
+    cuda_state *s = (cuda_state *)b->impl;
+    if (s->loaded && s->kernels == EC_KERNELS_REFERENCE)
+        return ec_decode_stepwise(b, tokens, ld, batch, pos, steps);
+    if (steps == 0) return 0;
+    if (check_call(s, "decode", tokens, ld, 1, batch, steps, pos)) return -1;
+    if (upload_step(s, tokens, batch, ld, 0, 1, pos)) return -1;
+    for (int g = 0; g < steps; g++)
+        if (launch_decode_step(s, batch)) return -1;
+    size_t n = (size_t)steps * batch;
+    int *h = (int *)malloc(n * sizeof *h);
+    if (!h) return ec_set_error("out of host memory for %zu decoded tokens", n);
+    cudaError_t e = cudaMemcpyAsync(h, s->d_history + (size_t)pos * batch, n * sizeof *h,
+                                    cudaMemcpyDeviceToHost, s->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s->stream);
+    for (int g = 0; e == cudaSuccess && g < steps; g++)
+        for (int i = 0; i < batch; i++)
+            tokens[(size_t)i * ld + g + 1] = h[(size_t)g * batch + i];
+    free(h);
+    EC_CUDA_TRY(e, "decode of %d steps (batch %d, positions %d-%d)", steps, batch, pos,
+                pos + steps - 1);
     return 0;
 }
 
@@ -816,6 +865,7 @@ static const ec_backend_ops cuda_ops = {
     .name = "cuda",
     .load = cuda_load,
     .forward = cuda_forward,
+    .decode = cuda_decode,
     .synchronize = cuda_synchronize,
     .destroy = cuda_destroy,
     .outlier_stats = cuda_outlier_stats,

@@ -39,12 +39,20 @@ int ec_cuda_embed(ec_cuda_dtype t, const void *table, const int *tokens, int nto
  * gu [ntok][2*hidden] fp32. */
 int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, void *h, int ldh,
                      cudaStream_t stream);
+/* A decode step's greedy feedback (ec_cuda_argmax): each sequence's token also becomes the next
+ * step's input, and the position moves on, without the host. */
+typedef struct {
+    int *step;           /* [1 + batch]: the position, then the token ids (the step's input) */
+    int *history;        /* [positions][batch]: row `position` gets the tokens it predicted */
+    unsigned *rows_done; /* sequences finished this call (zero before the first; left zero) */
+} ec_cuda_argmax_feed;
 /* out [batch] = index of the largest logits [batch][vocab] (lowest index on ties, NaN never
  * wins), the same rule as the CPU backend. A sequence's vocabulary is split over several blocks
  * that meet in keys [batch] and tickets [batch] (zero before the first call; each call leaves
- * them zero again). */
+ * them zero again). With feed (else NULL), token b also goes to step[1 + b] and
+ * history[step[0]][b], and the last sequence to finish adds 1 to step[0]. */
 int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, unsigned long long *keys,
-                   unsigned *tickets, cudaStream_t stream);
+                   unsigned *tickets, const ec_cuda_argmax_feed *feed, cudaStream_t stream);
 
 /* y [ntok][ldy] += t [ntok][ldt] (fp32, n columns): the reference family's residual add. */
 int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);

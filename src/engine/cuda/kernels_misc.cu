@@ -123,6 +123,22 @@ __device__ __forceinline__ unsigned long long argmax_key(float v, int i)
     return (unsigned long long)u << 32 | (0xffffffffu - (unsigned)i);
 }
 
+/* Sequence b's token, written by the one thread that knows it. The position is read before this
+ * sequence is counted, and only the last sequence counted moves it, so every sequence files its
+ * token under the same position. */
+__device__ __forceinline__ void emit_token(int b, int token, int *out, ec_cuda_argmax_feed feed)
+{
+    out[b] = token;
+    if (!feed.step) return;
+    int pos = feed.step[0];
+    feed.step[1 + b] = token;
+    feed.history[(size_t)pos * gridDim.y + b] = token;
+    __threadfence(); /* the reads and writes above before the count */
+    if (atomicAdd(feed.rows_done, 1u) != gridDim.y - 1) return;
+    *feed.rows_done = 0;
+    feed.step[0] = pos + 1;
+}
+
 /* Block (s, b) takes slice s of sequence b's logits, ARGMAX_SLICE of them: one round of
  * ARGMAX_LOADS loads per thread before any comparison, then a shuffle/shared tree. Its best goes
  * into keys[b] with atomicMax; the last block of the sequence (a ticket) writes the index and
@@ -132,7 +148,7 @@ __device__ __forceinline__ unsigned long long argmax_key(float v, int i)
 enum { ARGMAX_THREADS = 1024, ARGMAX_LOADS = 16, ARGMAX_SLICE = ARGMAX_THREADS * ARGMAX_LOADS };
 __global__ void __launch_bounds__(ARGMAX_THREADS)
     argmax_kernel(const float *logits, int vocab, int *out, unsigned long long *keys,
-                  unsigned *tickets)
+                  unsigned *tickets, ec_cuda_argmax_feed feed)
 {
     __shared__ float sv[32];
     __shared__ int si[32];
@@ -163,7 +179,7 @@ __global__ void __launch_bounds__(ARGMAX_THREADS)
         warp_best(bv, bi, vocab);
         if (lane != 0) return;
         if (gridDim.x == 1) { /* the whole row: the same answer without the key and ticket */
-            out[b] = bi != vocab ? bi : 0;
+            emit_token(b, bi != vocab ? bi : 0, out, feed);
             return;
         }
         if (bi != vocab) atomicMax(keys + b, argmax_key(bv, bi));
@@ -172,16 +188,18 @@ __global__ void __launch_bounds__(ARGMAX_THREADS)
         unsigned long long k = atomicExch(keys + b, 0ull);
         tickets[b] = 0;
         /* An all-NaN row has no answer; 0 keeps the token id valid for the next step. */
-        out[b] = k ? (int)(0xffffffffu - (unsigned)k) : 0;
+        emit_token(b, k ? (int)(0xffffffffu - (unsigned)k) : 0, out, feed);
     }
 }
 
 extern "C" int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out,
-                              unsigned long long *keys, unsigned *tickets, cudaStream_t stream)
+                              unsigned long long *keys, unsigned *tickets,
+                              const ec_cuda_argmax_feed *feed, cudaStream_t stream)
 {
     dim3 grid((unsigned)((vocab + ARGMAX_SLICE - 1) / ARGMAX_SLICE), (unsigned)batch);
+    ec_cuda_argmax_feed none = {NULL, NULL, NULL};
     EC_CUDA_TRY(ec_launch(argmax_kernel, grid, dim3(ARGMAX_THREADS), 0, stream, logits, vocab,
-                          out, keys, tickets),
+                          out, keys, tickets, feed ? *feed : none),
                 "launch of argmax kernel (%d x %d logits)", batch, vocab);
     return 0;
 }

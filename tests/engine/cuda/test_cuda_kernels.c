@@ -473,7 +473,9 @@ static void test_attention_decode_fused(void **state)
  * Vocabularies narrower than the block, of Llama-2 (two slices, the second partial), one past a
  * slice (the last logit alone in its slice), of Qwen2 and of Llama-3 (10 and 8 slices), with the
  * winner in the last slice, ties across slices, -0 against +0, and an all-NaN row. Each setup runs
- * twice on the same keys and tickets: the first call must leave them clear for the next. */
+ * twice on the same keys and tickets: the first call must leave them clear for the next. The
+ * second call feeds a decode step at position 5: each token goes to the step's input and
+ * history row 5 (rows 4 and 6 keep their poison), the position becomes 6, the count is left 0. */
 static void check_argmax(int vocab)
 {
     enum { BATCH = 7 };
@@ -494,9 +496,13 @@ static void check_argmax(int vocab)
     float *d_l = dev_upload(l, (size_t)BATCH * vocab * 4);
     unsigned long long *d_keys = dev_alloc(BATCH * 8, 0);
     unsigned *d_tickets = dev_alloc(BATCH * 4, 0);
+    int step[1 + BATCH] = {5}, history[8 * BATCH];
+    for (int i = 1; i <= BATCH; i++) step[i] = -1;
+    ec_cuda_argmax_feed feed = {dev_upload(step, sizeof step), dev_poisoned(sizeof history),
+                                dev_alloc(4, 0)};
     for (int call = 0; call < 2; call++) {
         int *d_out = dev_poisoned(BATCH * 4), out[BATCH];
-        kernel_ok(ec_cuda_argmax(d_l, BATCH, vocab, d_out, d_keys, d_tickets, 0));
+        kernel_ok(ec_cuda_argmax(d_l, BATCH, vocab, d_out, d_keys, d_tickets, call ? &feed : NULL, 0));
         download(out, d_out, sizeof out);
         assert_int_equal(out[0], ec_argmax(l, vocab));
         assert_int_equal(out[1], 0);
@@ -507,6 +513,18 @@ static void check_argmax(int vocab)
         assert_int_equal(out[5], vocab / 3);
         assert_int_equal(out[6], 0);
         cudaFree(d_out);
+        download(step, feed.step, sizeof step);
+        download(history, feed.history, sizeof history);
+        unsigned rows_done;
+        download(&rows_done, feed.rows_done, 4);
+        assert_int_equal(step[0], 5 + call);
+        assert_int_equal(rows_done, 0);
+        for (int b = 0; b < BATCH; b++) {
+            assert_int_equal(step[1 + b], call ? out[b] : -1);
+            if (call) assert_int_equal(history[5 * BATCH + b], out[b]);
+            assert_int_equal(history[4 * BATCH + b], -1); /* the poison */
+            assert_int_equal(history[6 * BATCH + b], -1);
+        }
     }
     unsigned long long keys[BATCH];
     unsigned tickets[BATCH];
@@ -519,6 +537,9 @@ static void check_argmax(int vocab)
     cudaFree(d_l);
     cudaFree(d_keys);
     cudaFree(d_tickets);
+    cudaFree(feed.step);
+    cudaFree(feed.history);
+    cudaFree(feed.rows_done);
     free(l);
 }
 

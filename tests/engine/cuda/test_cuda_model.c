@@ -6,6 +6,7 @@
  *   within 2% of the largest logit magnitude (16-bit activations on the GPU, fp32 on the CPU);
  * - bf16 on `tiny`: the same with ties up to 0.1 and logits within 5% (8 significant bits);
  * - graph replay vs plain launches: identical tokens (the same kernels in the same order);
+ * - the decode op (tokens fed on the device) vs one forward call per step: identical tokens;
  * - stories260K (a real llama2.c v0 checkpoint, interleaved rope, hidden 172 → padded): fp16
  *   greedy tokens against the CPU backend's fp32 tokens (which reproduce the golden text);
  *   matched prefix printed, at least 200 of 255 required;
@@ -365,6 +366,48 @@ static void test_graph_matches_plain_launches(void **state)
     ec_model_close(m);
 }
 
+/* ops->decode (each step's token fed on the device, the steps launched back to back) against
+ * ec_decode_stepwise (each token back on the host before the next step): identical tokens in
+ * fp16 and int8, with the graph and with plain launches, at batch 4, 12 and 1; a bad input
+ * token is refused. */
+static void test_decode_matches_stepwise(void **state)
+{
+    (void)state;
+    enum { PROMPT = 8, GEN = 40, MAX_BATCH = 12 };
+    ec_model *m = open_model("small");
+    const ec_model_config *c = ec_model_config_of(m);
+    static const ec_precision precs[] = {EC_PREC_FP16, EC_PREC_INT8};
+    static const int batches[] = {4, 12, 1};
+    int prompts[MAX_BATCH * PROMPT], stepwise[MAX_BATCH * GEN], next[MAX_BATCH];
+    for (int pi = 0; pi < 2; pi++)
+        for (int graphs = 1; graphs >= 0; graphs--) {
+            ec_backend *gpu = open_backend("cuda", m, precs[pi], MAX_BATCH, PROMPT + GEN);
+            ec_cuda_backend_set_graphs(gpu, graphs);
+            for (int i = 0; i < 3; i++) {
+                int batch = batches[i];
+                int *fed = generate(gpu, c, batch, PROMPT, GEN);
+                ec_prompt_synthetic(7, c->vocab_size, batch, PROMPT, prompts);
+                if (gpu->ops->forward(gpu, prompts, batch, PROMPT, 0, next, NULL) != 0)
+                    fail_msg("prefill: %s", ec_last_error());
+                for (int b = 0; b < batch; b++)
+                    stepwise[b * GEN] = next[b];
+                if (ec_decode_stepwise(gpu, stepwise, GEN, batch, PROMPT, GEN - 1) != 0)
+                    fail_msg("stepwise decode: %s", ec_last_error());
+                int same = first_mismatch(fed, stepwise, batch * GEN);
+                if (same != batch * GEN)
+                    fail_msg("%s, graphs %d, batch %d: token %d fed on the device %d, stepwise %d",
+                             ec_precision_name(precs[pi]), graphs, batch, same, fed[same],
+                             stepwise[same]);
+                free(fed);
+            }
+            stepwise[0] = c->vocab_size;
+            assert_int_equal(gpu->ops->decode(gpu, stepwise, GEN, 1, PROMPT, 4), -1);
+            assert_non_null(strstr(ec_last_error(), "outside the vocabulary"));
+            ec_backend_destroy(gpu);
+        }
+    ec_model_close(m);
+}
+
 static void test_stories260k(void **state)
 {
     (void)state;
@@ -426,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_prefill_in_chunks),
         cmocka_unit_test(test_outlier_counts),
         cmocka_unit_test(test_graph_matches_plain_launches),
+        cmocka_unit_test(test_decode_matches_stepwise),
         cmocka_unit_test(test_stories260k),
         cmocka_unit_test(test_clear_errors),
     };
