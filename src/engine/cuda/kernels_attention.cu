@@ -254,9 +254,10 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     __shared__ bool s_last;
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
-    /* The position is copied before the step's first kernel and the frequencies at load: no
-     * kernel of the step writes them, so they and the rope angle need not wait. A thread rotates
-     * at most pair threadIdx.x (head_dim / 2 <= ATTN_THREADS). */
+    /* The position is in place before the step's first kernel lets its successor launch (the
+     * host's copy, or the previous step's argmax) and the frequencies since load: no kernel of
+     * the step writes them, so they and the rope angle need not wait. A thread rotates at most
+     * pair threadIdx.x (head_dim / 2 <= ATTN_THREADS). */
     int p = *pos;
     float2 sc = make_float2(0.0f, 0.0f);
     if ((int)threadIdx.x < s.head_dim / 2) sc = ec_rope_sincos(p, inv_freq[threadIdx.x]);

@@ -26,11 +26,15 @@ extern "C" int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst,
     });
 }
 
-/* One block per token row; dim % 8 == 0 (checked at load) so each thread moves 16 bytes. */
+/* One block per token row; dim % 8 == 0 (checked at load) so each thread moves 16 bytes.
+ * The step's first kernel lets the next launch only after its wait: launched back to back
+ * without a graph, the previous step's argmax writes this step's tokens and position, which the
+ * attention reads before its own wait. */
 template <typename T>
 __global__ void embed_kernel(const T *table, const int *tokens, int dim, float *x)
 {
-    ec_wait_inputs();
+    ec_wait_inputs(false);
+    ec_release_next();
     const T *row = table + (size_t)tokens[blockIdx.x] * dim;
     float *out = x + (size_t)blockIdx.x * dim;
     for (int c = threadIdx.x * 8; c < dim; c += blockDim.x * 8) {
