@@ -78,7 +78,11 @@ static void finish(const acc *a, double t0, double t1, double idle_w, ec_gpu_win
                                              a->p_last_w * fmax(0, end - a->p_last_t)
                                        : NAN;
     g->peak_power_w = a->have_p ? a->peak_w : NAN;
-    if (isfinite(g->energy_counter_j)) {
+    /* A window inside one update step of the counter (~100 ms) reads a delta of 0 although the
+     * board drew power: then the integral is the estimate (Zeus falls back to instant power x
+     * time the same way), not 0 J. */
+    int counter_still = g->energy_counter_j == 0 && g->energy_integrated_j > 0;
+    if (isfinite(g->energy_counter_j) && !counter_still) {
         g->energy_method = "counter";
         g->energy_j = g->energy_counter_j;
     } else if (isfinite(g->energy_integrated_j)) {

@@ -12,6 +12,7 @@
  *   instant=fail       field 186 fails; avg=fail: field 185 fails
  *   lost=T             from T seconds on, every call answers GPU_IS_LOST
  *   reset=T            the energy counter restarts from 0 at T seconds (driver reload)
+ *   counter_period=S   the energy counter moves only every S seconds (real ones: ~0.1 s)
  *   reasons=MASK       clocks-event reasons bitmask (default 0x1, GpuIdle)
  *   temp=C             temperature in °C (default 40)
  * Energy is the exact integral of the power script (mJ), starting from 5,000,000 mJ. */
@@ -37,7 +38,7 @@ typedef struct {
     int nseg;
     double seg_t[MAXSEG], seg_w[MAXSEG]; /* power seg_w[i] from seg_t[i] (s) on */
     int counter_off, instant_fail, avg_fail;
-    double lost_t, reset_t;
+    double lost_t, reset_t, counter_period;
     unsigned long long reasons;
     int temp;
 } fake_gpu;
@@ -119,6 +120,8 @@ static void apply(fake_gpu *g, const char *key, const char *v)
         g->lost_t = atof(v);
     else if (!strcmp(key, "reset"))
         g->reset_t = atof(v);
+    else if (!strcmp(key, "counter_period"))
+        g->counter_period = atof(v);
     else if (!strcmp(key, "reasons"))
         g->reasons = strtoull(v, NULL, 0);
     else if (!strcmp(key, "temp"))
@@ -183,6 +186,7 @@ static double power_at(const fake_gpu *g, double t)
 
 static unsigned long long counter_mj(const fake_gpu *g, double t)
 {
+    if (g->counter_period > 0) t = floor(t / g->counter_period) * g->counter_period;
     if (t >= g->reset_t) return (unsigned long long)(integral(g, g->reset_t, t) * 1000.0);
     return (unsigned long long)(COUNTER_BASE_MJ + integral(g, 0, fmax(t, 0)) * 1000.0);
 }

@@ -116,6 +116,31 @@ static void test_counter_unsupported_integrates(void **state)
     ec_meter_close(m);
 }
 
+/* A window inside one update step of the counter reads a delta of 0: the integral of instant
+ * power stands in, labelled as such, instead of 0 J. A window over many steps keeps the counter. */
+static void test_counter_still_integrates(void **state)
+{
+    (void)state;
+    ec_meter *m = open_fake("power=200 counter_period=1000", NULL, 0.02);
+    assert_non_null(m);
+    assert_int_equal(ec_meter_start(m), 0);
+    ec_window_result r;
+    measure(m, 0.3, &r);
+    assert_true(r.gpus[0].energy_counter_j == 0);
+    assert_string_equal(r.gpus[0].energy_method, "integrated");
+    assert_string_equal(r.gpu_energy_method, "integrated");
+    assert_true(fabs(r.gpu_energy_j - 200.0 * r.duration_s) < 0.5);
+    ec_meter_close(m);
+
+    m = open_fake("power=200 counter_period=0.01", NULL, 0.02);
+    assert_non_null(m);
+    assert_int_equal(ec_meter_start(m), 0);
+    measure(m, 0.3, &r);
+    assert_string_equal(r.gpu_energy_method, "counter");
+    assert_true(fabs(r.gpu_energy_j - 200.0 * r.duration_s) < 200.0 * 0.01 + 0.5);
+    ec_meter_close(m);
+}
+
 static void test_one_field_fails(void **state)
 {
     (void)state;
@@ -377,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_steady_300w_for_2s),
         cmocka_unit_test(test_step_change),
         cmocka_unit_test(test_counter_unsupported_integrates),
+        cmocka_unit_test(test_counter_still_integrates),
         cmocka_unit_test(test_one_field_fails),
         cmocka_unit_test(test_gpu_lost_mid_window),
         cmocka_unit_test(test_counter_reset_detected),
