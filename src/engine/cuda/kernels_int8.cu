@@ -31,7 +31,9 @@ enum {
     PREP_MAX_COLS = PREP_THREADS * 32, /* widest input of the prepare (32 columns a thread) */
     PREP_HELD = 14,      /* the decode prepares: columns a thread keeps in registers (14336 wide) */
     PREP_HELD_COLS = PREP_THREADS * PREP_HELD,
-    QUANT_THREADS = 256, /* one block per token */
+    QUANT_THREADS = 256, /* scalar quantization: one block per token */
+    QUANT_MAX_THREADS = 1024, /* vector quantization: one block per token, ... */
+    QUANT_VECS = 4,      /* ... 8-column vectors a thread holds: 32768 columns at most */
     EPI_ROWS = 32,       /* GEMM epilogue: output rows per block (two 16-row MMA tiles) */
     EPI_WARPS = 4,       /* GEMM epilogue: warps per block, 16 tokens each */
     EPI_TOKS = EPI_WARPS * 16, /* GEMM epilogue: tokens per block */
@@ -81,6 +83,21 @@ __device__ __forceinline__ int act_code_rcp(float v, float absmax, float r)
     float q0 = __fmul_rn(v, r);
     float q = __fmaf_rn(__fmaf_rn(-q0, absmax, v), r, q0);
     return __float2int_rn(__fmul_rn(q, 127.0f));
+}
+
+/* The codes of 8 values e of a token with its absmax and r = __frcp_rn(absmax), as 8 bytes,
+ * e[0]'s lowest: act_code_rcp, or 0 for an outlier column (f8 bit q) or an all-zero token. */
+__device__ __forceinline__ uint2 codes8(const float e[8], unsigned f8, float absmax, float r)
+{
+    int c[8];
+#pragma unroll
+    for (int q = 0; q < 8; q++)
+        c[q] = absmax > 0.0f && !((f8 >> q) & 1u) ? act_code_rcp(e[q], absmax, r) : 0;
+    auto pack4 = [](const int *k) { /* the low bytes of k[0..3], k[0] lowest */
+        return __byte_perm(__byte_perm(k[0], k[1], 0x0040), __byte_perm(k[2], k[3], 0x0040),
+                           0x5410);
+    };
+    return make_uint2(pack4(c), pack4(c + 4));
 }
 
 /* Exclusive prefix sum of v over the block (blockDim.x a multiple of 32); *total = block sum. */
@@ -210,6 +227,18 @@ __global__ void __launch_bounds__(SCAN_WARPS * 32)
     if (threadIdx.x == 0) *ticket = 0;
 }
 
+/* Token xr's outlier activations at the listed columns into its row xo_r of the one-pass GEMM's
+ * gathered buffer, zeros up to the next multiple of 16 positions (it reads groups of 16). */
+__device__ __forceinline__ void gather_outlier_acts(const __half *xr, const int *ocols,
+                                                    const int *ocount, __half *xo_r)
+{
+    int n = *ocount, n16 = (n + 15) & ~15;
+    for (int p = threadIdx.x; p < n16; p += blockDim.x)
+        xo_r[p] = p < n ? xr[ocols[p]] : __float2half_rn(0.0f);
+}
+
+/* Any row width: block b quantizes token b with scalar loads (quantize_vec_kernel where the rows
+ * are whole 8-column vectors). */
 __global__ void __launch_bounds__(QUANT_THREADS)
     quantize_kernel(const __half *x, int cols, int ld, const unsigned *mask, int8_t *xq,
                     float *xscale, const int *ocols, const int *ocount, __half *xo)
@@ -217,10 +246,58 @@ __global__ void __launch_bounds__(QUANT_THREADS)
     int b = blockIdx.x;
     ec_wait_inputs();
     quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
-    if (!xo) return;
-    int n = *ocount, n16 = (n + 15) & ~15; /* the one-pass GEMM reads groups of 16 positions */
-    for (int p = threadIdx.x; p < n16; p += blockDim.x)
-        xo[(size_t)b * ld + p] = p < n ? x[(size_t)b * cols + ocols[p]] : __float2half_rn(0.0f);
+    if (xo) gather_outlier_acts(x + (size_t)b * cols, ocols, ocount, xo + (size_t)b * ld);
+}
+
+/* Rows of whole 8-column vectors (16-byte aligned): block b quantizes token b, thread t holding
+ * vectors t, t + blockDim.x, ... (at most QUANT_VECS) in registers from their one load to their
+ * codes, so a token costs one round trip to memory and one block max; the codes go out 8 bytes
+ * at a time through act_code_rcp. quantize_kernel loads every value twice, a half at a time, and
+ * divides per value: at 64 tokens its calls took 7-34 µs of each layer's int8 GEMM path, on 64
+ * blocks of 256 threads (docs/performance.md, session 26). mask: the call's outlier columns, or
+ * NULL. */
+__global__ void __launch_bounds__(QUANT_MAX_THREADS)
+    quantize_vec_kernel(const __half *x, int cols, int ld, const unsigned *mask, int8_t *xq,
+                        float *xscale, const int *ocols, const int *ocount, __half *xo)
+{
+    __shared__ unsigned s_max;
+    int b = blockIdx.x, nvec = cols / 8;
+    const uint4 *xv = reinterpret_cast<const uint4 *>(x + (size_t)b * cols);
+    if (threadIdx.x == 0) s_max = 0;
+    ec_wait_inputs();
+    uint4 v[QUANT_VECS];
+    unsigned f8[QUANT_VECS]; /* bit q: column 8 * vector + q is an outlier */
+#pragma unroll
+    for (int j = 0; j < QUANT_VECS; j++) {
+        int i = threadIdx.x + j * blockDim.x;
+        if (i >= nvec) break;
+        v[j] = xv[i];
+        f8[j] = mask ? (mask[i / 4] >> (8 * (i % 4))) & 0xffu : 0u;
+    }
+    __syncthreads(); /* s_max cleared (the loads are in flight meanwhile) */
+    float m = 0.0f;
+#pragma unroll
+    for (int j = 0; j < QUANT_VECS; j++) {
+        if (threadIdx.x + j * blockDim.x >= nvec) break;
+        float e[8];
+        ec_unpack8<__half>(v[j], e);
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            if (!((f8[j] >> q) & 1u)) m = fmaxf(m, fabsf(e[q])); /* fmaxf ignores a NaN */
+    }
+    float absmax = ec_block_max_nonneg(m, &s_max), r = __frcp_rn(absmax);
+    uint2 *qr = reinterpret_cast<uint2 *>(xq + (size_t)b * ld);
+#pragma unroll
+    for (int j = 0; j < QUANT_VECS; j++) {
+        int i = threadIdx.x + j * blockDim.x;
+        if (i >= nvec) break;
+        float e[8];
+        ec_unpack8<__half>(v[j], e);
+        qr[i] = codes8(e, f8[j], absmax, r);
+    }
+    for (int i = nvec + threadIdx.x; i < ld / 8; i += blockDim.x) qr[i] = make_uint2(0, 0);
+    if (threadIdx.x == 0) xscale[b] = act_scale(absmax);
+    if (xo) gather_outlier_acts(x + (size_t)b * cols, ocols, ocount, xo + (size_t)b * ld);
 }
 
 /* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * PREP_THREADS is an
@@ -505,9 +582,18 @@ extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld,
                                      const int *ocols, const int *ocount, void *xo,
                                      cudaStream_t stream)
 {
-    EC_CUDA_TRY(ec_launch(quantize_kernel, dim3(ntok), dim3(QUANT_THREADS), 0, stream,
-                          (const __half *)x, cols, ld, mask, xq, xscale, ocols, ocount,
-                          (__half *)xo),
+    /* Two vectors a thread where the block allows (more loads in flight per token), whole
+     * warps, at least two of them. */
+    int nvec = cols / 8, threads = (nvec / 2 + 31) / 32 * 32;
+    threads = threads < 64 ? 64 : threads > QUANT_MAX_THREADS ? QUANT_MAX_THREADS : threads;
+    bool vec = cols % 8 == 0 && ld % 8 == 0 && nvec <= QUANT_VECS * QUANT_MAX_THREADS &&
+               (uintptr_t)x % 16 == 0 && (uintptr_t)xq % 8 == 0;
+    EC_CUDA_TRY(vec ? ec_launch(quantize_vec_kernel, dim3(ntok), dim3(threads), 0, stream,
+                                (const __half *)x, cols, ld, mask, xq, xscale, ocols, ocount,
+                                (__half *)xo)
+                    : ec_launch(quantize_kernel, dim3(ntok), dim3(QUANT_THREADS), 0, stream,
+                                (const __half *)x, cols, ld, mask, xq, xscale, ocols, ocount,
+                                (__half *)xo),
                 "launch of int8 activation quantization (%d tokens x %d)", ntok, cols);
     return 0;
 }
@@ -657,16 +743,8 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
         int i = threadIdx.x + j * blockDim.x;
         if (i >= nvec) break;
         float e[8];
-        int c[8];
         ec_unpack8<__half>(v[j], e);
-#pragma unroll
-        for (int q = 0; q < 8; q++)
-            c[q] = absmax > 0.0f && !((f8[j] >> q) & 1u) ? act_code_rcp(e[q], absmax, r) : 0;
-        auto pack4 = [](const int *k) { /* the low bytes of k[0..3], k[0] lowest */
-            return __byte_perm(__byte_perm(k[0], k[1], 0x0040), __byte_perm(k[2], k[3], 0x0040),
-                               0x5410);
-        };
-        reinterpret_cast<uint2 *>(codes)[i] = make_uint2(pack4(c), pack4(c + 4));
+        reinterpret_cast<uint2 *>(codes)[i] = codes8(e, f8[j], absmax, r);
         flags[i] = (uint8_t)f8[j];
     }
     for (int i = nvec + threadIdx.x; i < nflags; i += blockDim.x) { /* the padding columns */
