@@ -153,14 +153,13 @@ int ec_cuda_int8_mma(ec_gemv_mode mode, const int8_t *w, const float *wscale, in
                      const int8_t *xq, const float *xscale, const void *xo, const unsigned *mask,
                      int ntok, void *y, int ldy, cudaStream_t stream);
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
- * x_q·w_q): scales, the product of the outlier columns of the cols-wide input (bits of mask, as
- * the outlier scan writes it; NULL: none, as for int8) and of the fp16-dequantized w, on tensor
- * cores, then the ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc
- * and w hold 2*rows). xo fp16 [ntok][ld] (with mask): the outlier activations in list order, as
- * ec_cuda_int8_quantize gathers them. osum fp32 [ntok][ldo] (with mask NULL; else NULL): that
- * outlier product computed already, added in its place. */
+ * x_q·w_q): scales, the product of the outlier columns of x (bits of mask, as the outlier scan
+ * writes it; NULL: none, as for int8) and of the fp16-dequantized w, on tensor cores, then the
+ * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold
+ * 2*rows). osum fp32 [ntok][ldo] (with mask NULL; else NULL): that outlier product computed
+ * already, added in its place. */
 int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc, const float *wscale,
-                          int rows, const int8_t *w, int ld, const float *xscale, const void *xo,
+                          int rows, const int8_t *w, int ld, const float *xscale, const void *x,
                           int cols, const unsigned *mask, const float *osum, int ldo, int ntok,
                           void *y, int ldy, cudaStream_t stream);
 /* int8 x int8 -> int32 through cuBLAS (tensor cores): acc [ntok][ldc] = xq · wᵀ over ld columns

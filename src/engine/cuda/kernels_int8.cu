@@ -974,22 +974,18 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
 
 /* The epilogue of the int8 GEMM, y = acc * step * xscale + the outlier columns' 16-bit product,
  * for a tile of EPI_ROWS output rows (x2 weight rows for SILU_MUL: gate and up) by EPI_TOKS
- * tokens. The outlier part is LLM.int8's 16-bit matmul: a few columns at batch 1, but a tenth of
- * the down projection's at batch 64 (~1,000 of 11,008 on the 7 B shapes), since a column is an
- * outlier when any token of the call crosses the threshold. It runs on tensor cores over the
- * weight in chunks of EPI_K columns, skipping the chunks without an outlier column (the mask is
- * the call's, so the skip is uniform). Per chunk with c outlier columns, the block loads the
- * chunk's weight rows with 16-byte loads and keeps only the outlier columns, dequantized to fp16,
- * in the first c slots of a shared row; the activations come from xo, the quantize kernel's
- * gather of the outlier columns [token][list position], whose positions P..P+c-1 are this
- * chunk's (P = the outlier columns of the chunks before it). Slots c up to the next multiple of
- * 16 are zeroed, and warp w multiplies every row of the tile by tokens 16w..16w+15 with one
- * m16n8k16 MMA per 16 slots (M = weight rows, N = tokens, fp32 accumulation). The whole chunk's
- * activations and four MMAs per 16 rows, zeros included, cost the down projection at batch 64 61
- * µs a layer on Llama-2-7B (docs/performance.md, session 26); a gather of single weight bytes
- * made it 10x the GEMM (session 17). The block lists its chunks with an outlier column and their
- * first positions first, then keeps the loads of the next EPI_STAGES chunks in flight while a
- * chunk's MMAs run.
+ * tokens. The outlier part is LLM.int8's 16-bit matmul: a few columns at decode, but up to half
+ * of them at batch 64 and in the prefill, since a column is an outlier when any token of the call
+ * crosses the threshold. It runs on tensor cores over the weight in chunks of EPI_K columns,
+ * skipping the chunks without an outlier column (the mask is the call's, so the skip is uniform):
+ * the block loads the chunk's weight rows and activations with 16-byte loads, the weights
+ * dequantized to fp16 and the activations of non-outlier columns zeroed, into shared memory
+ * k-contiguous (the order of the A and B fragments), and warp w multiplies every row of the tile
+ * by tokens 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation).
+ * The block lists its chunks with an outlier column first, then keeps the loads of the next
+ * EPI_STAGES chunks in flight while a chunk's MMAs run. Reading whole chunks instead
+ * of gathering the listed columns costs MMAs on zeros, but the loads are vectors: a gather of
+ * single bytes and halves made the epilogue of the down projection at batch 64 take 10x the GEMM.
  * A narrow weight has too few tiles to fill the GPU (at batch 64, 128 tiles of the 4096-row down
  * projection, whose input carries the most outlier columns), so the chunks of a tile may be split
  * over a cluster of gridDim.z blocks (chunk i to block i % gridDim.z). Each block leaves its
@@ -1000,18 +996,19 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * reference family's 16-bit GEMM, not the CPU's sequential one; test_cuda_int8 bounds the
  * difference. The grid's x runs over token tiles, so the blocks that read the same weight rows
  * run together and share them through L2. OUTLIERS false (mask NULL: int8, or osum given):
- * compiled without the chunk loop, whose registers cost int8's plain epilogue two blocks per SM. */
-template <int MODE, bool OUTLIERS>
+ * compiled without the chunk loop, whose registers cost int8's plain epilogue two blocks per SM.
+ * VEC: x rows 16-byte aligned (cols % 8 == 0); else element loads. */
+template <int MODE, bool VEC, bool OUTLIERS>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
-                         const int8_t *w, int ld, const float *xscale, const __half *xo, int cols,
+                         const int8_t *w, int ld, const float *xscale, const __half *x, int cols,
                          const unsigned *mask, const float *osum, int ldo, int ntok, void *y,
                          int ldy)
 {
     constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
-    constexpr int XSEG = EPI_TOKS * EPI_K / 8 / EPI_THREADS; /* x vectors of 8 slots a thread holds */
-    typedef __half WeightTile[WR * EPI_ROWS][EPI_LD];    /* [weight row][slot] */
-    typedef __half ActTile[EPI_TOKS][EPI_LD];            /* [token][slot] */
+    constexpr int XSEG = EPI_TOKS * EPI_K / 8 / EPI_THREADS; /* x segments of 8 a thread loads */
+    typedef __half WeightTile[WR * EPI_ROWS][EPI_LD];    /* [weight row][column in chunk] */
+    typedef __half ActTile[EPI_TOKS][EPI_LD];            /* [token][column in chunk] */
     typedef float SumTile[WR][EPI_TOKS][EPI_PLD];        /* [gate/up][token][row] */
     constexpr size_t LOADS = sizeof(WeightTile) + sizeof(ActTile);
     __shared__ __align__(16) unsigned char smem[LOADS > sizeof(SumTile) ? LOADS : sizeof(SumTile)];
@@ -1020,14 +1017,12 @@ __global__ void __launch_bounds__(EPI_THREADS)
     SumTile &s_sum = *reinterpret_cast<SumTile *>(smem);
     static_assert(EPI_K == 64 && EPI_THREADS == 4 * EPI_ROWS,
                   "a thread loads a quarter weight row");
-    static_assert(EPI_THREADS == 2 * EPI_TOKS && XSEG == 4,
-                  "a thread loads 8 of every 16 activation slots of one token");
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int b0 = blockIdx.x * EPI_TOKS, row0 = blockIdx.y * EPI_ROWS;
     int nb = min(EPI_TOKS, ntok - b0), split = gridDim.z;
     /* Loads: weight row threadIdx.x / 4 (+ EPI_ROWS: up) bytes 16 (threadIdx.x % 4).., and
-     * activation slots 16k + 8 (threadIdx.x % 2).. of token threadIdx.x / 2. */
-    int wseg = threadIdx.x % 4, xtok = threadIdx.x / 2, xhalf = threadIdx.x % 2;
+     * x segment threadIdx.x % 8 (columns 8s..) of tokens threadIdx.x / 8 + 16i. */
+    int wseg = threadIdx.x % 4, xs8 = threadIdx.x % 8;
     int wrow[WR];
     float step[WR]; /* the weights are constant: read before waiting on the inputs */
 #pragma unroll
@@ -1044,84 +1039,83 @@ __global__ void __launch_bounds__(EPI_THREADS)
             unsigned lo = mask[2 * i], hi = 2 * i + 1 < nwords ? mask[2 * i + 1] : 0u;
             return (unsigned long long)hi << 32 | lo;
         };
-        /* This block's chunks (z, z + split, ...) that hold an outlier column, ascending, with
-         * their first list positions, from one pass of the whole block over the mask: one scan
-         * sums the columns (low 16 bits: at most 32768) and the listed chunks (high bits). */
+        /* This block's chunks (z, z + split, ...) that hold an outlier column, ascending, listed
+         * by the whole block in one pass over the mask: a walk from one chunk to the next with
+         * an outlier made every block wait for a chain of mask loads. */
         __shared__ short s_list[EPI_MAX_CHUNKS];
-        __shared__ int s_pos[EPI_MAX_CHUNKS];
-        int nlist = 0, before = 0;
-        for (int i0 = 0; i0 < nchunks; i0 += EPI_THREADS) {
-            int i = i0 + threadIdx.x, c = i < nchunks ? __popcll(chunk_mask(i)) : 0;
-            int mine = c > 0 && i % split == (int)blockIdx.z, total;
-            int at = block_exclusive_scan(c | mine << 16, &total);
-            if (mine) {
-                s_list[nlist + (at >> 16)] = (short)i;
-                s_pos[nlist + (at >> 16)] = before + (at & 0xffff);
-            }
-            nlist += total >> 16;
-            before += total & 0xffff;
+        int nlist = 0,
+            mine = nchunks > (int)blockIdx.z ? (nchunks - blockIdx.z + split - 1) / split : 0;
+        for (int j0 = 0; j0 < mine; j0 += EPI_THREADS) {
+            int j = j0 + threadIdx.x, i = blockIdx.z + split * j;
+            int has = j < mine && chunk_mask(i) != 0, total;
+            int at = block_exclusive_scan(has, &total);
+            if (has) s_list[nlist + at] = (short)i;
+            nlist += total;
         }
         __syncthreads(); /* the list before anyone reads it */
         uint4 wv[EPI_STAGES][WR], xv[EPI_STAGES][XSEG]; /* EPI_STAGES chunks in flight */
-        auto load = [&](int s, int l) {
-            int i = s_list[l], c0 = i * EPI_K, c = __popcll(chunk_mask(i));
+        auto load = [&](int s, int i) {
+            int c0 = i * EPI_K;
 #pragma unroll
             for (int h = 0; h < WR; h++) {
-                int col = c0 + 16 * wseg;
-                wv[s][h] = wrow[h] >= 0 && col < ld
+                int c = c0 + 16 * wseg;
+                wv[s][h] = wrow[h] >= 0 && c < ld
                                ? __ldg(reinterpret_cast<const uint4 *>(w + (size_t)wrow[h] * ld
-                                                                       + col))
+                                                                       + c))
                                : make_uint4(0, 0, 0, 0);
             }
-            /* list positions are not 16-byte aligned: half loads, zero past the chunk's c */
-            const __half *xr = xo + (size_t)(b0 + xtok) * ld + s_pos[l];
 #pragma unroll
             for (int k = 0; k < XSEG; k++) {
-                __half e[8];
+                int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k, c = c0 + 8 * xs8;
+                const __half *xr = x + (size_t)(b0 + bb) * cols + c;
+                if (VEC) {
+                    xv[s][k] = bb < nb && c < cols ? *reinterpret_cast<const uint4 *>(xr)
+                                                   : make_uint4(0, 0, 0, 0);
+                } else {
+                    __half e[8];
 #pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    int slot = 16 * k + 8 * xhalf + j;
-                    e[j] = xtok < nb && slot < c ? xr[slot] : __float2half_rn(0.0f);
+                    for (int j = 0; j < 8; j++)
+                        e[j] = bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
+                    xv[s][k] = *reinterpret_cast<const uint4 *>(e);
                 }
-                xv[s][k] = *reinterpret_cast<const uint4 *>(e);
             }
         };
-        /* Chunk bits into shared memory: the outlier columns' weights dequantized into slots
-         * 0..c-1 of their rows, slots c..16 * nks - 1 zeroed, and the activations' slots. */
-        auto store = [&](int s, unsigned long long bits, int c, int nks) {
-            unsigned mine = (unsigned)(bits >> (16 * wseg)) & 0xffffu;
-            int first = __popcll(bits & ((1ull << (16 * wseg)) - 1)); /* slot of my first */
+        auto store = [&](int s, unsigned long long bits) { /* dequantize, zero the non-outliers */
 #pragma unroll
             for (int h = 0; h < WR; h++) {
                 const int8_t *q = reinterpret_cast<const int8_t *>(&wv[s][h]);
-                __half *dst = s_w[h * EPI_ROWS + threadIdx.x / 4];
+                __half d[16];
 #pragma unroll
-                for (int j = 0; j < 16; j++)
-                    if ((mine >> j) & 1u)
-                        dst[first + __popc(mine & ((1u << j) - 1))] =
-                            __float2half_rn(dequant16(q[j], step[h]));
-                for (int p = max(c, 16 * wseg); p < min(16 * nks, 16 * wseg + 16); p++)
-                    dst[p] = __float2half_rn(0.0f);
+                for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
+                uint4 *dst =
+                    reinterpret_cast<uint4 *>(&s_w[h * EPI_ROWS + threadIdx.x / 4][16 * wseg]);
+                dst[0] = reinterpret_cast<const uint4 *>(d)[0];
+                dst[1] = reinterpret_cast<const uint4 *>(d)[1];
             }
+            unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
 #pragma unroll
-            for (int k = 0; k < XSEG; k++)
-                if (k < nks)
-                    *reinterpret_cast<uint4 *>(&s_x[xtok][16 * k + 8 * xhalf]) = xv[s][k];
+            for (int k = 0; k < XSEG; k++) {
+                __half *e = reinterpret_cast<__half *>(&xv[s][k]);
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
+                int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
+                *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[s][k];
+            }
         };
 #pragma unroll
         for (int s = 0; s < EPI_STAGES; s++)
-            if (s < nlist) load(s, s);
+            if (s < nlist) load(s, s_list[s]);
         for (int l0 = 0; l0 < nlist; l0 += EPI_STAGES) {
 #pragma unroll
             for (int s = 0; s < EPI_STAGES; s++) {
                 int l = l0 + s;
                 if (l >= nlist) break;
-                unsigned long long bits = chunk_mask(s_list[l]);
-                int c = __popcll(bits), nks = (c + 15) / 16;
-                store(s, bits, c, nks);
+                store(s, chunk_mask(s_list[l]));
                 __syncthreads();
-                if (l + EPI_STAGES < nlist) load(s, l + EPI_STAGES);
-                for (int ks = 0; ks < 16 * nks; ks += 16) {
+                if (l + EPI_STAGES < nlist) load(s, s_list[l + EPI_STAGES]);
+#pragma unroll
+                for (int ks = 0; ks < EPI_K; ks += 16) {
                     uint2 b[2];
 #pragma unroll
                     for (int nt = 0; nt < 2; nt++) {
@@ -1213,25 +1207,25 @@ static int epilogue_split(int tiles, bool outliers)
 template <int MODE>
 static cudaError_t launch_epilogue(dim3 grid, dim3 cluster, cudaStream_t stream,
                                    const int32_t *acc, int ldc, const float *wscale, int rows,
-                                   const int8_t *w, int ld, const float *xscale, const __half *xo,
+                                   const int8_t *w, int ld, const float *xscale, const __half *x,
                                    int cols, const unsigned *mask, const float *osum, int ldo,
                                    int ntok, void *y, int ldy)
 {
-    auto kernel = mask ? int8_epilogue_kernel<MODE, true> : int8_epilogue_kernel<MODE, false>;
+    auto kernel = !mask          ? int8_epilogue_kernel<MODE, true, false>
+                  : cols % 8 == 0 ? int8_epilogue_kernel<MODE, true, true>
+                                  : int8_epilogue_kernel<MODE, false, true>;
     return ec_launch_clustered(kernel, grid, cluster, dim3(EPI_THREADS), 0, stream, acc, ldc,
-                               wscale, rows, w, ld, xscale, xo, cols, mask, osum, ldo, ntok, y,
+                               wscale, rows, w, ld, xscale, x, cols, mask, osum, ldo, ntok, y,
                                ldy);
 }
 
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,
                                      const float *wscale, int rows, const int8_t *w, int ld,
-                                     const float *xscale, const void *xo, int cols,
+                                     const float *xscale, const void *x, int cols,
                                      const unsigned *mask, const float *osum, int ldo, int ntok,
                                      void *y, int ldy, cudaStream_t stream)
 {
     if (mask && osum) return ec_set_error("int8 GEMM epilogue: both an outlier mask and sums");
-    if (mask && !xo)
-        return ec_set_error("int8 GEMM epilogue: an outlier mask without gathered activations");
     if (mask && cols > EPI_MAX_CHUNKS * EPI_K)
         return ec_set_error("int8 GEMM epilogue: %d columns with an outlier mask, at most %d",
                             cols, (int)(EPI_MAX_CHUNKS * EPI_K));
@@ -1239,7 +1233,7 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
     unsigned rtiles = (unsigned)((rows + EPI_ROWS - 1) / EPI_ROWS);
     unsigned split = (unsigned)epilogue_split((int)(ttiles * rtiles), mask != NULL);
     dim3 grid(ttiles, rtiles, split), cluster(1, 1, split);
-    const __half *xh = (const __half *)xo;
+    const __half *xh = (const __half *)x;
     cudaError_t e =
         mode == EC_GEMV_STORE
             ? launch_epilogue<EC_GEMV_STORE>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,

@@ -154,8 +154,7 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
     int gemm = reference || sh->max_batch > EC_CUDA_GEMV_MAX_BATCH;
     c->acc = gemm ? (int32_t *)carve(base, &off, T * R4 * sizeof(int32_t)) : NULL;
     int gather = reference || (sh->mixed && sh->max_batch > EC_CUDA_GATHER_MIN_ROWS);
-    /* xo also holds the outlier activations that the fused family's one-pass GEMM and GEMM
-     * epilogue multiply (more than EC_CUDA_GEMV_MAX_BATCH token rows) */
+    /* xo also holds the one-pass GEMM's outlier activations (9..64 token rows, fused) */
     int mma = sh->mixed && sh->max_batch > EC_CUDA_GEMV_MAX_BATCH;
     c->xo = gather || mma ? carve(base, &off, B * K * 2) : NULL;
     c->wo = gather ? carve(base, &off, sh->max_elems * 2) : NULL;
@@ -317,12 +316,8 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                                                st)))
             return -1;
     }
-    /* Without the gathered path the epilogue multiplies the outlier columns itself, from their
-     * activations gathered here in list order (xo [batch][ld]); the gathered path's xo holds
-     * its own compact [batch][n] copy. */
-    int in_epilogue = mixed && !gathered;
     if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
-                              c->xscale, c->ocols, c->ocount, in_epilogue ? c->xo : NULL, st))
+                              c->xscale, NULL, NULL, NULL, st))
         return -1;
     int ldc = round_up(w->rows, 4);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {
@@ -333,12 +328,10 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                                      (const char *)c->xo + (size_t)b0 * n * 2, n, nb, w->rows, n,
                                      c->osum, w->rows, 0.0f)) ||
             ec_cuda_int8_epilogue(mode, c->acc, ldc, w->scales, out_rows, wq, w->ld,
-                                  c->xscale + b0,
-                                  in_epilogue ? (const char *)c->xo + (size_t)b0 * w->ld * 2
-                                              : NULL,
-                                  w->cols, in_epilogue ? c->omask : NULL, n > 0 ? c->osum : NULL,
-                                  w->rows, nb, (char *)y + (size_t)b0 * ldy * y_elem(mode), ldy,
-                                  st))
+                                  c->xscale + b0, (const char *)x + (size_t)b0 * w->cols * 2,
+                                  w->cols, mixed && !gathered ? c->omask : NULL,
+                                  n > 0 ? c->osum : NULL, w->rows, nb,
+                                  (char *)y + (size_t)b0 * ldy * y_elem(mode), ldy, st))
             return -1;
     }
     return 0;

@@ -198,9 +198,8 @@ static void tally_done(const tally *t, const char *name, long total)
 
 /* Quantized activations, scales, outlier count, mask and (where the path builds one: not the
  * fused GEMV's prepare, whose GEMV reads the mask) column list against ec_qact_prepare. */
-/* listed: the call built the column list; gathered: the outlier activations of the one-pass GEMM
- * and the GEMM epilogue, xo [batch][ld] (x at the listed columns, zeros to the next multiple of
- * 16). */
+/* listed: the call built the column list; gathered: the one-pass GEMM's outlier activations
+ * xo [batch][ld] (x at the listed columns, zeros to the next multiple of 16). */
 static void check_activations(const fixture *f, const ec_cuda_qctx *ctx, const char *family,
                               int listed, int gathered)
 {
@@ -297,13 +296,11 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
         if (ec_cuda_qlinear(&ctx, &f->w, mode, f->d_x, B, d_y, ldy, d_stat) != 0)
             fail_msg("%s (%s, mode %d): %s", f->name, family, (int)mode, ec_last_error());
     CUDA_OK(cudaStreamSynchronize(st));
-    /* The fused family's one-pass GEMM and GEMM epilogue read the outlier activations gathered
-     * in list order; above EC_CUDA_GATHER_MIN_ROWS xo holds the gathered path's compact copy. */
-    int in_list_order = kernels == EC_KERNELS_FUSED && B > EC_CUDA_GEMV_MAX_BATCH &&
-                        B <= EC_CUDA_GATHER_MIN_ROWS;
+    int one_pass = kernels == EC_KERNELS_FUSED && B > EC_CUDA_GEMV_MAX_BATCH &&
+                   ec_cuda_qlinear_one_pass(&ctx, &f->w, B);
     check_activations(f, &ctx, family,
                       kernels == EC_KERNELS_REFERENCE || B > EC_CUDA_GEMV_MAX_BATCH,
-                      in_list_order && f->w.threshold > 0.0f);
+                      one_pass && f->w.threshold > 0.0f);
 
     void *y = malloc(ybytes);
     download(y, d_y, ybytes);
