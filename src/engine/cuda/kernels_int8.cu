@@ -42,8 +42,7 @@ enum {
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     EPI_PLD = EPI_ROWS + 4, /* GEMM epilogue: partial sums' row stride in floats (conflict-free) */
     EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill (performance.md) */
-    EPI_STAGES = 4,      /* GEMM epilogue: outlier chunks in cp.async stages */
-    EPI_RAW_LD = EPI_K + 16, /* GEMM epilogue: a stage's weight row stride in bytes (16-byte rows) */
+    EPI_STAGES = 2,      /* GEMM epilogue: outlier chunks whose loads are in flight */
     EPI_MAX_CHUNKS = PREP_MAX_COLS / EPI_K, /* GEMM epilogue: chunks of the widest input */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
     I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
@@ -973,39 +972,20 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
     return 0;
 }
 
-/* Shared memory of int8_epilogue_kernel: with OUTLIERS, EPI_STAGES chunks' raw weight rows and
- * activations (cp.async stages) and the dequantized weights of the chunk being multiplied; the
- * partial sums after the chunk loop reuse it. */
-template <int MODE> struct epi_smem {
-    static constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
-    typedef int8_t RawTile[WR * EPI_ROWS][EPI_RAW_LD];            /* [weight row][column] */
-    typedef __half ActTile[EPI_TOKS][EPI_LD];                     /* [token][column] */
-    typedef __half WeightTile[WR * EPI_ROWS][EPI_LD];             /* [weight row][column] */
-    typedef float SumTile[WR][EPI_TOKS][EPI_PLD];                 /* [gate/up][token][row] */
-    static constexpr size_t STAGE = sizeof(RawTile) + sizeof(ActTile);
-    static constexpr size_t LOADS = EPI_STAGES * STAGE + sizeof(WeightTile);
-    static constexpr size_t bytes(bool outliers)
-    {
-        return outliers && LOADS > sizeof(SumTile) ? LOADS : sizeof(SumTile);
-    }
-};
-
 /* The epilogue of the int8 GEMM, y = acc * step * xscale + the outlier columns' 16-bit product,
  * for a tile of EPI_ROWS output rows (x2 weight rows for SILU_MUL: gate and up) by EPI_TOKS
- * tokens. The outlier part is LLM.int8's 16-bit matmul: a few columns at batch 1, but a tenth of
- * the down projection's at batch 64 (~1,000 of 11,008 on the 7 B shapes), since a column is an
- * outlier when any token of the call crosses the threshold. It runs on tensor cores over the
- * weight in chunks of EPI_K columns, skipping the chunks without an outlier column (the mask is
- * the call's, so the skip is uniform). The block lists its chunks with an outlier column first,
- * then streams them through EPI_STAGES cp.async stages in shared memory (the chunk's weight rows
- * as bytes, its activations as halves); per chunk it dequantizes the weights to fp16 into a tile
- * k-contiguous (the order of the A fragments), and warp w multiplies every row of the tile by
- * tokens 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation), the
- * activations of the chunk's non-outlier columns zeroed as their B fragments are loaded. Loads
- * through registers, two chunks in flight, left the down projection's epilogue waiting on memory
- * (61 µs a layer on Llama-2-7B at batch 64, docs/performance.md, session 26); multiplying only
- * the listed columns, from activations gathered in list order, was slower still, and a gather of
- * single weight bytes made it 10x the GEMM (session 17).
+ * tokens. The outlier part is LLM.int8's 16-bit matmul: a few columns at decode, but up to half
+ * of them at batch 64 and in the prefill, since a column is an outlier when any token of the call
+ * crosses the threshold. It runs on tensor cores over the weight in chunks of EPI_K columns,
+ * skipping the chunks without an outlier column (the mask is the call's, so the skip is uniform):
+ * the block loads the chunk's weight rows and activations with 16-byte loads, the weights
+ * dequantized to fp16 and the activations of non-outlier columns zeroed, into shared memory
+ * k-contiguous (the order of the A and B fragments), and warp w multiplies every row of the tile
+ * by tokens 16w..16w+15 with m16n8k16 MMAs (M = weight rows, N = tokens, fp32 accumulation).
+ * The block lists its chunks with an outlier column first, then keeps the loads of the next
+ * EPI_STAGES chunks in flight while a chunk's MMAs run. Reading whole chunks instead
+ * of gathering the listed columns costs MMAs on zeros, but the loads are vectors: a gather of
+ * single bytes and halves made the epilogue of the down projection at batch 64 take 10x the GEMM.
  * A narrow weight has too few tiles to fill the GPU (at batch 64, 128 tiles of the 4096-row down
  * projection, whose input carries the most outlier columns), so the chunks of a tile may be split
  * over a cluster of gridDim.z blocks (chunk i to block i % gridDim.z). Each block leaves its
@@ -1017,8 +997,7 @@ template <int MODE> struct epi_smem {
  * difference. The grid's x runs over token tiles, so the blocks that read the same weight rows
  * run together and share them through L2. OUTLIERS false (mask NULL: int8, or osum given):
  * compiled without the chunk loop, whose registers cost int8's plain epilogue two blocks per SM.
- * VEC: x rows 16-byte aligned (cols % 8 == 0), copied by cp.async; else element loads (test
- * widths). Dynamic shared memory: epi_smem<MODE>::bytes(OUTLIERS). */
+ * VEC: x rows 16-byte aligned (cols % 8 == 0); else element loads. */
 template <int MODE, bool VEC, bool OUTLIERS>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
@@ -1026,17 +1005,24 @@ __global__ void __launch_bounds__(EPI_THREADS)
                          const unsigned *mask, const float *osum, int ldo, int ntok, void *y,
                          int ldy)
 {
-    typedef epi_smem<MODE> L;
-    constexpr int WR = L::WR;
-    extern __shared__ __align__(16) unsigned char smem[];
-    typename L::SumTile &s_sum = *reinterpret_cast<typename L::SumTile *>(smem);
+    constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
+    constexpr int XSEG = EPI_TOKS * EPI_K / 8 / EPI_THREADS; /* x segments of 8 a thread loads */
+    typedef __half WeightTile[WR * EPI_ROWS][EPI_LD];    /* [weight row][column in chunk] */
+    typedef __half ActTile[EPI_TOKS][EPI_LD];            /* [token][column in chunk] */
+    typedef float SumTile[WR][EPI_TOKS][EPI_PLD];        /* [gate/up][token][row] */
+    constexpr size_t LOADS = sizeof(WeightTile) + sizeof(ActTile);
+    __shared__ __align__(16) unsigned char smem[LOADS > sizeof(SumTile) ? LOADS : sizeof(SumTile)];
+    WeightTile &s_w = *reinterpret_cast<WeightTile *>(smem);
+    ActTile &s_x = *reinterpret_cast<ActTile *>(smem + sizeof(WeightTile));
+    SumTile &s_sum = *reinterpret_cast<SumTile *>(smem);
     static_assert(EPI_K == 64 && EPI_THREADS == 4 * EPI_ROWS,
-                  "a thread converts a quarter weight row");
+                  "a thread loads a quarter weight row");
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int b0 = blockIdx.x * EPI_TOKS, row0 = blockIdx.y * EPI_ROWS;
     int nb = min(EPI_TOKS, ntok - b0), split = gridDim.z;
-    /* Conversion: weight row threadIdx.x / 4 (+ EPI_ROWS: up), bytes 16 (threadIdx.x % 4).. */
-    int wseg = threadIdx.x % 4;
+    /* Loads: weight row threadIdx.x / 4 (+ EPI_ROWS: up) bytes 16 (threadIdx.x % 4).., and
+     * x segment threadIdx.x % 8 (columns 8s..) of tokens threadIdx.x / 8 + 16i. */
+    int wseg = threadIdx.x % 4, xs8 = threadIdx.x % 8;
     int wrow[WR];
     float step[WR]; /* the weights are constant: read before waiting on the inputs */
 #pragma unroll
@@ -1048,15 +1034,6 @@ __global__ void __launch_bounds__(EPI_THREADS)
     ec_wait_inputs();
     float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
     if constexpr (OUTLIERS) {
-        typename L::WeightTile &s_w =
-            *reinterpret_cast<typename L::WeightTile *>(smem + EPI_STAGES * L::STAGE);
-        auto raw_of = [&](int st) -> typename L::RawTile & {
-            return *reinterpret_cast<typename L::RawTile *>(smem + st * L::STAGE);
-        };
-        auto act_of = [&](int st) -> typename L::ActTile & {
-            return *reinterpret_cast<typename L::ActTile *>(smem + st * L::STAGE +
-                                                            sizeof(typename L::RawTile));
-        };
         int nchunks = (cols + EPI_K - 1) / EPI_K, nwords = (cols + 31) / 32;
         auto chunk_mask = [&](int i) { /* the outlier bits of chunk i's 64 columns */
             unsigned lo = mask[2 * i], hi = 2 * i + 1 < nwords ? mask[2 * i + 1] : 0u;
@@ -1076,92 +1053,94 @@ __global__ void __launch_bounds__(EPI_THREADS)
             nlist += total;
         }
         __syncthreads(); /* the list before anyone reads it */
-        /* Chunk l's weight rows and activations into stage st: 16-byte pieces, zeros past the
-         * weight's rows and columns and the tile's tokens. */
-        auto load = [&](int st, int l) {
-            int c0 = s_list[l] * EPI_K;
-            typename L::RawTile &raw = raw_of(st);
-            typename L::ActTile &act = act_of(st);
-            for (int p = threadIdx.x; p < WR * EPI_ROWS * (EPI_K / 16); p += EPI_THREADS) {
-                int rr = p / (EPI_K / 16), seg = p % (EPI_K / 16), h = rr / EPI_ROWS;
-                int r = row0 + rr % EPI_ROWS, c = c0 + 16 * seg;
-                bool in = r < rows && c < ld;
-                ec_cp_async16(&raw[rr][16 * seg], in ? w + (size_t)(r + h * rows) * ld + c : w,
-                              in);
+        uint4 wv[EPI_STAGES][WR], xv[EPI_STAGES][XSEG]; /* EPI_STAGES chunks in flight */
+        auto load = [&](int s, int i) {
+            int c0 = i * EPI_K;
+#pragma unroll
+            for (int h = 0; h < WR; h++) {
+                int c = c0 + 16 * wseg;
+                wv[s][h] = wrow[h] >= 0 && c < ld
+                               ? __ldg(reinterpret_cast<const uint4 *>(w + (size_t)wrow[h] * ld
+                                                                       + c))
+                               : make_uint4(0, 0, 0, 0);
             }
-            for (int p = threadIdx.x; p < EPI_TOKS * (EPI_K / 8); p += EPI_THREADS) {
-                int bb = p / (EPI_K / 8), seg = p % (EPI_K / 8), c = c0 + 8 * seg;
+#pragma unroll
+            for (int k = 0; k < XSEG; k++) {
+                int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k, c = c0 + 8 * xs8;
                 const __half *xr = x + (size_t)(b0 + bb) * cols + c;
                 if (VEC) {
-                    bool in = bb < nb && c < cols;
-                    ec_cp_async16(&act[bb][8 * seg], in ? xr : x, in);
+                    xv[s][k] = bb < nb && c < cols ? *reinterpret_cast<const uint4 *>(xr)
+                                                   : make_uint4(0, 0, 0, 0);
                 } else {
+                    __half e[8];
 #pragma unroll
                     for (int j = 0; j < 8; j++)
-                        act[bb][8 * seg + j] =
-                            bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
+                        e[j] = bb < nb && c + j < cols ? xr[j] : __float2half_rn(0.0f);
+                    xv[s][k] = *reinterpret_cast<const uint4 *>(e);
                 }
             }
         };
+        auto store = [&](int s, unsigned long long bits) { /* dequantize, zero the non-outliers */
 #pragma unroll
-        for (int st = 0; st < EPI_STAGES - 1; st++) {
-            if (st < nlist) load(st, st);
-            ec_cp_async_commit(); /* maybe empty: one group per chunk keeps the count */
-        }
-        for (int l = 0; l < nlist; l++) {
-            ec_cp_async_wait<EPI_STAGES - 2>();
-            __syncthreads(); /* chunk l's stage is in; chunk l - 1's MMAs are done */
-            if (l + EPI_STAGES - 1 < nlist) load((l + EPI_STAGES - 1) % EPI_STAGES, l + EPI_STAGES - 1);
-            ec_cp_async_commit();
-            int st = l % EPI_STAGES;
-            unsigned long long bits = chunk_mask(s_list[l]);
-            typename L::RawTile &raw = raw_of(st);
-            const typename L::ActTile &act = act_of(st);
-#pragma unroll
-            for (int h = 0; h < WR; h++) { /* dequantize a quarter row */
-                int rr = h * EPI_ROWS + threadIdx.x / 4;
-                uint4 v = *reinterpret_cast<const uint4 *>(&raw[rr][16 * wseg]);
-                const int8_t *q = reinterpret_cast<const int8_t *>(&v);
+            for (int h = 0; h < WR; h++) {
+                const int8_t *q = reinterpret_cast<const int8_t *>(&wv[s][h]);
                 __half d[16];
 #pragma unroll
                 for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
-                uint4 *dst = reinterpret_cast<uint4 *>(&s_w[rr][16 * wseg]);
+                uint4 *dst =
+                    reinterpret_cast<uint4 *>(&s_w[h * EPI_ROWS + threadIdx.x / 4][16 * wseg]);
                 dst[0] = reinterpret_cast<const uint4 *>(d)[0];
                 dst[1] = reinterpret_cast<const uint4 *>(d)[1];
             }
-            __syncthreads(); /* the dequantized tile */
+            unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
 #pragma unroll
-            for (int ks = 0; ks < EPI_K; ks += 16) {
-                /* the B fragments' columns ks + 2t, +1 and ks + 2t + 8, +9: zero unless outliers */
-                auto keep = [&](int c) {
-                    return ((bits >> c) & 1u ? 0x0000ffffu : 0u) |
-                           ((bits >> (c + 1)) & 1u ? 0xffff0000u : 0u);
-                };
-                uint32_t keep_lo = keep(ks + 2 * t), keep_hi = keep(ks + 2 * t + 8);
-                uint2 b[2];
+            for (int k = 0; k < XSEG; k++) {
+                __half *e = reinterpret_cast<__half *>(&xv[s][k]);
 #pragma unroll
-                for (int nt = 0; nt < 2; nt++) {
-                    const __half *xs = &act[16 * warp + 8 * nt + g][ks + 2 * t];
-                    b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs) & keep_lo,
-                                       *reinterpret_cast<const uint32_t *>(xs + 8) & keep_hi);
-                }
+                for (int j = 0; j < 8; j++)
+                    if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
+                int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
+                *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[s][k];
+            }
+        };
 #pragma unroll
-                for (int h = 0; h < WR; h++)
+        for (int s = 0; s < EPI_STAGES; s++)
+            if (s < nlist) load(s, s_list[s]);
+        for (int l0 = 0; l0 < nlist; l0 += EPI_STAGES) {
 #pragma unroll
-                    for (int mt = 0; mt < 2; mt++) {
-                        const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
-                        const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
-                        const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
-                                               *reinterpret_cast<const uint32_t *>(ws8),
-                                               *reinterpret_cast<const uint32_t *>(ws + 8),
-                                               *reinterpret_cast<const uint32_t *>(ws8 + 8)};
+            for (int s = 0; s < EPI_STAGES; s++) {
+                int l = l0 + s;
+                if (l >= nlist) break;
+                store(s, chunk_mask(s_list[l]));
+                __syncthreads();
+                if (l + EPI_STAGES < nlist) load(s, s_list[l + EPI_STAGES]);
 #pragma unroll
-                        for (int nt = 0; nt < 2; nt++) ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
+                for (int ks = 0; ks < EPI_K; ks += 16) {
+                    uint2 b[2];
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++) {
+                        const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
+                        b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
+                                           *reinterpret_cast<const uint32_t *>(xs + 8));
                     }
+#pragma unroll
+                    for (int h = 0; h < WR; h++)
+#pragma unroll
+                        for (int mt = 0; mt < 2; mt++) {
+                            const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
+                            const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
+                            const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
+                                                   *reinterpret_cast<const uint32_t *>(ws8),
+                                                   *reinterpret_cast<const uint32_t *>(ws + 8),
+                                                   *reinterpret_cast<const uint32_t *>(ws8 + 8)};
+#pragma unroll
+                            for (int nt = 0; nt < 2; nt++)
+                                ec_mma16816<__half>(o[h][mt][nt], a, b[nt]);
+                        }
+                }
+                __syncthreads();
             }
         }
-        ec_cp_async_wait<0>();
-        __syncthreads(); /* every warp is done with the stages that the partial sums overwrite */
     }
     /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2. */
 #pragma unroll
@@ -1232,17 +1211,12 @@ static cudaError_t launch_epilogue(dim3 grid, dim3 cluster, cudaStream_t stream,
                                    int cols, const unsigned *mask, const float *osum, int ldo,
                                    int ntok, void *y, int ldy)
 {
-    constexpr auto plain = int8_epilogue_kernel<MODE, true, false>;
-    constexpr auto vec = int8_epilogue_kernel<MODE, true, true>;
-    constexpr auto elems = int8_epilogue_kernel<MODE, false, true>;
-    size_t smem = epi_smem<MODE>::bytes(mask != NULL);
-    cudaError_t e = !mask           ? ec_smem_optin<plain>(smem)
-                    : cols % 8 == 0 ? ec_smem_optin<vec>(smem)
-                                    : ec_smem_optin<elems>(smem);
-    if (e != cudaSuccess) return e;
-    return ec_launch_clustered(!mask ? plain : cols % 8 == 0 ? vec : elems, grid, cluster,
-                               dim3(EPI_THREADS), smem, stream, acc, ldc, wscale, rows, w, ld,
-                               xscale, x, cols, mask, osum, ldo, ntok, y, ldy);
+    auto kernel = !mask          ? int8_epilogue_kernel<MODE, true, false>
+                  : cols % 8 == 0 ? int8_epilogue_kernel<MODE, true, true>
+                                  : int8_epilogue_kernel<MODE, false, true>;
+    return ec_launch_clustered(kernel, grid, cluster, dim3(EPI_THREADS), 0, stream, acc, ldc,
+                               wscale, rows, w, ld, xscale, x, cols, mask, osum, ldo, ntok, y,
+                               ldy);
 }
 
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,
