@@ -34,10 +34,9 @@ enum {
     QUANT_THREADS = 256, /* scalar quantization: one block per token */
     QUANT_MAX_THREADS = 1024, /* vector quantization: one block per token, ... */
     QUANT_VECS = 4,      /* ... 8-column vectors a thread holds: 32768 columns at most */
-    EPI_ROW_GROUPS = 2,  /* GEMM epilogue: groups of 32 output rows per block */
-    EPI_ROWS = 32 * EPI_ROW_GROUPS, /* GEMM epilogue: output rows per block */
-    EPI_TOKS = 64,       /* GEMM epilogue: tokens per block */
-    EPI_WARPS = EPI_TOKS / 16 * EPI_ROW_GROUPS, /* GEMM epilogue: 16 tokens x 32 rows each */
+    EPI_ROWS = 32,       /* GEMM epilogue: output rows per block (two 16-row MMA tiles) */
+    EPI_WARPS = 4,       /* GEMM epilogue: warps per block, 16 tokens each */
+    EPI_TOKS = EPI_WARPS * 16, /* GEMM epilogue: tokens per block */
     EPI_THREADS = EPI_WARPS * 32,
     EPI_K = 64,          /* GEMM epilogue: weight columns per chunk */
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
@@ -1019,7 +1018,6 @@ __global__ void __launch_bounds__(EPI_THREADS)
     static_assert(EPI_K == 64 && EPI_THREADS == 4 * EPI_ROWS,
                   "a thread loads a quarter weight row");
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    int tg = warp % (EPI_TOKS / 16), rg = warp / (EPI_TOKS / 16); /* the warp's tokens, rows */
     int b0 = blockIdx.x * EPI_TOKS, row0 = blockIdx.y * EPI_ROWS;
     int nb = min(EPI_TOKS, ntok - b0), split = gridDim.z;
     /* Loads: weight row threadIdx.x / 4 (+ EPI_ROWS: up) bytes 16 (threadIdx.x % 4).., and
@@ -1121,7 +1119,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
                     uint2 b[2];
 #pragma unroll
                     for (int nt = 0; nt < 2; nt++) {
-                        const __half *xs = &s_x[16 * tg + 8 * nt + g][ks + 2 * t];
+                        const __half *xs = &s_x[16 * warp + 8 * nt + g][ks + 2 * t];
                         b[nt] = make_uint2(*reinterpret_cast<const uint32_t *>(xs),
                                            *reinterpret_cast<const uint32_t *>(xs + 8));
                     }
@@ -1129,8 +1127,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
                     for (int h = 0; h < WR; h++)
 #pragma unroll
                         for (int mt = 0; mt < 2; mt++) {
-                            const __half *ws =
-                                &s_w[h * EPI_ROWS + 32 * rg + 16 * mt + g][ks + 2 * t];
+                            const __half *ws = &s_w[h * EPI_ROWS + 16 * mt + g][ks + 2 * t];
                             const __half *ws8 = ws + 8 * EPI_LD; /* row g + 8 */
                             const uint32_t a[4] = {*reinterpret_cast<const uint32_t *>(ws),
                                                    *reinterpret_cast<const uint32_t *>(ws8),
@@ -1154,19 +1151,16 @@ __global__ void __launch_bounds__(EPI_THREADS)
             for (int nt = 0; nt < 2; nt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    s_sum[h][16 * tg + 8 * nt + 2 * t + e % 2]
-                         [32 * rg + 16 * mt + g + 8 * (e / 2)] = o[h][mt][nt][e];
+                    s_sum[h][16 * warp + 8 * nt + 2 * t + e % 2][16 * mt + g + 8 * (e / 2)] =
+                        o[h][mt][nt][e];
     cg::cluster_group cluster = cg::this_cluster();
     if (split > 1)
         cluster.sync(); /* every block's partials are in place */
     else
         __syncthreads();
-    /* Block q writes tokens [q, q + 1) * EPI_TOKS / split of the tile, lane = row of each row
-     * group. */
-    int share = EPI_TOKS / split;
-    for (int r32 = 0; r32 < EPI_ROWS; r32 += 32) {
-        int rt = r32 + lane, r = row0 + rt; /* row in the tile, in the weight */
-        if (r >= rows) break;
+    /* Block q writes tokens [q, q + 1) * EPI_TOKS / split of the tile, lane = row. */
+    int r = row0 + lane, share = EPI_TOKS / split;
+    if (r < rows) {
         float st = row_step(wscale, r);
         float stu = MODE == EC_GEMV_SILU_MUL ? row_step(wscale, r + rows) : 0.0f;
         for (int bb = blockIdx.z * share + warp; bb < (blockIdx.z + 1) * share && bb < nb;
@@ -1180,10 +1174,10 @@ __global__ void __launch_bounds__(EPI_THREADS)
                     continue;
                 }
                 /* in rank order, this block's own partials included */
-                sum[h] = split > 1 ? (*cluster.map_shared_rank(&s_sum, 0))[h][bb][rt]
-                                   : s_sum[h][bb][rt];
+                sum[h] = split > 1 ? (*cluster.map_shared_rank(&s_sum, 0))[h][bb][lane]
+                                   : s_sum[h][bb][lane];
                 for (int q = 1; q < split; q++)
-                    sum[h] += (*cluster.map_shared_rank(&s_sum, q))[h][bb][rt];
+                    sum[h] += (*cluster.map_shared_rank(&s_sum, q))[h][bb][lane];
             }
             const int32_t *ab = acc + (size_t)b * ldc;
             float v = int8_output(ab[r], st, xscale[b], sum[0]);

@@ -467,7 +467,7 @@ static void test_llama_shapes(void **state)
         {EC_PREC_INT8_MIXED, 1.0e4f, 4096, 11008, 17, OUT_MANY, 0},
         /* enough epilogue tiles (256 row x 4 token tiles) that the outlier chunks are not split
          * over a cluster (kernels_int8.cu: epilogue_split); the shapes above are split */
-        {EC_PREC_INT8_MIXED, 6.0f, 16384, 512, 256, OUT_MANY, 0},
+        {EC_PREC_INT8_MIXED, 6.0f, 8192, 512, 256, OUT_MANY, 0},
         /* a NaN activation: the GEMV quantizing its own token (int8: the absmax on half pairs)
          * and, with ECOCOMPUTE_CUDA_INT8_OWN=0, the one-token prepare at batch 1; the per-token
          * prepare at batch 3 */
