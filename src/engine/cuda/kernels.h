@@ -167,14 +167,14 @@ int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc, const 
 int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int rows, int ld, const int8_t *xq,
                       int ntok, int32_t *acc, int ldc);
 /* Reference pieces (bitsandbytes' separate kernels): y fp32 [ntok][ldy] = acc * wscale/127 *
- * xscale; xo fp16 [ntok][n] = x[:, ocols]; wo fp16 [rows][n] = fp16(w[:, ocols] * wscale/127),
- * with n = the host's copy of the outlier count. */
+ * xscale; xo fp16 [ntok][ldo] = x[:, ocols]; wo fp16 [rows][ldo] = fp16(w[:, ocols] *
+ * wscale/127), with n = the host's copy of the outlier count and zeros in columns [n, ldo). */
 int ec_cuda_int8_dequant(const int32_t *acc, int ldc, const float *wscale, int rows,
                          const float *xscale, int ntok, float *y, int ldy, cudaStream_t stream);
-int ec_cuda_int8_gather_x(const void *x, int ntok, int cols, const int *ocols, int n, void *xo,
-                          cudaStream_t stream);
+int ec_cuda_int8_gather_x(const void *x, int ntok, int cols, const int *ocols, int n, int ldo,
+                          void *xo, cudaStream_t stream);
 int ec_cuda_int8_weight_cols(const int8_t *w, const float *wscale, int rows, int ld,
-                             const int *ocols, int n, void *wo, cudaStream_t stream);
+                             const int *ocols, int n, int ldo, void *wo, cudaStream_t stream);
 
 /* ---- kernels_rope.cu ---- */
 typedef struct {

@@ -1262,24 +1262,27 @@ __global__ void dequant_kernel(const int32_t *acc, int ldc, const float *wscale,
     }
 }
 
-__global__ void gather_x_kernel(const __half *x, int cols, const int *ocols, int n, __half *xo,
-                                size_t total)
+/* The gathers' rows are ldo >= n wide, zeros after the n listed columns. */
+__global__ void gather_x_kernel(const __half *x, int cols, const int *ocols, int n, int ldo,
+                                __half *xo, size_t total)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t b = i / (size_t)n;
-        xo[i] = x[b * cols + ocols[i % (size_t)n]];
+        size_t b = i / (size_t)ldo;
+        int p = (int)(i % (size_t)ldo);
+        xo[i] = p < n ? x[b * cols + ocols[p]] : __float2half_rn(0.0f);
     }
 }
 
 __global__ void weight_cols_kernel(const int8_t *w, const float *wscale, int ld, const int *ocols,
-                                   int n, __half *wo, size_t total)
+                                   int n, int ldo, __half *wo, size_t total)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        int r = (int)(i / (size_t)n);
-        wo[i] = __float2half_rn(
-            __fmul_rn((float)w[(size_t)r * ld + ocols[i % (size_t)n]], row_step(wscale, r)));
+        int r = (int)(i / (size_t)ldo), p = (int)(i % (size_t)ldo);
+        wo[i] = p < n ? __float2half_rn(
+                            __fmul_rn((float)w[(size_t)r * ld + ocols[p]], row_step(wscale, r)))
+                      : __float2half_rn(0.0f);
     }
 }
 
@@ -1295,20 +1298,21 @@ extern "C" int ec_cuda_int8_dequant(const int32_t *acc, int ldc, const float *ws
 }
 
 extern "C" int ec_cuda_int8_gather_x(const void *x, int ntok, int cols, const int *ocols, int n,
-                                     void *xo, cudaStream_t stream)
+                                     int ldo, void *xo, cudaStream_t stream)
 {
-    size_t total = (size_t)ntok * n;
+    size_t total = (size_t)ntok * ldo;
     gather_x_kernel<<<ec_grid_for(total), 256, 0, stream>>>((const __half *)x, cols, ocols, n,
-                                                            (__half *)xo, total);
+                                                            ldo, (__half *)xo, total);
     EC_CUDA_LAUNCHED("launch of outlier activation gather (%d tokens x %d columns)", ntok, n);
     return 0;
 }
 
 extern "C" int ec_cuda_int8_weight_cols(const int8_t *w, const float *wscale, int rows, int ld,
-                                        const int *ocols, int n, void *wo, cudaStream_t stream)
+                                        const int *ocols, int n, int ldo, void *wo,
+                                        cudaStream_t stream)
 {
-    size_t total = (size_t)rows * n;
-    weight_cols_kernel<<<ec_grid_for(total), 256, 0, stream>>>(w, wscale, ld, ocols, n,
+    size_t total = (size_t)rows * ldo;
+    weight_cols_kernel<<<ec_grid_for(total), 256, 0, stream>>>(w, wscale, ld, ocols, n, ldo,
                                                                (__half *)wo, total);
     EC_CUDA_LAUNCHED("launch of outlier weight-column dequant (%d rows x %d columns)", rows, n);
     return 0;

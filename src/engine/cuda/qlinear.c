@@ -310,10 +310,16 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
         EC_CUDA_TRY(cudaMemcpyAsync(c->h_count, c->ocount, sizeof(int), cudaMemcpyDeviceToHost, st),
                     "download of the outlier count");
         EC_CUDA_TRY(cudaStreamSynchronize(st), "outlier count (host sync)");
-        n = *c->h_count;
-        if (n > 0 && (ec_cuda_int8_gather_x(x, batch, w->cols, c->ocols, n, c->xo, st) ||
-                      ec_cuda_int8_weight_cols(wq, w->scales, w->rows, w->ld, c->ocols, n, c->wo,
-                                               st)))
+        int count = *c->h_count;
+        /* n: the GEMM's width, the count padded with zero columns to a multiple of 8 where the
+         * scratch holds them; cuBLAS runs a 16-bit GEMM whose leading dimensions are not a
+         * multiple of 8 on its slower unaligned kernels (docs/performance.md, session 26). */
+        n = count > 0 && (size_t)w->rows * (size_t)round_up(count, 8) <= c->shape.max_elems
+                ? round_up(count, 8)
+                : count;
+        if (n > 0 && (ec_cuda_int8_gather_x(x, batch, w->cols, c->ocols, count, n, c->xo, st) ||
+                      ec_cuda_int8_weight_cols(wq, w->scales, w->rows, w->ld, c->ocols, count, n,
+                                               c->wo, st)))
             return -1;
     }
     if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
@@ -377,8 +383,8 @@ static int reference_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const
             return -1;
     }
     if (n == 0) return 0;
-    return ec_cuda_int8_gather_x(x, batch, w->cols, c->ocols, n, c->xo, st) ||
-                   ec_cuda_int8_weight_cols(wq, w->scales, w->rows, w->ld, c->ocols, n, c->wo,
+    return ec_cuda_int8_gather_x(x, batch, w->cols, c->ocols, n, n, c->xo, st) ||
+                   ec_cuda_int8_weight_cols(wq, w->scales, w->rows, w->ld, c->ocols, n, n, c->wo,
                                             st) ||
                    ec_cuda_gemm16(c->cublas, EC_CUDA_F16, c->wo, n, c->xo, n, batch, w->rows, n,
                                   dst, ldd, 1.0f)
