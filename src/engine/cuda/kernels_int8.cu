@@ -986,6 +986,9 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * EPI_STAGES chunks in flight while a chunk's MMAs run. Reading whole chunks instead
  * of gathering the listed columns costs MMAs on zeros, but the loads are vectors: a gather of
  * single bytes and halves made the epilogue of the down projection at batch 64 take 10x the GEMM.
+ * Multiplying only a chunk's listed columns (activations gathered in list order), four cp.async
+ * stages instead of the register stages, and tiles of 64 rows were each slower at batch 64
+ * (docs/performance.md, session 26).
  * A narrow weight has too few tiles to fill the GPU (at batch 64, 128 tiles of the 4096-row down
  * projection, whose input carries the most outlier columns), so the chunks of a tile may be split
  * over a cluster of gridDim.z blocks (chunk i to block i % gridDim.z). Each block leaves its
