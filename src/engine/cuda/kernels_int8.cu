@@ -100,6 +100,37 @@ __device__ __forceinline__ uint2 codes8(const float e[8], unsigned f8, float abs
     return make_uint2(pack4(c), pack4(c + 4));
 }
 
+/* A block's share of a token of nvec 8-column vectors: thread t loads vectors t, t + blockDim.x,
+ * ... (at most N) into v, from L2 (each block reads a token once). */
+template <int N>
+__device__ __forceinline__ void load_token_vectors(const uint4 *xv, int nvec, uint4 v[N])
+{
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        int i = threadIdx.x + j * blockDim.x;
+        if (i >= nvec) break;
+        v[j] = __ldcg(xv + i);
+    }
+}
+
+/* Their codes (codes8) into codes[vector], and, where flags is given, their outlier bits into
+ * flags[vector]. */
+template <int N>
+__device__ __forceinline__ void store_token_codes(const uint4 v[N], const unsigned f8[N], int nvec,
+                                                  float absmax, float r, uint2 *codes,
+                                                  uint8_t *flags)
+{
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        int i = threadIdx.x + j * blockDim.x;
+        if (i >= nvec) break;
+        float e[8];
+        ec_unpack8<__half>(v[j], e);
+        codes[i] = codes8(e, f8[j], absmax, r);
+        if (flags) flags[i] = (uint8_t)f8[j];
+    }
+}
+
 /* Exclusive prefix sum of v over the block (blockDim.x a multiple of 32); *total = block sum. */
 __device__ int block_exclusive_scan(int v, int *total)
 {
@@ -267,12 +298,11 @@ __global__ void __launch_bounds__(QUANT_MAX_THREADS)
     ec_wait_inputs();
     uint4 v[QUANT_VECS];
     unsigned f8[QUANT_VECS]; /* bit q: column 8 * vector + q is an outlier */
+    load_token_vectors<QUANT_VECS>(xv, nvec, v);
 #pragma unroll
     for (int j = 0; j < QUANT_VECS; j++) {
         int i = threadIdx.x + j * blockDim.x;
-        if (i >= nvec) break;
-        v[j] = xv[i];
-        f8[j] = mask ? (mask[i / 4] >> (8 * (i % 4))) & 0xffu : 0u;
+        f8[j] = mask && i < nvec ? (mask[i / 4] >> (8 * (i % 4))) & 0xffu : 0u;
     }
     __syncthreads(); /* s_max cleared (the loads are in flight meanwhile) */
     float m = 0.0f;
@@ -287,14 +317,7 @@ __global__ void __launch_bounds__(QUANT_MAX_THREADS)
     }
     float absmax = ec_block_max_nonneg(m, &s_max), r = __frcp_rn(absmax);
     uint2 *qr = reinterpret_cast<uint2 *>(xq + (size_t)b * ld);
-#pragma unroll
-    for (int j = 0; j < QUANT_VECS; j++) {
-        int i = threadIdx.x + j * blockDim.x;
-        if (i >= nvec) break;
-        float e[8];
-        ec_unpack8<__half>(v[j], e);
-        qr[i] = codes8(e, f8[j], absmax, r);
-    }
+    store_token_codes<QUANT_VECS>(v, f8, nvec, absmax, r, qr, NULL);
     for (int i = nvec + threadIdx.x; i < ld / 8; i += blockDim.x) qr[i] = make_uint2(0, 0);
     if (threadIdx.x == 0) xscale[b] = act_scale(absmax);
     if (xo) gather_outlier_acts(x + (size_t)b * cols, ocols, ocount, xo + (size_t)b * ld);
@@ -701,12 +724,7 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     /* Every loop stops at the thread's last vector (o's 4,096 columns are 2 of 8): every block
      * runs this prologue after its wait. With the one-barrier absmax, o's own time fell from
      * 6.68 to 6.33 µs a layer and down's from 16.50 to 16.23 (docs/performance.md, session 24). */
-#pragma unroll
-    for (int j = 0; j < OWN_VECS; j++) {
-        int i = threadIdx.x + j * blockDim.x;
-        if (i >= nvec) break;
-        v[j] = __ldcg(xv + i);
-    }
+    load_token_vectors<OWN_VECS>(xv, nvec, v);
     if (threadIdx.x == 0) *s_max = 0;
     __syncthreads(); /* s_max cleared (the loads are in flight meanwhile) */
     float m = 0.0f, count = 0.0f;
@@ -738,15 +756,7 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
         m = fmaxf(__low2float(m2), __high2float(m2));
     }
     float absmax = ec_block_max_nonneg(m, s_max), r = __frcp_rn(absmax);
-#pragma unroll
-    for (int j = 0; j < OWN_VECS; j++) {
-        int i = threadIdx.x + j * blockDim.x;
-        if (i >= nvec) break;
-        float e[8];
-        ec_unpack8<__half>(v[j], e);
-        reinterpret_cast<uint2 *>(codes)[i] = codes8(e, f8[j], absmax, r);
-        flags[i] = (uint8_t)f8[j];
-    }
+    store_token_codes<OWN_VECS>(v, f8, nvec, absmax, r, reinterpret_cast<uint2 *>(codes), flags);
     for (int i = nvec + threadIdx.x; i < nflags; i += blockDim.x) { /* the padding columns */
         if (i < ld / 8) reinterpret_cast<uint2 *>(codes)[i] = make_uint2(0, 0);
         flags[i] = 0;
