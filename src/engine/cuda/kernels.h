@@ -154,14 +154,14 @@ int ec_cuda_int8_mma(ec_gemv_mode mode, const int8_t *w, const float *wscale, in
                      int ntok, void *y, int ldy, cudaStream_t stream);
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
  * x_q·w_q): scales, the product of the outlier columns of x (bits of mask, as the outlier scan
- * writes it; NULL: none, as for int8) and of the fp16-dequantized w, on tensor cores, then the
- * ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows, acc and w hold
- * 2*rows). osum fp32 [ntok][ldo] (with mask NULL; else NULL): that outlier product computed
- * already, added in its place. */
+ * writes it, with its count ocount; NULL: none, as for int8) and of the fp16-dequantized w, on
+ * tensor cores, then the ec_gemv_mode epilogue into y [ntok][ldy] (SILU_MUL: rows = output rows,
+ * acc and w hold 2*rows). osum fp32 [ntok][ldo] (with mask NULL; else NULL): that outlier
+ * product computed already, added in its place. */
 int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc, const float *wscale,
                           int rows, const int8_t *w, int ld, const float *xscale, const void *x,
-                          int cols, const unsigned *mask, const float *osum, int ldo, int ntok,
-                          void *y, int ldy, cudaStream_t stream);
+                          int cols, const unsigned *mask, const int *ocount, const float *osum,
+                          int ldo, int ntok, void *y, int ldy, cudaStream_t stream);
 /* int8 x int8 -> int32 through cuBLAS (tensor cores): acc [ntok][ldc] = xq · wᵀ over ld columns
  * (ld % 16 == 0, ldc % 4 == 0: cuBLAS's int8 alignment rules). */
 int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int rows, int ld, const int8_t *xq,

@@ -1004,19 +1004,21 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * over a cluster of gridDim.z blocks (chunk i to block i % gridDim.z). Each block leaves its
  * partial sums in shared memory; after a cluster barrier block q adds up, in rank order, the
  * partials of its share of the tile's tokens from every block's shared memory and writes them.
- * The writes go through shared memory also without a split, so that a warp reads and writes 32
- * consecutive rows of a token. The outlier sum is a tensor-core sum in its own order, as in the
- * reference family's 16-bit GEMM, not the CPU's sequential one; test_cuda_int8 bounds the
- * difference. The grid's x runs over token tiles, so the blocks that read the same weight rows
- * run together and share them through L2. OUTLIERS false (mask NULL: int8, or osum given):
- * compiled without the chunk loop, whose registers cost int8's plain epilogue two blocks per SM.
- * VEC: x rows 16-byte aligned (cols % 8 == 0); else element loads. */
+ * A warp writes 32 consecutive rows of a token (lane = row). The outlier sum is a tensor-core sum
+ * in its own order, as in the reference family's 16-bit GEMM, not the CPU's sequential one;
+ * test_cuda_int8 bounds the difference. The grid's x runs over token tiles, so the blocks that
+ * read the same weight rows run together and share them through L2. OUTLIERS false (mask NULL:
+ * int8, or osum given): compiled without the chunk loop, whose registers cost int8's plain
+ * epilogue two blocks per SM. A call whose outlier count is 0 has no partial sums at all: no
+ * shared memory, no barriers (int8's epilogue, and int8-mixed's where no token crossed the
+ * threshold: on the synthetic models, o at every batch, and all but down on the models without
+ * injected outlier dims). VEC: x rows 16-byte aligned (cols % 8 == 0); else element loads. */
 template <int MODE, bool VEC, bool OUTLIERS>
 __global__ void __launch_bounds__(EPI_THREADS)
     int8_epilogue_kernel(const int32_t *acc, int ldc, const float *wscale, int rows,
                          const int8_t *w, int ld, const float *xscale, const __half *x, int cols,
-                         const unsigned *mask, const float *osum, int ldo, int ntok, void *y,
-                         int ldy)
+                         const unsigned *mask, const int *ocount, const float *osum, int ldo,
+                         int ntok, void *y, int ldy)
 {
     constexpr int WR = MODE == EC_GEMV_SILU_MUL ? 2 : 1; /* weight rows per output row */
     constexpr int XSEG = EPI_TOKS * EPI_K / 8 / EPI_THREADS; /* x segments of 8 a thread loads */
@@ -1046,7 +1048,11 @@ __global__ void __launch_bounds__(EPI_THREADS)
     }
     ec_wait_inputs();
     float o[WR][2][2][4] = {}; /* [gate/up][row tile][token tile][C fragment] */
-    if constexpr (OUTLIERS) {
+    /* Partial sums to add up: only where the call has outlier columns (the count is the call's,
+     * so every block of the grid decides alike). Without them the blocks of a split skip the
+     * cluster barriers, and no block stages zeros through shared memory. */
+    const bool partials = OUTLIERS && *ocount > 0;
+    if (partials) {
         int nchunks = (cols + EPI_K - 1) / EPI_K, nwords = (cols + 31) / 32;
         auto chunk_mask = [&](int i) { /* the outlier bits of chunk i's 64 columns */
             unsigned lo = mask[2 * i], hi = 2 * i + 1 < nwords ? mask[2 * i + 1] : 0u;
@@ -1155,22 +1161,24 @@ __global__ void __launch_bounds__(EPI_THREADS)
             }
         }
     }
-    /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2. */
-#pragma unroll
-    for (int h = 0; h < WR; h++)
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s_sum[h][16 * warp + 8 * nt + 2 * t + e % 2][16 * mt + g + 8 * (e / 2)] =
-                        o[h][mt][nt][e];
     cg::cluster_group cluster = cg::this_cluster();
-    if (split > 1)
-        cluster.sync(); /* every block's partials are in place */
-    else
-        __syncthreads();
+    if (partials) {
+        /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2 */
+#pragma unroll
+        for (int h = 0; h < WR; h++)
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        s_sum[h][16 * warp + 8 * nt + 2 * t + e % 2][16 * mt + g + 8 * (e / 2)] =
+                            o[h][mt][nt][e];
+        if (split > 1)
+            cluster.sync(); /* every block's partials are in place */
+        else
+            __syncthreads();
+    }
     /* Block q writes tokens [q, q + 1) * EPI_TOKS / split of the tile, lane = row. */
     int r = row0 + lane, share = EPI_TOKS / split;
     if (r < rows) {
@@ -1182,8 +1190,8 @@ __global__ void __launch_bounds__(EPI_THREADS)
             float sum[WR];
 #pragma unroll
             for (int h = 0; h < WR; h++) {
-                if (osum) { /* computed by the caller (mask NULL: s_sum holds zeros) */
-                    sum[h] = osum[(size_t)b * ldo + r + h * rows];
+                if (osum || !partials) { /* computed by the caller (mask NULL), or none */
+                    sum[h] = osum ? osum[(size_t)b * ldo + r + h * rows] : 0.0f;
                     continue;
                 }
                 /* in rank order, this block's own partials included */
@@ -1205,7 +1213,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
             }
         }
     }
-    if (split > 1) cluster.sync(); /* no block leaves while another reads its partials */
+    if (split > 1 && partials) cluster.sync(); /* no block leaves while another reads them */
 }
 
 /* Blocks of a tile's outlier chunks (see int8_epilogue_kernel): the power of two up to 8 that
@@ -1221,24 +1229,25 @@ template <int MODE>
 static cudaError_t launch_epilogue(dim3 grid, dim3 cluster, cudaStream_t stream,
                                    const int32_t *acc, int ldc, const float *wscale, int rows,
                                    const int8_t *w, int ld, const float *xscale, const __half *x,
-                                   int cols, const unsigned *mask, const float *osum, int ldo,
-                                   int ntok, void *y, int ldy)
+                                   int cols, const unsigned *mask, const int *ocount,
+                                   const float *osum, int ldo, int ntok, void *y, int ldy)
 {
     auto kernel = !mask          ? int8_epilogue_kernel<MODE, true, false>
                   : cols % 8 == 0 ? int8_epilogue_kernel<MODE, true, true>
                                   : int8_epilogue_kernel<MODE, false, true>;
     return ec_launch_clustered(kernel, grid, cluster, dim3(EPI_THREADS), 0, stream, acc, ldc,
-                               wscale, rows, w, ld, xscale, x, cols, mask, osum, ldo, ntok, y,
-                               ldy);
+                               wscale, rows, w, ld, xscale, x, cols, mask, ocount, osum, ldo,
+                               ntok, y, ldy);
 }
 
 extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc,
                                      const float *wscale, int rows, const int8_t *w, int ld,
                                      const float *xscale, const void *x, int cols,
-                                     const unsigned *mask, const float *osum, int ldo, int ntok,
-                                     void *y, int ldy, cudaStream_t stream)
+                                     const unsigned *mask, const int *ocount, const float *osum,
+                                     int ldo, int ntok, void *y, int ldy, cudaStream_t stream)
 {
     if (mask && osum) return ec_set_error("int8 GEMM epilogue: both an outlier mask and sums");
+    if (mask && !ocount) return ec_set_error("int8 GEMM epilogue: an outlier mask without its count");
     if (mask && cols > EPI_MAX_CHUNKS * EPI_K)
         return ec_set_error("int8 GEMM epilogue: %d columns with an outlier mask, at most %d",
                             cols, (int)(EPI_MAX_CHUNKS * EPI_K));
@@ -1250,13 +1259,13 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
     cudaError_t e =
         mode == EC_GEMV_STORE
             ? launch_epilogue<EC_GEMV_STORE>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
-                                             xscale, xh, cols, mask, osum, ldo, ntok, y, ldy)
+                                             xscale, xh, cols, mask, ocount, osum, ldo, ntok, y, ldy)
         : mode == EC_GEMV_ADD
             ? launch_epilogue<EC_GEMV_ADD>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
-                                           xscale, xh, cols, mask, osum, ldo, ntok, y, ldy)
+                                           xscale, xh, cols, mask, ocount, osum, ldo, ntok, y, ldy)
             : launch_epilogue<EC_GEMV_SILU_MUL>(grid, cluster, stream, acc, ldc, wscale, rows, w,
-                                                ld, xscale, xh, cols, mask, osum, ldo, ntok, y,
-                                                ldy);
+                                                ld, xscale, xh, cols, mask, ocount, osum, ldo,
+                                                ntok, y, ldy);
     EC_CUDA_TRY(e, "launch of int8 GEMM epilogue (%d tokens x %d rows, split %u)", ntok, rows,
                 split);
     return 0;

@@ -335,7 +335,7 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                                      c->osum, w->rows, 0.0f)) ||
             ec_cuda_int8_epilogue(mode, c->acc, ldc, w->scales, out_rows, wq, w->ld,
                                   c->xscale + b0, (const char *)x + (size_t)b0 * w->cols * 2,
-                                  w->cols, mixed && !gathered ? c->omask : NULL,
+                                  w->cols, mixed && !gathered ? c->omask : NULL, c->ocount,
                                   n > 0 ? c->osum : NULL, w->rows, nb,
                                   (char *)y + (size_t)b0 * ldy * y_elem(mode), ldy, st))
             return -1;
