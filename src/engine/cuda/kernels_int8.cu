@@ -1247,7 +1247,8 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
                                      int ldo, int ntok, void *y, int ldy, cudaStream_t stream)
 {
     if (mask && osum) return ec_set_error("int8 GEMM epilogue: both an outlier mask and sums");
-    if (mask && !ocount) return ec_set_error("int8 GEMM epilogue: an outlier mask without its count");
+    if (mask && !ocount)
+        return ec_set_error("int8 GEMM epilogue: an outlier mask without its count");
     if (mask && cols > EPI_MAX_CHUNKS * EPI_K)
         return ec_set_error("int8 GEMM epilogue: %d columns with an outlier mask, at most %d",
                             cols, (int)(EPI_MAX_CHUNKS * EPI_K));
@@ -1259,7 +1260,8 @@ extern "C" int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int 
     cudaError_t e =
         mode == EC_GEMV_STORE
             ? launch_epilogue<EC_GEMV_STORE>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
-                                             xscale, xh, cols, mask, ocount, osum, ldo, ntok, y, ldy)
+                                             xscale, xh, cols, mask, ocount, osum, ldo, ntok, y,
+                                             ldy)
         : mode == EC_GEMV_ADD
             ? launch_epilogue<EC_GEMV_ADD>(grid, cluster, stream, acc, ldc, wscale, rows, w, ld,
                                            xscale, xh, cols, mask, ocount, osum, ldo, ntok, y, ldy)
