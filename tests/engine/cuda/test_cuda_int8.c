@@ -590,6 +590,24 @@ static void test_rejects_bad_calls(void **state)
                                            NULL, NULL, NULL, NULL, NULL, 16, g->stream),
                      -1);
     assert_non_null(strstr(ec_last_error(), "100 columns (needs a multiple of 8"));
+    /* The GEMM epilogue's outlier product needs the mask with its count, never with osum, and
+     * lists at most 32768 columns (refused before anything is launched). */
+    unsigned mask = 0;
+    int count = 0;
+    float osum = 0.0f;
+    assert_int_equal(ec_cuda_int8_epilogue(EC_GEMV_STORE, NULL, 4, NULL, 16, NULL, 64, NULL, NULL,
+                                           64, &mask, &count, &osum, 16, 1, NULL, 16, g->stream),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "both an outlier mask and sums"));
+    assert_int_equal(ec_cuda_int8_epilogue(EC_GEMV_STORE, NULL, 4, NULL, 16, NULL, 64, NULL, NULL,
+                                           64, &mask, NULL, NULL, 16, 1, NULL, 16, g->stream),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "an outlier mask without its count"));
+    assert_int_equal(ec_cuda_int8_epilogue(EC_GEMV_STORE, NULL, 4, NULL, 16, NULL, 40000, NULL,
+                                           NULL, 40000, &mask, &count, NULL, 16, 1, NULL, 16,
+                                           g->stream),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "40000 columns with an outlier mask, at most 32768"));
     ec_cuda_qctx_free(&ctx);
 }
 
