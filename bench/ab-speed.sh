@@ -9,7 +9,7 @@
 # Machines of one kind differ by up to 5 % (docs/performance.md), so compare builds only within
 # one call of this script.
 # A baseline library: build the other commit in a worktree (cmake -DBUILD_SHARED_LIBS=ON
-# -DCMAKE_CUDA_ARCHITECTURES=90 --target ecocompute), strip it and `xz` it into .abpack/
+# -DCMAKE_CUDA_ARCHITECTURES=90a --target ecocompute), strip it and `xz` it into .abpack/
 # (git-ignored, ~18 MB), and carry .abpack next to .devpack (64 MiB in all).
 # An argument VAR=VALUE@LIB runs LIB with that environment variable set, so one build's
 # env-switched variants (ECOCOMPUTE_CUDA_*) compare the same way.

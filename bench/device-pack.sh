@@ -14,7 +14,7 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_SHARED_LIBS=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+  -DCMAKE_CUDA_ARCHITECTURES=90a >/dev/null
 cmake --build "$dir" -j "$(nproc)" --target "${targets[@]}"
 rm -rf .devpack
 mkdir -p .devpack/bin .devpack/lib

@@ -59,7 +59,7 @@ if [ -n "${ECOCOMPUTE:-}" ]; then
 elif [ -x "$pack/bin/ecocompute" ]; then
     bin=$pack/bin/ecocompute
 else
-    [ -x build/ecocompute ] || bash scripts/build.sh build -DCMAKE_CUDA_ARCHITECTURES=90
+    [ -x build/ecocompute ] || bash scripts/build.sh build -DCMAKE_CUDA_ARCHITECTURES=90a
     bin=$(pwd)/build/ecocompute
 fi
 export ECOCOMPUTE=$bin # for bench/report_sweep.py

@@ -37,6 +37,7 @@
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_quant.h"
+#include "kernels_wgmma.cuh"
 
 enum {
     QMMA_MTILES = 2,  /* 16-row MMA tiles per warp (activation fragments shared by both) */
@@ -474,10 +475,17 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
  * At 64 tokens the activations outweigh the weights: a 128-column chunk of x is 16 KB against
  * 2 KB of nf4 codes for 32 rows, so qmma_kernel's CTAs, each re-reading x from L2 for their 32
  * rows, streamed the weights at 0.3 TB/s (docs/performance.md, session 9). Here a CTA of
- * QGEMM_WARPS warps holds 128 weight rows (64 features for SiLU·mul), each warp 2 row tiles of
+ * 4 warps holds 128 weight rows (64 features for SiLU·mul), each warp 2 row tiles of
  * the same column chunk, and copies the chunk's x tile once into shared memory (cp.async, double
  * buffered) for all of them. The weights still travel through registers, S chunks deep per warp,
  * first requests before the PDL wait.
+ * On sm_90a the kernel runs as two warpgroups instead (WG = true, ec_qgemm_cfg): 8 warps of one
+ * row tile each, whose A fragments (the same decode) feed wgmma against the x tile in shared
+ * memory, stored there in wgmma's layout (ec_qwg_store_x). mma.sync kept this kernel bound by
+ * instruction latency at two warps per scheduler, ~1,345 instructions per warp and chunk for its
+ * 128 MMAs (docs/performance.md, session 10); one wgmma per k-step replaces 8 (NT 8) mma.sync per
+ * warp, runs asynchronously while the warp stages the next x tile and requests weights, and
+ * leaves registers for 16 warps per SM.
  * 128 rows per CTA leave too few CTAs for a 4096-row weight, so the work is split stream-K style:
  * the units (row block, chunk) in row-block order are dealt out in equal contiguous runs of
  * per_cta, one run per CTA of a one-wave grid. A CTA that holds a whole row block writes it;
@@ -488,12 +496,17 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
  * (blockIdx.y, 8 NT tokens each; ec_qlaunch_mma says when), each with its own partials and
  * counters. */
 enum {
-    QGEMM_WARPS = 4,  /* warps per CTA: 4 x QMMA_MTILES x 16 = 128 weight rows share an x tile */
     QGEMM_STAGES = 2, /* weight chunks in flight per warp */
-    QGEMM_ROWS = QGEMM_WARPS * QMMA_MTILES * 16,
-    QGEMM_PARTIAL = 2 * QGEMM_WARPS * QMMA_MTILES * 8 * 4 * 32 /* floats per CTA: 2 slots at NT 8 */
+    QGEMM_ROWS = 128  /* weight rows of a CTA, which share its x tile */
 };
-static_assert(QGEMM_PARTIAL == EC_CUDA_QSPLIT_FLOATS_PER_CTA, "kernels_quant.h's scratch size");
+/* Warps per CTA and row tiles per warp: 4 x 2 with mma.sync, two warpgroups of 4 x 1 with wgmma
+ * (whose m64 tile is one row tile per warp). */
+template <bool WG> struct ec_qgemm_cfg {
+    static constexpr int WARPS = WG ? 8 : 4, MT = WG ? 1 : QMMA_MTILES;
+    static_assert(WARPS * MT * 16 == QGEMM_ROWS, "a CTA's rows");
+    static_assert(2 * WARPS * MT * 8 * 4 * 32 == EC_CUDA_QSPLIT_FLOATS_PER_CTA,
+                  "kernels_quant.h's scratch size: 2 slots of partial sums at NT 8");
+};
 
 /* The x tile of one chunk: [token][16-byte granule of columns c0 + 8q .. +8], granule q of
  * token tok stored at ec_qgemm_swz(q, tok). A lane (g, t) of the MMA loop reads, for k-steps 2kk
@@ -504,7 +517,7 @@ static_assert(QGEMM_PARTIAL == EC_CUDA_QSPLIT_FLOATS_PER_CTA, "kernels_quant.h's
  * parity into bit 0 give each of them its own group, one wavefront per quarter (measured:
  * nf4 linears 214 -> 200 µs per Llama-2-7B layer at 64 tokens, against q ^ (tok & 3)). Past the
  * batch or the columns the tile holds zeros. */
-template <int NT> struct ec_qgemm_xtile {
+template <int NT> struct __align__(128) ec_qgemm_xtile {
     uint4 q[NT * 8][QMMA_CHUNK / 8];
 };
 
@@ -513,39 +526,95 @@ __device__ __forceinline__ int ec_qgemm_swz(int q, int tok) /* a permutation of 
     return q ^ ((q >> 2) & 2) ^ (tok & 1);
 }
 
+/* Columns col .. col + 8 of token tok's activations; zeros past the batch and the columns. VEC:
+ * cols % 32 == 0 and 16-byte aligned rows, so a granule is all in or all out. */
+template <typename T, bool VEC>
+__device__ __forceinline__ uint4 ec_qgemm_x8(const T *__restrict__ x, int ldx, int nb, int cols,
+                                             int tok, int col)
+{
+    if constexpr (VEC) {
+        return tok < nb && col < cols
+                   ? __ldg(reinterpret_cast<const uint4 *>(x + (size_t)tok * ldx + col))
+                   : make_uint4(0, 0, 0, 0);
+    } else {
+        uint32_t h[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            h[e] = tok < nb && col + e < cols
+                       ? reinterpret_cast<const uint16_t *>(x)[(size_t)tok * ldx + col + e]
+                       : 0u;
+        return make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16,
+                          h[6] | h[7] << 16);
+    }
+}
+
 template <typename T, int NT, bool VEC>
 __device__ __forceinline__ void ec_qgemm_stage_x(ec_qgemm_xtile<NT> &dst, const T *__restrict__ x,
                                                  int ldx, int nb, int cols, int c0)
 {
     /* the CTA's size as a constant: a thread's granule q is the same in every round */
-    for (int i = threadIdx.x; i < NT * 8 * (QMMA_CHUNK / 8); i += QGEMM_WARPS * 32) {
+    constexpr int THREADS = ec_qgemm_cfg<false>::WARPS * 32;
+    for (int i = threadIdx.x; i < NT * 8 * (QMMA_CHUNK / 8); i += THREADS) {
         int tok = i / (QMMA_CHUNK / 8), q = i % (QMMA_CHUNK / 8), col = c0 + 8 * q;
         uint4 *d = &dst.q[tok][ec_qgemm_swz(q, tok)];
-        if constexpr (VEC) { /* cols % 32 == 0: a granule is all in or all out */
+        if constexpr (VEC) {
             bool in = tok < nb && col < cols;
             ec_cp_async16(d, in ? x + (size_t)tok * ldx + col : x, in);
         } else {
-            uint32_t h[8];
-#pragma unroll
-            for (int e = 0; e < 8; e++)
-                h[e] = tok < nb && col + e < cols
-                           ? reinterpret_cast<const uint16_t *>(x)[(size_t)tok * ldx + col + e]
-                           : 0u;
-            *d = make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16,
-                            h[6] | h[7] << 16);
+            *d = ec_qgemm_x8<T, false>(x, ldx, nb, cols, tok, col);
         }
     }
     ec_cp_async_commit();
 }
 
-template <class F, typename T, int NT, int S, int MODE, bool VEC>
-__global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
+/* The x tile for wgmma (WG): its B operand of k-step s (0..7) at byte s * 256 NT, core matrices
+ * [half j of the step's 16 k][token group n][token r][8 k] (the leading byte offset 128 NT, the
+ * stride byte offset 128). The A fragments take k in qmma's permuted order (columns 32t + 4s ..
+ * + 3 for lane t at step s), so B must too: position 2t + e of half j is column 32t + 4s + 2j + e.
+ * A thread fetches 8 columns 32t + 8sp .. + 8 of one token — 4-byte pieces of four core matrices
+ * (steps 2sp and 2sp + 1, both halves) — into registers before the MMAs of the current chunk, and
+ * stores them after: the 32 lanes of a warp are t (0..3) x r (0..7) of one token group, so each
+ * store meets 32 different banks. */
+enum { QWG_X_ITEMS = 4 }; /* 16-byte pieces per thread of a 64-token tile (half at NT 4) */
+template <typename T, int NT, bool VEC>
+__device__ __forceinline__ void ec_qwg_fetch_x(uint4 (&v)[QWG_X_ITEMS], const T *__restrict__ x,
+                                               int ldx, int nb, int cols, int c0)
+{
+    constexpr int THREADS = ec_qgemm_cfg<true>::WARPS * 32;
+#pragma unroll
+    for (int k = 0; k < NT * 8 * 16 / THREADS; k++) {
+        int i = threadIdx.x + k * THREADS, t = i & 3, r = (i >> 2) & 7, n = (i >> 5) % NT,
+            sp = (i >> 5) / NT;
+        v[k] = ec_qgemm_x8<T, VEC>(x, ldx, nb, cols, 8 * n + r, c0 + 32 * t + 8 * sp);
+    }
+}
+template <int NT>
+__device__ __forceinline__ void ec_qwg_store_x(ec_qgemm_xtile<NT> &dst,
+                                               const uint4 (&v)[QWG_X_ITEMS])
+{
+    constexpr int THREADS = ec_qgemm_cfg<true>::WARPS * 32;
+    uint32_t *words = reinterpret_cast<uint32_t *>(&dst);
+#pragma unroll
+    for (int k = 0; k < NT * 8 * 16 / THREADS; k++) {
+        int i = threadIdx.x + k * THREADS, t = i & 3, r = (i >> 2) & 7, n = (i >> 5) % NT,
+            sp = (i >> 5) / NT;
+        /* word (s, j): core matrix (2 s + j) NT + n, 32 words each */
+        auto at = [&](int s, int j) { return ((2 * s + j) * NT + n) * 32 + 4 * r + t; };
+        words[at(2 * sp, 0)] = v[k].x;
+        words[at(2 * sp, 1)] = v[k].y;
+        words[at(2 * sp + 1, 0)] = v[k].z;
+        words[at(2 * sp + 1, 1)] = v[k].w;
+    }
+}
+
+template <class F, typename T, int NT, int S, int MODE, bool VEC, bool WG>
+__global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
     qgemm_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int nb, void *y,
                  int ldy, const ec_cuda_qsplit split, int per_cta)
 {
-    constexpr int MT = QMMA_MTILES, NACC = MT * NT * 4;
+    constexpr int WARPS = ec_qgemm_cfg<WG>::WARPS, MT = ec_qgemm_cfg<WG>::MT, NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
-    static_assert(QGEMM_WARPS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
+    static_assert(WARPS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
     __shared__ ec_qgemm_xtile<NT> s_x[2];
@@ -572,7 +641,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         }
     };
     auto rows_of = [&](int rb) {
-        return ec_qmma_rows_of<MT, SILU>(rb * QGEMM_WARPS + warp, out_rows, g);
+        return ec_qmma_rows_of<MT, SILU>(rb * WARPS + warp, out_rows, g);
     };
 
     float acc[MT][NT][4];
@@ -600,7 +669,15 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x, y and the split scratch belong to the step (see ec_launch) */
     cursor at = {u0 / nchunks, u0 % nchunks}; /* the unit in use */
-    ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
+    uint4 xnext[QWG_X_ITEMS]; /* WG: the next chunk's x on its way to shared memory */
+    if constexpr (WG) {
+        ec_qwg_fetch_x<T, NT, VEC>(xnext, x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
+        ec_qwg_store_x<NT>(s_x[0], xnext);
+        ec_fence_proxy_async();
+        __syncthreads();
+    } else {
+        ec_qgemm_stage_x<T, NT, VEC>(s_x[0], x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
+    }
 
     auto use = [&](const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
         uint32_t sa[MT], sb[MT];
@@ -626,6 +703,33 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         }
     };
 
+    /* WG: the chunk's 8 k-steps decoded into afr, then one wgmma each, issued and committed as a
+     * batch; afr must stay untouched until ec_wgmma_wait (hold_all). */
+    uint32_t afr[8][MT][4];
+    auto issue_wg = [&](const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
+        uint32_t sa[MT], sb[MT];
+        ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, afr[k]);
+        ec_wgmma_fence();
+        uint64_t desc = ec_wgmma_desc(&xt, 128 * NT, 128);
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            ec_wgmma_rs<T, NT>(acc[0], afr[k][0], desc + (uint64_t)(k * 256 * NT / 16));
+        ec_wgmma_commit();
+    };
+    auto hold_all = [&]() {
+#pragma unroll
+        for (int i = 0; i < NACC; i++)
+            ec_wgmma_hold(flat[i]);
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                ec_wgmma_hold(afr[k][0][j]);
+    };
+
     /* The end of this CTA's part of row block rb: write it, or store the partial and, if the
      * last to arrive, add all partials in CTA order and write the sum. */
     auto finish = [&](int rb) {
@@ -634,7 +738,7 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
         if (first < last) {
             auto partial = [&](int cta) {
                 int slot = cta * per_cta >= rb * nchunks ? 0 : 1; /* started in rb, or ends in it */
-                size_t at = ((blockIdx.y * gridDim.x + cta) * 2 + slot) * QGEMM_WARPS + warp;
+                size_t at = ((blockIdx.y * gridDim.x + cta) * 2 + slot) * WARPS + warp;
                 return split.partial + at * NACC * 32;
             };
             float *mine = partial(blockIdx.x);
@@ -675,9 +779,25 @@ __global__ void __launch_bounds__(QGEMM_WARPS * 32, 2)
             int i = s0 + v;
             if (i >= total) break;
             bool block_ends = at.chunk + 1 == nchunks;
+            int next_c0 = block_ends ? 0 : (at.chunk + 1) * QMMA_CHUNK;
+            if constexpr (WG) {
+                /* s_x[i & 1] is ready; the next x travels while the tensor cores work */
+                if (i + 1 < total) ec_qwg_fetch_x<T, NT, VEC>(xnext, x, ldx, nb, w.cols, next_c0);
+                issue_wg(st[v], s_x[i & 1]);
+                if (i + S < total) request(st[v]);
+                if (i + 1 < total) {
+                    ec_qwg_store_x<NT>(s_x[(i + 1) & 1], xnext);
+                    ec_fence_proxy_async();
+                }
+                ec_wgmma_wait<0>();
+                hold_all();
+                if (block_ends || i + 1 == total) finish(at.rb);
+                advance(at);
+                __syncthreads(); /* s_x[(i + 1) & 1] is complete, s_x[i & 1] free */
+                continue;
+            }
             if (i + 1 < total) { /* the next chunk's x into the other buffer, then wait for ours */
-                ec_qgemm_stage_x<T, NT, VEC>(s_x[(i + 1) & 1], x, ldx, nb, w.cols,
-                                             block_ends ? 0 : (at.chunk + 1) * QMMA_CHUNK);
+                ec_qgemm_stage_x<T, NT, VEC>(s_x[(i + 1) & 1], x, ldx, nb, w.cols, next_c0);
                 ec_cp_async_wait<1>();
             } else {
                 ec_cp_async_wait<0>();
@@ -725,18 +845,19 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
  * TinyLlama's 2048-column weights gave 16 per block, whose traffic and serial sum outweighed the
  * weights). */
 enum { QGEMM_MIN_RUN = 4, QGEMM_MAX_PARTIALS = 4 };
-template <class F, typename T, int NT, int MODE, bool VEC>
+template <class F, typename T, int NT, int MODE, bool VEC, bool WG>
 static int ec_qgemm_grid(const ec_cuda_packed_weight &w, const ec_cuda_qsplit *split, int groups,
                          int *per_cta)
 {
-    constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC>;
+    constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC, WG>;
+    constexpr int threads = ec_qgemm_cfg<WG>::WARPS * 32;
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     int units = (w.rows + QGEMM_ROWS - 1) / QGEMM_ROWS * nchunks;
     *per_cta = nchunks;
     if (split && split->ctas > 0) {
         /* the CTAs of one group that a one-wave grid, and the scratch, hold */
         int wave =
-            (int)ec_stream_blocks<kernel>(groups * units, 1, QGEMM_WARPS * 32, F::PAIR_BYTES);
+            (int)ec_stream_blocks<kernel>(groups * units, 1, threads, F::PAIR_BYTES);
         int hold = split->ctas * (EC_CUDA_QMMA_MAX_BATCH / (8 * NT)) / groups;
         int run = (groups * units + wave - 1) / wave;
         if (run < (units + hold - 1) / hold) run = (units + hold - 1) / hold;
@@ -745,22 +866,23 @@ static int ec_qgemm_grid(const ec_cuda_packed_weight &w, const ec_cuda_qsplit *s
     return (units + *per_cta - 1) / *per_cta;
 }
 
-template <class F, typename T, int NT, int MODE, bool VEC>
+template <class F, typename T, int NT, int MODE, bool VEC, bool WG>
 static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                       int batch, void *y, int ldy, const ec_cuda_qsplit *split,
                                       int groups, cudaStream_t stream)
 {
-    constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC>;
+    constexpr auto kernel = qgemm_kernel<F, T, NT, QGEMM_STAGES, MODE, VEC, WG>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
-    int per_cta, grid = ec_qgemm_grid<F, T, NT, MODE, VEC>(w, split, groups, &per_cta);
+    int per_cta, grid = ec_qgemm_grid<F, T, NT, MODE, VEC, WG>(w, split, groups, &per_cta);
     ec_cuda_qsplit none = {NULL, NULL, 0};
     size_t y_elem = MODE == EC_GEMV_SILU_MUL ? sizeof(T) : sizeof(float);
     int per_launch = groups * 8 * NT;
     for (int b0 = 0; b0 < batch; b0 += per_launch) {
         int nb = batch - b0 < per_launch ? batch - b0 : per_launch;
         e = ec_launch(kernel, dim3((unsigned)grid, (unsigned)((nb + 8 * NT - 1) / (8 * NT))),
-                      dim3(QGEMM_WARPS * 32), F::PAIR_BYTES, stream, w, x + (size_t)b0 * ldx, ldx,
+                      dim3(ec_qgemm_cfg<WG>::WARPS * 32), F::PAIR_BYTES, stream, w,
+                      x + (size_t)b0 * ldx, ldx,
                       nb, (void *)((char *)y + (size_t)b0 * ldy * y_elem), ldy,
                       split ? *split : none, per_cta);
         if (e != cudaSuccess) return e;
@@ -776,17 +898,39 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
  * bytes, and their runs are longer (docs/performance.md, session 15). Taken at 33-64 tokens only:
  * at 17-32, groups of 16 tokens made nf4 6-16 % slower per step (its decode, then paid once per
  * 16 tokens, outweighs the parallelism; fp8 gained 2-5 %). */
-template <class F, typename T, int NT, int MODE, bool VEC>
+template <class F, typename T, int NT, int MODE, bool VEC, bool WG>
 static cudaError_t ec_qlaunch_gemm(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_cuda_qsplit *split,
                                    cudaStream_t stream)
 {
-    int per_cta, grid = ec_qgemm_grid<F, T, NT, MODE, VEC>(w, split, 1, &per_cta);
+    int per_cta, grid = ec_qgemm_grid<F, T, NT, MODE, VEC, WG>(w, split, 1, &per_cta);
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     if (grid < ec_sm_count() || (nchunks + per_cta - 1) / per_cta > QGEMM_MAX_PARTIALS)
-        return ec_qlaunch_gemm_nt<F, T, NT / EC_CUDA_QSPLIT_GROUPS, MODE, VEC>(
+        return ec_qlaunch_gemm_nt<F, T, NT / EC_CUDA_QSPLIT_GROUPS, MODE, VEC, WG>(
             w, x, ldx, batch, y, ldy, split, EC_CUDA_QSPLIT_GROUPS, stream);
-    return ec_qlaunch_gemm_nt<F, T, NT, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
+    return ec_qlaunch_gemm_nt<F, T, NT, MODE, VEC, WG>(w, x, ldx, batch, y, ldy, split, 1,
+                                                       stream);
+}
+
+/* Whether qgemm_kernel runs on wgmma: built for sm_90a (ECOCOMPUTE_CUDA_WGMMA, CMakeLists.txt),
+ * on a device of compute capability 9.0, unless ECOCOMPUTE_CUDA_QGEMM=mma asks for mma.sync
+ * (read at every launch, so that a test or benchmark can run both kernels in one process). */
+static inline bool ec_qgemm_wgmma_usable()
+{
+#ifdef ECOCOMPUTE_CUDA_WGMMA
+    const char *env = getenv("ECOCOMPUTE_CUDA_QGEMM");
+    if (env && !strcmp(env, "mma")) return false;
+    return ec_per_device([](int dev) {
+        int major = 0, minor = 0;
+        return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+                   cudaSuccess &&
+               cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) ==
+                   cudaSuccess &&
+               major == 9 && minor == 0;
+    }) != 0;
+#else
+    return false;
+#endif
 }
 
 /* Column tiles of 8 tokens: 1 or 2 of them in qmma_kernel (up to 16 token rows), 4 or 8 in
@@ -806,9 +950,16 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
     }
     if (batch <= 16)
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    if (ec_qgemm_wgmma_usable()) {
+        if (batch <= 32)
+            return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC, true>(w, x, ldx, batch, y, ldy, split,
+                                                                1, stream);
+        return ec_qlaunch_gemm<F, T, 8, MODE, VEC, true>(w, x, ldx, batch, y, ldy, split, stream);
+    }
     if (batch <= 32)
-        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC>(w, x, ldx, batch, y, ldy, split, 1, stream);
-    return ec_qlaunch_gemm<F, T, 8, MODE, VEC>(w, x, ldx, batch, y, ldy, split, stream);
+        return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC, false>(w, x, ldx, batch, y, ldy, split, 1,
+                                                             stream);
+    return ec_qlaunch_gemm<F, T, 8, MODE, VEC, false>(w, x, ldx, batch, y, ldy, split, stream);
 }
 static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is 8 x 8 tokens");
 

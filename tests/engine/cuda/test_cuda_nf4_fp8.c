@@ -28,6 +28,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -631,6 +632,20 @@ static void test_rejects_bad_input(void **state)
     assert_non_null(strstr(ec_last_error(), "int8"));
 }
 
+/* The 17-64-token kernel has two builds of one source: wgmma on compute capability 9.0 (the
+ * default there), mma.sync elsewhere. The second group runs the checks that reach it again with
+ * mma.sync forced, so a GPU that picks wgmma tests both. */
+static int force_mma_sync(void **state)
+{
+    (void)state;
+    return setenv("ECOCOMPUTE_CUDA_QGEMM", "mma", 1);
+}
+static int default_kernels(void **state)
+{
+    (void)state;
+    return unsetenv("ECOCOMPUTE_CUDA_QGEMM");
+}
+
 int main(void)
 {
     gpu_test_require_device();
@@ -644,7 +659,13 @@ int main(void)
         cmocka_unit_test(test_linear_small),
         cmocka_unit_test(test_linear_llama),
     };
+    const struct CMUnitTest mma_sync[] = {
+        cmocka_unit_test(test_layouts_exact),
+        cmocka_unit_test(test_linear_small),
+    };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("mma.sync at 17-64 tokens", mma_sync, force_mma_sync,
+                                          default_kernels);
     ec_cuda_qsplit_free(&g_split);
     return failed;
 }
