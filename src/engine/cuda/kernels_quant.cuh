@@ -571,39 +571,43 @@ __device__ __forceinline__ void ec_qgemm_stage_x(ec_qgemm_xtile<NT> &dst, const 
  * [half j of the step's 16 k][token group n][token r][8 k] (the leading byte offset 128 NT, the
  * stride byte offset 128). The A fragments take k in qmma's permuted order (columns 32t + 4s ..
  * + 3 for lane t at step s), so B must too: position 2t + e of half j is column 32t + 4s + 2j + e.
- * A thread fetches 8 columns 32t + 8sp .. + 8 of one token — 4-byte pieces of four core matrices
- * (steps 2sp and 2sp + 1, both halves) — into registers before the MMAs of the current chunk, and
- * stores them after: the 32 lanes of a warp are t (0..3) x r (0..7) of one token group, so each
- * store meets 32 different banks. */
+ * A thread copies 16-byte pieces, columns 32t + 8sp .. + 8 of one token: 4-byte parts of four
+ * core matrices (steps 2sp and 2sp + 1, both halves). The 32 lanes of a warp are t (0..3) x
+ * r (0..7) of one token group n, so each store meets 32 different banks; a thread's token, t and
+ * its pieces' sp (one every 8 / NT) are the same for every chunk (ec_qwg_xlane). The pieces are
+ * fetched into registers before the MMAs of the current chunk and stored after them. */
 enum { QWG_X_ITEMS = 4 }; /* 16-byte pieces per thread of a 64-token tile (half at NT 4) */
-template <typename T, int NT, bool VEC>
-__device__ __forceinline__ void ec_qwg_fetch_x(uint4 (&v)[QWG_X_ITEMS], const T *__restrict__ x,
-                                               int ldx, int nb, int cols, int c0)
+struct ec_qwg_xlane {
+    int tok, col, word; /* token row, first piece's column in the chunk, its first word */
+};
+template <int NT> __device__ __forceinline__ ec_qwg_xlane ec_qwg_xlane_of()
 {
-    constexpr int THREADS = ec_qgemm_cfg<true>::WARPS * 32;
+    int t = threadIdx.x & 3, r = (threadIdx.x >> 2) & 7, n = (threadIdx.x >> 5) % NT,
+        sp = (threadIdx.x >> 5) / NT;
+    return {8 * n + r, 32 * t + 8 * sp, ((4 * sp) * NT + n) * 32 + 4 * r + t};
+}
+template <typename T, int NT, bool VEC>
+__device__ __forceinline__ void ec_qwg_fetch_x(uint4 (&v)[QWG_X_ITEMS], ec_qwg_xlane xl,
+                                               const T *__restrict__ x, int ldx, int nb, int cols,
+                                               int c0)
+{
 #pragma unroll
-    for (int k = 0; k < NT * 8 * 16 / THREADS; k++) {
-        int i = threadIdx.x + k * THREADS, t = i & 3, r = (i >> 2) & 7, n = (i >> 5) % NT,
-            sp = (i >> 5) / NT;
-        v[k] = ec_qgemm_x8<T, VEC>(x, ldx, nb, cols, 8 * n + r, c0 + 32 * t + 8 * sp);
-    }
+    for (int k = 0; k < NT / 2; k++) /* sp advances by 8 / NT: columns by 64 / NT */
+        v[k] = ec_qgemm_x8<T, VEC>(x, ldx, nb, cols, xl.tok, c0 + xl.col + k * (64 / NT));
 }
 template <int NT>
-__device__ __forceinline__ void ec_qwg_store_x(ec_qgemm_xtile<NT> &dst,
+__device__ __forceinline__ void ec_qwg_store_x(ec_qgemm_xtile<NT> &dst, ec_qwg_xlane xl,
                                                const uint4 (&v)[QWG_X_ITEMS])
 {
-    constexpr int THREADS = ec_qgemm_cfg<true>::WARPS * 32;
-    uint32_t *words = reinterpret_cast<uint32_t *>(&dst);
+    uint32_t *words = reinterpret_cast<uint32_t *>(&dst) + xl.word;
+    /* word of (step 2sp + h, half j): core matrix (2 (2sp + h) + j) NT + n, 32 words each */
 #pragma unroll
-    for (int k = 0; k < NT * 8 * 16 / THREADS; k++) {
-        int i = threadIdx.x + k * THREADS, t = i & 3, r = (i >> 2) & 7, n = (i >> 5) % NT,
-            sp = (i >> 5) / NT;
-        /* word (s, j): core matrix (2 s + j) NT + n, 32 words each */
-        auto at = [&](int s, int j) { return ((2 * s + j) * NT + n) * 32 + 4 * r + t; };
-        words[at(2 * sp, 0)] = v[k].x;
-        words[at(2 * sp, 1)] = v[k].y;
-        words[at(2 * sp + 1, 0)] = v[k].z;
-        words[at(2 * sp + 1, 1)] = v[k].w;
+    for (int k = 0; k < NT / 2; k++) {
+        uint32_t *at = words + k * (8 / NT) * 4 * NT * 32;
+        at[0] = v[k].x;
+        at[NT * 32] = v[k].y;
+        at[2 * NT * 32] = v[k].z;
+        at[3 * NT * 32] = v[k].w;
     }
 }
 
@@ -670,9 +674,10 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
     ec_wait_inputs(false); /* x, y and the split scratch belong to the step (see ec_launch) */
     cursor at = {u0 / nchunks, u0 % nchunks}; /* the unit in use */
     uint4 xnext[QWG_X_ITEMS]; /* WG: the next chunk's x on its way to shared memory */
+    ec_qwg_xlane xl = ec_qwg_xlane_of<NT>();
     if constexpr (WG) {
-        ec_qwg_fetch_x<T, NT, VEC>(xnext, x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
-        ec_qwg_store_x<NT>(s_x[0], xnext);
+        ec_qwg_fetch_x<T, NT, VEC>(xnext, xl, x, ldx, nb, w.cols, at.chunk * QMMA_CHUNK);
+        ec_qwg_store_x<NT>(s_x[0], xl, xnext);
         ec_fence_proxy_async();
         __syncthreads();
     } else {
@@ -704,7 +709,8 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
     };
 
     /* WG: the chunk's 8 k-steps decoded into afr, then one wgmma each, issued and committed as a
-     * batch; afr must stay untouched until ec_wgmma_wait (hold_all). */
+     * batch. ptxas keeps afr until the wait (it tracks wgmma's register operands); the sums are
+     * held there (hold_sums), so that no read of them moves above it. */
     uint32_t afr[8][MT][4];
     auto issue_wg = [&](const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
         uint32_t sa[MT], sb[MT];
@@ -719,15 +725,10 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
             ec_wgmma_rs<T, NT>(acc[0], afr[k][0], desc + (uint64_t)(k * 256 * NT / 16));
         ec_wgmma_commit();
     };
-    auto hold_all = [&]() {
+    auto hold_sums = [&]() {
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             ec_wgmma_hold(flat[i]);
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                ec_wgmma_hold(afr[k][0][j]);
     };
 
     /* The end of this CTA's part of row block rb: write it, or store the partial and, if the
@@ -781,16 +782,19 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
             bool block_ends = at.chunk + 1 == nchunks;
             int next_c0 = block_ends ? 0 : (at.chunk + 1) * QMMA_CHUNK;
             if constexpr (WG) {
-                /* s_x[i & 1] is ready; the next x travels while the tensor cores work */
-                if (i + 1 < total) ec_qwg_fetch_x<T, NT, VEC>(xnext, x, ldx, nb, w.cols, next_c0);
+                /* s_x[i & 1] is ready; the next x travels while the tensor cores work. The proxy
+                 * fence waits for this thread's outstanding memory operations, so the weight
+                 * requests follow it rather than being waited for. */
+                if (i + 1 < total)
+                    ec_qwg_fetch_x<T, NT, VEC>(xnext, xl, x, ldx, nb, w.cols, next_c0);
                 issue_wg(st[v], s_x[i & 1]);
-                if (i + S < total) request(st[v]);
                 if (i + 1 < total) {
-                    ec_qwg_store_x<NT>(s_x[(i + 1) & 1], xnext);
+                    ec_qwg_store_x<NT>(s_x[(i + 1) & 1], xl, xnext);
                     ec_fence_proxy_async();
                 }
+                if (i + S < total) request(st[v]);
                 ec_wgmma_wait<0>();
-                hold_all();
+                hold_sums();
                 if (block_ends || i + 1 == total) finish(at.rb);
                 advance(at);
                 __syncthreads(); /* s_x[(i + 1) & 1] is complete, s_x[i & 1] free */

@@ -67,15 +67,11 @@ __device__ __forceinline__ void ec_fence_proxy_async()
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
 }
-/* Ties v to this point of the program: after a wait, the compiler may not read the sums (or
- * reuse the A registers) before it, since it sees them as written here. */
+/* Ties a sum to this point of the program: after a wait, the compiler may not read it before
+ * the wait, since it sees it written here. */
 __device__ __forceinline__ void ec_wgmma_hold(float &v)
 {
     asm volatile("" : "+f"(v)::"memory");
-}
-__device__ __forceinline__ void ec_wgmma_hold(uint32_t &v)
-{
-    asm volatile("" : "+r"(v)::"memory");
 }
 
 /* d [64 x 8NT per warpgroup; this warp's 16 rows as NT C fragments] += A [64 x 16, a: this
