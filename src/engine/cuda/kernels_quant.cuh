@@ -527,21 +527,25 @@ __device__ __forceinline__ int ec_qgemm_swz(int q, int tok) /* a permutation of 
 }
 
 /* Columns col .. col + 8 of token tok's activations; zeros past the batch and the columns. VEC:
- * cols % 32 == 0 and 16-byte aligned rows, so a granule is all in or all out. */
+ * cols % 32 == 0 and 16-byte aligned rows, so a granule is all in or all out. Read through L2
+ * only (ld.global.cg), never the SM's L1: under PDL this kernel starts before its predecessor
+ * has written x, and a line of x left in L1 by an earlier kernel on the SM would be stale (with
+ * __ldg, test_cuda_model's batch-4 nf4 prefill went wrong under PDL and right without it). */
 template <typename T, bool VEC>
 __device__ __forceinline__ uint4 ec_qgemm_x8(const T *__restrict__ x, int ldx, int nb, int cols,
                                              int tok, int col)
 {
     if constexpr (VEC) {
         return tok < nb && col < cols
-                   ? __ldg(reinterpret_cast<const uint4 *>(x + (size_t)tok * ldx + col))
+                   ? __ldcg(reinterpret_cast<const uint4 *>(x + (size_t)tok * ldx + col))
                    : make_uint4(0, 0, 0, 0);
     } else {
         uint32_t h[8];
 #pragma unroll
         for (int e = 0; e < 8; e++)
             h[e] = tok < nb && col + e < cols
-                       ? reinterpret_cast<const uint16_t *>(x)[(size_t)tok * ldx + col + e]
+                       ? __ldcg(reinterpret_cast<const unsigned short *>(x) +
+                                (size_t)tok * ldx + col + e)
                        : 0u;
         return make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16,
                           h[6] | h[7] << 16);
