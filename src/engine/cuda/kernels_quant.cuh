@@ -481,11 +481,11 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
  * first requests before the PDL wait.
  * On sm_90a the kernel runs as two warpgroups instead (WG = true, ec_qgemm_cfg): 8 warps of one
  * row tile each, whose A fragments (the same decode) feed wgmma against the x tile in shared
- * memory, stored there in wgmma's layout (ec_qwg_store_x). mma.sync kept this kernel bound by
- * instruction latency at two warps per scheduler, ~1,345 instructions per warp and chunk for its
- * 128 MMAs (docs/performance.md, session 10); one wgmma per k-step replaces 8 (NT 8) mma.sync per
- * warp, runs asynchronously while the warp stages the next x tile and requests weights, and
- * leaves registers for 16 warps per SM.
+ * memory, stored there in wgmma's layout (ec_qwg_store_x). One wgmma per k-step replaces 8 (NT 8)
+ * mma.sync per warp, runs while the warp stages the next x tile and requests weights, and leaves
+ * registers for 16 warps per SM instead of 8. Both builds stay bound by the latency of each
+ * warp's decode and address arithmetic (ncu: DRAM at ~20 %, 12 cycles per issued instruction
+ * here); this one is 2-4 % faster per step at 64 tokens (docs/performance.md, sessions 10, 27).
  * 128 rows per CTA leave too few CTAs for a 4096-row weight, so the work is split stream-K style:
  * the units (row block, chunk) in row-block order are dealt out in equal contiguous runs of
  * per_cta, one run per CTA of a one-wave grid. A CTA that holds a whole row block writes it;
@@ -713,8 +713,9 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
     };
 
     /* WG: the chunk's 8 k-steps decoded into afr, then one wgmma each, issued and committed as a
-     * batch. ptxas keeps afr until the wait (it tracks wgmma's register operands); the sums are
-     * held there (hold_sums), so that no read of them moves above it. */
+     * batch. ptxas tracks wgmma's register operands, so afr is not reused before the wait (it
+     * would report serialized wgmma otherwise, an error under -Werror); the sums are held at the
+     * wait (hold_sums), so that no read of them moves above it. */
     uint32_t afr[8][MT][4];
     auto issue_wg = [&](const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
         uint32_t sa[MT], sb[MT];
