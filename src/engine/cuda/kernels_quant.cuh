@@ -713,9 +713,8 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
     };
 
     /* WG: the chunk's 8 k-steps decoded into afr, then one wgmma each, issued and committed as a
-     * batch. ptxas tracks wgmma's register operands, so afr is not reused before the wait (it
-     * would report serialized wgmma otherwise, an error under -Werror); the sums are held at the
-     * wait (hold_sums), so that no read of them moves above it. */
+     * batch. The code writes afr again only after the wait (the next chunk's decode); the sums
+     * are held at the wait (hold_sums), so that no read of them moves above it. */
     uint32_t afr[8][MT][4];
     auto issue_wg = [&](const ec_qmma_stage<F, MT> &s, const ec_qgemm_xtile<NT> &xt) {
         uint32_t sa[MT], sb[MT];
