@@ -787,8 +787,8 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
             int next_c0 = block_ends ? 0 : (at.chunk + 1) * QMMA_CHUNK;
             if constexpr (WG) {
                 /* s_x[i & 1] is ready; the next x travels while the tensor cores work. The proxy
-                 * fence waits for this thread's outstanding memory operations, so the weight
-                 * requests follow it rather than being waited for. */
+                 * fence is a memory barrier (MEMBAR.ALL.CTA), so the weight requests follow it
+                 * rather than precede it. */
                 if (i + 1 < total)
                     ec_qwg_fetch_x<T, NT, VEC>(xnext, xl, x, ldx, nb, w.cols, next_c0);
                 issue_wg(st[v], s_x[i & 1]);
