@@ -528,9 +528,9 @@ __device__ __forceinline__ int ec_qgemm_swz(int q, int tok) /* a permutation of 
 
 /* Columns col .. col + 8 of token tok's activations; zeros past the batch and the columns. VEC:
  * cols % 32 == 0 and 16-byte aligned rows, so a granule is all in or all out. Read through L2
- * only (ld.global.cg), never the SM's L1: under PDL this kernel starts before its predecessor
- * has written x, and a line of x left in L1 by an earlier kernel on the SM would be stale (with
- * __ldg, test_cuda_model's batch-4 nf4 prefill went wrong under PDL and right without it). */
+ * only (ld.global.cg): with __ldg the wgmma build got test_cuda_model's batch-4 nf4 prefill wrong
+ * under PDL and right without it. A stale L1 line of x (the kernel starts before its predecessor
+ * has written x) is the inferred cause, not a proven one (docs/performance.md, session 27). */
 template <typename T, bool VEC>
 __device__ __forceinline__ uint4 ec_qgemm_x8(const T *__restrict__ x, int ldx, int nb, int cols,
                                              int tok, int col)
