@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define EC_WGMMA_ARCH 1
 #else
@@ -93,21 +95,14 @@ __device__ __forceinline__ void ec_wgmma_hold(float &v)
     "{\n.reg .pred p;\nsetp.ne.b32 p, %" ONE ", 0;\nwgmma.mma_async.sync.aligned." SHAPE      \
     ".f32." TY "." TY " " D ", {%" A0 ",%" A1 ",%" A2 ",%" A3 "}, %" DESC ", p, 1, 1, 0;\n}"
 
-template <typename T> struct ec_wgmma_type;
-template <> struct ec_wgmma_type<__half> {
-    static constexpr bool BF16 = false;
-};
-template <> struct ec_wgmma_type<__nv_bfloat16> {
-    static constexpr bool BF16 = true;
-};
-
 template <typename T, int NT>
 __device__ __forceinline__ void ec_wgmma_rs(float (&d)[NT][4], const uint32_t (&a)[4],
                                             uint64_t desc)
 {
     static_assert(NT == 4 || NT == 8, "m64n32k16 or m64n64k16");
+    constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
 #if EC_WGMMA_ARCH
-    if constexpr (NT == 4 && !ec_wgmma_type<T>::BF16)
+    if constexpr (NT == 4 && !BF16)
         asm volatile(EC_WGMMA_ASM("m64n32k16", "f16", EC_WGMMA_D16, "16", "17", "18", "19", "20", "21")
                      : EC_WGMMA_OUT16(d)
                      : EC_WGMMA_IN(a, desc)
@@ -117,7 +112,7 @@ __device__ __forceinline__ void ec_wgmma_rs(float (&d)[NT][4], const uint32_t (&
                      : EC_WGMMA_OUT16(d)
                      : EC_WGMMA_IN(a, desc)
                      : "memory");
-    else if constexpr (!ec_wgmma_type<T>::BF16)
+    else if constexpr (!BF16)
         asm volatile(EC_WGMMA_ASM("m64n64k16", "f16", EC_WGMMA_D32, "32", "33", "34", "35", "36", "37")
                      : EC_WGMMA_OUT32(d)
                      : EC_WGMMA_IN(a, desc)
@@ -131,6 +126,7 @@ __device__ __forceinline__ void ec_wgmma_rs(float (&d)[NT][4], const uint32_t (&
     (void)d;
     (void)a;
     (void)desc;
+    (void)BF16;
     __trap();
 #endif
 }
