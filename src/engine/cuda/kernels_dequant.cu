@@ -148,49 +148,114 @@ extern "C" int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absma
     return 0;
 }
 
-/* ---- whole-weight dequantization: w16 [rows][cols] 16-bit ---- */
-/* nf4: absmax [rows][nblocks] (the fp32 array, or the decoded nf4-dq one). */
-template <typename T>
-__global__ void nf4_dequant_kernel(const ec_cuda_packed_weight w, const float *absmax, T *w16)
+/* ---- whole-weight dequantization: w16 [rows][cols] 16-bit ----
+ * The prefill of both families runs through here (packed_linear: calls of more than 64 token
+ * rows), so it is written to stream at the memory's rate, as the libraries' own dequantization
+ * kernels are (bitsandbytes' kDequantizeBlockwise loads and stores several values per thread):
+ * a thread turns one 16-byte piece of a row's codes into 16-bit values, with 16-byte stores where
+ * the shape allows it. Rows run over the grid's y dimension and pieces over x, so no thread
+ * divides a flat index by the row length. (Session 28 measured the element-per-thread kernel
+ * this replaces at about a third of the memory's rate; docs/performance.md.) */
+
+/* The values of one piece, as 16-bit pairs: a piece is 16 code bytes of a row, PIECE_COLS
+ * columns from column c0 (a multiple of PIECE_COLS). */
+struct Nf4Piece {
+    static constexpr int PIECE_COLS = 32; /* two per byte, high nibble first; inside one block */
+    static constexpr uint32_t PAD = 0x77u; /* code 7 decodes to 0 */
+    static constexpr bool TABLE = true;
+    __device__ static int row_bytes(int cols) { return (cols + 1) / 2; }
+    /* scale: [rows][nblocks] block absmax (the fp32 array, or the decoded nf4-dq one) */
+    __device__ static float scale_of(const float *scale, int cols, int r, int c0)
+    {
+        int nb = (cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
+        return scale[(size_t)r * nb + c0 / EC_NF4_BLOCK];
+    }
+    /* Pair k = byte k: (code value * absmax) for both nibbles, each rounded once to T. */
+    __device__ static float2 pair(uint4 codes, int k, float scale, const float *s_code)
+    {
+        uint32_t byte = ec_word(codes, k >> 2) >> (8 * (k & 3)) & 0xffu;
+        return make_float2(s_code[byte >> 4] * scale, s_code[byte & 15u] * scale);
+    }
+};
+struct Fp8Piece {
+    static constexpr int PIECE_COLS = 16;
+    static constexpr uint32_t PAD = 0u;
+    static constexpr bool TABLE = false;
+    __device__ static int row_bytes(int cols) { return cols; }
+    __device__ static float scale_of(const float *scale, int, int r, int) { return scale[r]; }
+    /* Pair k = bytes 2k and 2k + 1: e4m3 value * row scale, rounded once to T. */
+    __device__ static float2 pair(uint4 codes, int k, float scale, const float *)
+    {
+        uint32_t two = ec_word(codes, k >> 1) >> (16 * (k & 1)) & 0xffffu;
+        float2 v = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(
+            (__nv_fp8x2_storage_t)two, __NV_E4M3)));
+        return make_float2(v.x * scale, v.y * scale);
+    }
+};
+
+/* scale: P::scale_of's array (nf4: block absmax; fp8: [rows]). */
+template <class P, typename T, bool VEC>
+__global__ void __launch_bounds__(128)
+    dequant_kernel(const ec_cuda_packed_weight w, const float *scale, T *w16)
 {
     __shared__ float s_code[16];
-    if (threadIdx.x < 16) s_code[threadIdx.x] = w.tables[threadIdx.x];
+    if (P::TABLE && threadIdx.x < 16) s_code[threadIdx.x] = w.tables[threadIdx.x];
     __syncthreads();
-    int rb = (w.cols + 1) / 2, nb = (w.cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
-    size_t n = (size_t)w.rows * w.cols;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        int r = (int)(i / w.cols), c = (int)(i % w.cols);
-        uint32_t byte = w.codes[(size_t)r * rb + c / 2];
-        uint32_t code = c % 2 ? byte & 15u : byte >> 4;
-        w16[i] = ec_from_f32<T>(s_code[code] * absmax[(size_t)r * nb + c / EC_NF4_BLOCK]);
+    constexpr int PAIRS = P::PIECE_COLS / 2;
+    int piece = blockIdx.x * blockDim.x + threadIdx.x, c0 = piece * P::PIECE_COLS;
+    if (c0 >= w.cols) return;
+    int rb = P::row_bytes(w.cols);
+    for (int r = blockIdx.y; r < w.rows; r += gridDim.y) {
+        uint4 codes = ec_load_codes16<VEC>(w.codes + (size_t)r * rb, rb, piece * 16, P::PAD);
+        float s = P::scale_of(scale, w.cols, r, c0);
+        uint32_t out[PAIRS];
+#pragma unroll
+        for (int k = 0; k < PAIRS; k++) {
+            float2 v = P::pair(codes, k, s, s_code);
+            out[k] = ec_pack2<T>(v.x, v.y);
+        }
+        T *dst = w16 + (size_t)r * w.cols + c0;
+        if constexpr (VEC) {
+#pragma unroll
+            for (int q = 0; q < PAIRS / 4; q++)
+                reinterpret_cast<uint4 *>(dst)[q] =
+                    make_uint4(out[4 * q], out[4 * q + 1], out[4 * q + 2], out[4 * q + 3]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < P::PIECE_COLS; k++)
+                if (c0 + k < w.cols)
+                    reinterpret_cast<uint16_t *>(dst)[k] = (uint16_t)(out[k / 2] >> (16 * (k & 1)));
+        }
     }
 }
 
-template <typename T> __global__ void fp8_dequant_kernel(const ec_cuda_packed_weight w, T *w16)
+template <class P, typename T>
+static void launch_dequant(const ec_cuda_packed_weight &w, const float *scale, T *w16,
+                           cudaStream_t stream)
 {
-    size_t n = (size_t)w.rows * w.cols;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        float v = __half2float(__half(__nv_cvt_fp8_to_halfraw(w.codes[i], __NV_E4M3)));
-        w16[i] = ec_from_f32<T>(v * w.scales[i / w.cols]);
-    }
+    enum { THREADS = 128, MAX_GRID_Y = 65535 };
+    int pieces = (w.cols + P::PIECE_COLS - 1) / P::PIECE_COLS;
+    dim3 grid((unsigned)((pieces + THREADS - 1) / THREADS),
+              (unsigned)(w.rows < MAX_GRID_Y ? w.rows : MAX_GRID_Y));
+    bool vec = w.cols % P::PIECE_COLS == 0 && ((uintptr_t)w.codes | (uintptr_t)w16) % 16 == 0;
+    if (vec)
+        dequant_kernel<P, T, true><<<grid, THREADS, 0, stream>>>(w, scale, w16);
+    else
+        dequant_kernel<P, T, false><<<grid, THREADS, 0, stream>>>(w, scale, w16);
 }
 
 extern "C" int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w,
                                 const float *absmax, void *w16, cudaStream_t stream)
 {
-    size_t n = (size_t)w->rows * (size_t)w->cols;
-    unsigned blocks = (unsigned)((n + 255) / 256 < 16384 ? (n + 255) / 256 : 16384);
-    const float *am = w->prec == EC_PREC_NF4 ? w->scales : absmax;
     if (w->prec == EC_PREC_NF4_DQ && !absmax)
         return ec_set_error("nf4-dq dequantization needs the decoded absmax");
     ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         if (w->prec == EC_PREC_FP8)
-            fp8_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, (T *)w16);
+            launch_dequant<Fp8Piece>(*w, w->scales, (T *)w16, stream);
         else
-            nf4_dequant_kernel<T><<<blocks, 256, 0, stream>>>(*w, am, (T *)w16);
+            launch_dequant<Nf4Piece>(*w, w->prec == EC_PREC_NF4 ? w->scales : absmax, (T *)w16,
+                                     stream);
         return 0;
     });
     EC_CUDA_LAUNCHED("launch of %s dequantization (%d x %d)", ec_precision_name(w->prec), w->rows,
