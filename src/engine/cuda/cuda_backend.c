@@ -22,18 +22,18 @@
 #include <unistd.h>
 
 /* Token rows per prefill chunk: the activation arena holds one chunk, and the packed formats
- * decode every weight to 16-bit once per chunk (packed_linear), so the chunk decides how often a
- * prefill pays that pass: at 2048 rows a batch-64 prefill of 512 positions decoded each weight 16
- * times and took 18 % longer than fp16's, at 8192 four times and 4 % longer (docs/performance.md,
- * session 16). 32768 rows hold that whole prefill, as the libraries' one forward call over the
- * batch does (session 28). Where the device lacks the memory, the chunk halves down to
- * PREFILL_MIN_TOKENS. int8-mixed stays at PREFILL_MIN_TOKENS: a column is
+ * decode every weight to 16-bit once per chunk (packed_linear), so at 2048 rows a batch-64
+ * prefill of 512 positions decoded each weight 16 times and took 18 % longer than fp16's; at
+ * 8192, 4 % (docs/performance.md, session 16; 2 % since session 28's faster decode pass). One
+ * chunk of 32768 rows, which holds that whole prefill, was no faster for nf4 and fp8 and made
+ * fp16's prefill 2 % slower (session 28: its attention took longer). Where the device lacks the
+ * memory for 8192, the chunk halves down to PREFILL_MIN_TOKENS. int8-mixed stays at PREFILL_MIN_TOKENS: a column is
  * an outlier when any token of the call crosses the threshold, so larger chunks send more of
  * the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill 4.4 s -> 8.5 s at 8192 with
  * session 16's CUDA-core outlier epilogue; not measured again with session 17's tensor-core
  * one). */
 enum {
-    PREFILL_TOKENS = 32768,
+    PREFILL_TOKENS = 8192,
     PREFILL_MIN_TOKENS = 2048,
     LOAD_THREADS_MAX = 8,    /* host threads reading tensors during load */
     ATTN_MIN_SPLIT = 32,     /* shortest prefill attention split worth a block */
@@ -297,8 +297,6 @@ static int allocate(cuda_state *s)
     ec_cuda_qshape qshape;
     EC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo on device %d", s->device);
     long first = s->prec == EC_PREC_INT8_MIXED ? PREFILL_MIN_TOKENS : PREFILL_TOKENS;
-    const char *measure_chunk = getenv("ECOCOMPUTE_CUDA_PREFILL_TOKENS"); /* session 28 A/B only */
-    if (measure_chunk && s->prec != EC_PREC_INT8_MIXED) first = atol(measure_chunk);
     for (long rows = first;; rows /= 2) {
         set_chunk_rows(s, rows);
         qshape = linear_shape(s);

@@ -151,80 +151,106 @@ extern "C" int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absma
 /* ---- whole-weight dequantization: w16 [rows][cols] 16-bit ----
  * The prefill of both families runs through here (packed_linear: calls of more than 64 token
  * rows), so it is written to stream at the memory's rate, as the libraries' own dequantization
- * kernels are (bitsandbytes' kDequantizeBlockwise loads and stores several values per thread):
- * a thread turns one 16-byte piece of a row's codes into 16-bit values, with 16-byte stores where
- * the shape allows it. Rows run over the grid's y dimension and pieces over x, so no thread
- * divides a flat index by the row length. (Session 28 measured the element-per-thread kernel
- * this replaces at about a third of the memory's rate; docs/performance.md.) */
+ * kernels are (bitsandbytes' kDequantizeBlockwise loads and stores several values per thread).
+ * A thread writes 8 columns (one 16-byte store, so a warp's stores are 512 contiguous bytes)
+ * for DQ_ROWS rows, whose code loads it issues together. Rows run over the grid's y dimension
+ * and pieces over x, so no thread divides a flat index by the row length. (Session 28 measured
+ * the element-per-thread kernel this replaces at 21 ms a pass over Llama-2-7B's nf4 weights;
+ * docs/performance.md.) */
+enum { DQ_COLS = 8, DQ_ROWS = 4, DQ_THREADS = 128 };
 
-/* The values of one piece, as 16-bit pairs: a piece is 16 code bytes of a row, PIECE_COLS
- * columns from column c0 (a multiple of PIECE_COLS). */
+/* A format's piece: the codes of columns [c0, c0 + 8) of a row (c0 a multiple of 8), as the low
+ * BYTES bytes of a uint2, decoded as 16-bit pairs. */
 struct Nf4Piece {
-    static constexpr int PIECE_COLS = 32; /* two per byte, high nibble first; inside one block */
+    static constexpr int BYTES = 4;        /* two columns per byte, high nibble first */
     static constexpr uint32_t PAD = 0x77u; /* code 7 decodes to 0 */
     static constexpr bool TABLE = true;
     __device__ static int row_bytes(int cols) { return (cols + 1) / 2; }
-    /* scale: [rows][nblocks] block absmax (the fp32 array, or the decoded nf4-dq one) */
+    /* scale: [rows][nblocks] block absmax (the fp32 array, or the decoded nf4-dq one); a piece
+     * lies in one block */
     __device__ static float scale_of(const float *scale, int cols, int r, int c0)
     {
         int nb = (cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK;
         return scale[(size_t)r * nb + c0 / EC_NF4_BLOCK];
     }
     /* Pair k = byte k: (code value * absmax) for both nibbles, each rounded once to T. */
-    __device__ static float2 pair(uint4 codes, int k, float scale, const float *s_code)
+    __device__ static float2 pair(uint2 codes, int k, float scale, const float *s_code)
     {
-        uint32_t byte = ec_word(codes, k >> 2) >> (8 * (k & 3)) & 0xffu;
+        uint32_t byte = codes.x >> (8 * k) & 0xffu;
         return make_float2(s_code[byte >> 4] * scale, s_code[byte & 15u] * scale);
     }
 };
 struct Fp8Piece {
-    static constexpr int PIECE_COLS = 16;
+    static constexpr int BYTES = 8;
     static constexpr uint32_t PAD = 0u;
     static constexpr bool TABLE = false;
     __device__ static int row_bytes(int cols) { return cols; }
     __device__ static float scale_of(const float *scale, int, int r, int) { return scale[r]; }
-    /* Pair k = bytes 2k and 2k + 1: e4m3 value * row scale, rounded once to T. */
-    __device__ static float2 pair(uint4 codes, int k, float scale, const float *)
+    /* Pair k = bytes 2k and 2k + 1: e4m3 value * row scale, each rounded once to T. */
+    __device__ static float2 pair(uint2 codes, int k, float scale, const float *)
     {
-        uint32_t two = ec_word(codes, k >> 1) >> (16 * (k & 1)) & 0xffffu;
+        uint32_t two = (k < 2 ? codes.x : codes.y) >> (16 * (k & 1)) & 0xffffu;
         float2 v = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(
             (__nv_fp8x2_storage_t)two, __NV_E4M3)));
         return make_float2(v.x * scale, v.y * scale);
     }
 };
 
+/* The piece's code bytes at byte0 of a row of rb bytes: one aligned load (VEC), else
+ * bounds-checked bytes, P::PAD past the row. Streaming: each code is read once. */
+template <class P, bool VEC>
+__device__ __forceinline__ uint2 dq_load(const uint8_t *row, int rb, int byte0)
+{
+    if constexpr (VEC) {
+        if constexpr (P::BYTES == 8) return __ldcs(reinterpret_cast<const uint2 *>(row + byte0));
+        return make_uint2(__ldcs(reinterpret_cast<const unsigned *>(row + byte0)), 0u);
+    } else {
+        uint32_t v[2] = {0u, 0u};
+#pragma unroll
+        for (int j = 0; j < P::BYTES; j++)
+            v[j / 4] |= (byte0 + j < rb ? (uint32_t)row[byte0 + j] : P::PAD) << (8 * (j % 4));
+        return make_uint2(v[0], v[1]);
+    }
+}
+
 /* scale: P::scale_of's array (nf4: block absmax; fp8: [rows]). */
 template <class P, typename T, bool VEC>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(DQ_THREADS)
     dequant_kernel(const ec_cuda_packed_weight w, const float *scale, T *w16)
 {
     __shared__ float s_code[16];
     if (P::TABLE && threadIdx.x < 16) s_code[threadIdx.x] = w.tables[threadIdx.x];
     __syncthreads();
-    constexpr int PAIRS = P::PIECE_COLS / 2;
-    int piece = blockIdx.x * blockDim.x + threadIdx.x, c0 = piece * P::PIECE_COLS;
+    int piece = blockIdx.x * blockDim.x + threadIdx.x, c0 = piece * DQ_COLS;
     if (c0 >= w.cols) return;
     int rb = P::row_bytes(w.cols);
-    for (int r = blockIdx.y; r < w.rows; r += gridDim.y) {
-        uint4 codes = ec_load_codes16<VEC>(w.codes + (size_t)r * rb, rb, piece * 16, P::PAD);
-        float s = P::scale_of(scale, w.cols, r, c0);
-        uint32_t out[PAIRS];
+    for (int r0 = blockIdx.y * DQ_ROWS; r0 < w.rows; r0 += gridDim.y * DQ_ROWS) {
+        uint2 codes[DQ_ROWS];
+        float s[DQ_ROWS];
 #pragma unroll
-        for (int k = 0; k < PAIRS; k++) {
-            float2 v = P::pair(codes, k, s, s_code);
-            out[k] = ec_pack2<T>(v.x, v.y);
+        for (int i = 0; i < DQ_ROWS; i++) {
+            int r = min(r0 + i, w.rows - 1); /* a repeat of the last row is decoded, not stored */
+            codes[i] = dq_load<P, VEC>(w.codes + (size_t)r * rb, rb, piece * P::BYTES);
+            s[i] = P::scale_of(scale, w.cols, r, c0);
         }
-        T *dst = w16 + (size_t)r * w.cols + c0;
-        if constexpr (VEC) {
 #pragma unroll
-            for (int q = 0; q < PAIRS / 4; q++)
-                reinterpret_cast<uint4 *>(dst)[q] =
-                    make_uint4(out[4 * q], out[4 * q + 1], out[4 * q + 2], out[4 * q + 3]);
-        } else {
+        for (int i = 0; i < DQ_ROWS; i++) {
+            if (r0 + i >= w.rows) break;
+            uint32_t out[DQ_COLS / 2];
 #pragma unroll
-            for (int k = 0; k < P::PIECE_COLS; k++)
-                if (c0 + k < w.cols)
-                    reinterpret_cast<uint16_t *>(dst)[k] = (uint16_t)(out[k / 2] >> (16 * (k & 1)));
+            for (int k = 0; k < DQ_COLS / 2; k++) {
+                float2 v = P::pair(codes[i], k, s[i], s_code);
+                out[k] = ec_pack2<T>(v.x, v.y);
+            }
+            T *dst = w16 + (size_t)(r0 + i) * w.cols + c0;
+            if constexpr (VEC) {
+                *reinterpret_cast<uint4 *>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < DQ_COLS; k++)
+                    if (c0 + k < w.cols)
+                        reinterpret_cast<uint16_t *>(dst)[k] = (uint16_t)(out[k / 2] >> (16 * (k & 1)));
+            }
         }
     }
 }
@@ -233,15 +259,16 @@ template <class P, typename T>
 static void launch_dequant(const ec_cuda_packed_weight &w, const float *scale, T *w16,
                            cudaStream_t stream)
 {
-    enum { THREADS = 128, MAX_GRID_Y = 65535 };
-    int pieces = (w.cols + P::PIECE_COLS - 1) / P::PIECE_COLS;
-    dim3 grid((unsigned)((pieces + THREADS - 1) / THREADS),
-              (unsigned)(w.rows < MAX_GRID_Y ? w.rows : MAX_GRID_Y));
-    bool vec = w.cols % P::PIECE_COLS == 0 && ((uintptr_t)w.codes | (uintptr_t)w16) % 16 == 0;
+    enum { MAX_GRID_Y = 65535 };
+    int pieces = (w.cols + DQ_COLS - 1) / DQ_COLS, row_groups = (w.rows + DQ_ROWS - 1) / DQ_ROWS;
+    dim3 grid((unsigned)((pieces + DQ_THREADS - 1) / DQ_THREADS),
+              (unsigned)(row_groups < MAX_GRID_Y ? row_groups : MAX_GRID_Y));
+    /* whole pieces in every row, and the rows' starts aligned for the piece's loads and store */
+    bool vec = w.cols % DQ_COLS == 0 && ((uintptr_t)w.codes | (uintptr_t)w16) % 16 == 0;
     if (vec)
-        dequant_kernel<P, T, true><<<grid, THREADS, 0, stream>>>(w, scale, w16);
+        dequant_kernel<P, T, true><<<grid, DQ_THREADS, 0, stream>>>(w, scale, w16);
     else
-        dequant_kernel<P, T, false><<<grid, THREADS, 0, stream>>>(w, scale, w16);
+        dequant_kernel<P, T, false><<<grid, DQ_THREADS, 0, stream>>>(w, scale, w16);
 }
 
 extern "C" int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w,

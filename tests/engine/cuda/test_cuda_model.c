@@ -275,16 +275,16 @@ static void test_small_nf4_fp8(void **state)
     }
 }
 
-/* A prefill longer than one chunk (the backend takes up to 32768 token rows per chunk, see
- * cuda_backend.c): 12 sequences of 3000 positions run as chunks of 2730 and 270 positions (more
- * on a device short of memory), each attending to the cache the ones before wrote. A wrong
- * position or cache offset past the first chunk moves the logits by whole units. */
+/* A prefill longer than one chunk (the backend takes up to 8192 token rows per chunk, see
+ * cuda_backend.c): 3 sequences of 3000 positions run as chunks of 2730 and 270 positions (more
+ * on a device short of memory), each attending to the cache the ones before wrote. A wrong position or cache offset past the first
+ * chunk moves the logits by whole units. */
 static void test_prefill_in_chunks(void **state)
 {
     (void)state;
     ec_model *m = open_model("tiny");
     const ec_model_config *c = ec_model_config_of(m);
-    int batch = 12, len = 3000;
+    int batch = 3, len = 3000;
     static const ec_precision formats[] = {EC_PREC_FP16, EC_PREC_NF4};
     static const double tolerance[] = {0.02, 0.06};
     for (int f = 0; f < 2; f++) {
