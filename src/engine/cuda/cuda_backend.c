@@ -27,11 +27,11 @@
  * 8192, 4 % (docs/performance.md, session 16; 2 % since session 28's faster decode pass). One
  * chunk of 32768 rows, which holds that whole prefill, was no faster for nf4 and fp8 and made
  * fp16's prefill 2 % slower (session 28: its attention took longer). Where the device lacks the
- * memory for 8192, the chunk halves down to PREFILL_MIN_TOKENS. int8-mixed stays at PREFILL_MIN_TOKENS: a column is
- * an outlier when any token of the call crosses the threshold, so larger chunks send more of
- * the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill 4.4 s -> 8.5 s at 8192 with
- * session 16's CUDA-core outlier epilogue; not measured again with session 17's tensor-core
- * one). */
+ * memory for 8192, the chunk halves down to PREFILL_MIN_TOKENS. int8-mixed stays at
+ * PREFILL_MIN_TOKENS: a column is an outlier when any token of the call crosses the threshold, so
+ * larger chunks send more of the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill
+ * 4.4 s -> 8.5 s at 8192 with session 16's CUDA-core outlier epilogue; not measured again with
+ * session 17's tensor-core one). */
 enum {
     PREFILL_TOKENS = 8192,
     PREFILL_MIN_TOKENS = 2048,

@@ -190,8 +190,8 @@ struct Fp8Piece {
     __device__ static float2 pair(uint2 codes, int k, float scale, const float *)
     {
         uint32_t two = (k < 2 ? codes.x : codes.y) >> (16 * (k & 1)) & 0xffffu;
-        float2 v = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(
-            (__nv_fp8x2_storage_t)two, __NV_E4M3)));
+        __half2 h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)two, __NV_E4M3);
+        float2 v = __half22float2(h);
         return make_float2(v.x * scale, v.y * scale);
     }
 };
@@ -249,7 +249,8 @@ __global__ void __launch_bounds__(DQ_THREADS)
 #pragma unroll
                 for (int k = 0; k < DQ_COLS; k++)
                     if (c0 + k < w.cols)
-                        reinterpret_cast<uint16_t *>(dst)[k] = (uint16_t)(out[k / 2] >> (16 * (k & 1)));
+                        reinterpret_cast<uint16_t *>(dst)[k] =
+                            (uint16_t)(out[k / 2] >> (16 * (k & 1)));
             }
         }
     }
