@@ -36,7 +36,9 @@
 # SWEEP_MODELS, SWEEP_PRECISIONS, SWEEP_KERNELS, SWEEP_BATCHES, SWEEP_PROMPT_LEN, SWEEP_GEN
 # replace the part's own lists; SWEEP_DEVICE (cuda), SWEEP_IDLE (5 s), SWEEP_WARMUP (1 run),
 # SWEEP_INTERVAL (10 ms sampler), SWEEP_BUDGET_S (480),
-# SWEEP_MIN_START_S (120: no part is started with less of the budget left);
+# SWEEP_MIN_START_S (120: no part is started with less of the budget left), SWEEP_DB (an
+# earlier call's results.db, carried in the working tree: copied to $OUT/results.db, with its
+# -wal file, when $OUT has none, so that the sweep continues it and the call returns all of it);
 # EVAL_MODELS, EVAL_PRECISIONS, EVAL_TOKENS (24), EVAL_PROMPT_LEN (8); OUTLIER_MODELS,
 # OUTLIER_BATCHES (1,64), OUTLIER_GEN (32); ECOCOMPUTE (the binary; default build/ecocompute).
 #
@@ -49,6 +51,11 @@ cd "$(dirname "$0")/.."
 out=${OUT:-bench-out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # absolute: XDG_DATA_HOME and the report need it
+if [ -n "${SWEEP_DB:-}" ] && [ ! -e "$out/results.db" ]; then
+    [ -f "$SWEEP_DB" ] || { echo "gpu.sh: SWEEP_DB '$SWEEP_DB': no such file" >&2; exit 2; }
+    cp "$SWEEP_DB" "$out/results.db"
+    [ ! -f "$SWEEP_DB-wal" ] || cp "$SWEEP_DB-wal" "$out/results.db-wal"
+fi
 pack=$(pwd)/.devpack # bench/device-pack.sh: the shared-library build, carried by the call
 if [ -d "$pack" ]; then
     export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_sweep_pipeline.sh — the issue sweeps of bench/gpu.sh on the CPU, end to end: the sweep,
 # eval, outliers and report steps with the catalog's `tiny` model and tiny lengths (overrides of
-# the GPU defaults), resume of a part, the budget stop, the plan; and bench/report_sweep.py's
+# the GPU defaults), resume of a part (in place and from SWEEP_DB), the budget stop, the plan; and bench/report_sweep.py's
 # arithmetic on planted runs with energies (Δ vs fp16 of the same kernel family, speed, KL,
 # outlier columns, crossover per family).
 set -u
@@ -89,6 +89,16 @@ check "rerun: exit 0, all 6 configurations measured before" \
 check "rerun: eval skipped" 'grep -q "^eval tiny: done before" "$tmp/log2"'
 check "rerun: still 14 configurations" \
   '[ "$("$bin" export --db "$OUT/results.db" --format csv 2>/dev/null | tail -n +2 | wc -l)" -eq 14 ]'
+# SWEEP_DB: a new $OUT continues an earlier database, and a missing one is a usage error.
+OUT=$tmp/out2 SWEEP_DB=$tmp/out/results.db bash "$root/bench/gpu.sh" sweep:int8-fused-small \
+  >"$tmp/log5" 2>&1
+rc=$?
+check "SWEEP_DB: a new OUT continues it, nothing measured twice, all 14 configurations there" \
+  '[ $rc -eq 0 ] && grep -q "complete; 6 configurations finished (6 measured before)" "$tmp/log5" &&
+   [ "$("$bin" export --db "$tmp/out2/results.db" --format csv 2>/dev/null | tail -n +2 | wc -l)" -eq 14 ]'
+OUT=$tmp/out3 SWEEP_DB=$tmp/nonesuch.db bash "$root/bench/gpu.sh" sweep:int8-fused-small \
+  >"$tmp/log6" 2>&1
+check "SWEEP_DB missing: exit 2, names it" '[ $? -eq 2 ] && grep -q "nonesuch.db" "$tmp/log6"'
 # A budget too short to start: nothing runs, exit 3 with the command that continues.
 SWEEP_BUDGET_S=1 bash "$root/bench/gpu.sh" sweep:packed >"$tmp/log3" 2>&1
 rc=$?
