@@ -13,10 +13,12 @@ by gpu.sh from `run --verbose`). The binary is $ECOCOMPUTE, else build/ecocomput
 Python standard library only.
 
 Energy per 1k tokens is bench's: the whole run's GPU energy (prefill + decode) per batch x gen
-generated tokens; "decode J/1k" is the decode window alone per decode token, comparable to the
-`run --energy` tables of docs/performance.md. At batch 64 with a 512-token prompt the prefill is
-a large share of the whole run (about half with 128 new tokens), so both are shown, each with
-its Δ. Net = gross - the session's idle power x time.
+generated tokens; "prefill J" is the prefill window's energy (the same prompt tokens for every
+precision of a model and batch); "decode J/1k" is the decode window alone per decode token,
+comparable to the `run --energy` tables of docs/performance.md. At batch 64 with a 512-token
+prompt the prefill is a large share of the whole run (about half with 128 new tokens), so the
+whole run and both windows are shown, each with its Δ. Net = gross - the session's idle power x
+time.
 """
 import csv
 import io
@@ -114,6 +116,7 @@ def configurations(db):
             "tok_s": mean(num(r["tok_s"]) for r in rs),
             "j_gross": mean(num(r["j_per_1k_gross"]) for r in rs),
             "j_net": mean(num(r["j_per_1k_net"]) for r in rs),
+            "j_pre": mean(num(r.get("prefill_gpu_energy_j")) for r in rs),
             "j_dec": mean(dec),
             "w": mean(num(r["avg_power_w"]) for r in rs),
             "idle_w": mean(num(r["idle_power_w"]) for r in rs),
@@ -163,8 +166,8 @@ def sweep_tables(cfg, evals, outliers):
             params = cfg[mk[0]]["params_b"]
             parts.append(f"### {model} ({params:.2f} B parameters)\n")
             header = ["batch", "kernels", "precision", "runs", "tok/s", "speed vs fp16",
-                      "J/1k gross", "J/1k net", "ΔE gross", "ΔE net", "decode J/1k gross",
-                      "ΔE decode gross", "avg W", "meter gap %", "KL vs f32 (nats)", "top-1 %",
+                      "J/1k gross", "J/1k net", "ΔE gross", "ΔE net", "prefill J gross",
+                      "ΔE prefill gross", "decode J/1k gross", "ΔE decode gross", "avg W", "meter gap %", "KL vs f32 (nats)", "top-1 %",
                       "outlier cols"]
             rows = []
             for k in mk:
@@ -181,7 +184,7 @@ def sweep_tables(cfg, evals, outliers):
                     f"{c['n']}", fmt(c["tok_s"]),
                     fmt(ratio(c["tok_s"], base.get("tok_s")), "ratio"),
                     fmt(c["j_gross"]), fmt(c["j_net"]), delta("j_gross"), delta("j_net"),
-                    fmt(c["j_dec"]), delta("j_dec"), fmt(c["w"]),
+                    fmt(c["j_pre"]), delta("j_pre"), fmt(c["j_dec"]), delta("j_dec"), fmt(c["w"]),
                     fmt(c["gap"], "gap") + (" ‡" if noisy(c["gap"]) else ""),
                     fmt(num(ev.get("mean_kl_nats")), "sci"),
                     fmt(num(ev.get("top1_agreement_pct")), "ratio"),
