@@ -167,8 +167,8 @@ def sweep_tables(cfg, evals, outliers):
             parts.append(f"### {model} ({params:.2f} B parameters)\n")
             header = ["batch", "kernels", "precision", "runs", "tok/s", "speed vs fp16",
                       "J/1k gross", "J/1k net", "ΔE gross", "ΔE net", "prefill J gross",
-                      "ΔE prefill gross", "decode J/1k gross", "ΔE decode gross", "avg W", "meter gap %", "KL vs f32 (nats)", "top-1 %",
-                      "outlier cols"]
+                      "ΔE prefill gross", "decode J/1k gross", "ΔE decode gross", "avg W",
+                      "meter gap %", "KL vs f32 (nats)", "top-1 %", "outlier cols"]
             rows = []
             for k in mk:
                 c = cfg[k]

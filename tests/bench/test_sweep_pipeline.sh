@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_sweep_pipeline.sh — the issue sweeps of bench/gpu.sh on the CPU, end to end: the sweep,
 # eval, outliers and report steps with the catalog's `tiny` model and tiny lengths (overrides of
-# the GPU defaults), resume of a part (in place and from SWEEP_DB), the budget stop, the plan; and bench/report_sweep.py's
-# arithmetic on planted runs with energies (Δ vs fp16 of the same kernel family, speed, KL,
-# outlier columns, crossover per family).
+# the GPU defaults), resume of a part (in place and from SWEEP_DB), the budget stop, the plan;
+# and bench/report_sweep.py's arithmetic on planted runs with energies (Δ vs fp16 of the same
+# kernel family, whole run and prefill, speed, KL, outlier columns, crossover per family).
 set -u
 bin=${EC_BINARY:?}
 root=$(cd "$(dirname "$0")/../.." && pwd)
