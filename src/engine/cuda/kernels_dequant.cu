@@ -197,7 +197,7 @@ struct Fp8Piece {
 };
 
 /* The piece's code bytes at byte0 of a row of rb bytes: one aligned load (VEC), else
- * bounds-checked bytes, P::PAD past the row. Streaming: each code is read once. */
+ * ec_load_code_bytes, P::PAD past the row. Streaming: each code is read once. */
 template <class P, bool VEC>
 __device__ __forceinline__ uint2 dq_load(const uint8_t *row, int rb, int byte0)
 {
@@ -205,11 +205,10 @@ __device__ __forceinline__ uint2 dq_load(const uint8_t *row, int rb, int byte0)
         if constexpr (P::BYTES == 8) return __ldcs(reinterpret_cast<const uint2 *>(row + byte0));
         return make_uint2(__ldcs(reinterpret_cast<const unsigned *>(row + byte0)), 0u);
     } else {
-        uint32_t v[2] = {0u, 0u};
-#pragma unroll
-        for (int j = 0; j < P::BYTES; j++)
-            v[j / 4] |= (byte0 + j < rb ? (uint32_t)row[byte0 + j] : P::PAD) << (8 * (j % 4));
-        return make_uint2(v[0], v[1]);
+        uint32_t v[P::BYTES / 4];
+        ec_load_code_bytes<P::BYTES / 4>(row, rb, byte0, P::PAD, v);
+        if constexpr (P::BYTES == 8) return make_uint2(v[0], v[1]);
+        return make_uint2(v[0], 0u);
     }
 }
 

@@ -77,9 +77,26 @@ template <> __device__ __forceinline__ uint32_t ec_hmul2<__nv_bfloat16>(uint32_t
     return *reinterpret_cast<uint32_t *>(&p);
 }
 
+/* Bytes [byte0, byte0 + 4N) of a row of rb bytes as N little-endian words, bounds-checked:
+ * `pad` past the row (a code that decodes to 0), so an unaligned load never reads another row's
+ * bytes. */
+template <int N>
+__device__ __forceinline__ void ec_load_code_bytes(const uint8_t *row, int rb, int byte0,
+                                                   uint32_t pad, uint32_t (&v)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        v[i] = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            int at = byte0 + 4 * i + j;
+            v[i] |= (at < rb ? (uint32_t)row[at] : pad) << (8 * j);
+        }
+    }
+}
+
 /* 16 bytes of a row of rb bytes from byte byte0: one 16-byte load where the shape allows it
- * (VEC), else bounds-checked bytes, `pad` past the row (a code that decodes to 0), so the
- * unaligned path never reads another row's bytes. */
+ * (VEC), else ec_load_code_bytes. */
 template <bool VEC>
 __device__ __forceinline__ uint4 ec_load_codes16(const uint8_t *row, int rb, int byte0, uint32_t pad)
 {
@@ -87,15 +104,7 @@ __device__ __forceinline__ uint4 ec_load_codes16(const uint8_t *row, int rb, int
         return __ldcs(reinterpret_cast<const uint4 *>(row + byte0));
     } else {
         uint32_t v[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            v[i] = 0;
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                int at = byte0 + 4 * i + j;
-                v[i] |= (at < rb ? (uint32_t)row[at] : pad) << (8 * j);
-            }
-        }
+        ec_load_code_bytes<4>(row, rb, byte0, pad, v);
         return make_uint4(v[0], v[1], v[2], v[3]);
     }
 }
