@@ -36,7 +36,6 @@ enum {
     PREFILL_TOKENS = 8192,
     PREFILL_MIN_TOKENS = 2048,
     LOAD_THREADS_MAX = 8,    /* host threads reading tensors during load */
-    ATTN_MIN_SPLIT = 32,     /* shortest prefill attention split worth a block */
 };
 static const size_t STAGE_FLOATS = (size_t)16 << 20;      /* 64 MiB fp32 staging per loader */
 static const size_t CUBLAS_WORKSPACE = (size_t)32 << 20;  /* fixed, so graph capture can use it */
@@ -74,8 +73,7 @@ typedef struct {
     int hidden_pad;    /* hidden_dim rounded up to 8: the down-proj's 16-byte loads */
     int wide_cols;     /* max(2*hidden, dim): columns of `wide` */
     int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
-    size_t part_slots; /* (token row, split) pairs the attention partials hold */
-    size_t decode_slots; /* ... of those, the most any decode batch needs */
+    size_t part_slots; /* (sequence, split) pairs the decode attention partials hold */
 
     cudaStream_t stream;
     cublasHandle_t cublas;
@@ -274,14 +272,12 @@ static ec_cuda_qshape linear_shape(const cuda_state *s)
 }
 
 /* A prefill chunk of `rows` token rows (at least one per sequence, at most every position of
- * every sequence), and attention partials for it and for any decode batch. */
+ * every sequence). */
 static void set_chunk_rows(cuda_state *s, long rows)
 {
     long most = (long)s->max_batch * s->max_seq;
     if (rows < s->max_batch) rows = s->max_batch;
     s->chunk_rows = (int)(rows < most ? rows : most);
-    s->part_slots = s->decode_slots > (size_t)s->chunk_rows ? s->decode_slots
-                                                            : (size_t)s->chunk_rows;
 }
 
 /* Sizes everything with the largest prefill chunk that fits in free device memory (see
@@ -565,7 +561,9 @@ static unsigned long long *stat_of(const cuda_state *s, int layer, int input)
  * synchronises inside int8-mixed linears, as bitsandbytes does. A decode step's argmax leaves
  * d_step holding the next step's input (ec_cuda_argmax_feed). */
 /* Rope, KV append and attention of one layer: at decode in the fused family one kernel
- * (ec_cuda_attention_decode), else two, as eager frameworks launch them. */
+ * (ec_cuda_attention_decode), else two, as eager frameworks launch them; calls of several
+ * positions per sequence (prefill chunks) attend with the tiled kernel, in both families, as
+ * the frameworks' fused attention does. n_splits and split_len are the decode splits (n = 1). */
 static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int batch, int n,
                      int n_splits, int split_len, void *kc, void *vc)
 {
@@ -573,9 +571,13 @@ static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int bat
         return ec_cuda_attention_decode(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch,
                                         n_splits, split_len, kc, vc, s->part, s->att_tickets,
                                         s->att, s->stream);
-    return ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q, kc,
-                           vc, s->stream) ||
-           ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, n_splits, split_len,
+    if (ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q, kc,
+                        vc, s->stream))
+        return -1;
+    if (n > 1)
+        return ec_cuda_attention_prefill(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, s->att,
+                                         s->stream);
+    return ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, 1, n_splits, split_len,
                              s->part, s->att, s->stream);
 }
 
@@ -628,12 +630,18 @@ static int upload_step(cuda_state *s, const int *tokens, int batch, int width, i
     return 0;
 }
 
-/* A decode step's attention at `batch` sequences: splits of split_len positions
- * (ec_cuda_decode_split_len) covering max_seq. */
-static int decode_step(cuda_state *s, int batch)
+/* Enqueues a call of one position per sequence (a decode step, or a prefill chunk of one): its
+ * attention in splits of split_len positions (ec_cuda_decode_split_len) covering max_seq. */
+static int enqueue_one(cuda_state *s, int batch, int with_head)
 {
     int split_len = ec_cuda_decode_split_len(s->max_seq, s->cfg.n_heads * batch);
-    return enqueue_step(s, batch, 1, (s->max_seq + split_len - 1) / split_len, split_len, 1);
+    return enqueue_step(s, batch, 1, (s->max_seq + split_len - 1) / split_len, split_len,
+                        with_head);
+}
+
+static int decode_step(cuda_state *s, int batch)
+{
+    return enqueue_one(s, batch, 1);
 }
 
 static int capture_decode(cuda_state *s, int batch)
@@ -665,17 +673,11 @@ static int prefill(cuda_state *s, const int *tokens, int batch, int n, int pos)
 {
     int per_chunk = s->chunk_rows / batch; /* >= 1: chunk_rows >= max_batch */
     for (int c0 = 0; c0 < n; c0 += per_chunk) {
-        int cn = n - c0 < per_chunk ? n - c0 : per_chunk, rows = batch * cn;
-        int ctx = pos + c0 + cn; /* longest causal context in this chunk */
-        /* As many splits as the partial buffer holds, each at least ATTN_MIN_SPLIT long. */
-        int splits = (int)(s->part_slots / (size_t)rows);
-        int most = (ctx + ATTN_MIN_SPLIT - 1) / ATTN_MIN_SPLIT;
-        if (splits > most) splits = most;
-        int split_len = ((ctx + splits - 1) / splits + 31) / 32 * 32;
-        splits = (ctx + split_len - 1) / split_len;
+        int cn = n - c0 < per_chunk ? n - c0 : per_chunk;
+        int last = c0 + cn == n;
         if (c0 > 0) EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "prefill chunk at %d", pos + c0);
         if (upload_step(s, tokens, batch, n, c0, cn, pos + c0) ||
-            enqueue_step(s, batch, cn, splits, split_len, c0 + cn == n))
+            (cn == 1 ? enqueue_one(s, batch, last) : enqueue_step(s, batch, cn, 0, 0, last)))
             return -1;
     }
     return 0;
@@ -792,7 +794,7 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
         size_t slots = (size_t)b * ((s->max_seq + split_len - 1) / split_len);
         if (slots > dec_slots) dec_slots = slots;
     }
-    s->decode_slots = dec_slots;
+    s->part_slots = dec_slots;
     if (allocate(s) || upload_weights(s, m)) return -1;
     float *inv = (float *)malloc((size_t)c->head_dim / 2 * sizeof(float));
     if (!inv) return ec_set_error("out of host memory");
@@ -801,7 +803,7 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
                                cudaMemcpyHostToDevice);
     free(inv);
     EC_CUDA_TRY(e, "upload of rope frequencies");
-    /* A split, prefill or decode, spans at most max_seq positions rounded up to 32. */
+    /* A decode split spans at most max_seq positions rounded up to 32. */
     if (ec_cuda_attention_prepare(s->max_seq + 31)) return -1;
     s->loaded = 1;
     return 0;

@@ -208,6 +208,7 @@ int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const
                              const float *bias, const float *inv_freq, const int *pos, int batch,
                              int n_splits, int split_len, void *k_cache, void *v_cache,
                              float *part, unsigned *tickets, void *out, cudaStream_t stream);
+
 /* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions and
  * `rows` (query head, sequence) pairs per step, a multiple of 32: the splits of all rows fill
  * about one wave of blocks on the current device. A single sequence thus spreads its context
@@ -225,6 +226,14 @@ int ec_decode_split_len_for(int max_seq, int rows, int wave);
 /* Raises the kernel's dynamic shared-memory limit for splits of up to max_split_len positions
  * (call once, outside graph capture); -1 if the device cannot hold them. */
 int ec_cuda_attention_prepare(int max_split_len);
+
+/* ---- kernels_attention_prefill.cu ---- */
+/* The causal attention of ec_cuda_attention (q, caches, positions and out as there) for calls of
+ * many positions per sequence, the prefill: blocks of 64 query rows share each cache row they
+ * read, and no partials are kept. Works at any n >= 1. */
+int ec_cuda_attention_prefill(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
+                              const void *k_cache, const void *v_cache, const int *pos, int batch,
+                              int n, void *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -282,15 +282,21 @@ static void test_rope(void **state)
         }
 }
 
-/* ---- attention: decode with splits, prefill with the causal mask ---- */
+/* ---- attention: decode with splits, prefill with the causal mask ----
+ * split_len 0: the tiled prefill kernel (ec_cuda_attention_prefill), else the split kernels. */
 static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int split_len)
 {
     ec_cuda_attn_shape s = {4, 2, head_dim, ctx + 3, 0};
     int batch = 2, ntok = batch * n, pos = ctx - n; /* last query sees ctx positions */
-    int n_splits = (ctx + split_len - 1) / split_len, group = s.n_heads / s.n_kv_heads;
+    int n_splits = split_len ? (ctx + split_len - 1) / split_len : 1;
+    int group = s.n_heads / s.n_kv_heads;
     size_t cache_n = (size_t)batch * s.n_kv_heads * s.max_seq * head_dim;
     float *kf = malloc(cache_n * 4), *vf = malloc(cache_n * 4);
     uint16_t *k = rand16(t, cache_n, 1.0f, kf), *v = rand16(t, cache_n, 1.0f, vf);
+    /* positions no query sees are NaN: a kernel that weights them by 0 still fails */
+    for (size_t row = 0; row < cache_n / head_dim; row++)
+        if ((int)(row % s.max_seq) >= ctx)
+            for (int i = 0; i < head_dim; i++) k[row * head_dim + i] = v[row * head_dim + i] = 0xFFFF;
     size_t qn = (size_t)ntok * s.n_heads * head_dim;
     float *q = malloc(qn * 4);
     for (size_t i = 0; i < qn; i++) q[i] = 2.0f * frand();
@@ -299,14 +305,18 @@ static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int s
     int *d_pos = dev_upload(&pos, sizeof pos);
     float *d_part = dev_poisoned((size_t)ntok * s.n_heads * n_splits * (head_dim + 2) * 4);
     uint16_t *d_out = dev_poisoned(qn * 2), *out = malloc(qn * 2);
-    kernel_ok(ec_cuda_attention_prepare(split_len));
-    kernel_ok(ec_cuda_attention(t, &s, d_q, d_k, d_v, d_pos, batch, n, n_splits, split_len, d_part,
-                                d_out, 0));
+    if (split_len) {
+        kernel_ok(ec_cuda_attention_prepare(split_len));
+        kernel_ok(ec_cuda_attention(t, &s, d_q, d_k, d_v, d_pos, batch, n, n_splits, split_len,
+                                    d_part, d_out, 0));
+    } else {
+        kernel_ok(ec_cuda_attention_prefill(t, &s, d_q, d_k, d_v, d_pos, batch, n, d_out, 0));
+    }
     download(out, d_out, qn * 2);
     double *sc = malloc((size_t)ctx * sizeof(double));
     char what[80];
-    snprintf(what, sizeof what, "%s attention hd %d ctx %d n %d split %d", dname(t), head_dim, ctx,
-             n, split_len);
+    snprintf(what, sizeof what, "%s %s attention hd %d ctx %d n %d split %d", dname(t),
+             split_len ? "split" : "tiled", head_dim, ctx, n, split_len);
     for (int tk = 0; tk < ntok; tk++) {
         int b = tk / n, len = pos + tk % n + 1;
         for (int h = 0; h < s.n_heads; h++) {
@@ -388,6 +398,22 @@ static void test_attention_prefill(void **state)
         check_attention(DTYPES[di], 64, 40, 6, 4);   /* chunk after a cached prefix, many splits */
         check_attention(DTYPES[di], 32, 300, 17, 64);
     }
+}
+
+/* The tiled kernel: row tiles of 64 (full, partial, several), key tiles of 32 cut by the causal
+ * edge, cached prefixes, every head_dim class (4-float groups per thread 1..4, partly used) */
+static void test_attention_prefill_tiled(void **state)
+{
+    (void)state;
+    static const int cases[][3] = {
+        /* head_dim, ctx, n */
+        {64, 9, 9},     {64, 40, 6},   {32, 300, 17}, {128, 200, 130}, {128, 64, 64},
+        {128, 300, 1},  {8, 70, 70},   {96, 50, 50},  {200, 33, 33},   {256, 100, 65},
+        {128, 700, 200},
+    };
+    for (int di = 0; di < 2; di++)
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+            check_attention(DTYPES[di], cases[c][0], cases[c][1], cases[c][2], 0);
 }
 
 /* ---- fused decode attention: byte-identical to rope + KV write + attention ----
@@ -563,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_decode_split_policy),
         cmocka_unit_test(test_attention_decode),
         cmocka_unit_test(test_attention_prefill),
+        cmocka_unit_test(test_attention_prefill_tiled),
         cmocka_unit_test(test_attention_decode_fused),
         cmocka_unit_test(test_argmax),
     };

@@ -1,0 +1,267 @@
+/* kernels_attention_prefill.cu — causal attention for many query rows per sequence (a prefill
+ * chunk), tiled so that a key/value row read from the cache serves 64 query rows.
+ *
+ * The decode kernels (kernels_attention.cu) give each query row blocks of its own, so a prompt
+ * of n positions reads its sequence's cache rows about n/2 times over; at batch 64 × 512 that
+ * was half of a 7 B model's prefill (docs/performance.md, session 28). Here one 256-thread block
+ * owns PF_ROWS consecutive query rows of one (sequence, query head) and walks the keys they see
+ * in tiles of PF_KEYS positions, flash-attention style:
+ *
+ *   sQ [PF_ROWS][hd + 4]   the rows' rotated queries (fp32; padded rows: no bank conflicts)
+ *   sK [PF_KEYS][hd + 4]   the tile's keys, sV [PF_KEYS][hd] its values (fp32)
+ *   sP [PF_ROWS][PF_PLD]   the tile's probabilities exp(score - running max)
+ *
+ * Thread (tr, tc) = (threadIdx.x / 16, threadIdx.x % 16) owns query rows tr + 16 i (i < 4): their
+ * scores against keys tc + 16 j (j < 2), and their output dimensions 4 (tc + 16 k) .. + 3
+ * (k < DG = ceil(hd / 64)). A row's running max and sum live in the 16 lanes of a half-warp
+ * (shuffles), its output is rescaled by exp(old max - new max) per tile, and the next tile's
+ * cache rows are loaded into registers while the current one is used.
+ *
+ * Arithmetic as on the CPU and in the decode kernels: fp32 dot products of the fp32 query with
+ * the 16-bit keys, divided by sqrt(head_dim), expf, fp32 sums, one rounding of the output; only
+ * the order of the sums and the per-tile rescaling differ. CUDA cores, not tensor cores: an MMA
+ * would round the query and the probabilities to 16 bits, which the kernel tests' tolerance (one
+ * output rounding) does not allow without splitting both into two 16-bit parts. */
+#include "cuda_check.h"
+#include "kernels_common.cuh"
+
+enum {
+    PF_THREADS = 256,
+    PF_ROWS = 64,            /* query rows per block: 16 row lanes x 4 */
+    PF_KEYS = 32,            /* key positions per tile: 16 key lanes x 2 */
+    PF_PLD = PF_KEYS + 16    /* sP row stride: two rows of a warp land 16 banks apart */
+};
+
+static size_t prefill_smem_bytes(int hd)
+{
+    size_t ld = (size_t)hd + 4;
+    return ((PF_ROWS + PF_KEYS) * ld + (size_t)PF_KEYS * hd + PF_ROWS * PF_PLD) * sizeof(float);
+}
+
+/* A half-warp's (16 lanes sharing query rows) max or sum. */
+__device__ __forceinline__ float half_warp_max(float v)
+{
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ __forceinline__ float half_warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float4 ld4(const float *p)
+{
+    return *reinterpret_cast<const float4 *>(p);
+}
+
+/* DG = ceil(head_dim / 64): 4-float output groups per thread, and 16-byte cache loads per thread
+ * per tile of keys (and of values). */
+template <typename T, int DG>
+__global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <= 128 */
+    attn_prefill_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
+                        const int *pos, int n, T *out)
+{
+    extern __shared__ float4 smem4[];
+    int hd = s.head_dim, ld = hd + 4, units = hd / 8; /* 16-byte units of a cache row */
+    float *sQ = reinterpret_cast<float *>(smem4), *sK = sQ + PF_ROWS * ld, *sV = sK + PF_KEYS * ld;
+    float *sP = sV + PF_KEYS * hd;
+    /* Later rows see more keys: the grid's first blocks take the last tiles. */
+    int tile = (int)(gridDim.x - 1 - blockIdx.x), h = blockIdx.y, b = blockIdx.z;
+    int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
+    int i0 = tile * PF_ROWS, rows = min(PF_ROWS, n - i0);
+    int kh = h / (s.n_heads / s.n_kv_heads);
+    size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
+    const T *K = k_cache + head_off, *V = v_cache + head_off;
+    ec_wait_inputs();
+    int p0 = *pos + i0, keys = p0 + rows; /* the tile's rows see positions 0 .. keys - 1 */
+
+    /* Rows past `rows` repeat the last one, so every row has a finite max; they are not stored. */
+    for (int e = threadIdx.x; e < PF_ROWS * (hd / 4); e += PF_THREADS) {
+        int r = e / (hd / 4), d = e % (hd / 4) * 4;
+        size_t src = ((size_t)b * n + i0 + min(r, rows - 1)) * s.n_heads + h;
+        *reinterpret_cast<float4 *>(sQ + r * ld + d) = ld4(q + src * hd + d);
+    }
+
+    uint4 kr[DG], vr[DG];
+    auto fetch = [&](int k0) { /* positions past `keys` read as zeros (V: 0 * p stays 0) */
+#pragma unroll
+        for (int u = 0; u < DG; u++) {
+            int e = threadIdx.x + u * PF_THREADS, r = e / units, c = e % units * 8;
+            bool in = e < PF_KEYS * units && k0 + r < keys;
+            size_t at = (size_t)(k0 + r) * hd + c;
+            kr[u] = in ? *reinterpret_cast<const uint4 *>(K + at) : make_uint4(0, 0, 0, 0);
+            vr[u] = in ? *reinterpret_cast<const uint4 *>(V + at) : make_uint4(0, 0, 0, 0);
+        }
+    };
+    auto stash = [&]() {
+#pragma unroll
+        for (int u = 0; u < DG; u++) {
+            int e = threadIdx.x + u * PF_THREADS, r = e / units, c = e % units * 8;
+            if (e >= PF_KEYS * units) break;
+            float f[8];
+            ec_unpack8<T>(kr[u], f);
+            *reinterpret_cast<float4 *>(sK + r * ld + c) = make_float4(f[0], f[1], f[2], f[3]);
+            *reinterpret_cast<float4 *>(sK + r * ld + c + 4) = make_float4(f[4], f[5], f[6], f[7]);
+            ec_unpack8<T>(vr[u], f);
+            *reinterpret_cast<float4 *>(sV + r * hd + c) = make_float4(f[0], f[1], f[2], f[3]);
+            *reinterpret_cast<float4 *>(sV + r * hd + c + 4) = make_float4(f[4], f[5], f[6], f[7]);
+        }
+    };
+
+    float m[4], l[4], acc[4][DG][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        m[i] = -INFINITY;
+        l[i] = 0.0f; /* this lane's keys only; the half-warp's sum at the end */
+#pragma unroll
+        for (int k = 0; k < DG; k++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) acc[i][k][c] = 0.0f;
+    }
+    float norm = sqrtf((float)hd);
+    fetch(0);
+    for (int k0 = 0; k0 < keys; k0 += PF_KEYS) {
+        __syncthreads(); /* the previous tile's sK, sV, sP are used up (first: sQ is written) */
+        stash();
+        __syncthreads();
+        if (k0 + PF_KEYS < keys) fetch(k0 + PF_KEYS);
+
+        float sc[4][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+#pragma unroll 2
+        for (int d = 0; d < hd; d += 4) {
+            float4 kv[2] = {ld4(sK + tc * ld + d), ld4(sK + (tc + 16) * ld + d)};
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                float4 qv = ld4(sQ + (tr + 16 * i) * ld + d);
+#pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    sc[i][j] = fmaf(qv.x, kv[j].x, sc[i][j]);
+                    sc[i][j] = fmaf(qv.y, kv[j].y, sc[i][j]);
+                    sc[i][j] = fmaf(qv.z, kv[j].z, sc[i][j]);
+                    sc[i][j] = fmaf(qv.w, kv[j].w, sc[i][j]);
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int qpos = p0 + min(tr + 16 * i, rows - 1);
+            float mx = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                sc[i][j] = k0 + tc + 16 * j <= qpos ? sc[i][j] / norm : -INFINITY;
+                mx = fmaxf(mx, sc[i][j]);
+            }
+            /* finite: position 0 is in every row's first tile */
+            float mnew = fmaxf(m[i], half_warp_max(mx)), corr = expf(m[i] - mnew);
+            m[i] = mnew;
+            l[i] *= corr;
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                float p = expf(sc[i][j] - mnew);
+                l[i] += p;
+                sP[(tr + 16 * i) * PF_PLD + tc + 16 * j] = p;
+            }
+#pragma unroll
+            for (int k = 0; k < DG; k++) {
+                acc[i][k][0] *= corr;
+                acc[i][k][1] *= corr;
+                acc[i][k][2] *= corr;
+                acc[i][k][3] *= corr;
+            }
+        }
+        __syncthreads(); /* sP */
+#pragma unroll 2
+        for (int j = 0; j < PF_KEYS; j += 4) {
+            float4 pv[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) pv[i] = ld4(sP + (tr + 16 * i) * PF_PLD + j);
+#pragma unroll
+            for (int jj = 0; jj < 4; jj++)
+#pragma unroll
+                for (int k = 0; k < DG; k++) {
+                    int d = 4 * (tc + 16 * k);
+                    if (d >= hd) break;
+                    float4 v = ld4(sV + (j + jj) * hd + d);
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        float p = jj == 0   ? pv[i].x
+                                  : jj == 1 ? pv[i].y
+                                  : jj == 2 ? pv[i].z
+                                            : pv[i].w;
+                        acc[i][k][0] = fmaf(p, v.x, acc[i][k][0]);
+                        acc[i][k][1] = fmaf(p, v.y, acc[i][k][1]);
+                        acc[i][k][2] = fmaf(p, v.z, acc[i][k][2]);
+                        acc[i][k][3] = fmaf(p, v.w, acc[i][k][3]);
+                    }
+                }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float sum = half_warp_sum(l[i]);
+        int r = tr + 16 * i;
+        if (r >= rows) continue;
+        T *o = out + (((size_t)b * n + i0 + r) * s.n_heads + h) * hd;
+#pragma unroll
+        for (int k = 0; k < DG; k++) {
+            int d = 4 * (tc + 16 * k);
+            if (d >= hd) break;
+            o[d] = ec_from_f32<T>(acc[i][k][0] / sum);
+            o[d + 1] = ec_from_f32<T>(acc[i][k][1] / sum);
+            o[d + 2] = ec_from_f32<T>(acc[i][k][2] / sum);
+            o[d + 3] = ec_from_f32<T>(acc[i][k][3] / sum);
+        }
+    }
+}
+
+template <typename T, int DG> static int launch_prefill(const ec_cuda_attn_shape *s, const float *q,
+                                                         const void *k_cache, const void *v_cache,
+                                                         const int *pos, int batch, int n,
+                                                         void *out, cudaStream_t stream)
+{
+    size_t bytes = prefill_smem_bytes(s->head_dim);
+    int dev, limit;
+    EC_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
+    EC_CUDA_TRY(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+                "cudaDeviceGetAttribute(max shared memory per block)");
+    if (bytes > (size_t)limit)
+        return ec_set_error("prefill attention at head_dim %d needs %zu bytes of shared memory; "
+                            "the device allows %d per block", s->head_dim, bytes, limit);
+    /* the most any head_dim of this DG needs, as far as the device allows: set once */
+    size_t most = prefill_smem_bytes(64 * DG) < (size_t)limit ? prefill_smem_bytes(64 * DG)
+                                                               : (size_t)limit;
+    cudaError_t optin = ec_smem_optin<attn_prefill_kernel<T, DG>>(most);
+    EC_CUDA_TRY(optin,
+                "cudaFuncSetAttribute(prefill attention, %zu bytes of shared memory)", most);
+    dim3 grid((unsigned)((n + PF_ROWS - 1) / PF_ROWS), (unsigned)s->n_heads, (unsigned)batch);
+    EC_CUDA_TRY(ec_launch(attn_prefill_kernel<T, DG>, grid, dim3(PF_THREADS), bytes, stream, *s, q,
+                          (const T *)k_cache, (const T *)v_cache, pos, n, (T *)out),
+                "launch of prefill attention (%d row tiles x %d heads x %d sequences)", grid.x,
+                s->n_heads, batch);
+    return 0;
+}
+
+extern "C" int ec_cuda_attention_prefill(ec_cuda_dtype t, const ec_cuda_attn_shape *s,
+                                         const float *q, const void *k_cache, const void *v_cache,
+                                         const int *pos, int batch, int n, void *out,
+                                         cudaStream_t stream)
+{
+    if (s->head_dim % 8 != 0 || s->head_dim > EC_CUDA_MAX_HEAD_DIM ||
+        s->n_heads % s->n_kv_heads != 0)
+        return ec_set_error("prefill attention: unsupported head_dim %d / heads %d / kv heads %d "
+                            "(needs head_dim a multiple of 8 up to %d, heads a multiple of kv "
+                            "heads)", s->head_dim, s->n_heads, s->n_kv_heads,
+                            EC_CUDA_MAX_HEAD_DIM);
+    static_assert(EC_CUDA_MAX_HEAD_DIM <= 4 * 64, "at most four 4-float groups per thread");
+    return ec_dispatch_dtype(t, [&](auto tag) {
+        typedef decltype(tag) T;
+        int dg = (s->head_dim + 63) / 64;
+        return dg == 1   ? launch_prefill<T, 1>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+               : dg == 2 ? launch_prefill<T, 2>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+               : dg == 3 ? launch_prefill<T, 3>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+                         : launch_prefill<T, 4>(s, q, k_cache, v_cache, pos, batch, n, out, stream);
+    });
+}
