@@ -35,6 +35,7 @@
 # SWEEP_PROMPT_LEN=16 SWEEP_GEN=8 SWEEP_IDLE=0 EVAL_MODELS=tiny,small OUTLIER_MODELS=small):
 # SWEEP_MODELS, SWEEP_PRECISIONS, SWEEP_KERNELS, SWEEP_BATCHES, SWEEP_PROMPT_LEN, SWEEP_GEN
 # replace the part's own lists; SWEEP_DEVICE (cuda), SWEEP_IDLE (5 s), SWEEP_WARMUP (1 run),
+# SWEEP_RUNS (1 measured run per configuration),
 # SWEEP_INTERVAL (10 ms sampler), SWEEP_BUDGET_S (480),
 # SWEEP_MIN_START_S (120: no part is started with less of the budget left), SWEEP_DB (an
 # earlier call's results.db, carried in the working tree: copied to $OUT/results.db, with its
@@ -105,11 +106,12 @@ sweep_parts=(
     "packed-reference-8b    Llama-3.1-8B               fp16,nf4,nf4-dq,fp8  reference 1,8,64 512 128 170"
     "packed-reference-14b   Qwen2.5-14B                fp16,nf4,nf4-dq,fp8  reference 1,8,64 512 128 280"
 )
-# Cheap but honest: one warm-up and one measured run per configuration, no stabilization wait,
-# a short idle baseline per bench session; with one run the CV gates cannot apply (disabled).
-# The sampler at 10 ms: a small model's decode window at batch 1 lasts ~0.1 s.
-protocol=(--runs 1 --warmup "${SWEEP_WARMUP:-1}" --stabilize 0 --idle "${SWEEP_IDLE:-5}"
-          --interval "${SWEEP_INTERVAL:-10}" --cv-tok 100 --cv-power 100 --reruns 0)
+# Cheap but honest: one warm-up and one measured run per configuration (SWEEP_RUNS for more),
+# no stabilization wait, a short idle baseline per bench session; with one run the CV gates
+# cannot apply (disabled). The sampler at 10 ms: a small model's decode window at batch 1 lasts
+# ~0.1 s.
+protocol=(--runs "${SWEEP_RUNS:-1}" --warmup "${SWEEP_WARMUP:-1}" --stabilize 0
+          --idle "${SWEEP_IDLE:-5}" --interval "${SWEEP_INTERVAL:-10}" --cv-tok 100 --cv-power 100 --reruns 0)
 budget=${SWEEP_BUDGET_S:-480}
 # remaining: seconds of this call's budget left (SECONDS counts from the script's start).
 remaining() { echo $((budget - SECONDS)); }

@@ -255,8 +255,8 @@ def main():
                      f"{', '.join(f'{w:g} W' for w in idle) or 'not measured'}")
         runs = sorted({c["n"] for c in cfg.values()})
         parts.append(f"- Measured runs per configuration: {', '.join(map(str, runs))} (bench/gpu.sh: "
-                     "1 warm-up and 1 measured run, no stabilization wait, a 5 s idle baseline per "
-                     "bench session, quality gates not applicable with n = 1; a simplification to "
+                     "1 warm-up and SWEEP_RUNS measured runs, 1 by default, no stabilization wait, a "
+                     "5 s idle baseline per bench session, quality gates off; a simplification to "
                      "fit the device budget). Δ and speed: against fp16 of the same kernel family, "
                      "model, batch and lengths.")
         parts.append(f"- meter gap %: the largest difference between the energy counter and the "

@@ -110,5 +110,7 @@ unset SWEEP_MODELS SWEEP_BATCHES SWEEP_PROMPT_LEN SWEEP_GEN SWEEP_DEVICE SWEEP_I
 plan=$(bash "$root/bench/gpu.sh" plan 2>&1)
 check "plan: 12 parts, the GPU protocol" \
   '[ "$(printf "%s\n" "$plan" | grep -c "ecocompute bench --model .* --device cuda .* --runs 1 --warmup 1 --stabilize 0 --idle 5 --interval 10 --cv-tok 100 --cv-power 100 --reruns 0$")" -eq 12 ]'
+check "plan: SWEEP_RUNS sets the measured runs" \
+  '[ "$(SWEEP_RUNS=3 bash "$root/bench/gpu.sh" plan 2>&1 | grep -c -- "--runs 3 --warmup 1 ")" -eq 12 ]'
 [ $fail -eq 0 ] && echo "sweep pipeline: all checks pass"
 exit $fail
