@@ -25,8 +25,8 @@ __device__ __forceinline__ float2 ec_rope_sincos(int p, float inv_freq)
 }
 
 /* The pair at offsets off and off + partner of an fp32 qkv row, plus bias (may be NULL),
- * rotated by the angle of ec_rope_sincos: the decode attention computes that before its wait for
- * the row. */
+ * rotated by the angle of ec_rope_sincos, computed apart: before its wait for the row in the
+ * decode attention, once per token row for all its heads in the rope/KV kernel. */
 __device__ __forceinline__ float2 ec_rope_rotate(const float *row, const float *bias, int off,
                                                  int partner, float2 sincos)
 {
@@ -37,13 +37,6 @@ __device__ __forceinline__ float2 ec_rope_rotate(const float *row, const float *
     }
     float sn = sincos.x, cs = sincos.y;
     return make_float2(x0 * cs - x1 * sn, x0 * sn + x1 * cs);
-}
-
-/* Both at once: the pair rotated by position p at frequency inv_freq. */
-__device__ __forceinline__ float2 ec_rope_pair(const float *row, const float *bias, int off,
-                                               int partner, int p, float inv_freq)
-{
-    return ec_rope_rotate(row, bias, off, partner, ec_rope_sincos(p, inv_freq));
 }
 
 #endif
