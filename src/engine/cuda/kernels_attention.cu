@@ -17,11 +17,7 @@
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
 
-enum {
-    ATTN_THREADS = 128,
-    ATTN_KEYS = 4,       /* key rows in flight per lane group */
-    ATTN_GROUP_BATCH = 8 /* decode batches above this attend a GQA group per block */
-};
+enum { ATTN_THREADS = 128, ATTN_KEYS = 4 /* key rows in flight per lane group */ };
 
 static int keys_lanes(int head_dim) /* TPK */
 {
@@ -30,36 +26,27 @@ static int keys_lanes(int head_dim) /* TPK */
     return tpk;
 }
 
-/* Dynamic shared memory for G query heads: their split's scores [G][split_len], then a
- * [G][groups][head_dim] partial-output table (groups * head_dim <= ATTN_THREADS * 8 since
- * head_dim <= 8 * TPK). */
-static size_t attn_smem_bytes(int split_len, int G = 1)
+/* Dynamic shared memory: the split's scores, then a [groups][head_dim] partial-output table
+ * (groups * head_dim <= ATTN_THREADS * 8 since head_dim <= 8 * TPK). */
+static size_t attn_smem_bytes(int split_len)
 {
-    return (size_t)G * ((size_t)split_len + ATTN_THREADS * 8) * sizeof(float);
+    return ((size_t)split_len + ATTN_THREADS * 8) * sizeof(float);
 }
 
-/* The partials of one split for gq <= G query heads that share a kv head: positions [start,
- * end) of the cache rows K, V [max_seq][hd] against the fp32 queries qrows [gq][hd] (global or
- * shared), into out + h * out_step [hd + 2] = (unnormalised output, max m, sum l) for head h.
- * Each key and value row is loaded once for all gq heads; a head's arithmetic is that of G = 1
- * (same lanes, same order of terms), so its partial is bit-identical whatever G. Called by all
- * ATTN_THREADS threads of the block; smem holds attn_smem_bytes(end - start, G), scratch
- * 32 * G floats. */
-template <typename T, int G>
-__device__ void attend_split(int hd, const float *qrows, int gq, const T *K, const T *V,
-                             int start, int end, int tpk, float *smem, float *scratch, float *out,
-                             size_t out_step)
+/* The partial of one split: positions [start, end) of the cache rows K, V [max_seq][hd] against
+ * the fp32 query qrow [hd] (global or shared), into out [hd + 2] = (unnormalised output, max m,
+ * sum l). Called by all ATTN_THREADS threads of the block; smem holds attn_smem_bytes. */
+template <typename T>
+__device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
+                             int tpk, float *smem, float *scratch, float *out)
 {
     int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
-    int cnt = end - start;
     bool active = d0 < hd;
-    float qv[G][8];
+    float qv[8];
 #pragma unroll
-    for (int h = 0; h < G; h++)
-#pragma unroll
-        for (int i = 0; i < 8; i++) qv[h][i] = active && h < gq ? qrows[h * hd + d0 + i] : 0.0f;
+    for (int i = 0; i < 8; i++) qv[i] = active ? qrow[d0 + i] : 0.0f;
 
-    float *scores = smem /* [G][cnt] */, *table = smem + G * cnt /* [G][groups][hd] */;
+    float *scores = smem, *table = smem + (end - start);
     float norm = sqrtf((float)hd);
     /* Every thread runs the same trip count so the group shuffles see all their lanes. Each
      * group loads ATTN_KEYS rows before using any: decode is latency-bound here. */
@@ -74,111 +61,74 @@ __device__ void attend_split(int hd, const float *qrows, int gq, const T *K, con
 #pragma unroll
         for (int u = 0; u < ATTN_KEYS; u++) {
             int p = p0 + g + u * groups;
-            float kv[8];
+            float kv[8], dot = 0.0f;
             ec_unpack8<T>(kr[u], kv);
 #pragma unroll
-            for (int h = 0; h < G; h++) {
-                if (h >= gq) break;
-                float dot = 0.0f;
-#pragma unroll
-                for (int i = 0; i < 8; i++) dot = fmaf(qv[h][i], kv[i], dot);
-                dot = ec_group_sum(dot, tpk);
-                if (p < end && threadIdx.x % tpk == 0) scores[h * cnt + p - start] = dot / norm;
-            }
+            for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
+            dot = ec_group_sum(dot, tpk);
+            if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
         }
     }
     __syncthreads();
+    int cnt = end - start;
+    float m = -INFINITY, l = 0.0f; /* thread 0's are the split's */
     if (cnt <= 32) {
         /* A decode split's scores fit one warp: the block reductions' terms without their
-         * barriers (the other warps would add zeros, so m and l are bit-identical); the block's
-         * warps take a head each. */
-        int lane = threadIdx.x & 31;
-        for (int h = threadIdx.x / 32; h < gq; h += ATTN_THREADS / 32) {
-            float sc = lane < cnt ? scores[h * cnt + lane] : -INFINITY;
-            float m = ec_warp_max(sc);
-            float e = lane < cnt ? expf(sc - m) : 0.0f;
-            if (lane < cnt) scores[h * cnt + lane] = e;
-            float l = ec_warp_sum(e);
-            if (lane == 0) {
-                out[h * out_step + hd] = m;
-                out[h * out_step + hd + 1] = l;
-            }
+         * barriers (the other warps would add zeros, so m and l are bit-identical) */
+        if (threadIdx.x < 32) {
+            int i = threadIdx.x;
+            float sc = i < cnt ? scores[i] : -INFINITY;
+            m = ec_warp_max(sc);
+            float e = i < cnt ? expf(sc - m) : 0.0f;
+            if (i < cnt) scores[i] = e;
+            l = ec_warp_sum(e);
         }
         __syncthreads(); /* the exp'd scores */
     } else {
-        float m[G], l[G];
-#pragma unroll
-        for (int h = 0; h < G; h++) {
-            m[h] = -INFINITY;
-            l[h] = 0.0f;
-            if (h < gq)
-                for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS)
-                    m[h] = fmaxf(m[h], scores[h * cnt + i]);
+        for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) m = fmaxf(m, scores[i]);
+        m = ec_block_reduce<true>(m, scratch);
+        for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) {
+            float e = expf(scores[i] - m);
+            scores[i] = e;
+            l += e;
         }
-        ec_block_reduce_n<true, G>(m, scratch);
-#pragma unroll
-        for (int h = 0; h < G; h++)
-            if (h < gq)
-                for (int i = threadIdx.x; i < cnt; i += ATTN_THREADS) {
-                    float e = expf(scores[h * cnt + i] - m[h]);
-                    scores[h * cnt + i] = e;
-                    l[h] += e;
-                }
-        ec_block_reduce_n<false, G>(l, scratch); /* its barriers also publish the exp'd scores */
-        if (threadIdx.x == 0)
-#pragma unroll
-            for (int h = 0; h < G; h++)
-                if (h < gq) {
-                    out[h * out_step + hd] = m[h];
-                    out[h * out_step + hd + 1] = l[h];
-                }
+        l = ec_block_reduce<false>(l, scratch); /* its barriers also publish the exp'd scores */
     }
 
-    float acc[G][8];
-#pragma unroll
-    for (int h = 0; h < G; h++)
-#pragma unroll
-        for (int i = 0; i < 8; i++) acc[h][i] = 0.0f;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (active)
         for (int p0 = start + g; p0 < end; p0 += groups * ATTN_KEYS) {
             uint4 vr[ATTN_KEYS];
-            float e[ATTN_KEYS][G];
+            float e[ATTN_KEYS];
 #pragma unroll
             for (int u = 0; u < ATTN_KEYS; u++) {
                 int p = p0 + u * groups;
                 bool in = p < end;
                 vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
                            : make_uint4(0, 0, 0, 0);
-#pragma unroll
-                for (int h = 0; h < G; h++)
-                    e[u][h] = in && h < gq ? scores[h * cnt + p - start] : 0.0f;
+                e[u] = in ? scores[p - start] : 0.0f;
             }
 #pragma unroll
             for (int u = 0; u < ATTN_KEYS; u++) {
                 float vv[8];
                 ec_unpack8<T>(vr[u], vv);
 #pragma unroll
-                for (int h = 0; h < G; h++) {
-                    if (h >= gq) break;
-#pragma unroll
-                    for (int i = 0; i < 8; i++) acc[h][i] = fmaf(e[u][h], vv[i], acc[h][i]);
-                }
+                for (int i = 0; i < 8; i++) acc[i] = fmaf(e[u], vv[i], acc[i]);
             }
         }
     if (active)
 #pragma unroll
-        for (int h = 0; h < G; h++) {
-            if (h >= gq) break;
-#pragma unroll
-            for (int i = 0; i < 8; i++) table[(h * groups + g) * hd + d0 + i] = acc[h][i];
-        }
+        for (int i = 0; i < 8; i++) table[g * hd + d0 + i] = acc[i];
     __syncthreads();
-    for (int h = 0; h < gq; h++)
-        for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
-            float sum = 0.0f;
-            for (int gg = 0; gg < groups; gg++) sum += table[(h * groups + gg) * hd + d];
-            out[h * out_step + d] = sum;
-        }
+    for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
+        float sum = 0.0f;
+        for (int gg = 0; gg < groups; gg++) sum += table[gg * hd + d];
+        out[d] = sum;
+    }
+    if (threadIdx.x == 0) {
+        out[hd] = m;
+        out[hd + 1] = l;
+    }
 }
 
 /* One split's term of a combine: its output o, max mi and sum li rescaled to the common max m.
@@ -219,9 +169,9 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     if (start >= len) return; /* block-uniform */
     int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads), b = t / n;
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
-    attend_split<T, 1>(hd, q + ((size_t)t * s.n_heads + h) * hd, 1, k_cache + head_off,
-                       v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
-                       part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2), 0);
+    attend_split<T>(hd, q + ((size_t)t * s.n_heads + h) * hd, k_cache + head_off,
+                    v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
+                    part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
 /* One block per (head, token row), one thread per output dimension. */
@@ -293,24 +243,17 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * position and rope angles come before the wait and the combine's loads go out together
  * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows before the wait
  * (session 14), or its V rows with its K rows (session 22), only reordered them and measured
- * slower.
- * With G > 1 (large batches of a GQA model, see ec_cuda_attention_decode) a block takes a kv
- * head's whole group of n_heads / n_kv_heads <= G query heads instead, so each cache row is
- * read once per group instead of once per query head, the cache being what a large batch's
- * attention reads; the heads' arithmetic, tickets (the group's first head's) and combines are
- * unchanged, so the outputs stay bit-identical. */
-template <typename T, int G>
+ * slower. */
+template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
                        T *v_cache, float *part, unsigned *tickets, T *out)
 {
     extern __shared__ float smem[];
-    __shared__ float scratch[32 * G], s_q[G * EC_CUDA_MAX_HEAD_DIM];
+    __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     __shared__ bool s_last;
-    int b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
-    int group = s.n_heads / s.n_kv_heads, kh = G == 1 ? blockIdx.x / group : blockIdx.x;
-    int h0 = G == 1 ? blockIdx.x : kh * group, gq = G == 1 ? 1 : group; /* heads h0 .. + gq */
+    int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
     /* The position is in place before the step's first kernel lets its successor launch (the
      * host's copy, or the previous step's argmax) and the frequencies since load: no kernel of
      * the step writes them, so they and the rope angle need not wait. A thread rotates at most
@@ -322,7 +265,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     int len = p + 1, start = split * split_len;
     if (start >= len) return; /* block-uniform */
     int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
-    int hd = s.head_dim, half = hd / 2;
+    int hd = s.head_dim, half = hd / 2, kh = h / (s.n_heads / s.n_kv_heads);
     int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd;
     const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
@@ -330,13 +273,11 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     ec_rope_pairing pr = ec_rope_pairing_of(s);
     for (int j = threadIdx.x; j < half; j += ATTN_THREADS) {
         int d = j * pr.step;
-        for (int h = 0; h < gq; h++) {
-            float2 y = ec_rope_rotate(row, bias, (h0 + h) * hd + d, pr.partner, sc);
-            s_q[h * hd + d] = y.x;
-            s_q[h * hd + d + pr.partner] = y.y;
-        }
+        float2 y = ec_rope_rotate(row, bias, h * hd + d, pr.partner, sc);
+        s_q[d] = y.x;
+        s_q[d + pr.partner] = y.y;
         if (end == len) {
-            float2 y = ec_rope_rotate(row, bias, q_dim + kh * hd + d, pr.partner, sc);
+            y = ec_rope_rotate(row, bias, q_dim + kh * hd + d, pr.partner, sc);
             K[(size_t)p * hd + d] = ec_from_f32<T>(y.x);
             K[(size_t)p * hd + d + pr.partner] = ec_from_f32<T>(y.y);
         }
@@ -347,25 +288,19 @@ __global__ void __launch_bounds__(ATTN_THREADS)
             V[(size_t)p * hd + d] = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
         }
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
-    size_t head_step = (size_t)n_splits * (hd + 2); /* one head's partials */
-    float *mine = part + ((size_t)b * s.n_heads + h0) * head_step;
-    attend_split<T, G>(hd, s_q, gq, K, V, start, end, tpk, smem, scratch,
-                       mine + split * (hd + 2), head_step);
+    float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
+    attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
-        unsigned *ticket = tickets + (size_t)b * s.n_heads + h0;
+        unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
         __threadfence(); /* the partial is visible to the block that draws the last ticket */
         s_last = atomicAdd(ticket, 1u) == (unsigned)used - 1;
-        if (s_last) *ticket = 0; /* every split of (b, h0) has drawn: ready for the next step */
+        if (s_last) *ticket = 0; /* every split of (b, h) has drawn: ready for the next step */
     }
     __syncthreads();
     if (!s_last) return;
     __threadfence();
-    for (int h = 0; h < gq; h++) {
-        if (h > 0) __syncthreads(); /* the previous head's reads of smem are done */
-        combine_block<T>(mine + h * head_step, used, hd, smem,
-                         out + ((size_t)b * s.n_heads + h0 + h) * hd);
-    }
+    combine_block<T>(mine, used, hd, smem, out + ((size_t)b * s.n_heads + h) * hd);
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
@@ -375,7 +310,7 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
     int wave = ec_per_device([](int) {
         int per_sm = 0;
         size_t smem = attn_smem_bytes(EC_DECODE_MIN_SPLIT);
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half, 1>,
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half>,
                                                              ATTN_THREADS, smem) == cudaSuccess
                    ? ec_sm_count() * per_sm
                    : 0;
@@ -383,65 +318,26 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
     return ec_decode_split_len_for(max_seq, rows, wave);
 }
 
-/* The decode kernel's static shared memory at G: scratch, the rotated queries and a flag. */
-static size_t decode_static_smem(int G)
-{
-    return (size_t)(32 * G + G * EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float);
-}
-
-/* The current device's shared memory per block, opted in (0 if it cannot be had). */
-static int smem_limit(void)
-{
-    return ec_per_device([](int dev) {
-        int limit = 0;
-        return cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) ==
-                       cudaSuccess
-                   ? limit
-                   : 0;
-    });
-}
-
 extern "C" int ec_cuda_attention_prepare(int max_split_len)
 {
-    size_t bytes = attn_smem_bytes(max_split_len), limit = (size_t)smem_limit();
-    if (bytes + decode_static_smem(1) > limit)
+    size_t bytes = attn_smem_bytes(max_split_len);
+    int dev, limit;
+    EC_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
+    EC_CUDA_TRY(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+                "cudaDeviceGetAttribute(max shared memory per block)");
+    /* the decode kernel's static shared memory: scratch, the rotated query and a flag */
+    size_t fixed = (32 + EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float);
+    if (bytes + fixed > (size_t)limit)
         return ec_set_error("attention splits of %d positions need %zu bytes of shared memory; "
-                            "the device allows %zu per block", max_split_len,
-                            bytes + decode_static_smem(1), limit);
+                            "the device allows %d per block", max_split_len, bytes + fixed, limit);
     const void *kernels[] = {(const void *)attn_split_kernel<__half>,
                              (const void *)attn_split_kernel<__nv_bfloat16>,
-                             (const void *)attn_decode_kernel<__half, 1>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, 1>};
+                             (const void *)attn_decode_kernel<__half>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16>};
     for (const void *k : kernels)
         EC_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
                     "cudaFuncSetAttribute(attention, %zu bytes of shared memory)", bytes);
-    /* The grouped kernels as far as the device allows; decode_group keeps longer splits at 1. */
-    const struct {
-        const void *kernel;
-        int G;
-    } grouped[] = {{(const void *)attn_decode_kernel<__half, 4>, 4},
-                   {(const void *)attn_decode_kernel<__nv_bfloat16, 4>, 4},
-                   {(const void *)attn_decode_kernel<__half, 8>, 8},
-                   {(const void *)attn_decode_kernel<__nv_bfloat16, 8>, 8}};
-    for (const auto &k : grouped) {
-        size_t want = attn_smem_bytes(max_split_len, k.G), room = limit - decode_static_smem(k.G);
-        if (want > room) want = room;
-        EC_CUDA_TRY(cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)want),
-                    "cudaFuncSetAttribute(grouped attention, %zu bytes of shared memory)", want);
-    }
     return 0;
-}
-
-/* Query heads per decode block: 1, or for a GQA model at more than ATTN_GROUP_BATCH sequences
- * its group of n_heads / n_kv_heads heads in a kernel of G = 4 or 8 slots, when the split fits
- * shared memory at that G. Below that batch the cache is small and the attention a chain of
- * latencies (see attn_decode_kernel), which the tuned one-head blocks serve. */
-static int decode_group(const ec_cuda_attn_shape *s, int batch, int split_len)
-{
-    int group = s->n_heads / s->n_kv_heads, G = group <= 4 ? 4 : 8;
-    if (batch <= ATTN_GROUP_BATCH || group == 1 || group > 8) return 1;
-    return attn_smem_bytes(split_len, G) + decode_static_smem(G) <= (size_t)smem_limit() ? G : 1;
 }
 
 /* Sets the error and returns true for a shape the kernels cannot run. */
@@ -491,18 +387,13 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
     if (attn_shape_unsupported(s)) return -1;
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        int G = decode_group(s, batch, split_len);
-        auto kernel = G == 1   ? attn_decode_kernel<T, 1>
-                      : G == 4 ? attn_decode_kernel<T, 4>
-                               : attn_decode_kernel<T, 8>;
-        unsigned blocks = (unsigned)(G == 1 ? s->n_heads : s->n_kv_heads);
-        dim3 grid(blocks, (unsigned)batch, (unsigned)n_splits);
-        EC_CUDA_TRY(ec_launch(kernel, grid, dim3(ATTN_THREADS), attn_smem_bytes(split_len, G),
-                              stream, *s, qkv, bias, inv_freq, pos, split_len,
-                              keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache, part, tickets,
-                              (T *)out),
-                    "launch of decode attention kernel (%u blocks of %d heads x %d sequences x "
-                    "%d splits of %d)", blocks, G, batch, n_splits, split_len);
+        dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
+        EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
+                              attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
+                              split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
+                              part, tickets, (T *)out),
+                    "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
+                    "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;
     });
 }
