@@ -208,7 +208,6 @@ int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const
                              const float *bias, const float *inv_freq, const int *pos, int batch,
                              int n_splits, int split_len, void *k_cache, void *v_cache,
                              float *part, unsigned *tickets, void *out, cudaStream_t stream);
-
 /* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions and
  * `rows` (query head, sequence) pairs per step, a multiple of 32: the splits of all rows fill
  * about one wave of blocks on the current device. A single sequence thus spreads its context
