@@ -14,7 +14,7 @@
  * Thread (tr, tc) = (threadIdx.x / 16, threadIdx.x % 16) owns query rows tr + 16 i (i < 4): their
  * scores against keys tc + 16 j (j < 2), and their output dimensions 4 (tc + 16 k) .. + 3
  * (k < DG = ceil(hd / 64)). A row's running max and sum live in the 16 lanes of a half-warp
- * (shuffles), its output is rescaled by exp(old max - new max) per tile, and the next tile's
+ * (group shuffles), its output is rescaled by exp(old max - new max) per tile, and the next tile's
  * cache rows are loaded into registers while the current one is used.
  *
  * Arithmetic as on the CPU and in the decode kernels: fp32 dot products of the fp32 query with
@@ -36,20 +36,6 @@ static size_t prefill_smem_bytes(int hd)
 {
     size_t ld = (size_t)hd + 4;
     return ((PF_ROWS + PF_KEYS) * ld + (size_t)PF_KEYS * hd + PF_ROWS * PF_PLD) * sizeof(float);
-}
-
-/* A half-warp's (16 lanes sharing query rows) max or sum. */
-__device__ __forceinline__ float half_warp_max(float v)
-{
-#pragma unroll
-    for (int o = 8; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-__device__ __forceinline__ float half_warp_sum(float v)
-{
-#pragma unroll
-    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
 }
 
 __device__ __forceinline__ float4 ld4(const float *p)
@@ -155,7 +141,7 @@ __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <=
                 mx = fmaxf(mx, sc[i][j]);
             }
             /* finite: position 0 is in every row's first tile */
-            float mnew = fmaxf(m[i], half_warp_max(mx)), corr = expf(m[i] - mnew);
+            float mnew = fmaxf(m[i], ec_group_max(mx, 16)), corr = expf(m[i] - mnew);
             m[i] = mnew;
             l[i] *= corr;
 #pragma unroll
@@ -201,7 +187,7 @@ __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <=
     }
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        float sum = half_warp_sum(l[i]);
+        float sum = ec_group_sum(l[i], 16);
         int r = tr + 16 * i;
         if (r >= rows) continue;
         T *o = out + (((size_t)b * n + i0 + r) * s.n_heads + h) * hd;

@@ -67,12 +67,14 @@ __device__ __forceinline__ float ec_group_sum(float v, int width)
     for (int o = width / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
-__device__ __forceinline__ float ec_warp_sum(float v) { return ec_group_sum(v, 32); }
-__device__ __forceinline__ float ec_warp_max(float v)
+/* Max over groups of `width` consecutive lanes (width a power of two <= 32). */
+__device__ __forceinline__ float ec_group_max(float v, int width)
 {
-    for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    for (int o = width / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
+__device__ __forceinline__ float ec_warp_sum(float v) { return ec_group_sum(v, 32); }
+__device__ __forceinline__ float ec_warp_max(float v) { return ec_group_max(v, 32); }
 
 /* Block-wide sums or maxima of N values at once (each the same operations as alone, so the
  * results do not depend on N); every thread gets the results. scratch holds N x 32 floats;
