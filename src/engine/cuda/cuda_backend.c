@@ -577,7 +577,7 @@ static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int bat
     if (n > 1)
         return ec_cuda_attention_prefill(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, s->att,
                                          s->stream);
-    return ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, 1, n_splits, split_len,
+    return ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n_splits, split_len,
                              s->part, s->att, s->stream);
 }
 

@@ -192,13 +192,13 @@ int ec_cuda_rope_kv(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q
                     float *q, void *k_cache, void *v_cache, cudaStream_t stream);
 
 /* ---- kernels_attention.cu ---- */
-/* Causal attention of q [ntok][n_heads][head_dim] fp32 (query t = b*n + i sits at position
- * *pos + i and sees positions 0 .. *pos + i of sequence b in the caches). Each query's context is
- * cut into splits of split_len positions (at most n_splits of them), attended by separate blocks
- * into part [ntok][n_heads][n_splits][head_dim + 2] fp32 (unnormalised output, max, sum), then
- * combined into out [ntok][n_heads*head_dim] (16-bit). Needs n_splits*split_len >= *pos + n. */
+/* Decode attention of q [batch][n_heads][head_dim] fp32: sequence b's query sits at position
+ * *pos and sees positions 0 .. *pos of sequence b in the caches. Its context is cut into splits
+ * of split_len positions (at most n_splits of them), attended by separate blocks into part
+ * [batch][n_heads][n_splits][head_dim + 2] fp32 (unnormalised output, max, sum), then combined
+ * into out [batch][n_heads*head_dim] (16-bit). Needs n_splits*split_len >= *pos + 1. */
 int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
-                      const void *k_cache, const void *v_cache, const int *pos, int batch, int n,
+                      const void *k_cache, const void *v_cache, const int *pos, int batch,
                       int n_splits, int split_len, float *part, void *out, cudaStream_t stream);
 /* The decode step (one new position *pos per sequence) in one launch: ec_cuda_rope_kv of the
  * batch's qkv rows, then ec_cuda_attention with n = 1, bit-identical to the two (the new k, v
@@ -227,9 +227,10 @@ int ec_decode_split_len_for(int max_seq, int rows, int wave);
 int ec_cuda_attention_prepare(int max_split_len);
 
 /* ---- kernels_attention_prefill.cu ---- */
-/* The causal attention of ec_cuda_attention (q, caches, positions and out as there) for calls of
- * many positions per sequence, the prefill: blocks of 64 query rows share each cache row they
- * read, and no partials are kept. Works at any n >= 1. */
+/* Causal attention of q [batch*n][n_heads][head_dim] fp32 for calls of n positions per sequence,
+ * the prefill: query t = b*n + i sits at position *pos + i and sees positions 0 .. *pos + i of
+ * sequence b in the caches; out [batch*n][n_heads*head_dim] (16-bit). Blocks of 64 query rows
+ * share each cache row they read; no partials are kept. Works at any n >= 1. */
 int ec_cuda_attention_prefill(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
                               const void *k_cache, const void *v_cache, const int *pos, int batch,
                               int n, void *out, cudaStream_t stream);

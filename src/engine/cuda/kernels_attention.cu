@@ -1,13 +1,13 @@
-/* kernels_attention.cu — causal attention over the KV cache, flash-decoding style.
+/* kernels_attention.cu — decode attention over the KV cache, flash-decoding style (one new
+ * position per sequence; a prefill's many positions: kernels_attention_prefill.cu).
  *
  * A query's context (positions 0 .. its own) is cut into splits of split_len positions. One
- * 128-thread block per (query head, token row, split) computes the split's scores into shared
+ * 128-thread block per (query head, sequence, split) computes the split's scores into shared
  * memory, their max m and sum l of exp(score - m), and the unnormalised output sum exp * v; a
  * second kernel merges the splits with the usual rescaling by exp(m_split - m_max). Splits let a
  * single decode sequence spread a long context over all SMs; blocks whose split starts beyond the
  * query's position exit at once, so a graph captured with the maximum number of splits serves
- * every position. The same kernels run the prefill (n > 1 query positions per sequence), each
- * query with its own causal length.
+ * every position.
  *
  * Within a block, TPK = next power of two of head_dim/8 lanes share one key row (16-byte loads,
  * 8 dims per lane) and reduce the dot product with shuffles; each group loads ATTN_KEYS rows
@@ -158,33 +158,33 @@ __device__ __forceinline__ float combine_dim(const float *p, int used, int hd, i
 template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_split_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
-                      const int *pos, int n, int split_len, int tpk, float *part)
+                      const int *pos, int split_len, int tpk, float *part)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32];
-    int h = blockIdx.x, t = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
     ec_wait_inputs();
-    int len = *pos + t % n + 1; /* causal: positions 0 .. own */
+    int len = *pos + 1; /* causal: positions 0 .. the new one */
     int start = split * split_len;
     if (start >= len) return; /* block-uniform */
-    int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads), b = t / n;
+    int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
-    attend_split<T>(hd, q + ((size_t)t * s.n_heads + h) * hd, k_cache + head_off,
+    attend_split<T>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
                     v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
-                    part + (((size_t)t * s.n_heads + h) * n_splits + split) * (hd + 2));
+                    part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
-/* One block per (head, token row), one thread per output dimension. */
+/* One block per (head, sequence), one thread per output dimension. */
 template <typename T>
-__global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, const int *pos, int n,
+__global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, const int *pos,
                                     int n_splits, int split_len, T *out)
 {
-    int h = blockIdx.x, t = blockIdx.y, d = threadIdx.x, hd = s.head_dim;
+    int h = blockIdx.x, b = blockIdx.y, d = threadIdx.x, hd = s.head_dim;
     ec_wait_inputs();
     if (d >= hd) return;
-    int len = *pos + t % n + 1, used = (len + split_len - 1) / split_len;
-    const float *p = part + ((size_t)t * s.n_heads + h) * n_splits * (hd + 2);
-    out[((size_t)t * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(p, used, hd, d));
+    int len = *pos + 1, used = (len + split_len - 1) / split_len;
+    const float *p = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
+    out[((size_t)b * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(p, used, hd, d));
 }
 
 enum { COMBINE_BATCH = 32 };
@@ -321,10 +321,7 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
 extern "C" int ec_cuda_attention_prepare(int max_split_len)
 {
     size_t bytes = attn_smem_bytes(max_split_len);
-    int dev, limit;
-    EC_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
-    EC_CUDA_TRY(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
-                "cudaDeviceGetAttribute(max shared memory per block)");
+    int limit = ec_smem_limit();
     /* the decode kernel's static shared memory: scratch, the rotated query and a flag */
     size_t fixed = (32 + EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float);
     if (bytes + fixed > (size_t)limit)
@@ -353,26 +350,24 @@ static bool attn_shape_unsupported(const ec_cuda_attn_shape *s)
 
 extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *q,
                                  const void *k_cache, const void *v_cache, const int *pos,
-                                 int batch, int n, int n_splits, int split_len, float *part,
-                                 void *out, cudaStream_t stream)
+                                 int batch, int n_splits, int split_len, float *part, void *out,
+                                 cudaStream_t stream)
 {
     if (attn_shape_unsupported(s)) return -1;
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        int ntok = batch * n;
-        dim3 grid((unsigned)s->n_heads, (unsigned)ntok, (unsigned)n_splits);
+        dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
         EC_CUDA_TRY(ec_launch(attn_split_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, q, (const T *)k_cache,
-                              (const T *)v_cache, pos, n, split_len, keys_lanes(s->head_dim),
-                              part),
-                    "launch of attention kernel (%d heads x %d tokens x %d splits of %d)",
-                         s->n_heads, ntok, n_splits, split_len);
-        dim3 cgrid((unsigned)s->n_heads, (unsigned)ntok);
+                              (const T *)v_cache, pos, split_len, keys_lanes(s->head_dim), part),
+                    "launch of attention kernel (%d heads x %d sequences x %d splits of %d)",
+                    s->n_heads, batch, n_splits, split_len);
+        dim3 cgrid((unsigned)s->n_heads, (unsigned)batch);
         unsigned threads = (unsigned)((s->head_dim + 31) / 32 * 32);
         EC_CUDA_TRY(ec_launch(attn_combine_kernel<T>, cgrid, dim3(threads), 0, stream, *s, part,
-                              pos, n, n_splits, split_len, (T *)out),
-                    "launch of attention combine kernel (%d heads x %d tokens)", s->n_heads,
-                         ntok);
+                              pos, n_splits, split_len, (T *)out),
+                    "launch of attention combine kernel (%d heads x %d sequences)", s->n_heads,
+                    batch);
         return 0;
     });
 }

@@ -209,10 +209,7 @@ template <typename T, int DG> static int launch_prefill(const ec_cuda_attn_shape
                                                          void *out, cudaStream_t stream)
 {
     size_t bytes = prefill_smem_bytes(s->head_dim);
-    int dev, limit;
-    EC_CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
-    EC_CUDA_TRY(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
-                "cudaDeviceGetAttribute(max shared memory per block)");
+    int limit = ec_smem_limit();
     if (bytes > (size_t)limit)
         return ec_set_error("prefill attention at head_dim %d needs %zu bytes of shared memory; "
                             "the device allows %d per block", s->head_dim, bytes, limit);

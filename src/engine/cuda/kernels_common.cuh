@@ -372,6 +372,18 @@ static inline int ec_sm_count(void)
     });
 }
 
+/* The current device's shared memory per block, opted in (0 if it cannot be had). */
+static inline int ec_smem_limit(void)
+{
+    return ec_per_device([](int dev) {
+        int bytes = 0;
+        return cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) ==
+                       cudaSuccess
+                   ? bytes
+                   : 0;
+    });
+}
+
 /* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
  * shared memory) over `units` units of work (GEMV row pairs, per_block per block at a time: one
  * per warp; tensor-core row groups: one per block): at most one wave of the blocks the device

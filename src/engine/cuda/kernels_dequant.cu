@@ -10,8 +10,6 @@
  *     scratch [rows][cols] (round(value * scale)), then cublasGemmEx (fp32 compute): the 16-bit
  *     weight is written and read again every call;
  *   SiLU·mul: gate and up into an fp32 scratch first, then ec_cuda_silu_mul. */
-#include <cuda_fp8.h>
-
 #include "kernels_quant.cuh"
 
 /* ---- tables ---- */
@@ -189,9 +187,8 @@ struct Fp8Piece {
     /* Pair k = bytes 2k and 2k + 1: e4m3 value * row scale, each rounded once to T. */
     __device__ static float2 pair(uint2 codes, int k, float scale, const float *)
     {
-        uint32_t two = (k < 2 ? codes.x : codes.y) >> (16 * (k & 1)) & 0xffffu;
-        __half2 h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)two, __NV_E4M3);
-        float2 v = __half22float2(h);
+        uint32_t two = (k < 2 ? codes.x : codes.y) >> (16 * (k & 1));
+        float2 v = __half22float2(ec_e4m3x2_to_half2(two));
         return make_float2(v.x * scale, v.y * scale);
     }
 };

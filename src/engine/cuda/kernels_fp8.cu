@@ -7,29 +7,20 @@
  * per-row scale is applied once to the finished fp32 dot product instead of to every weight
  * (out_scale): the tensor-core kernels feed the E4M3 values themselves to the MMA, whose products
  * with 16-bit activations are exact in fp32. Per weight the kernels read one byte. */
-#include <cuda_fp8.h>
-
 #include "kernels_quant.cuh"
 
 namespace
 {
 
-/* Two E4M3 codes (bits 0-7 = first column) as an fp16 pair, exactly. */
-__device__ __forceinline__ __half2 e4m3x2_to_half2(uint32_t two)
-{
-    __half2_raw r = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(two & 0xffffu), __NV_E4M3);
-    return __half2(r);
-}
-
 template <typename T> __device__ __forceinline__ uint32_t e4m3x2_to_pair(uint32_t two);
 template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__half>(uint32_t two)
 {
-    __half2 h = e4m3x2_to_half2(two);
+    __half2 h = ec_e4m3x2_to_half2(two);
     return *reinterpret_cast<uint32_t *>(&h);
 }
 template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(uint32_t two)
 {
-    float2 f = __half22float2(e4m3x2_to_half2(two)); /* exact, and exact again in bf16 */
+    float2 f = __half22float2(ec_e4m3x2_to_half2(two)); /* exact, and exact again in bf16 */
     return ec_pack2<__nv_bfloat16>(f.x, f.y);
 }
 

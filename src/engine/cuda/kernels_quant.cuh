@@ -32,6 +32,7 @@
 #ifndef ECOCOMPUTE_CUDA_KERNELS_QUANT_CUH
 #define ECOCOMPUTE_CUDA_KERNELS_QUANT_CUH
 
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 #include "cuda_check.h"
@@ -75,6 +76,14 @@ template <> __device__ __forceinline__ uint32_t ec_hmul2<__nv_bfloat16>(uint32_t
     __nv_bfloat162 p = __hmul2_rn(*reinterpret_cast<const __nv_bfloat162 *>(&a),
                                   *reinterpret_cast<const __nv_bfloat162 *>(&b));
     return *reinterpret_cast<uint32_t *>(&p);
+}
+
+/* Two E4M3 codes (bits 0-7 = first column) as an fp16 pair, exactly: the hardware pair
+ * conversion cvt.rn.f16x2.e4m3x2 (sm_89+). */
+__device__ __forceinline__ __half2 ec_e4m3x2_to_half2(uint32_t two)
+{
+    __half2_raw r = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(two & 0xffffu), __NV_E4M3);
+    return __half2(r);
 }
 
 /* Bytes [byte0, byte0 + 4N) of a row of rb bytes as N little-endian words, bounds-checked:

@@ -283,7 +283,8 @@ static void test_rope(void **state)
 }
 
 /* ---- attention: decode with splits, prefill with the causal mask ----
- * split_len 0: the tiled prefill kernel (ec_cuda_attention_prefill), else the split kernels. */
+ * split_len 0: the tiled prefill kernel (ec_cuda_attention_prefill), n positions per sequence;
+ * else the decode split kernels (ec_cuda_attention), n = 1. */
 static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int split_len)
 {
     ec_cuda_attn_shape s = {4, 2, head_dim, ctx + 3, 0};
@@ -306,8 +307,9 @@ static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int s
     float *d_part = dev_poisoned((size_t)ntok * s.n_heads * n_splits * (head_dim + 2) * 4);
     uint16_t *d_out = dev_poisoned(qn * 2), *out = malloc(qn * 2);
     if (split_len) {
+        assert_int_equal(n, 1);
         kernel_ok(ec_cuda_attention_prepare(split_len));
-        kernel_ok(ec_cuda_attention(t, &s, d_q, d_k, d_v, d_pos, batch, n, n_splits, split_len,
+        kernel_ok(ec_cuda_attention(t, &s, d_q, d_k, d_v, d_pos, batch, n_splits, split_len,
                                     d_part, d_out, 0));
     } else {
         kernel_ok(ec_cuda_attention_prefill(t, &s, d_q, d_k, d_v, d_pos, batch, n, d_out, 0));
@@ -390,19 +392,10 @@ static void test_attention_decode(void **state)
     check_attention(EC_CUDA_F16, 64, 5000, 1, 4096); /* one long split in shared memory */
 }
 
+/* The tiled prefill kernel: a whole prompt from position 0, chunks after cached prefixes, row
+ * tiles of 64 (full, partial, several), key tiles of 32 cut by the causal edge, every head_dim
+ * class (4-float groups per thread 1..4, partly used) */
 static void test_attention_prefill(void **state)
-{
-    (void)state;
-    for (int di = 0; di < 2; di++) {
-        check_attention(DTYPES[di], 64, 9, 9, 32);   /* whole prompt from position 0 */
-        check_attention(DTYPES[di], 64, 40, 6, 4);   /* chunk after a cached prefix, many splits */
-        check_attention(DTYPES[di], 32, 300, 17, 64);
-    }
-}
-
-/* The tiled kernel: row tiles of 64 (full, partial, several), key tiles of 32 cut by the causal
- * edge, cached prefixes, every head_dim class (4-float groups per thread 1..4, partly used) */
-static void test_attention_prefill_tiled(void **state)
 {
     (void)state;
     static const int cases[][3] = {
@@ -451,7 +444,7 @@ static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, 
         CUDA_OK(cudaMemcpy(d_pos, &pos, sizeof pos, cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemset(out1, 0xFF, qn * 2));
         kernel_ok(ec_cuda_rope_kv(t, &s, d_qkv, d_bias, d_inv, d_pos, batch, 1, d_q, k2, v2, 0));
-        kernel_ok(ec_cuda_attention(t, &s, d_q, k2, v2, d_pos, batch, 1, n_splits, split_len,
+        kernel_ok(ec_cuda_attention(t, &s, d_q, k2, v2, d_pos, batch, n_splits, split_len,
                                     part2, out2, 0));
         kernel_ok(ec_cuda_attention_decode(t, &s, d_qkv, d_bias, d_inv, d_pos, batch, n_splits,
                                            split_len, k1, v1, part1, tickets, out1, 0));
@@ -589,7 +582,6 @@ int main(void)
         cmocka_unit_test(test_decode_split_policy),
         cmocka_unit_test(test_attention_decode),
         cmocka_unit_test(test_attention_prefill),
-        cmocka_unit_test(test_attention_prefill_tiled),
         cmocka_unit_test(test_attention_decode_fused),
         cmocka_unit_test(test_argmax),
     };
