@@ -11,6 +11,12 @@
  *   sK [PF_KEYS][hd + 4]   the tile's keys, sV [PF_KEYS][hd] its values (fp32)
  *   sP [PF_ROWS][PF_PLD]   the tile's probabilities exp(score - running max)
  *
+ * A chunk of at most PF_ROWS / 2 positions per sequence (int8-mixed's 2048-row prefill chunks
+ * hold 32 positions of each of 64 sequences) would leave most of a block's rows empty, yet cost
+ * every block the whole walk over its sequence's keys. Then a block takes HPB query heads of one
+ * kv group (they read the same keys and values), PF_ROWS / HPB rows of each: block row r is
+ * position r % (PF_ROWS / HPB) of the tile, head r / (PF_ROWS / HPB) of the block's heads.
+ *
  * Thread (tr, tc) = (threadIdx.x / 16, threadIdx.x % 16) owns query rows tr + 16 i (i < 4): their
  * scores against keys tc + 16 j (j < 2), and their output dimensions 4 (tc + 16 k) .. + 3
  * (k < DG = ceil(hd / 64)). A row's running max and sum live in the 16 lanes of a half-warp
@@ -27,7 +33,8 @@
 
 enum {
     PF_THREADS = 256,
-    PF_ROWS = 64,            /* query rows per block: 16 row lanes x 4 */
+    PF_ROWS_LOG2 = 6,
+    PF_ROWS = 1 << PF_ROWS_LOG2, /* query rows per block: 16 row lanes x 4 */
     PF_KEYS = 32,            /* key positions per tile: 16 key lanes x 2 */
     PF_PLD = PF_KEYS + 16    /* sP row stride: two rows of a warp land 16 banks apart */
 };
@@ -45,29 +52,43 @@ __device__ __forceinline__ float4 ld4(const float *p)
 
 /* DG = ceil(head_dim / 64): 4-float output groups per thread, and 16-byte cache loads per thread
  * per tile of keys (and of values). */
+/* Block row r's place in a tile of `rows` positions per head (rph_log2: log2 of the rows per
+ * head): its position (rows past `rows` repeat the last one, so that every row has a finite max;
+ * they are not stored), the head among the block's, and whether it is stored. */
+struct pf_row {
+    int i, head;
+    bool stored;
+};
+__device__ __forceinline__ pf_row pf_row_of(int r, int rph_log2, int rows)
+{
+    int i = r & ((1 << rph_log2) - 1);
+    return {min(i, rows - 1), r >> rph_log2, i < rows};
+}
+
 template <typename T, int DG>
 __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <= 128 */
     attn_prefill_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
-                        const int *pos, int n, T *out)
+                        const int *pos, int n, int hpb_log2, T *out)
 {
     extern __shared__ float4 smem4[];
     int hd = s.head_dim, ld = hd + 4, units = hd / 8; /* 16-byte units of a cache row */
     float *sQ = reinterpret_cast<float *>(smem4), *sK = sQ + PF_ROWS * ld, *sV = sK + PF_KEYS * ld;
     float *sP = sV + PF_KEYS * hd;
     /* Later rows see more keys: the grid's first blocks take the last tiles. */
-    int tile = (int)(gridDim.x - 1 - blockIdx.x), h = blockIdx.y, b = blockIdx.z;
+    int tile = (int)(gridDim.x - 1 - blockIdx.x), h0 = blockIdx.y << hpb_log2, b = blockIdx.z;
     int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
-    int i0 = tile * PF_ROWS, rows = min(PF_ROWS, n - i0);
-    int kh = h / (s.n_heads / s.n_kv_heads);
+    int rph_log2 = PF_ROWS_LOG2 - hpb_log2; /* 1 << rph_log2 positions of each head */
+    int i0 = tile << rph_log2, rows = min(1 << rph_log2, n - i0);
+    int kh = h0 / (s.n_heads / s.n_kv_heads); /* the HPB heads share it */
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
     const T *K = k_cache + head_off, *V = v_cache + head_off;
     ec_wait_inputs();
     int p0 = *pos + i0, keys = p0 + rows; /* the tile's rows see positions 0 .. keys - 1 */
 
-    /* Rows past `rows` repeat the last one, so every row has a finite max; they are not stored. */
     for (int e = threadIdx.x; e < PF_ROWS * (hd / 4); e += PF_THREADS) {
         int r = e / (hd / 4), d = e % (hd / 4) * 4;
-        size_t src = ((size_t)b * n + i0 + min(r, rows - 1)) * s.n_heads + h;
+        pf_row pr = pf_row_of(r, rph_log2, rows);
+        size_t src = ((size_t)b * n + i0 + pr.i) * s.n_heads + h0 + pr.head;
         *reinterpret_cast<float4 *>(sQ + r * ld + d) = ld4(q + src * hd + d);
     }
 
@@ -133,7 +154,7 @@ __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <=
         }
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            int qpos = p0 + min(tr + 16 * i, rows - 1);
+            int qpos = p0 + pf_row_of(tr + 16 * i, rph_log2, rows).i;
             float mx = -INFINITY;
 #pragma unroll
             for (int j = 0; j < 2; j++) {
@@ -188,9 +209,9 @@ __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <=
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         float sum = ec_group_sum(l[i], 16);
-        int r = tr + 16 * i;
-        if (r >= rows) continue;
-        T *o = out + (((size_t)b * n + i0 + r) * s.n_heads + h) * hd;
+        pf_row pr = pf_row_of(tr + 16 * i, rph_log2, rows);
+        if (!pr.stored) continue;
+        T *o = out + (((size_t)b * n + i0 + pr.i) * s.n_heads + h0 + pr.head) * hd;
 #pragma unroll
         for (int k = 0; k < DG; k++) {
             int d = 4 * (tc + 16 * k);
@@ -219,11 +240,16 @@ template <typename T, int DG> static int launch_prefill(const ec_cuda_attn_shape
     cudaError_t optin = ec_smem_optin<attn_prefill_kernel<T, DG>>(most);
     EC_CUDA_TRY(optin,
                 "cudaFuncSetAttribute(prefill attention, %zu bytes of shared memory)", most);
-    dim3 grid((unsigned)((n + PF_ROWS - 1) / PF_ROWS), (unsigned)s->n_heads, (unsigned)batch);
+    /* heads per block: while half the rows still hold every position, and the kv group splits */
+    int group = s->n_heads / s->n_kv_heads, hpb_log2 = 0;
+    while (2 * n <= (PF_ROWS >> hpb_log2) && group % (2 << hpb_log2) == 0) hpb_log2++;
+    int rph = PF_ROWS >> hpb_log2;
+    dim3 grid((unsigned)((n + rph - 1) / rph), (unsigned)(s->n_heads >> hpb_log2),
+              (unsigned)batch);
     EC_CUDA_TRY(ec_launch(attn_prefill_kernel<T, DG>, grid, dim3(PF_THREADS), bytes, stream, *s, q,
-                          (const T *)k_cache, (const T *)v_cache, pos, n, (T *)out),
-                "launch of prefill attention (%d row tiles x %d heads x %d sequences)", grid.x,
-                s->n_heads, batch);
+                          (const T *)k_cache, (const T *)v_cache, pos, n, hpb_log2, (T *)out),
+                "launch of prefill attention (%d row tiles x %d heads x %d sequences, %d heads "
+                "a block)", grid.x, s->n_heads, batch, 1 << hpb_log2);
     return 0;
 }
 

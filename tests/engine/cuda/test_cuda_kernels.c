@@ -284,10 +284,11 @@ static void test_rope(void **state)
 
 /* ---- attention: decode with splits, prefill with the causal mask ----
  * split_len 0: the tiled prefill kernel (ec_cuda_attention_prefill), n positions per sequence;
- * else the decode split kernels (ec_cuda_attention), n = 1. */
-static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int split_len)
+ * else the decode split kernels (ec_cuda_attention), n = 1. heads / kv_heads query and kv heads. */
+static void check_attention_heads(ec_cuda_dtype t, int heads, int kv_heads, int head_dim, int ctx,
+                                  int n, int split_len)
 {
-    ec_cuda_attn_shape s = {4, 2, head_dim, ctx + 3, 0};
+    ec_cuda_attn_shape s = {heads, kv_heads, head_dim, ctx + 3, 0};
     int batch = 2, ntok = batch * n, pos = ctx - n; /* last query sees ctx positions */
     int n_splits = split_len ? (ctx + split_len - 1) / split_len : 1;
     int group = s.n_heads / s.n_kv_heads;
@@ -316,9 +317,9 @@ static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int s
     }
     download(out, d_out, qn * 2);
     double *sc = malloc((size_t)ctx * sizeof(double));
-    char what[80];
-    snprintf(what, sizeof what, "%s %s attention hd %d ctx %d n %d split %d", dname(t),
-             split_len ? "split" : "tiled", head_dim, ctx, n, split_len);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s attention heads %d/%d hd %d ctx %d n %d split %d",
+             dname(t), split_len ? "split" : "tiled", heads, kv_heads, head_dim, ctx, n, split_len);
     for (int tk = 0; tk < ntok; tk++) {
         int b = tk / n, len = pos + tk % n + 1;
         for (int h = 0; h < s.n_heads; h++) {
@@ -355,6 +356,11 @@ static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int s
     free(q);
     free(out);
     free(sc);
+}
+
+static void check_attention(ec_cuda_dtype t, int head_dim, int ctx, int n, int split_len)
+{
+    check_attention_heads(t, 4, 2, head_dim, ctx, n, split_len);
 }
 
 /* The decode split policy: whole multiples of 32, at most 64 splits, fewer and longer splits as
@@ -394,7 +400,7 @@ static void test_attention_decode(void **state)
 
 /* The tiled prefill kernel: a whole prompt from position 0, chunks after cached prefixes, row
  * tiles of 64 (full, partial, several), key tiles of 32 cut by the causal edge, every head_dim
- * class (4-float groups per thread 1..4, partly used) */
+ * class (4-float groups per thread 1..4, partly used), several query heads a block */
 static void test_attention_prefill(void **state)
 {
     (void)state;
@@ -404,9 +410,20 @@ static void test_attention_prefill(void **state)
         {128, 300, 1},  {8, 70, 70},   {96, 50, 50},  {200, 33, 33},   {256, 100, 65},
         {128, 700, 200},
     };
-    for (int di = 0; di < 2; di++)
+    /* chunks of at most 32 positions: blocks of 2, 4 or 8 query heads of a kv group (a group of
+     * 8, of 12 = 4 x 3, of 1), rows of a head cut short, long and short prefixes */
+    static const int gqa[][5] = {
+        /* heads, kv heads, head_dim, ctx, n */
+        {16, 2, 128, 600, 32}, {16, 2, 64, 40, 5},  {16, 2, 128, 17, 17}, {24, 2, 128, 300, 9},
+        {8, 8, 64, 100, 32},   {16, 2, 96, 33, 1},  {16, 2, 64, 70, 33},
+    };
+    for (int di = 0; di < 2; di++) {
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
             check_attention(DTYPES[di], cases[c][0], cases[c][1], cases[c][2], 0);
+        for (size_t c = 0; c < sizeof gqa / sizeof *gqa; c++)
+            check_attention_heads(DTYPES[di], gqa[c][0], gqa[c][1], gqa[c][2], gqa[c][3],
+                                  gqa[c][4], 0);
+    }
 }
 
 /* ---- fused decode attention: byte-identical to rope + KV write + attention ----
