@@ -105,17 +105,20 @@ int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ld
  * of word c / 32 set for an outlier column c; every word written), ocols [cols] the columns
  * ascending, *ocount their number; when stat is not NULL, stat[0] += count and stat[1] += 1.
  * Many blocks, the last of which lists the columns: ticket is a device counter that must be 0
- * before the first call (each call leaves it 0). No host synchronisation. */
+ * before the first call (each call leaves it 0). No host synchronisation. ocols NULL: the mask
+ * alone (ocount, ticket and stat unused; ec_cuda_int8_quantize's count counts). */
 int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, unsigned *mask,
                           int *ocols, int *ocount, unsigned *ticket, unsigned long long *stat,
                           cudaStream_t stream);
 /* Per-token quantization: xscale [ntok] = absmax / 127 over the columns not in mask (mask may be
  * NULL: none), xq = rne(x / absmax * 127), outlier and pad columns 0. One block per token. With
  * xo (else NULL) it also gathers the outlier activations for ec_cuda_int8_mma: xo fp16
- * [ntok][ld], xo[b][p] = x[b][ocols[p]] for p < *ocount, 0 up to the next multiple of 16. */
+ * [ntok][ld], xo[b][p] = x[b][ocols[p]] for p < *ocount, 0 up to the next multiple of 16. With
+ * count (else NULL; needs mask), after a scan that left the mask alone: *count = the mask's
+ * columns, and stat as ec_cuda_int8_outliers counts them. */
 int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const unsigned *mask,
                           int8_t *xq, float *xscale, const int *ocols, const int *ocount,
-                          void *xo, cudaStream_t stream);
+                          void *xo, int *count, unsigned long long *stat, cudaStream_t stream);
 /* Decode batches of the fused GEMV: the scan's mask and count (no column list) and the
  * quantization in one single-block launch (threshold 0: no outlier scan, *ocount = 0). With
  * norm (else NULL) it first writes x = rmsnorm(norm->x) [ntok][cols], as ec_cuda_rmsnorm would,

@@ -222,7 +222,8 @@ __device__ void quantize_token(const __half *xr, int cols, int ld, const unsigne
  * tokens [SCAN_TOKENS * j, ...), its warps taking every SCAN_WARPS-th token; the last block to
  * finish (a ticket, reset for the next launch and graph replay) lists the columns. With more
  * than SCAN_TOKENS tokens (prefill) several blocks OR into one word, so the caller clears the
- * mask first. */
+ * mask first. Without ocols the kernel ends with the mask: no fence, ticket or list, whose round
+ * trips were half of a batch-64 scan (the quantization counts the columns instead). */
 __global__ void __launch_bounds__(SCAN_WARPS * 32)
     outliers_kernel(const __half *x, int ntok, int cols, float threshold, unsigned *mask,
                     int *ocols, int *ocount, unsigned *ticket, unsigned long long *stat)
@@ -248,6 +249,7 @@ __global__ void __launch_bounds__(SCAN_WARPS * 32)
         else
             mask[word0 + threadIdx.x] = s_or[threadIdx.x];
     }
+    if (!ocols) return;
     __threadfence(); /* this block's words before its ticket */
     __syncthreads();
     if (threadIdx.x == 0) s_last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
@@ -268,16 +270,42 @@ __device__ __forceinline__ void gather_outlier_acts(const __half *xr, const int 
         xo_r[p] = p < n ? xr[ocols[p]] : __float2half_rn(0.0f);
 }
 
+/* The call's outlier count, where the scan left only the mask: *count = n and, with stat,
+ * stat[0] += n and stat[1] += 1, as list_outliers does. mine: this thread's share of the set
+ * bits; s_count: cleared before a barrier that precedes this call. One block. */
+__device__ __forceinline__ void publish_count(int mine, int *s_count, int *count,
+                                              unsigned long long *stat)
+{
+    mine = __reduce_add_sync(FULL, mine);
+    if ((threadIdx.x & 31) == 0 && mine) atomicAdd(s_count, mine);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        *count = *s_count;
+        if (stat) {
+            atomicAdd(stat, (unsigned long long)*s_count);
+            atomicAdd(stat + 1, 1ull);
+        }
+    }
+}
+
 /* Any row width: block b quantizes token b with scalar loads (quantize_vec_kernel where the rows
- * are whole 8-column vectors). */
+ * are whole 8-column vectors). count: see ec_cuda_int8_quantize. */
 __global__ void __launch_bounds__(QUANT_THREADS)
     quantize_kernel(const __half *x, int cols, int ld, const unsigned *mask, int8_t *xq,
-                    float *xscale, const int *ocols, const int *ocount, __half *xo)
+                    float *xscale, const int *ocols, const int *ocount, __half *xo, int *count,
+                    unsigned long long *stat)
 {
+    __shared__ int s_count;
     int b = blockIdx.x;
+    if (threadIdx.x == 0) s_count = 0;
     ec_wait_inputs();
     quantize_token(x + (size_t)b * cols, cols, ld, mask, xq + (size_t)b * ld, xscale + b);
     if (xo) gather_outlier_acts(x + (size_t)b * cols, ocols, ocount, xo + (size_t)b * ld);
+    if (count && b == 0) { /* block-uniform; quantize_token's barriers published s_count */
+        int mine = 0;
+        for (int w = threadIdx.x; w < (cols + 31) / 32; w += blockDim.x) mine += __popc(mask[w]);
+        publish_count(mine, &s_count, count, stat);
+    }
 }
 
 /* Rows of whole 8-column vectors (16-byte aligned): block b quantizes token b, thread t holding
@@ -289,12 +317,17 @@ __global__ void __launch_bounds__(QUANT_THREADS)
  * NULL. */
 __global__ void __launch_bounds__(QUANT_MAX_THREADS)
     quantize_vec_kernel(const __half *x, int cols, int ld, const unsigned *mask, int8_t *xq,
-                        float *xscale, const int *ocols, const int *ocount, __half *xo)
+                        float *xscale, const int *ocols, const int *ocount, __half *xo,
+                        int *count, unsigned long long *stat)
 {
     __shared__ unsigned s_max;
+    __shared__ int s_count;
     int b = blockIdx.x, nvec = cols / 8;
     const uint4 *xv = reinterpret_cast<const uint4 *>(x + (size_t)b * cols);
-    if (threadIdx.x == 0) s_max = 0;
+    if (threadIdx.x == 0) {
+        s_max = 0;
+        s_count = 0;
+    }
     ec_wait_inputs();
     uint4 v[QUANT_VECS];
     unsigned f8[QUANT_VECS]; /* bit q: column 8 * vector + q is an outlier */
@@ -321,6 +354,12 @@ __global__ void __launch_bounds__(QUANT_MAX_THREADS)
     for (int i = nvec + threadIdx.x; i < ld / 8; i += blockDim.x) qr[i] = make_uint2(0, 0);
     if (threadIdx.x == 0) xscale[b] = act_scale(absmax);
     if (xo) gather_outlier_acts(x + (size_t)b * cols, ocols, ocount, xo + (size_t)b * ld);
+    if (count && b == 0) { /* block-uniform: the bits are every column's, held in f8 */
+        int mine = 0;
+#pragma unroll
+        for (int j = 0; j < QUANT_VECS; j++) mine += __popc(f8[j]);
+        publish_count(mine, &s_count, count, stat);
+    }
 }
 
 /* The prepares' outlier bookkeeping. flags bit i: column threadIdx.x + i * PREP_THREADS is an
@@ -602,9 +641,10 @@ extern "C" int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float th
 
 extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld,
                                      const unsigned *mask, int8_t *xq, float *xscale,
-                                     const int *ocols, const int *ocount, void *xo,
-                                     cudaStream_t stream)
+                                     const int *ocols, const int *ocount, void *xo, int *count,
+                                     unsigned long long *stat, cudaStream_t stream)
 {
+    if (count && !mask) return ec_set_error("int8 quantization: an outlier count without a mask");
     /* Two vectors a thread where the block allows (more loads in flight per token), whole
      * warps, at least two of them. */
     int nvec = cols / 8, threads = (nvec / 2 + 31) / 32 * 32;
@@ -613,10 +653,10 @@ extern "C" int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld,
                (uintptr_t)x % 16 == 0 && (uintptr_t)xq % 8 == 0;
     EC_CUDA_TRY(vec ? ec_launch(quantize_vec_kernel, dim3(ntok), dim3(threads), 0, stream,
                                 (const __half *)x, cols, ld, mask, xq, xscale, ocols, ocount,
-                                (__half *)xo)
+                                (__half *)xo, count, stat)
                     : ec_launch(quantize_kernel, dim3(ntok), dim3(QUANT_THREADS), 0, stream,
                                 (const __half *)x, cols, ld, mask, xq, xscale, ocols, ocount,
-                                (__half *)xo),
+                                (__half *)xo, count, stat),
                 "launch of int8 activation quantization (%d tokens x %d)", ntok, cols);
     return 0;
 }

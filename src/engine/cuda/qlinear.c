@@ -286,20 +286,24 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
                                          batch, release, y, ldy, st)
                    ? -1
                    : 0;
-    int mixed = w->threshold > 0.0f;
-    if (mixed && ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask, c->ocols,
-                                       c->ocount, c->ticket, stat, st))
+    int mixed = w->threshold > 0.0f, one_pass = ec_cuda_qlinear_one_pass(c, w, batch);
+    int n = 0, gathered = mixed && !one_pass && gather_outliers(c, w, batch);
+    /* The column list serves the gathers only; the epilogue reads the mask, and the count comes
+     * with the quantization, so the scan ends with the mask (docs/performance.md, session 30). */
+    int listed = one_pass || gathered;
+    if (mixed && ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask,
+                                       listed ? c->ocols : NULL, c->ocount, c->ticket, stat, st))
         return -1;
-    if (ec_cuda_qlinear_one_pass(c, w, batch))
+    if (one_pass)
         /* One pass over the weights with the outlier product inside (kernels_int8_mma.cu):
          * quantize (gathering the outlier activations) and one GEMM kernel. */
         return ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
-                                     c->xscale, c->ocols, c->ocount, mixed ? c->xo : NULL, st) ||
+                                     c->xscale, c->ocols, c->ocount, mixed ? c->xo : NULL, NULL,
+                                     NULL, st) ||
                        ec_cuda_int8_mma(mode, wq, w->scales, out_rows, w->ld, c->xq, c->xscale,
                                         c->xo, mixed ? c->omask : NULL, batch, y, ldy, st)
                    ? -1
                    : 0;
-    int n = 0, gathered = mixed && gather_outliers(c, w, batch);
     if (gathered) {
         /* A prefill-sized call, where the outlier columns are many (a column counts when any of
          * its thousands of tokens crosses the threshold): their product is a cuBLAS 16-bit GEMM
@@ -323,7 +327,8 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
             return -1;
     }
     if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, mixed ? c->omask : NULL, c->xq,
-                              c->xscale, NULL, NULL, NULL, st))
+                              c->xscale, NULL, NULL, NULL, mixed && !listed ? c->ocount : NULL,
+                              stat, st))
         return -1;
     int ldc = round_up(w->rows, 4);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {
@@ -371,7 +376,7 @@ static int reference_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const
         }
     }
     if (ec_cuda_int8_quantize(x, batch, w->cols, w->ld, w->threshold > 0.0f ? c->omask : NULL,
-                              c->xq, c->xscale, NULL, NULL, NULL, st))
+                              c->xq, c->xscale, NULL, NULL, NULL, NULL, NULL, st))
         return -1;
     int ldc = round_up(w->rows, 4);
     for (int b0 = 0; b0 < batch; b0 += EC_CUDA_TC_ROWS) {
