@@ -1142,24 +1142,27 @@ __global__ void __launch_bounds__(EPI_THREADS)
         auto store = [&](int s, unsigned long long bits) { /* dequantize, zero the non-outliers */
 #pragma unroll
             for (int h = 0; h < WR; h++) {
-                const int8_t *q = reinterpret_cast<const int8_t *>(&wv[s][h]);
-                __half d[16];
-#pragma unroll
-                for (int j = 0; j < 16; j++) d[j] = __float2half_rn(dequant16(q[j], step[h]));
+                __half2 d[8];
+                dequant16_x16(wv[s][h], step[h], d);
                 uint4 *dst =
                     reinterpret_cast<uint4 *>(&s_w[h * EPI_ROWS + threadIdx.x / 4][16 * wseg]);
                 dst[0] = reinterpret_cast<const uint4 *>(d)[0];
                 dst[1] = reinterpret_cast<const uint4 *>(d)[1];
             }
+            /* the segment's columns are the same in every token: one mask word per half pair,
+             * all ones where the column is an outlier (AND leaves +0 elsewhere, as a store of 0) */
             unsigned seg = (unsigned)(bits >> (8 * xs8)) & 0xffu;
+            uint32_t keep[4];
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+                keep[p] = ((seg >> (2 * p)) & 1u ? 0x0000ffffu : 0u) |
+                          ((seg >> (2 * p + 1)) & 1u ? 0xffff0000u : 0u);
 #pragma unroll
             for (int k = 0; k < XSEG; k++) {
-                __half *e = reinterpret_cast<__half *>(&xv[s][k]);
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    if (!((seg >> j) & 1u)) e[j] = __float2half_rn(0.0f);
+                uint4 e = xv[s][k];
+                e = make_uint4(e.x & keep[0], e.y & keep[1], e.z & keep[2], e.w & keep[3]);
                 int bb = threadIdx.x / 8 + (EPI_THREADS / 8) * k;
-                *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = xv[s][k];
+                *reinterpret_cast<uint4 *>(&s_x[bb][8 * xs8]) = e;
             }
         };
 #pragma unroll

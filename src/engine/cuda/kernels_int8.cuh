@@ -20,6 +20,33 @@ __device__ __forceinline__ float dequant16(int8_t q, float step)
     return __half2float(__float2half_rn(__fmul_rn((float)q, step)));
 }
 
+/* The same weight as a half, for the tensor-core paths: __float2half_rn(dequant16(...)) keeps a
+ * conversion round trip (cuda_fp16's conversions are inline asm, which nvcc does not fold). */
+__device__ __forceinline__ __half dequant16_half(int8_t q, float step)
+{
+    return __float2half_rn(__fmul_rn((float)q, step));
+}
+
+/* dequant16_half of the 16 codes of a 16-byte load (byte j: code j), as 8 half pairs (pair i:
+ * codes 2i, 2i + 1). A code becomes a float without the conversion unit, whose int-to-float and
+ * the round trip above made the epilogue of a batch-64 down projection issue-bound
+ * (docs/performance.md, session 30): q + 128 (the byte with its top bit flipped) in the low byte
+ * of the float 2^23, bits 0x4B0000uu, is exactly 2^23 + 128 + q. */
+__device__ __forceinline__ void dequant16_x16(uint4 v, float step, __half2 (&d)[8])
+{
+    const uint32_t w[4] = {v.x ^ 0x80808080u, v.y ^ 0x80808080u, v.z ^ 0x80808080u,
+                           v.w ^ 0x80808080u};
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        uint32_t b = 2 * (i % 2); /* __byte_perm selector 0x765b: byte b of w, then 00 00 4B */
+        float lo = __fsub_rn(__uint_as_float(__byte_perm(w[i / 2], 0x4B000000u, 0x7650u + b)),
+                             8388736.0f);
+        float hi = __fsub_rn(__uint_as_float(__byte_perm(w[i / 2], 0x4B000000u, 0x7651u + b)),
+                             8388736.0f);
+        d[i] = __floats2half2_rn(__fmul_rn(lo, step), __fmul_rn(hi, step));
+    }
+}
+
 /* acc * step * xscale, left to right, plus the outlier sum: the int8 formats' output. */
 __device__ __forceinline__ float int8_output(int acc, float step, float xscale, float outlier)
 {

@@ -230,9 +230,8 @@ __global__ void __launch_bounds__(MMA_THREADS, 1)
                     int p = pos + __popcll(bits & ((1ull << (16 * t)) - 1));
                     for (; mine; mine &= mine - 1) {
                         int byte = __ffs(mine) - 1, slot = p++ & (RING - 1);
-                        ring[g][slot] = __float2half_rn(dequant16(chunk_byte(sa[v], byte), step_a));
-                        ring[g + 8][slot] =
-                            __float2half_rn(dequant16(chunk_byte(sb[v], byte), step_b));
+                        ring[g][slot] = dequant16_half(chunk_byte(sa[v], byte), step_a);
+                        ring[g + 8][slot] = dequant16_half(chunk_byte(sb[v], byte), step_b);
                     }
                     pos += __popcll(bits);
                     __syncwarp();
