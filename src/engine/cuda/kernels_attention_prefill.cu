@@ -224,33 +224,268 @@ __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <=
     }
 }
 
-template <typename T, int DG> static int launch_prefill(const ec_cuda_attn_shape *s, const float *q,
-                                                         const void *k_cache, const void *v_cache,
-                                                         const int *pos, int batch, int n,
-                                                         void *out, cudaStream_t stream)
+/* ---- the same attention on tensor cores (head_dim 64, 96 or 128) ----
+ * Block rows as above (64 a block: 16 per warp, pf_row_of), keys in tiles of 64 positions whose
+ * K and V rows are copied as stored (16-bit) into shared memory, two tiles in flight (cp.async).
+ * Warp w computes its 16 rows' scores against a tile with m16n8k16 MMAs (fp32 accumulation),
+ * keeps each row's running max and sum in the 4 lanes that hold it, and adds P·V with MMAs too,
+ * P taken from the score fragments as FlashAttention-2 does.
+ * The CPU's accuracy: the MMA rounds its 16-bit inputs exactly, but the query and the
+ * probabilities are fp32. Each is split into PARTS 16-bit parts whose sum is the fp32 value to
+ * within 2^-22 of it (fp16: hi + lo; bf16: three parts), and every part gets its own MMA against
+ * the exact 16-bit keys and values: the products are fp32-accurate, at PARTS times the MMAs,
+ * which tensor cores still run far faster than the CUDA cores' fp32 (docs/performance.md,
+ * session 30). */
+enum { TC_KEYS = 64, TC_PAD = 8 /* halves: rows 16 bytes apart in banks, ldmatrix-aligned */ };
+
+template <typename T> struct tc_parts { enum { N = 2 }; };         /* fp16: 11 + 11 bits */
+template <> struct tc_parts<__nv_bfloat16> { enum { N = 3 }; };    /* bf16: 8 + 8 + 8 bits */
+
+static size_t tc_smem_bytes(int hd, int parts)
 {
-    size_t bytes = prefill_smem_bytes(s->head_dim);
+    /* sQ [parts][PF_ROWS][hd + 8], then sK and sV [2 stages][TC_KEYS][hd + 8], all 16-bit */
+    return ((size_t)parts * PF_ROWS + 4 * TC_KEYS) * (hd + TC_PAD) * 2;
+}
+
+__device__ __forceinline__ void tc_ldmatrix_x4(uint32_t (&r)[4], const void *p)
+{
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+__device__ __forceinline__ void tc_ldmatrix_x4_trans(uint32_t (&r)[4], const void *p)
+{
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+__device__ __forceinline__ uint32_t tc_bits(__half v) { return __half_as_ushort(v); }
+__device__ __forceinline__ uint32_t tc_bits(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+
+/* x and y split into P 16-bit parts each (part i: the rounding of what parts 0..i-1 left), part
+ * i of both packed in pairs[i], x in the low half (an MMA fragment register). */
+template <typename T, int P>
+__device__ __forceinline__ void tc_split2(float x, float y, uint32_t (&pairs)[P])
+{
+#pragma unroll
+    for (int i = 0; i < P; i++) {
+        T a = ec_from_f32<T>(x), b = ec_from_f32<T>(y);
+        x = __fsub_rn(x, ec_to_f32(a));
+        y = __fsub_rn(y, ec_to_f32(b));
+        pairs[i] = tc_bits(a) | tc_bits(b) << 16;
+    }
+}
+
+template <typename T, int KS> /* KS = head_dim / 16 */
+__global__ void __launch_bounds__(128)
+    attn_prefill_mma_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache,
+                            const T *v_cache, const int *pos, int n, int hpb_log2, T *out)
+{
+    constexpr int P = tc_parts<T>::N, HD = 16 * KS, LD = HD + TC_PAD, NT = TC_KEYS / 8;
+    extern __shared__ uint4 smem16[];
+    T *sQ = reinterpret_cast<T *>(smem16);           /* [P][64][LD] */
+    T *sK = sQ + P * PF_ROWS * LD, *sV = sK + 2 * TC_KEYS * LD; /* [2][64][LD] each */
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    int tile = (int)(gridDim.x - 1 - blockIdx.x), h0 = blockIdx.y << hpb_log2, b = blockIdx.z;
+    int rph_log2 = PF_ROWS_LOG2 - hpb_log2;
+    int i0 = tile << rph_log2, rows = min(1 << rph_log2, n - i0);
+    size_t head_off = ((size_t)b * s.n_kv_heads + h0 / (s.n_heads / s.n_kv_heads)) * s.max_seq * HD;
+    const T *K = k_cache + head_off, *V = v_cache + head_off;
+    ec_wait_inputs();
+    int p0 = *pos + i0, keys = p0 + rows;
+
+    /* K and V rows [k0, k0 + 64) into stage st; rows at or past `keys` are zeros (never NaN:
+     * a zero probability times a NaN value would still be NaN) */
+    auto fetch = [&](int k0, int st) {
+        for (int e = threadIdx.x; e < TC_KEYS * (HD / 8); e += 128) {
+            int r = e / (HD / 8), c = e % (HD / 8) * 8;
+            bool in = k0 + r < keys;
+            size_t at = in ? (size_t)(k0 + r) * HD + c : 0;
+            ec_cp_async16(sK + (st * TC_KEYS + r) * LD + c, K + at, in);
+            ec_cp_async16(sV + (st * TC_KEYS + r) * LD + c, V + at, in);
+        }
+        ec_cp_async_commit();
+    };
+    fetch(0, 0);
+    /* the rows' queries in P parts (padding rows repeat the last row, as above) */
+    for (int e = threadIdx.x; e < PF_ROWS * (HD / 2); e += 128) {
+        int r = e / (HD / 2), d = e % (HD / 2) * 2;
+        pf_row pr = pf_row_of(r, rph_log2, rows);
+        float2 v = *reinterpret_cast<const float2 *>(
+            q + (((size_t)b * n + i0 + pr.i) * s.n_heads + h0 + pr.head) * HD + d);
+        uint32_t parts[P];
+        tc_split2<T, P>(v.x, v.y, parts);
+#pragma unroll
+        for (int i = 0; i < P; i++)
+            *reinterpret_cast<uint32_t *>(sQ + (i * PF_ROWS + r) * LD + d) = parts[i];
+    }
+
+    int qpos[2]; /* this lane's rows: 16 warp + g and + 8 */
+#pragma unroll
+    for (int hr = 0; hr < 2; hr++) qpos[hr] = p0 + pf_row_of(16 * warp + g + 8 * hr, rph_log2, rows).i;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, o[2 * KS][4];
+#pragma unroll
+    for (int d = 0; d < 2 * KS; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    float norm = sqrtf((float)HD);
+    int ntiles = (keys + TC_KEYS - 1) / TC_KEYS;
+    for (int kt = 0; kt < ntiles; kt++) {
+        int st = kt & 1, k0 = kt * TC_KEYS;
+        if (kt + 1 < ntiles) {
+            fetch(k0 + TC_KEYS, st ^ 1);
+            ec_cp_async_wait<1>();
+        } else {
+            ec_cp_async_wait<0>();
+        }
+        __syncthreads(); /* tile kt (and at kt = 0 the queries) in shared memory */
+        const T *tK = sK + st * TC_KEYS * LD, *tV = sV + st * TC_KEYS * LD;
+
+        float sc[NT][4];
+#pragma unroll
+        for (int j = 0; j < NT; j++) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < KS; kk++) {
+            uint32_t a[P][4];
+#pragma unroll
+            for (int i = 0; i < P; i++)
+                tc_ldmatrix_x4(a[i], sQ + (i * PF_ROWS + 16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8) * LD +
+                                         16 * kk + (lane >> 4) * 8);
+#pragma unroll
+            for (int j = 0; j < NT; j += 2) {
+                uint32_t kb[4]; /* B of key tiles j and j + 1 */
+                tc_ldmatrix_x4(kb, tK + (8 * j + (lane & 7) + ((lane >> 4) & 1) * 8) * LD + 16 * kk +
+                                       ((lane >> 3) & 1) * 8);
+#pragma unroll
+                for (int i = 0; i < P; i++) {
+                    ec_mma16816<T>(sc[j], a[i], make_uint2(kb[0], kb[1]));
+                    ec_mma16816<T>(sc[j + 1], a[i], make_uint2(kb[2], kb[3]));
+                }
+            }
+        }
+        /* fragment entry c of key tile j: row g + 8 (c / 2), key k0 + 8 j + 2 t + c % 2 */
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    float &v = sc[j][2 * hr + c];
+                    v = k0 + 8 * j + 2 * t + c <= qpos[hr] ? v / norm : -INFINITY;
+                    mx = fmaxf(mx, v);
+                }
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            float mnew = fmaxf(m[hr], mx), corr = expf(m[hr] - mnew); /* finite: key 0 in tile 0 */
+            m[hr] = mnew;
+            l[hr] *= corr;
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    float &v = sc[j][2 * hr + c];
+                    v = expf(v - mnew);
+                    l[hr] += v;
+                }
+#pragma unroll
+            for (int d = 0; d < 2 * KS; d++) {
+                o[d][2 * hr] *= corr;
+                o[d][2 * hr + 1] *= corr;
+            }
+        }
+        /* O += P V: P's k-step jj is key tiles 2 jj and 2 jj + 1, whose score fragments are the
+         * A fragment's halves */
+#pragma unroll
+        for (int jj = 0; jj < NT / 2; jj++) {
+            uint32_t a[4][P];
+            tc_split2<T, P>(sc[2 * jj][0], sc[2 * jj][1], a[0]);
+            tc_split2<T, P>(sc[2 * jj][2], sc[2 * jj][3], a[1]);
+            tc_split2<T, P>(sc[2 * jj + 1][0], sc[2 * jj + 1][1], a[2]);
+            tc_split2<T, P>(sc[2 * jj + 1][2], sc[2 * jj + 1][3], a[3]);
+#pragma unroll
+            for (int d = 0; d < 2 * KS; d += 2) {
+                uint32_t vb[4]; /* B of dimension tiles d and d + 1 */
+                tc_ldmatrix_x4_trans(vb, tV + (16 * jj + (lane & 7) + ((lane >> 3) & 1) * 8) * LD +
+                                             8 * d + (lane >> 4) * 8);
+#pragma unroll
+                for (int i = 0; i < P; i++) {
+                    const uint32_t ai[4] = {a[0][i], a[1][i], a[2][i], a[3][i]};
+                    ec_mma16816<T>(o[d], ai, make_uint2(vb[0], vb[1]));
+                    ec_mma16816<T>(o[d + 1], ai, make_uint2(vb[2], vb[3]));
+                }
+            }
+        }
+        __syncthreads(); /* stage st is read: the next iteration's fetch may overwrite it */
+    }
+#pragma unroll
+    for (int hr = 0; hr < 2; hr++) {
+        float sum = l[hr];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        pf_row pr = pf_row_of(16 * warp + g + 8 * hr, rph_log2, rows);
+        if (!pr.stored) continue;
+        T *orow = out + (((size_t)b * n + i0 + pr.i) * s.n_heads + h0 + pr.head) * HD;
+#pragma unroll
+        for (int d = 0; d < 2 * KS; d++) {
+            orow[8 * d + 2 * t] = ec_from_f32<T>(o[d][2 * hr] / sum);
+            orow[8 * d + 2 * t + 1] = ec_from_f32<T>(o[d][2 * hr + 1] / sum);
+        }
+    }
+}
+
+/* Heads per block (log2): while half the rows still hold every position, and the kv group
+ * splits; and the grid of row tiles x head groups x sequences. */
+static dim3 prefill_grid(const ec_cuda_attn_shape *s, int batch, int n, int *hpb_log2)
+{
+    int group = s->n_heads / s->n_kv_heads, h = 0;
+    while (2 * n <= (PF_ROWS >> h) && group % (2 << h) == 0) h++;
+    *hpb_log2 = h;
+    int rph = PF_ROWS >> h;
+    return dim3((unsigned)((n + rph - 1) / rph), (unsigned)(s->n_heads >> h), (unsigned)batch);
+}
+
+/* Launches Kernel (CUDA-core or tensor-core) with `bytes` of shared memory, opted in up to
+ * `most` (what any head_dim it serves needs, as far as the device allows: set once). */
+template <typename T, auto Kernel>
+static int launch_prefill(const ec_cuda_attn_shape *s, const float *q, const void *k_cache,
+                          const void *v_cache, const int *pos, int batch, int n, void *out,
+                          size_t bytes, size_t most, unsigned threads, cudaStream_t stream)
+{
     int limit = ec_smem_limit();
     if (bytes > (size_t)limit)
         return ec_set_error("prefill attention at head_dim %d needs %zu bytes of shared memory; "
                             "the device allows %d per block", s->head_dim, bytes, limit);
-    /* the most any head_dim of this DG needs, as far as the device allows: set once */
-    size_t most = prefill_smem_bytes(64 * DG) < (size_t)limit ? prefill_smem_bytes(64 * DG)
-                                                               : (size_t)limit;
-    cudaError_t optin = ec_smem_optin<attn_prefill_kernel<T, DG>>(most);
-    EC_CUDA_TRY(optin,
+    EC_CUDA_TRY(ec_smem_optin<Kernel>(most < (size_t)limit ? most : (size_t)limit),
                 "cudaFuncSetAttribute(prefill attention, %zu bytes of shared memory)", most);
-    /* heads per block: while half the rows still hold every position, and the kv group splits */
-    int group = s->n_heads / s->n_kv_heads, hpb_log2 = 0;
-    while (2 * n <= (PF_ROWS >> hpb_log2) && group % (2 << hpb_log2) == 0) hpb_log2++;
-    int rph = PF_ROWS >> hpb_log2;
-    dim3 grid((unsigned)((n + rph - 1) / rph), (unsigned)(s->n_heads >> hpb_log2),
-              (unsigned)batch);
-    EC_CUDA_TRY(ec_launch(attn_prefill_kernel<T, DG>, grid, dim3(PF_THREADS), bytes, stream, *s, q,
-                          (const T *)k_cache, (const T *)v_cache, pos, n, hpb_log2, (T *)out),
+    int hpb_log2;
+    dim3 grid = prefill_grid(s, batch, n, &hpb_log2);
+    EC_CUDA_TRY(ec_launch(Kernel, grid, dim3(threads), bytes, stream, *s, q, (const T *)k_cache,
+                          (const T *)v_cache, pos, n, hpb_log2, (T *)out),
                 "launch of prefill attention (%d row tiles x %d heads x %d sequences, %d heads "
                 "a block)", grid.x, s->n_heads, batch, 1 << hpb_log2);
     return 0;
+}
+
+template <typename T, int DG>
+static int launch_fp32(const ec_cuda_attn_shape *s, const float *q, const void *k_cache,
+                       const void *v_cache, const int *pos, int batch, int n, void *out,
+                       cudaStream_t stream)
+{
+    return launch_prefill<T, attn_prefill_kernel<T, DG>>(
+        s, q, k_cache, v_cache, pos, batch, n, out, prefill_smem_bytes(s->head_dim),
+        prefill_smem_bytes(64 * DG), PF_THREADS, stream);
+}
+
+template <typename T, int KS>
+static int launch_mma(const ec_cuda_attn_shape *s, const float *q, const void *k_cache,
+                      const void *v_cache, const int *pos, int batch, int n, void *out,
+                      cudaStream_t stream)
+{
+    size_t bytes = tc_smem_bytes(16 * KS, tc_parts<T>::N);
+    return launch_prefill<T, attn_prefill_mma_kernel<T, KS>>(
+        s, q, k_cache, v_cache, pos, batch, n, out, bytes, bytes, 128, stream);
 }
 
 extern "C" int ec_cuda_attention_prefill(ec_cuda_dtype t, const ec_cuda_attn_shape *s,
@@ -267,10 +502,13 @@ extern "C" int ec_cuda_attention_prefill(ec_cuda_dtype t, const ec_cuda_attn_sha
     static_assert(EC_CUDA_MAX_HEAD_DIM <= 4 * 64, "at most four 4-float groups per thread");
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
-        int dg = (s->head_dim + 63) / 64;
-        return dg == 1   ? launch_prefill<T, 1>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
-               : dg == 2 ? launch_prefill<T, 2>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
-               : dg == 3 ? launch_prefill<T, 3>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
-                         : launch_prefill<T, 4>(s, q, k_cache, v_cache, pos, batch, n, out, stream);
+        int hd = s->head_dim, dg = (hd + 63) / 64;
+        return hd == 128  ? launch_mma<T, 8>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+               : hd == 96 ? launch_mma<T, 6>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+               : hd == 64 ? launch_mma<T, 4>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+               : dg == 1  ? launch_fp32<T, 1>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+               : dg == 2  ? launch_fp32<T, 2>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+               : dg == 3  ? launch_fp32<T, 3>(s, q, k_cache, v_cache, pos, batch, n, out, stream)
+                          : launch_fp32<T, 4>(s, q, k_cache, v_cache, pos, batch, n, out, stream);
     });
 }
