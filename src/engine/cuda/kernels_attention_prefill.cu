@@ -230,12 +230,12 @@ __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <=
  * Warp w computes its 16 rows' scores against a tile with m16n8k16 MMAs (fp32 accumulation),
  * keeps each row's running max and sum in the 4 lanes that hold it, and adds P·V with MMAs too,
  * P taken from the score fragments as FlashAttention-2 does.
- * The CPU's accuracy: the MMA rounds its 16-bit inputs exactly, but the query and the
- * probabilities are fp32. Each is split into PARTS 16-bit parts whose sum is the fp32 value to
- * within 2^-22 of it (fp16: hi + lo; bf16: three parts), and every part gets its own MMA against
- * the exact 16-bit keys and values: the products are fp32-accurate, at PARTS times the MMAs,
- * which tensor cores still run far faster than the CUDA cores' fp32 (docs/performance.md,
- * session 30). */
+ * The CPU's accuracy: the MMA takes its 16-bit inputs exactly, but the query and the
+ * probabilities are fp32. Each is split into 16-bit parts whose sum is the fp32 value to about
+ * its 24 bits (bf16: three parts of 8; fp16: hi + lo, 22 bits, and 2^-25 absolute where lo falls
+ * below fp16's normal range), and every part gets its own MMA against the exact 16-bit keys and
+ * values: fp32-accurate products at 2-3 times the MMAs, which tensor cores still run far faster
+ * than the CUDA cores' fp32 (docs/performance.md, session 30). */
 enum { TC_KEYS = 64, TC_PAD = 8 /* halves: rows 16 bytes apart in banks, ldmatrix-aligned */ };
 
 template <typename T> struct tc_parts { enum { N = 2 }; };         /* fp16: 11 + 11 bits */
