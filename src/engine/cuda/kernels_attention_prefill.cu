@@ -50,8 +50,6 @@ __device__ __forceinline__ float4 ld4(const float *p)
     return *reinterpret_cast<const float4 *>(p);
 }
 
-/* DG = ceil(head_dim / 64): 4-float output groups per thread, and 16-byte cache loads per thread
- * per tile of keys (and of values). */
 /* Block row r's place in a tile of `rows` positions per head (rph_log2: log2 of the rows per
  * head): its position (rows past `rows` repeat the last one, so that every row has a finite max;
  * they are not stored), the head among the block's, and whether it is stored. */
@@ -65,6 +63,8 @@ __device__ __forceinline__ pf_row pf_row_of(int r, int rph_log2, int rows)
     return {min(i, rows - 1), r >> rph_log2, i < rows};
 }
 
+/* DG = ceil(head_dim / 64): 4-float output groups per thread, and 16-byte cache loads per thread
+ * per tile of keys (and of values). */
 template <typename T, int DG>
 __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <= 128 */
     attn_prefill_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(128)
 {
     constexpr int P = tc_parts<T>::N, HD = 16 * KS, LD = HD + TC_PAD, NT = TC_KEYS / 8;
     extern __shared__ uint4 smem16[];
-    T *sQ = reinterpret_cast<T *>(smem16);           /* [P][64][LD] */
+    T *sQ = reinterpret_cast<T *>(smem16);                      /* [P][64][LD] */
     T *sK = sQ + P * PF_ROWS * LD, *sV = sK + 2 * TC_KEYS * LD; /* [2][64][LD] each */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int tile = (int)(gridDim.x - 1 - blockIdx.x), h0 = blockIdx.y << hpb_log2, b = blockIdx.z;
@@ -323,12 +323,20 @@ __global__ void __launch_bounds__(128)
             *reinterpret_cast<uint32_t *>(sQ + (i * PF_ROWS + r) * LD + d) = parts[i];
     }
 
+    /* ldmatrix.x4: lanes 8i..8i+7 address the rows of 8x8 matrix i, which lands in register i.
+     * A fragment (16 rows x 16 columns; also V transposed, 16 keys x 8 dims x 2): matrices at
+     * (rows 0-7, 8-15) x (columns 0-7, 8-15), row-half first. B of two key tiles (keys x 16
+     * dims): (dims 0-7, 8-15) x (keys 0-7, 8-15), dim-half first. */
+    int a_row = (lane & 7) + ((lane >> 3) & 1) * 8, a_col = (lane >> 4) * 8;
+    int b_row = (lane & 7) + ((lane >> 4) & 1) * 8, b_col = ((lane >> 3) & 1) * 8;
     int qpos[2]; /* this lane's rows: 16 warp + g and + 8 */
 #pragma unroll
-    for (int hr = 0; hr < 2; hr++) qpos[hr] = p0 + pf_row_of(16 * warp + g + 8 * hr, rph_log2, rows).i;
+    for (int hr = 0; hr < 2; hr++)
+        qpos[hr] = p0 + pf_row_of(16 * warp + g + 8 * hr, rph_log2, rows).i;
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, o[2 * KS][4];
 #pragma unroll
-    for (int d = 0; d < 2 * KS; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    for (int d = 0; d < 2 * KS; d++)
+        o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
     float norm = sqrtf((float)HD);
     int ntiles = (keys + TC_KEYS - 1) / TC_KEYS;
     for (int kt = 0; kt < ntiles; kt++) {
@@ -344,19 +352,18 @@ __global__ void __launch_bounds__(128)
 
         float sc[NT][4];
 #pragma unroll
-        for (int j = 0; j < NT; j++) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.0f;
+        for (int j = 0; j < NT; j++)
+            sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < KS; kk++) {
             uint32_t a[P][4];
 #pragma unroll
             for (int i = 0; i < P; i++)
-                tc_ldmatrix_x4(a[i], sQ + (i * PF_ROWS + 16 * warp + (lane & 7) + ((lane >> 3) & 1) * 8) * LD +
-                                         16 * kk + (lane >> 4) * 8);
+                tc_ldmatrix_x4(a[i], sQ + (i * PF_ROWS + 16 * warp + a_row) * LD + 16 * kk + a_col);
 #pragma unroll
             for (int j = 0; j < NT; j += 2) {
                 uint32_t kb[4]; /* B of key tiles j and j + 1 */
-                tc_ldmatrix_x4(kb, tK + (8 * j + (lane & 7) + ((lane >> 4) & 1) * 8) * LD + 16 * kk +
-                                       ((lane >> 3) & 1) * 8);
+                tc_ldmatrix_x4(kb, tK + (8 * j + b_row) * LD + 16 * kk + b_col);
 #pragma unroll
                 for (int i = 0; i < P; i++) {
                     ec_mma16816<T>(sc[j], a[i], make_uint2(kb[0], kb[1]));
@@ -407,8 +414,7 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
             for (int d = 0; d < 2 * KS; d += 2) {
                 uint32_t vb[4]; /* B of dimension tiles d and d + 1 */
-                tc_ldmatrix_x4_trans(vb, tV + (16 * jj + (lane & 7) + ((lane >> 3) & 1) * 8) * LD +
-                                             8 * d + (lane >> 4) * 8);
+                tc_ldmatrix_x4_trans(vb, tV + (16 * jj + a_row) * LD + 8 * d + a_col);
 #pragma unroll
                 for (int i = 0; i < P; i++) {
                     const uint32_t ai[4] = {a[0][i], a[1][i], a[2][i], a[3][i]};
