@@ -3,9 +3,11 @@
  *
  * The decode kernels (kernels_attention.cu) give each query row blocks of its own, so a prompt
  * of n positions reads its sequence's cache rows about n/2 times over; at batch 64 × 512 that
- * was half of a 7 B model's prefill (docs/performance.md, session 28). Here one 256-thread block
- * owns PF_ROWS consecutive query rows of one (sequence, query head) and walks the keys they see
- * in tiles of PF_KEYS positions, flash-attention style:
+ * was half of a 7 B model's prefill (docs/performance.md, session 28). Here a block owns PF_ROWS
+ * consecutive query rows of one (sequence, query head) and walks the keys they see in tiles,
+ * flash-attention style. Two kernels: attn_prefill_mma_kernel (below) on tensor cores at
+ * head_dim 64, 96 and 128, and for the other head_dims attn_prefill_kernel, 256 threads on CUDA
+ * cores with tiles of PF_KEYS positions:
  *
  *   sQ [PF_ROWS][hd + 4]   the rows' rotated queries (fp32; padded rows: no bank conflicts)
  *   sK [PF_KEYS][hd + 4]   the tile's keys, sV [PF_KEYS][hd] its values (fp32)
@@ -25,9 +27,8 @@
  *
  * Arithmetic as on the CPU and in the decode kernels: fp32 dot products of the fp32 query with
  * the 16-bit keys, divided by sqrt(head_dim), expf, fp32 sums, one rounding of the output; only
- * the order of the sums and the per-tile rescaling differ. CUDA cores, not tensor cores: an MMA
- * would round the query and the probabilities to 16 bits, which the kernel tests' tolerance (one
- * output rounding) does not allow without splitting both into two 16-bit parts. */
+ * the order of the sums and the per-tile rescaling differ (the tensor-core kernel gets there by
+ * splitting its fp32 operands, see there). */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
