@@ -591,6 +591,12 @@ static void test_rejects_bad_calls(void **state)
                                            NULL, NULL, NULL, NULL, NULL, 16, g->stream),
                      -1);
     assert_non_null(strstr(ec_last_error(), "100 columns (needs a multiple of 8"));
+    /* The quantization counts outlier columns only from a mask (refused before any launch). */
+    int qcount = 0;
+    assert_int_equal(ec_cuda_int8_quantize(NULL, 4, 64, 64, NULL, NULL, NULL, NULL, NULL, NULL,
+                                           &qcount, NULL, g->stream),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "an outlier count without a mask"));
     /* The GEMM epilogue's outlier product needs the mask with its count, never with osum, and
      * lists at most 32768 columns (refused before anything is launched). */
     unsigned mask = 0;
