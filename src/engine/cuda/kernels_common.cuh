@@ -409,6 +409,18 @@ static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t d
     return (unsigned)((used + per_block - 1) / per_block);
 }
 
+/* Loads per row in flight per lane (ec_stream_pairs' U) for a decode GEMV of `pairs` row pairs:
+ * EXPERIMENT (session 31): ECOCOMPUTE_CUDA_GEMV_U=8|16 deepens the stream of weights with fewer
+ * than EC_GEMV_NARROW_PER_SM pairs per SM, whose one-wave grid holds few warps. */
+enum { EC_GEMV_NARROW_PER_SM = 24 };
+static inline int ec_gemv_depth(int pairs)
+{
+    if (pairs >= EC_GEMV_NARROW_PER_SM * ec_sm_count()) return 4;
+    const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_U");
+    int u = env ? atoi(env) : 4;
+    return u == 8 || u == 16 ? u : 4;
+}
+
 /* Lets Kernel launch with `bytes` of dynamic shared memory where that is above the default
  * limit of 48 KB (a function attribute, set once per kernel, device and thread). */
 template <auto Kernel> static cudaError_t ec_smem_optin(size_t bytes)

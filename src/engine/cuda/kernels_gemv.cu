@@ -16,9 +16,9 @@
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
-enum { GEMV_WARPS = 8, GEMV_UNROLL = 4 };
+enum { GEMV_WARPS = 8 };
 
-template <typename T, int B, int MODE>
+template <typename T, int B, int MODE, int U>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
     gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
                 int ldy, bool release)
@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     float acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.0f;
-    ec_stream_pairs<GEMV_UNROLL, uint4>(
+    ec_stream_pairs<U, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] { ec_wait_inputs(release); }, /* x and y belong to the step (see ec_launch) */
@@ -64,12 +64,19 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
      * argmax's) blocks may launch at this GEMV's start and wait resident (docs/performance.md,
      * session 23: 0.65 % faster fp16 steps); the other GEMVs release at their end (session 6). */
     bool release = MODE == EC_GEMV_STORE && batch == 1;
-#define EC_GEMV_CASE(B)                                                                            \
-    case B: {                                                                                      \
-        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs, GEMV_WARPS, GEMV_WARPS * 32); \
-        return ec_launch(gemv_kernel<T, B, MODE>, dim3(blocks), block, 0, stream, w, x, rows,     \
+#define EC_GEMV_LAUNCH(B, U)                                                                       \
+    {                                                                                              \
+        unsigned blocks =                                                                          \
+            ec_stream_blocks<gemv_kernel<T, B, MODE, U>>(pairs, GEMV_WARPS, GEMV_WARPS * 32);      \
+        return ec_launch(gemv_kernel<T, B, MODE, U>, dim3(blocks), block, 0, stream, w, x, rows,  \
                          cols, y, ldy, release);                                                   \
     }
+#define EC_GEMV_CASE(B)                                                                            \
+    case B:                                                                                        \
+        if (depth == 16) EC_GEMV_LAUNCH(B, 16)                                                     \
+        if (depth == 8) EC_GEMV_LAUNCH(B, 8)                                                       \
+        EC_GEMV_LAUNCH(B, 4)
+    int depth = ec_gemv_depth(pairs);
     switch (batch) {
         EC_GEMV_CASE(1)
         EC_GEMV_CASE(2)
@@ -82,6 +89,7 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
         EC_GEMV_CASE(8)
     }
 #undef EC_GEMV_CASE
+#undef EC_GEMV_LAUNCH
 }
 
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_mode instantiates batches 1..8");
