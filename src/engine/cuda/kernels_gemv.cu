@@ -21,8 +21,9 @@ enum { GEMV_WARPS = 8 };
 template <typename T, int B, int MODE, int U>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
     gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
-                int ldy, bool release)
+                int ldy, bool release, bool x_shared)
 {
+    extern __shared__ uint4 s_x[]; /* x_shared: x [B][cols] */
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
     int n16 = cols / 8, lane = threadIdx.x & 31; /* 16-byte chunks per row */
@@ -33,11 +34,17 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     ec_stream_pairs<U, uint4>(
         ec_gemv_pairs(MODE, rows), n16,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
-        [&] { ec_wait_inputs(release); }, /* x and y belong to the step (see ec_launch) */
+        [&] {
+            ec_wait_inputs(release); /* x and y belong to the step (see ec_launch) */
+            if (x_shared) {
+                for (int i = threadIdx.x; i < B * n16; i += blockDim.x) s_x[i] = __ldg(xv + i);
+                __syncthreads();
+            }
+        },
         [&](int, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {
-                uint4 xb = __ldg(xv + (size_t)b * n16 + k);
+                uint4 xb = x_shared ? s_x[b * n16 + k] : __ldg(xv + (size_t)b * n16 + k);
                 acc0[b] += ec_dot8<T>(a, xb);
                 acc1[b] += ec_dot8<T>(c, xb);
             }
@@ -66,17 +73,20 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
     bool release = MODE == EC_GEMV_STORE && batch == 1;
 #define EC_GEMV_LAUNCH(B, U)                                                                       \
     {                                                                                              \
-        unsigned blocks =                                                                          \
-            ec_stream_blocks<gemv_kernel<T, B, MODE, U>>(pairs, GEMV_WARPS, GEMV_WARPS * 32);      \
-        return ec_launch(gemv_kernel<T, B, MODE, U>, dim3(blocks), block, 0, stream, w, x, rows,  \
-                         cols, y, ldy, release);                                                   \
+        size_t xs_bytes = x_shared ? (size_t)B * cols * sizeof(T) : 0;                            \
+        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE, U>>(                            \
+            pairs, GEMV_WARPS, GEMV_WARPS * 32, xs_bytes);                                         \
+        return ec_launch(gemv_kernel<T, B, MODE, U>, dim3(blocks), block, xs_bytes, stream, w, x, \
+                         rows, cols, y, ldy, release, x_shared);                                   \
     }
 #define EC_GEMV_CASE(B)                                                                            \
     case B:                                                                                        \
-        if (depth == 16) EC_GEMV_LAUNCH(B, 16)                                                     \
         if (depth == 8) EC_GEMV_LAUNCH(B, 8)                                                       \
         EC_GEMV_LAUNCH(B, 4)
     int depth = ec_gemv_depth(pairs);
+    /* EXPERIMENT (session 31): ECOCOMPUTE_CUDA_GEMV_XS=1 stages x in shared memory */
+    const char *xs_env = getenv("ECOCOMPUTE_CUDA_GEMV_XS");
+    bool x_shared = xs_env && !strcmp(xs_env, "1") && (size_t)batch * cols * sizeof(T) <= 48 * 1024;
     switch (batch) {
         EC_GEMV_CASE(1)
         EC_GEMV_CASE(2)
