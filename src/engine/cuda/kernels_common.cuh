@@ -298,44 +298,55 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
  * kernel instead of following it. ready() is also where block-wide set-up goes (shared
  * memory, __syncthreads), so every warp of the block must call this, also a warp without pairs. */
 template <int U, typename Chunk, typename Load, typename Ready, typename Use, typename Finish>
-__device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, Load load, Ready ready,
-                                                Use use, Finish finish)
+__device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, int ks, Load load,
+                                                Ready ready, Use use, Finish finish)
 {
     int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
     int warp = blockIdx.x * wpb + (threadIdx.x >> 5), nwarps = gridDim.x * wpb;
-    int slots = (nchunks + 31) / 32; /* chunks per lane and row (the last ones maybe empty) */
-    int mine = warp < npairs ? (npairs - 1 - warp) / nwarps + 1 : 0;
+    /* ks warps (consecutive, one block) share each pair: part q takes chunk rounds q, q + ks, ... */
+    int part = warp % ks, group = warp / ks, ngroups = nwarps / ks;
+    int rounds = (nchunks + 31) / 32;
+    int slots = (rounds + ks - 1) / ks; /* chunks per lane and row (the last ones maybe empty) */
+    int mine = group < npairs ? (npairs - 1 - group) / ngroups + 1 : 0;
     int total = mine * slots; /* warp-uniform: the shuffles in finish() see every lane */
     Chunk a[U] = {}, c[U] = {};
-    int rp = warp, rj = 0; /* the request cursor: pair rp, slot rj */
+    int rp = group, rj = 0; /* the request cursor: pair rp, slot rj */
+    auto chunk = [&](int j) { return lane + 32 * (part + ks * j); };
     auto request = [&](int s, int u) {
         if (s >= total) return;
-        int k = lane + 32 * rj;
+        int k = chunk(rj);
         if (k < nchunks) load(rp, k, a[u], c[u]);
         if (++rj == slots) {
             rj = 0;
-            rp += nwarps;
+            rp += ngroups;
         }
     };
 #pragma unroll
     for (int u = 0; u < U; u++) request(u, u);
     ready();
-    int up = warp, uj = 0; /* the use cursor */
+    int up = group, uj = 0; /* the use cursor */
     for (int s0 = 0; s0 < total; s0 += U) {
 #pragma unroll
         for (int u = 0; u < U; u++) {
             int s = s0 + u;
             if (s >= total) break;
-            int k = lane + 32 * uj;
+            int k = chunk(uj);
             if (k < nchunks) use(up, k, a[u], c[u]);
             request(s + U, u);
             if (++uj == slots) {
                 finish(up);
                 uj = 0;
-                up += nwarps;
+                up += ngroups;
             }
         }
     }
+}
+
+/* A barrier of the `threads` threads (whole warps) that reach it with the same id, 1..15 (0 is
+ * __syncthreads'). */
+__device__ __forceinline__ void ec_named_barrier(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 /* GEMV pairs of a weight of out_rows output rows: rows 2p and 2p+1, or for SILU_MUL gate row p
@@ -384,6 +395,20 @@ static inline int ec_smem_limit(void)
     });
 }
 
+/* Warps per GEMV row pair (ec_stream_pairs' ks) for a weight of `pairs` row pairs whose rows are
+ * `rounds` rounds of 32 chunks: EXPERIMENT (session 31): ECOCOMPUTE_CUDA_GEMV_KS=2|4|8 for
+ * weights with fewer than EC_GEMV_NARROW_PER_SM pairs per SM, keeping at least 2 rounds a warp. */
+enum { EC_GEMV_NARROW_PER_SM = 24 };
+static inline int ec_gemv_split(int pairs, int rounds)
+{
+    if (pairs >= EC_GEMV_NARROW_PER_SM * ec_sm_count()) return 1;
+    const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_KS");
+    int ks = env ? atoi(env) : 1;
+    if (ks != 2 && ks != 4 && ks != 8) return 1;
+    while (ks > 1 && rounds < 2 * ks) ks /= 2;
+    return ks;
+}
+
 /* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
  * shared memory) over `units` units of work (GEMV row pairs, per_block per block at a time: one
  * per warp; tensor-core row groups: one per block): at most one wave of the blocks the device
@@ -407,18 +432,6 @@ static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t d
     int per_slot = (units + slots - 1) / slots;
     int used = (units + per_slot - 1) / per_slot;
     return (unsigned)((used + per_block - 1) / per_block);
-}
-
-/* Loads per row in flight per lane (ec_stream_pairs' U) for a decode GEMV of `pairs` row pairs:
- * EXPERIMENT (session 31): ECOCOMPUTE_CUDA_GEMV_U=8|16 deepens the stream of weights with fewer
- * than EC_GEMV_NARROW_PER_SM pairs per SM, whose one-wave grid holds few warps. */
-enum { EC_GEMV_NARROW_PER_SM = 24 };
-static inline int ec_gemv_depth(int pairs)
-{
-    if (pairs >= EC_GEMV_NARROW_PER_SM * ec_sm_count()) return 4;
-    const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_U");
-    int u = env ? atoi(env) : 4;
-    return u == 8 || u == 16 ? u : 4;
 }
 
 /* Lets Kernel launch with `bytes` of dynamic shared memory where that is above the default

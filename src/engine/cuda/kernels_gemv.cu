@@ -16,14 +16,14 @@
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 
-enum { GEMV_WARPS = 8 };
+enum { GEMV_WARPS = 8, GEMV_UNROLL = 4 };
 
-template <typename T, int B, int MODE, int U>
+template <typename T, int B, int MODE>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
     gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
-                int ldy, bool release, bool x_shared)
+                int ldy, bool release, int ks)
 {
-    extern __shared__ uint4 s_x[]; /* x_shared: x [B][cols] */
+    __shared__ float2 s_part[GEMV_WARPS][B]; /* ks > 1: each warp's sums of its pair's two rows */
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
     int n16 = cols / 8, lane = threadIdx.x & 31; /* 16-byte chunks per row */
@@ -31,33 +31,47 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     float acc0[B], acc1[B];
 #pragma unroll
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.0f;
-    ec_stream_pairs<U, uint4>(
-        ec_gemv_pairs(MODE, rows), n16,
+    ec_stream_pairs<GEMV_UNROLL, uint4>(
+        ec_gemv_pairs(MODE, rows), n16, ks,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
-        [&] {
-            ec_wait_inputs(release); /* x and y belong to the step (see ec_launch) */
-            if (x_shared) {
-                for (int i = threadIdx.x; i < B * n16; i += blockDim.x) s_x[i] = __ldg(xv + i);
-                __syncthreads();
-            }
-        },
+        [&] { ec_wait_inputs(release); }, /* x and y belong to the step (see ec_launch) */
         [&](int, int k, const uint4 &a, const uint4 &c) {
 #pragma unroll
             for (int b = 0; b < B; b++) {
-                uint4 xb = x_shared ? s_x[b * n16 + k] : __ldg(xv + (size_t)b * n16 + k);
+                uint4 xb = __ldg(xv + (size_t)b * n16 + k);
                 acc0[b] += ec_dot8<T>(a, xb);
                 acc1[b] += ec_dot8<T>(c, xb);
             }
         },
         [&](int p) {
             int2 r = ec_gemv_pair_rows<MODE>(p, rows);
+            float v0[B], v1[B];
 #pragma unroll
             for (int b = 0; b < B; b++) {
-                float v0 = ec_warp_sum(acc0[b]), v1 = ec_warp_sum(acc1[b]);
-                /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
-                if (lane == b) ec_gemv_write<T, MODE>(y, ldy, b, r.x, r.y, v0, v1);
+                v0[b] = ec_warp_sum(acc0[b]);
+                v1[b] = ec_warp_sum(acc1[b]);
                 acc0[b] = acc1[b] = 0.0f;
             }
+            if (ks > 1) { /* the pair's ks warps meet; the first adds their sums in part order */
+                int wib = threadIdx.x >> 5, first = wib - wib % ks, id = 1 + wib / ks;
+                if (lane == 0)
+#pragma unroll
+                    for (int b = 0; b < B; b++) s_part[wib][b] = make_float2(v0[b], v1[b]);
+                ec_named_barrier(id, ks * 32);
+                if (wib == first)
+#pragma unroll
+                    for (int b = 0; b < B; b++)
+                        for (int q = 1; q < ks; q++) {
+                            v0[b] += s_part[first + q][b].x;
+                            v1[b] += s_part[first + q][b].y;
+                        }
+                ec_named_barrier(id, ks * 32); /* s_part is free for the next pair */
+                if (wib != first) return;
+            }
+#pragma unroll
+            for (int b = 0; b < B; b++)
+                /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
+                if (lane == b) ec_gemv_write<T, MODE>(y, ldy, b, r.x, r.y, v0[b], v1[b]);
         });
 }
 
@@ -71,22 +85,14 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
      * argmax's) blocks may launch at this GEMV's start and wait resident (docs/performance.md,
      * session 23: 0.65 % faster fp16 steps); the other GEMVs release at their end (session 6). */
     bool release = MODE == EC_GEMV_STORE && batch == 1;
-#define EC_GEMV_LAUNCH(B, U)                                                                       \
-    {                                                                                              \
-        size_t xs_bytes = x_shared ? (size_t)B * cols * sizeof(T) : 0;                            \
-        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE, U>>(                            \
-            pairs, GEMV_WARPS, GEMV_WARPS * 32, xs_bytes);                                         \
-        return ec_launch(gemv_kernel<T, B, MODE, U>, dim3(blocks), block, xs_bytes, stream, w, x, \
-                         rows, cols, y, ldy, release, x_shared);                                   \
-    }
+    int ks = ec_gemv_split(pairs, (cols / 8 + 31) / 32);
 #define EC_GEMV_CASE(B)                                                                            \
-    case B:                                                                                        \
-        if (depth == 8) EC_GEMV_LAUNCH(B, 8)                                                       \
-        EC_GEMV_LAUNCH(B, 4)
-    int depth = ec_gemv_depth(pairs);
-    /* EXPERIMENT (session 31): ECOCOMPUTE_CUDA_GEMV_XS=1 stages x in shared memory */
-    const char *xs_env = getenv("ECOCOMPUTE_CUDA_GEMV_XS");
-    bool x_shared = xs_env && !strcmp(xs_env, "1") && (size_t)batch * cols * sizeof(T) <= 48 * 1024;
+    case B: {                                                                                      \
+        unsigned blocks = ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs * ks, GEMV_WARPS,         \
+                                                                    GEMV_WARPS * 32);              \
+        return ec_launch(gemv_kernel<T, B, MODE>, dim3(blocks), block, 0, stream, w, x, rows,     \
+                         cols, y, ldy, release, ks);                                               \
+    }
     switch (batch) {
         EC_GEMV_CASE(1)
         EC_GEMV_CASE(2)
@@ -99,7 +105,6 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
         EC_GEMV_CASE(8)
     }
 #undef EC_GEMV_CASE
-#undef EC_GEMV_LAUNCH
 }
 
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_mode instantiates batches 1..8");

@@ -45,6 +45,7 @@ enum {
     EPI_STAGES = 2,      /* GEMM epilogue: outlier chunks whose loads are in flight */
     EPI_MAX_CHUNKS = PREP_MAX_COLS / EPI_K, /* GEMM epilogue: chunks of the widest input */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
+    I8_UNROLL = 4,       /* GEMV: 16-byte loads per row in flight per lane */
     OWN_VECS = 8,        /* GEMV quantizing its own token: 8-column vectors a thread holds */
     OWN_MAX_COLS = I8_WARPS * 32 * OWN_VECS * 8, /* ... so its widest input: 16384 */
 };
@@ -815,7 +816,7 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
  * bound of an n-term sum (the tensor-core epilogue keeps the ascending order). OWN (batch 1):
  * the block makes the codes, scale and outlier flags itself (quantize_own) and reads them from
  * shared memory; xq, xscale and mask are then unused. */
-template <int B, int MODE, bool OWN, int U>
+template <int B, int MODE, bool OWN>
 __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
@@ -842,8 +843,8 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
-    ec_stream_pairs<U, uint4>(
-        ec_gemv_pairs(MODE, rows), n16,
+    ec_stream_pairs<I8_UNROLL, uint4>(
+        ec_gemv_pairs(MODE, rows), n16, 1,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
             ec_wait_inputs(release);
@@ -910,20 +911,13 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     dim3 block(I8_WARPS * 32);
     int pairs = ec_gemv_pairs(MODE, rows);
     int8_own none = {};
-#define EC_I8_GEMV_U(B, U)                                                                     \
-    {                                                                                          \
-        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE, false, U>>(pairs, I8_WARPS, \
-                                                                              I8_WARPS * 32);  \
-        return ec_launch(int8_gemv_kernel<B, MODE, false, U>, dim3(blocks), block, 0, stream, w, \
-                         wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
-    }
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
-        if (depth == 16) EC_I8_GEMV_U(B, 16)                                                   \
-        if (depth == 8) EC_I8_GEMV_U(B, 8)                                                     \
-        EC_I8_GEMV_U(B, 4)                                                                     \
+        unsigned blocks =                                                                      \
+            ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
+        return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
+                         wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
     }
-    int depth = ec_gemv_depth(pairs);
     switch (batch) {
     case 1: EC_I8_GEMV(1);
     case 2: EC_I8_GEMV(2);
@@ -935,7 +929,6 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
     default: EC_I8_GEMV(8);
     }
 #undef EC_I8_GEMV
-#undef EC_I8_GEMV_U
 }
 
 static_assert(EC_CUDA_GEMV_MAX_BATCH == 8, "launch_gemv instantiates batches 1..8");
@@ -983,19 +976,13 @@ static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const f
                                    int rows, int ld, const __half *x, int cols, int8_own own,
                                    void *y, int ldy)
 {
-    int pairs = ec_gemv_pairs(MODE, rows), depth = ec_gemv_depth(pairs);
-    auto go = [&](auto u) {
-        constexpr auto kernel = int8_gemv_kernel<1, MODE, true, decltype(u)::value>;
-        /* the residency for the widest token (the blocks per SM are bound by registers anyway) */
-        unsigned blocks = ec_stream_blocks<kernel>(pairs, I8_WARPS, I8_WARPS * 32,
-                                                   own_smem_bytes(OWN_MAX_COLS));
-        return ec_launch(kernel, dim3(blocks), dim3(I8_WARPS * 32), own_smem_bytes(ld), stream, w,
-                         wscale, rows, ld, (const int8_t *)nullptr, (const float *)nullptr, x,
-                         cols, (const unsigned *)nullptr, own, false, y, ldy);
-    };
-    if (depth == 16) return go(std::integral_constant<int, 16>());
-    if (depth == 8) return go(std::integral_constant<int, 8>());
-    return go(std::integral_constant<int, 4>());
+    /* the residency for the widest token (the blocks per SM are bound by registers anyway) */
+    unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
+        ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
+    return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
+                     own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
+                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y,
+                     ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
