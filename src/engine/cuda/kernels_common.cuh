@@ -396,16 +396,18 @@ static inline int ec_smem_limit(void)
 }
 
 /* Warps per GEMV row pair (ec_stream_pairs' ks) for a weight of `pairs` row pairs whose rows are
- * `rounds` rounds of 32 chunks: EXPERIMENT (session 31): ECOCOMPUTE_CUDA_GEMV_KS=2|4|8 for
- * weights with fewer than EC_GEMV_NARROW_PER_SM pairs per SM, keeping at least 2 rounds a warp. */
-enum { EC_GEMV_NARROW_PER_SM = 24 };
+ * `rounds` rounds of 32 16-byte chunks: the fewest (1, 2, 4 or 8) that give the grid
+ * EC_GEMV_WARPS_PER_SM warps per SM, each with at least 2 rounds of a row. A warp streams at most
+ * ~1.5 GB/s, whatever its loads in flight, so weights of few rows (o and down: 1,024-2,048 pairs)
+ * read at 1.5-2.3 TB/s with a warp per pair (docs/performance.md, session 31).
+ * ECOCOMPUTE_CUDA_GEMV_SPLIT=0 keeps one warp per pair, for comparison. */
+enum { EC_GEMV_WARPS_PER_SM = 30, EC_GEMV_MAX_SPLIT = 8 };
 static inline int ec_gemv_split(int pairs, int rounds)
 {
-    if (pairs >= EC_GEMV_NARROW_PER_SM * ec_sm_count()) return 1;
-    const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_KS");
-    int ks = env ? atoi(env) : 1;
-    if (ks != 2 && ks != 4 && ks != 8) return 1;
-    while (ks > 1 && rounds < 2 * ks) ks /= 2;
+    static const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_SPLIT");
+    if (env && !strcmp(env, "0")) return 1;
+    int want = EC_GEMV_WARPS_PER_SM * ec_sm_count(), ks = 1;
+    while (ks < EC_GEMV_MAX_SPLIT && pairs * ks < want && rounds >= 4 * ks) ks *= 2;
     return ks;
 }
 
