@@ -1002,10 +1002,12 @@ static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const f
                                    int rows, int ld, const __half *x, int cols, int8_own own,
                                    void *y, int ldy)
 {
-    int pairs = ec_gemv_pairs(MODE, rows), ks = ec_gemv_split(pairs, (ld / 16 + 31) / 32);
+    /* One warp per row pair: every block quantizes the whole token, so split pairs (twice the
+     * blocks) made the 7 B shapes' int8 steps 2 % slower (docs/performance.md, session 31). */
+    int pairs = ec_gemv_pairs(MODE, rows), ks = 1;
     /* the residency for the widest token (the blocks per SM are bound by registers anyway) */
     unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
-        pairs * ks, I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
+        pairs, I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
     return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
                      own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
                      (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y,

@@ -182,11 +182,13 @@ static void test_linear(void **state)
     cublasHandle_t cublas;
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) fail_msg("cublasCreate failed");
     static const int batches[] = {1, 3, 8, 17};
-    static const int shapes[][2] = {{4097, 4104}, {64, 8}, {3, 1000}};
+    /* Row pairs split over warps (ec_gemv_split): 2 warps at 4097x4104 and 3x1000 (a lone last
+     * row), 4 at 5x2056, 8 at 6x4104, none at 64x8. */
+    static const int shapes[][2] = {{4097, 4104}, {64, 8}, {3, 1000}, {5, 2056}, {6, 4104}};
     for (int di = 0; di < 2; di++)
         for (int m = 0; m < 3; m++)
             for (size_t bi = 0; bi < 4; bi++)
-                for (size_t si = 0; si < 3; si++) {
+                for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
                     /* The big shape once per mode at batch 1 and 17 keeps the run short. */
                     if (si == 0 && m == EC_GEMV_SILU_MUL && (bi == 1 || bi == 2)) continue;
                     check_linear(cublas, DTYPES[di], (ec_gemv_mode)m, batches[bi], shapes[si][0],
