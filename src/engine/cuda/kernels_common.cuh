@@ -284,19 +284,22 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
 }
 
 /* ---- the weight stream of the decode GEMVs (fp16, int8) ----
- * A GEMV's unit of work is a pair of weight rows (ec_gemv_pair_rows). Warp w of a grid of W
- * warps owns pairs w, w + W, w + 2W, ... and streams them as one sequence: lane l reads chunks
- * l, l+32, l+64, ... of each pair's two rows, U chunks per row in flight, and refills a slot as
- * soon as it is consumed, so the loads of the next pair travel while the current one is used.
- * A row of 4096 columns is 16 rounds of 16-byte loads per lane in fp16 but 8 in int8 (and was
- * one in the former nf4 GEMV): with one pair per warp a warp would load a few times, wait a full
- * HBM latency, compute and exit, and HBM would idle between its warps' rounds. load(p, k, a, c) requests chunk k of pair
- * p's rows into a and c, use(p, k, a, c) consumes them in order, finish(p) runs on the whole
- * warp after pair p's last chunk (reductions, epilogue). The first U requests go out before
- * ready() runs, and ready() must call ec_wait_inputs(): weights are no step data (see
- * ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of the previous
- * kernel instead of following it. ready() is also where block-wide set-up goes (shared
- * memory, __syncthreads), so every warp of the block must call this, also a warp without pairs. */
+ * A GEMV's unit of work is a pair of weight rows (ec_gemv_pair_rows), shared by ks consecutive
+ * warps of a block (ks = 1 except for the fp16 GEMV's narrow weights, ec_gemv_split). Warp group
+ * w of a grid of W groups owns pairs w, w + W, w + 2W, ... and streams them as one sequence:
+ * lane l of the group's warp q reads chunks l + 32 q, l + 32 (q + ks), ... of each pair's two
+ * rows, U chunks per row in flight, and refills a slot as soon as it is consumed, so the loads
+ * of the next pair travel while the current one is used. A row of 4096 columns is 16 rounds of
+ * 16-byte loads per lane in fp16 but 8 in int8 (and was one in the former nf4 GEMV): with one
+ * pair per warp a warp would load a few times, wait a full HBM latency, compute and exit, and
+ * HBM would idle between its warps' rounds. load(p, k, a, c) requests chunk k of pair p's rows
+ * into a and c, use(p, k, a, c) consumes them in order, finish(p) runs on the whole warp after
+ * its last chunk of pair p (reductions, the meeting of the pair's ks warps, epilogue). The first
+ * U requests go out before ready() runs, and ready() must call ec_wait_inputs(): weights are no
+ * step data (see ec_launch), so under PDL the first HBM round trip of a GEMV overlaps the end of
+ * the previous kernel instead of following it. ready() is also where block-wide set-up goes
+ * (shared memory, __syncthreads), so every warp of the block must call this, also a warp
+ * without pairs. */
 template <int U, typename Chunk, typename Load, typename Ready, typename Use, typename Finish>
 __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, int ks, Load load,
                                                 Ready ready, Use use, Finish finish)
@@ -397,9 +400,10 @@ static inline int ec_smem_limit(void)
 
 /* Warps per GEMV row pair (ec_stream_pairs' ks) for a weight of `pairs` row pairs whose rows are
  * `rounds` rounds of 32 16-byte chunks: the fewest (1, 2, 4 or 8) that give the grid
- * EC_GEMV_WARPS_PER_SM warps per SM, each with at least 2 rounds of a row. A warp streams at most
- * ~1.5 GB/s, whatever its loads in flight, so weights of few rows (o and down: 1,024-2,048 pairs)
- * read at 1.5-2.3 TB/s with a warp per pair (docs/performance.md, session 31).
+ * EC_GEMV_WARPS_PER_SM warps per SM, each with at least 2 rounds of a row. With a warp per pair,
+ * weights of few rows (o and down: 1,024-2,048 pairs, 8-16 warps per SM) read at 1.5-2.3 TB/s,
+ * and neither 8 or 16 loads per row in flight nor x in shared memory made them faster; more
+ * warps did (docs/performance.md, session 31).
  * ECOCOMPUTE_CUDA_GEMV_SPLIT=0 keeps one warp per pair, for comparison. */
 enum { EC_GEMV_WARPS_PER_SM = 30, EC_GEMV_MAX_SPLIT = 8 };
 static inline int ec_gemv_split(int pairs, int rounds)

@@ -821,14 +821,12 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     int8_gemv_kernel(const int8_t *__restrict__ w, const float *__restrict__ wscale, int rows,
                      int ld, const int8_t *__restrict__ xq, const float *__restrict__ xscale,
                      const __half *__restrict__ x, int cols, const unsigned *__restrict__ mask,
-                     int8_own own, bool release, void *y, int ldy, int ks)
+                     int8_own own, bool release, void *y, int ldy)
 {
     static_assert(!OWN || B == 1, "a GEMV quantizes its own token at batch 1 only");
     extern __shared__ uint4 s_own[]; /* OWN: own_smem_bytes (the codes, then the outlier flags) */
     __shared__ float s_scale, scratch[32];
     __shared__ unsigned s_max; /* OWN: the token's absmax */
-    __shared__ int2 s_isum[I8_WARPS][B];   /* ks > 1: each warp's int8 sums of its pair's rows */
-    __shared__ float2 s_osum[I8_WARPS][B]; /* ... and their outlier columns' products */
     int lane = threadIdx.x & 31, n16 = ld / 16;
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(xq);
@@ -845,8 +843,11 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         acc0[b] = acc1[b] = 0;
         out0[b] = out1[b] = 0.0f;
     }
+    /* One warp per row pair (ks = 1): pairs split over warps as in the fp16 GEMV made the small
+     * shapes' batch-1 steps 1 % faster but the 7 B shapes' 2 % (batch 1, o and down) to 7 %
+     * (batch 8) slower, and int8-mixed's outlier sums would depend on the split (session 31). */
     ec_stream_pairs<I8_UNROLL, uint4>(
-        ec_gemv_pairs(MODE, rows), n16, ks,
+        ec_gemv_pairs(MODE, rows), n16, 1,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
         [&] {
             ec_wait_inputs(release);
@@ -882,48 +883,25 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         },
         [&](int p) {
             int2 r = ec_gemv_pair_rows<MODE>(p, rows);
-            int i0[B], i1[B];
-            float o0[B], o1[B];
-#pragma unroll
-            for (int b = 0; b < B; b++) {
-                i0[b] = warp_isum(acc0[b]);
-                i1[b] = warp_isum(acc1[b]);
-                o0[b] = outliers ? ec_warp_sum(out0[b]) : 0.0f;
-                o1[b] = outliers ? ec_warp_sum(out1[b]) : 0.0f;
-                acc0[b] = acc1[b] = 0;
-                out0[b] = out1[b] = 0.0f;
-            }
-            if (ks > 1) { /* the pair's ks warps meet; the first adds their sums in part order */
-                int wib = threadIdx.x >> 5, first = wib - wib % ks, id = 1 + wib / ks;
-                if (lane == 0)
-#pragma unroll
-                    for (int b = 0; b < B; b++) {
-                        s_isum[wib][b] = make_int2(i0[b], i1[b]);
-                        s_osum[wib][b] = make_float2(o0[b], o1[b]);
-                    }
-                ec_named_barrier(id, ks * 32);
-                if (wib == first)
-#pragma unroll
-                    for (int b = 0; b < B; b++)
-                        for (int q = 1; q < ks; q++) {
-                            i0[b] += s_isum[first + q][b].x;
-                            i1[b] += s_isum[first + q][b].y;
-                            o0[b] += s_osum[first + q][b].x;
-                            o1[b] += s_osum[first + q][b].y;
-                        }
-                ec_named_barrier(id, ks * 32); /* the sums are free for the next pair */
-                if (wib != first) return;
-            }
             float step0 = row_step(wscale, r.x), step1 = row_step(wscale, r.y);
 #pragma unroll
-            for (int b = 0; b < B; b++)
+            for (int b = 0; b < B; b++) {
+                int i0 = warp_isum(acc0[b]), i1 = warp_isum(acc1[b]);
+                float o0 = 0.0f, o1 = 0.0f;
+                if (outliers) {
+                    o0 = ec_warp_sum(out0[b]);
+                    o1 = ec_warp_sum(out1[b]);
+                }
                 /* Lane b writes sequence b (registers are indexed by unrolled constants only). */
                 if (lane == b) {
                     float xs = OWN ? s_scale : xscale[b];
                     ec_gemv_write<__half, MODE>(y, ldy, b, r.x, r.y,
-                                                int8_output(i0[b], step0, xs, o0[b]),
-                                                int8_output(i1[b], step1, xs, o1[b]));
+                                                int8_output(i0, step0, xs, o0),
+                                                int8_output(i1, step1, xs, o1));
                 }
+                acc0[b] = acc1[b] = 0;
+                out0[b] = out1[b] = 0.0f;
+            }
         });
 }
 
@@ -934,15 +912,14 @@ static cudaError_t launch_gemv(int batch, cudaStream_t stream, const int8_t *w,
                                const unsigned *mask, bool release, void *y, int ldy)
 {
     dim3 block(I8_WARPS * 32);
-    int pairs = ec_gemv_pairs(MODE, rows), ks = ec_gemv_split(pairs, (ld / 16 + 31) / 32);
+    int pairs = ec_gemv_pairs(MODE, rows);
     int8_own none = {};
 #define EC_I8_GEMV(B)                                                                          \
     {                                                                                          \
-        unsigned blocks = ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(                  \
-            pairs * ks, I8_WARPS, I8_WARPS * 32);                                              \
+        unsigned blocks =                                                                      \
+            ec_stream_blocks<int8_gemv_kernel<B, MODE, false>>(pairs, I8_WARPS, I8_WARPS * 32); \
         return ec_launch(int8_gemv_kernel<B, MODE, false>, dim3(blocks), block, 0, stream, w,  \
-                         wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy,   \
-                         ks);                                                                  \
+                         wscale, rows, ld, xq, xscale, x, cols, mask, none, release, y, ldy);   \
     }
     switch (batch) {
     case 1: EC_I8_GEMV(1);
@@ -1002,16 +979,13 @@ static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const f
                                    int rows, int ld, const __half *x, int cols, int8_own own,
                                    void *y, int ldy)
 {
-    /* One warp per row pair: every block quantizes the whole token, so split pairs (twice the
-     * blocks) made the 7 B shapes' int8 steps 2 % slower (docs/performance.md, session 31). */
-    int pairs = ec_gemv_pairs(MODE, rows), ks = 1;
     /* the residency for the widest token (the blocks per SM are bound by registers anyway) */
     unsigned blocks = ec_stream_blocks<int8_gemv_kernel<1, MODE, true>>(
-        pairs, I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
+        ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
     return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
                      own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
                      (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y,
-                     ldy, ks);
+                     ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,
