@@ -306,7 +306,7 @@ __device__ __forceinline__ void ec_stream_pairs(int npairs, int nchunks, int ks,
 {
     int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
     int warp = blockIdx.x * wpb + (threadIdx.x >> 5), nwarps = gridDim.x * wpb;
-    /* ks warps (consecutive, one block) share each pair: part q takes chunk rounds q, q + ks, ... */
+    /* ks consecutive warps of a block share each pair: part q takes chunk rounds q, q + ks, ... */
     int part = warp % ks, group = warp / ks, ngroups = nwarps / ks;
     int rounds = (nchunks + 31) / 32;
     int slots = (rounds + ks - 1) / ks; /* chunks per lane and row (the last ones maybe empty) */
