@@ -82,6 +82,15 @@ typedef enum {
  * 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH. */
 int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
                  int rows, int cols, void *y, int ldy, cudaStream_t stream);
+/* Warps that share each row pair of ec_cuda_gemv's weight of `pairs` row pairs whose rows are
+ * `rounds` rounds of 32 16-byte chunks, on a device of `sms` SMs (gemv_split.c): the fewest of
+ * 1, 2, 4 or 8 that give the grid EC_GEMV_WARPS_PER_SM warps per SM, each warp keeping at least
+ * 2 rounds of a row. With a warp per pair, weights of few rows (o and down: 1,024-2,048 pairs,
+ * 8-16 warps per SM) read at 1.5-2.3 TB/s on an H100, and neither 8 or 16 loads per row in
+ * flight nor the activations in shared memory made them faster; more warps did
+ * (docs/performance.md, session 31). */
+enum { EC_GEMV_WARPS_PER_SM = 30, EC_GEMV_MAX_SPLIT = 8 };
+int ec_gemv_split_for(int pairs, int rounds, int sms);
 
 /* ---- linear.cu: the GEMV for small batches, cuBLAS (fp32 compute) above ---- */
 /* As ec_cuda_gemv for any batch >= 1. For EC_GEMV_SILU_MUL above the GEMV batch, the GEMM writes

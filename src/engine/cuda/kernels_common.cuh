@@ -398,21 +398,13 @@ static inline int ec_smem_limit(void)
     });
 }
 
-/* Warps per GEMV row pair (ec_stream_pairs' ks) for a weight of `pairs` row pairs whose rows are
- * `rounds` rounds of 32 16-byte chunks: the fewest (1, 2, 4 or 8) that give the grid
- * EC_GEMV_WARPS_PER_SM warps per SM, each with at least 2 rounds of a row. With a warp per pair,
- * weights of few rows (o and down: 1,024-2,048 pairs, 8-16 warps per SM) read at 1.5-2.3 TB/s,
- * and neither 8 or 16 loads per row in flight nor x in shared memory made them faster; more
- * warps did (docs/performance.md, session 31).
- * ECOCOMPUTE_CUDA_GEMV_SPLIT=0 keeps one warp per pair, for comparison. */
-enum { EC_GEMV_WARPS_PER_SM = 30, EC_GEMV_MAX_SPLIT = 8 };
+/* ec_gemv_split_for on the current device. ECOCOMPUTE_CUDA_GEMV_SPLIT=0 keeps one warp per
+ * pair, for comparison. */
 static inline int ec_gemv_split(int pairs, int rounds)
 {
     static const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_SPLIT");
     if (env && !strcmp(env, "0")) return 1;
-    int want = EC_GEMV_WARPS_PER_SM * ec_sm_count(), ks = 1;
-    while (ks < EC_GEMV_MAX_SPLIT && pairs * ks < want && rounds >= 4 * ks) ks *= 2;
-    return ks;
+    return ec_gemv_split_for(pairs, rounds, ec_sm_count());
 }
 
 /* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
