@@ -844,7 +844,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
         out0[b] = out1[b] = 0.0f;
     }
     /* One warp per row pair (ks = 1): pairs split over warps as in the fp16 GEMV made the small
-     * shapes' batch-1 steps 1 % faster but the 7 B shapes' 2 % (batch 1, o and down) to 7 %
+     * shapes' batch-1 steps 1-3 % faster but the 7 B shapes' 2 % (batch 1, o and down) to 7 %
      * (batch 8) slower, and int8-mixed's outlier sums would depend on the split (session 31). */
     ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16, 1,
