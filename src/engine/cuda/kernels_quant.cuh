@@ -859,15 +859,8 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
-    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES);
-    const char *fill = getenv("ECOCOMPUTE_CUDA_QMMA_FILL"); /* EXPERIMENT */
-    int per_sm = 0;
-    if (fill && *fill == '1' &&
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KS * 32, F::PAIR_BYTES) ==
-            cudaSuccess)
-        grid = (unsigned)(groups < per_sm * ec_sm_count() ? groups : per_sm * ec_sm_count());
-    return ec_launch(kernel, dim3(grid), dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch,
-                     y, ldy);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
+                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
@@ -977,8 +970,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
-        const char *mt1 = getenv("ECOCOMPUTE_CUDA_QMMA_MT"); /* EXPERIMENT */
-        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count() || (mt1 && *mt1 == '1'))
+        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
             return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     }
