@@ -90,10 +90,6 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
     int ks = ec_gemv_split(pairs, (cols / 8 + 31) / 32);
 #define EC_GEMV_CASE(B)                                                                            \
     case B: {                                                                                      \
-        if (getenv("ECOCOMPUTE_CUDA_GEMV_CARVEOUT")) /* EXPERIMENT */                              \
-            cudaFuncSetAttribute(gemv_kernel<T, B, MODE>,                                          \
-                                 cudaFuncAttributePreferredSharedMemoryCarveout,                   \
-                                 atoi(getenv("ECOCOMPUTE_CUDA_GEMV_CARVEOUT")));                   \
         unsigned blocks =                                                                          \
             ec_stream_blocks<gemv_kernel<T, B, MODE>>(pairs * ks, GEMV_WARPS, GEMV_WARPS * 32);    \
         return ec_launch(gemv_kernel<T, B, MODE>, dim3(blocks), block, 0, stream, w, x, rows,     \
