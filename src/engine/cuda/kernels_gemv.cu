@@ -3,9 +3,9 @@
  * Decode is bound by reading the weights, so the kernel streams each weight byte exactly once
  * for the whole batch and keeps HBM busy:
  *   - a warp works on two output rows at a time (two independent load streams per lane), a
- *     256-thread block holds 8 warps; a weight of few rows (o, down) gives each row pair to 2,
- *     4 or 8 warps, which split its columns and add their sums at the end (ec_gemv_split): a
- *     grid of one warp per pair held too few warps to stream at the HBM rate;
+ *     256-thread block holds 8 warps; at batch 1 a weight of few rows (o, down) gives each row
+ *     pair to 2, 4 or 8 warps, which split its columns and add their sums at the end
+ *     (ec_gemv_split): a grid of one warp per pair held too few warps to stream at the HBM rate;
  *   - each lane issues 16-byte loads (8 weights) with the evict-first hint (__ldcs) so the weights
  *     do not push the activation vector out of L1; 4 loads per row (8 per lane) are in flight
  *     before the first use, the first 8 before waiting for the previous kernel; each warp streams
@@ -25,6 +25,9 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
                 int ldy, bool release, int ks)
 {
+    /* Batches above 1 keep one warp per pair: the split's code, even at ks = 1, made their
+     * steps 7-24 % slower (docs/performance.md, session 32), and a constant ks = 1 folds it away. */
+    if (B > 1) ks = 1;
     __shared__ float2 s_part[GEMV_WARPS][B]; /* ks > 1: each warp's sums of its pair's two rows */
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
@@ -87,7 +90,7 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
      * argmax's) blocks may launch at this GEMV's start and wait resident (docs/performance.md,
      * session 23: 0.65 % faster fp16 steps); the other GEMVs release at their end (session 6). */
     bool release = MODE == EC_GEMV_STORE && batch == 1;
-    int ks = ec_gemv_split(pairs, (cols / 8 + 31) / 32);
+    int ks = batch == 1 ? ec_gemv_split(pairs, (cols / 8 + 31) / 32) : 1;
 #define EC_GEMV_CASE(B)                                                                            \
     case B: {                                                                                      \
         unsigned blocks =                                                                          \

@@ -182,8 +182,8 @@ static void test_linear(void **state)
     cublasHandle_t cublas;
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) fail_msg("cublasCreate failed");
     static const int batches[] = {1, 3, 8, 17};
-    /* Row pairs split over warps (ec_gemv_split): 2 warps at 4097x4104 and 3x1000 (a lone last
-     * row), 4 at 5x2056, 8 at 6x4104, none at 64x8. */
+    /* At batch 1 row pairs split over warps (ec_gemv_split): 2 warps at 4097x4104 and 3x1000 (a
+     * lone last row), 4 at 5x2056, 8 at 6x4104, none at 64x8. */
     static const int shapes[][2] = {{4097, 4104}, {64, 8}, {3, 1000}, {5, 2056}, {6, 4104}};
     for (int di = 0; di < 2; di++)
         for (int m = 0; m < 3; m++)
