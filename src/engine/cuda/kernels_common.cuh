@@ -285,8 +285,9 @@ static cudaError_t ec_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
 
 /* ---- the weight stream of the decode GEMVs (fp16, int8) ----
  * A GEMV's unit of work is a pair of weight rows (ec_gemv_pair_rows), shared by ks consecutive
- * warps of a block (ks = 1 except for the fp16 GEMV's narrow weights at batch 1, ec_gemv_split). Warp group
- * w of a grid of W groups owns pairs w, w + W, w + 2W, ... and streams them as one sequence:
+ * warps of a block (ks = 1 except for the fp16 GEMV's narrow weights at batch 1,
+ * ec_gemv_split). Warp group w of a grid of W groups owns pairs w, w + W, w + 2W, ... and
+ * streams them as one sequence:
  * lane l of the group's warp q reads chunks l + 32 q, l + 32 (q + ks), ... of each pair's two
  * rows, U chunks per row in flight, and refills a slot as soon as it is consumed, so the loads
  * of the next pair travel while the current one is used. A row of 4096 columns is 16 rounds of

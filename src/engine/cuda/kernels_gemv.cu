@@ -25,8 +25,8 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
     gemv_kernel(const T *__restrict__ w, const T *__restrict__ x, int rows, int cols, void *y,
                 int ldy, bool release, int ks)
 {
-    /* Batches above 1 keep one warp per pair: the split's code, even at ks = 1, made their
-     * steps 7-24 % slower (docs/performance.md, session 32), and a constant ks = 1 folds it away. */
+    /* Batches above 1 keep one warp per pair: the split's code, even at ks = 1, made their steps
+     * 7-24 % slower (docs/performance.md, session 32); a constant ks = 1 folds it away. */
     if (B > 1) ks = 1;
     __shared__ float2 s_part[GEMV_WARPS][B]; /* ks > 1: each warp's sums of its pair's two rows */
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
