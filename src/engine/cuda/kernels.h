@@ -82,7 +82,8 @@ typedef enum {
  * 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH. */
 int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
                  int rows, int cols, void *y, int ldy, cudaStream_t stream);
-/* Warps that share each row pair of ec_cuda_gemv's weight of `pairs` row pairs whose rows are
+/* Warps that share each row pair of ec_cuda_gemv's weight at batch 1 (batches 2-8 keep one
+ * warp per pair; docs/performance.md, session 32) of `pairs` row pairs whose rows are
  * `rounds` rounds of 32 16-byte chunks, on a device of `sms` SMs (gemv_split.c): the fewest of
  * 1, 2, 4 or 8 that give the grid EC_GEMV_WARPS_PER_SM warps per SM, each warp keeping at least
  * 2 rounds of a row. With a warp per pair, weights of few rows (o and down: 1,024-2,048 pairs,
