@@ -350,7 +350,7 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 }
 
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
-__global__ void __launch_bounds__(KS * 32, F::MMA_CTAS) /* see F::MMA_CTAS */
+__global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy)
 {
