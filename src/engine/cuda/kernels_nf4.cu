@@ -31,8 +31,9 @@ template <bool DQ> struct Nf4 {
      * - nf4: two CTAs of at most 128 registers. Left to the compiler, the two-tile kernel of
      *   the ADD mode took 156 and held one CTA of 8 warps per SM: Qwen2.5-14B's o and down
      *   (160 row groups, 80 CTAs) streamed at 0.8-0.9 TB/s (session 32). Two token tiles
-     *   are not bounded: at 166-175 registers they hold one CTA per SM with four chunks each,
-     *   and two chunks in two CTAs made batch 16 10 % slower (session 32, call 3).
+     *   are not bounded: at 166-175 registers they hold one CTA per SM with four chunks each;
+     *   two CTAs with two or three chunks made batch 12-16 5-10 % slower (session 32, calls 3
+     *   and 11).
      * - nf4-dq: its absmax decode (a second table lookup, a multiply and an add per piece)
      *   leaves it short of warps at two CTAs; three CTAs (at most 80 registers) with two chunks
      *   each made it 5-7 % faster at batch 1, and nf4 slower (session 12, call 8; session 13,
