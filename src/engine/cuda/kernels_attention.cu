@@ -248,7 +248,7 @@ template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
-                       T *v_cache, float *part, unsigned *tickets, T *out, int light)
+                       T *v_cache, float *part, unsigned *tickets, T *out)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
@@ -293,19 +293,13 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
         unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
-        if (light) /* experiment: acquire-release instead of sequentially consistent */
-            asm volatile("fence.acq_rel.gpu;" ::: "memory");
-        else
-            __threadfence(); /* the partial is visible to the block that draws the last ticket */
+        __threadfence(); /* the partial is visible to the block that draws the last ticket */
         s_last = atomicAdd(ticket, 1u) == (unsigned)used - 1;
         if (s_last) *ticket = 0; /* every split of (b, h) has drawn: ready for the next step */
     }
     __syncthreads();
     if (!s_last) return;
-    if (light)
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
-    else
-        __threadfence();
+    __threadfence();
     combine_block<T>(mine, used, hd, smem, out + ((size_t)b * s.n_heads + h) * hd);
 }
 
@@ -389,12 +383,10 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
-        const char *env = getenv("ECOCOMPUTE_CUDA_ATTN_FENCE");
-        int light = env && !strcmp(env, "acqrel");
         EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
-                              part, tickets, (T *)out, light),
+                              part, tickets, (T *)out),
                     "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
                     "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;

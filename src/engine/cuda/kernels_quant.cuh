@@ -352,7 +352,7 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
-                int ldy, int early, int xpf)
+                int ldy, int early)
 {
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
@@ -404,16 +404,6 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     }
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     if (early >= S) ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
-    if (VEC && xpf) {
-        /* experiment: this warp's activations of all its chunks into L1 in one round trip, a
-         * lane per 128-byte line (the later row groups use the same columns) */
-        int nb = batch < NT * 8 ? batch : NT * 8;
-        for (int q = lane; q < mine * 2 * nb; q += 32) {
-            int i = q / (2 * nb), tok = q % (2 * nb) / 2, half = q & 1;
-            const T *at = x + (size_t)tok * ldx + (warp + i * KS) * QMMA_CHUNK + half * 64;
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(at));
-        }
-    }
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
@@ -871,10 +861,8 @@ static cudaError_t ec_qlaunch_mma_s(const ec_cuda_packed_weight &w, const T *x, 
     int groups = ec_qmma_groups<MODE>(w, MT);
     const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EARLY"); /* experiment: stages before wait */
     int early = env ? atoi(env) : S;
-    const char *xpf = getenv("ECOCOMPUTE_CUDA_QMMA_XPF"); /* experiment: x into L1 at wait */
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
-                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy, early,
-                     xpf ? atoi(xpf) : 0);
+                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy, early);
 }
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
