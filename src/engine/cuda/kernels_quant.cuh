@@ -871,6 +871,7 @@ template <class F, typename T, int MT, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
+    constexpr int KS = 8;
     /* experiment: fp8's SiLU·mul and add kernels at one token tile with 2 stages (3 spill) */
     constexpr bool TWO = !F::TABLES && MODE != EC_GEMV_STORE && MT == 2 && NT == 1;
     constexpr int S = TWO ? 2 : F::mma_stages(MT, NT);
