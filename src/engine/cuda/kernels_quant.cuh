@@ -352,7 +352,7 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
-                int ldy, int early)
+                int ldy)
 {
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
@@ -398,12 +398,10 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
         }
     };
 #pragma unroll
-    for (int u = 0; u < S; u++) {
-        if (u == early) ec_wait_inputs(false);
+    for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
-    }
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
-    if (early >= S) ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
+    ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
@@ -850,21 +848,6 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
     return (out_rows + per_group - 1) / per_group;
 }
 
-template <class F, typename T, int MT, int NT, int S, int MODE, bool VEC>
-static cudaError_t ec_qlaunch_mma_s(const ec_cuda_packed_weight &w, const T *x, int ldx,
-                                    int batch, void *y, int ldy, cudaStream_t stream)
-{
-    constexpr int KS = 8;
-    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, S, MODE, VEC>;
-    cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
-    if (e != cudaSuccess) return e;
-    int groups = ec_qmma_groups<MODE>(w, MT);
-    const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EARLY"); /* experiment: stages before wait */
-    int early = env ? atoi(env) : S;
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
-                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy, early);
-}
-
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC>
@@ -872,14 +855,12 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
     constexpr int KS = 8;
-    /* experiment: fp8's SiLU·mul and add kernels at one token tile with 2 stages (3 spill) */
-    constexpr bool TWO = !F::TABLES && MODE != EC_GEMV_STORE && MT == 2 && NT == 1;
-    constexpr int S = TWO ? 2 : F::mma_stages(MT, NT);
-    const char *two = getenv("ECOCOMPUTE_CUDA_FP8_S2");
-    if (S != F::mma_stages(MT, NT) && !(two && !strcmp(two, "1")))
-        return ec_qlaunch_mma_s<F, T, MT, NT, F::mma_stages(MT, NT), MODE, VEC>(w, x, ldx, batch,
-                                                                              y, ldy, stream);
-    return ec_qlaunch_mma_s<F, T, MT, NT, S, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC>;
+    cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
+    if (e != cudaSuccess) return e;
+    int groups = ec_qmma_groups<MODE>(w, MT);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
+                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
