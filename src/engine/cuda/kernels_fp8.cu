@@ -41,7 +41,7 @@ struct Fp8 {
      * - two token tiles, with twice the accumulators: two. */
     static constexpr int mma_stages(int mt, int nt, int mode)
     {
-        return nt == 1 ? (mt == 1 ? 4 : mode == EC_GEMV_STORE ? 3 : 2) : 2;
+        return nt == 1 ? (mt == 1 ? 4 : 2) : 2; /* experiment: the store at two too */
     }
     static constexpr int MMA_CTAS = 2;
     struct Piece {
