@@ -39,7 +39,7 @@ struct Fp8 {
      *   (session 33, calls 1 and 3; Qwen2.5-14B, whose o and down take this kernel too, 2.6 %
      *   at batch 1);
      * - two token tiles, with twice the accumulators: two. */
-    static constexpr int mma_stages(int mt, int nt, int mode)
+    static constexpr int mma_stages(int mt, int nt, int)
     {
         return nt == 1 ? (mt == 1 ? 4 : 2) : 2; /* experiment: the store at two too */
     }
