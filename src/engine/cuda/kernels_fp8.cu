@@ -27,22 +27,15 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 struct Fp8 {
     static constexpr bool TABLES = false;
     static constexpr int PAIR_BYTES = 0; /* no lookup table */
-    /* Chunks in flight per tensor-core warp (32 B a lane each) at MT row and NT token tiles in
-     * mode MODE, and the CTAs of one token tile per SM for launch bounds (two of 128 registers):
-     * - one row tile (o and down of the 7B shapes): four chunks (112-120 registers; 0.3-0.7 %
-     *   faster than three, session 15, calls 8 and 10);
-     * - two row tiles, plain store (qkv): three chunks, 1-2 % faster at batch 1 and 8 than two
-     *   (session 15; three at the compiler's choice of registers, one CTA per SM, were 1-2 %
-     *   slower);
-     * - two row tiles, SiLU·mul and add: two chunks. At three, ptxas spills 8-160 bytes within
-     *   128 registers (their epilogues hold more), and two made fp8 steps 0-2.6 % faster
-     *   (session 33, calls 1 and 3; Qwen2.5-14B, whose o and down take this kernel too, 2.6 %
-     *   at batch 1);
-     * - two token tiles, with twice the accumulators: two. */
-    static constexpr int mma_stages(int mt, int nt, int)
-    {
-        return nt == 1 ? (mt == 1 ? 4 : 2) : 2; /* experiment: the store at two too */
-    }
+    /* Chunks in flight per tensor-core warp (32 B a lane each) at MT row and NT token tiles, and
+     * the CTAs of one token tile per SM for launch bounds (two of at most 128 registers):
+     * - one row tile, one token tile (o and down of the 7B shapes): four chunks (112-120
+     *   registers; 0.3-0.7 % faster than three, session 15, calls 8 and 10);
+     * - two row tiles or two token tiles: two chunks. Session 15 had measured three 1-2 %
+     *   faster with two row tiles; with this compiler ptxas spills 8-160 bytes there at three
+     *   (in every mode but the store's vector kernel), and two chunks made fp8 steps 0-2.6 %
+     *   faster in every mode (session 33, calls 1, 3 and 5). */
+    static constexpr int mma_stages(int mt, int nt) { return mt == 1 && nt == 1 ? 4 : 2; }
     static constexpr int MMA_CTAS = 2;
     struct Piece {
         uint4 lo, hi;

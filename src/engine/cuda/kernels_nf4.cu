@@ -26,8 +26,8 @@ template <bool DQ> struct Nf4 {
      * lane * 4 in bits 0-7). The other half of each 256-byte row is unused: a 128-byte stride
      * would need a shift per lookup. */
     static constexpr int PAIR_BYTES = 256 * 256;
-    /* Chunks in flight per tensor-core warp at MT row and NT token tiles (in every mode), and the
-     * CTAs of one token tile per SM the kernel is compiled for (launch bounds):
+    /* Chunks in flight per tensor-core warp at MT row and NT token tiles, and the CTAs of one
+     * token tile per SM the kernel is compiled for (launch bounds):
      * - nf4: two CTAs of at most 128 registers. Left to the compiler, the two-tile kernel of
      *   the ADD mode took 156 and held one CTA of 8 warps per SM: Qwen2.5-14B's o and down
      *   (160 row groups, 80 CTAs) streamed at 0.8-0.9 TB/s (session 32). Two token tiles
@@ -38,7 +38,7 @@ template <bool DQ> struct Nf4 {
      *   leaves it short of warps at two CTAs; three CTAs (at most 80 registers) with two chunks
      *   each made it 5-7 % faster at batch 1, and nf4 slower (session 12, call 8; session 13,
      *   calls 4-6). */
-    static constexpr int mma_stages(int, int, int) { return DQ ? 2 : 4; }
+    static constexpr int mma_stages(int, int) { return DQ ? 2 : 4; }
     static constexpr int MMA_CTAS = DQ ? 3 : 2;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;

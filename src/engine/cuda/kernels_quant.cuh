@@ -848,14 +848,14 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
     return (out_rows + per_group - 1) / per_group;
 }
 
-/* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT, MODE) chunks
- * in flight. */
+/* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
+ * flight. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
     constexpr int KS = 8;
-    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT, MODE), MODE, VEC>;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
