@@ -33,8 +33,8 @@ struct Fp8 {
      *   registers; 0.3-0.7 % faster than three, session 15, calls 8 and 10);
      * - two row tiles or two token tiles: two chunks. Session 15 had measured three 1-2 %
      *   faster with two row tiles; with this compiler ptxas spills 8-160 bytes there at three
-     *   (in every mode but the store's vector kernel), and two chunks made fp8 steps 0-2.6 %
-     *   faster in every mode (session 33, calls 1, 3 and 5). */
+     *   (in every mode but the store's vector kernel), and two chunks in every mode made fp8
+     *   steps 0.5-3.1 % shorter (session 33, calls 3-6; Qwen2.5-14B the most). */
     static constexpr int mma_stages(int mt, int nt) { return mt == 1 && nt == 1 ? 4 : 2; }
     static constexpr int MMA_CTAS = 2;
     struct Piece {
