@@ -38,7 +38,7 @@ template <bool DQ> struct Nf4 {
      *   leaves it short of warps at two CTAs; three CTAs (at most 80 registers) with two chunks
      *   each made it 5-7 % faster at batch 1, and nf4 slower (session 12, call 8; session 13,
      *   calls 4-6). */
-    static constexpr int mma_stages(int mt, int nt) { return DQ ? 2 : mt == 2 && nt == 1 ? 3 : 4; } /* experiment */
+    static constexpr int mma_stages(int, int) { return DQ ? 2 : 4; }
     static constexpr int MMA_CTAS = DQ ? 3 : 2;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
