@@ -613,7 +613,7 @@ static void test_rejects_bad_input(void **state)
     (void)state;
     uint8_t codes = 0;
     float scale = 1.0f;
-    ec_cuda_packed_weight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale, 0};
+    ec_cuda_packed_weight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale};
     assert_int_equal(
         ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, 0), -1);
     assert_non_null(strstr(ec_last_error(), "segments"));
