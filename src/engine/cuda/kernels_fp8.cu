@@ -84,6 +84,5 @@ extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cu
                                  const void *x, int ldx, int batch, void *y, int ldy,
                                  const ec_cuda_qsplit *split, cudaStream_t stream)
 {
-    ec_cuda_packed_weight we = ec_qmma_exp_weight(w);
-    return ec_qlinear_fused_format<Fp8>(t, mode, &we, x, ldx, batch, y, ldy, split, stream);
+    return ec_qlinear_fused_format<Fp8>(t, mode, w, x, ldx, batch, y, ldy, split, stream);
 }

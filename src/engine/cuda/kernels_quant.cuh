@@ -45,17 +45,6 @@ enum {
     QMMA_CHUNK = 128  /* columns per k-chunk: 32 per lane t, 8 MMA k-steps of 16 */
 };
 
-/* experiment (wrong results, speed only): ECOCOMPUTE_CUDA_QMMA_EXP bits for qmma_kernel —
- * 1 nf4 without the absmax multiply, 2 nf4 without lookup or multiply, 4 no activation loads */
-static inline ec_cuda_packed_weight ec_qmma_exp_weight(const ec_cuda_packed_weight *w)
-{
-    static int exp = -1;
-    if (exp < 0) exp = getenv("ECOCOMPUTE_CUDA_QMMA_EXP") ? atoi(getenv("ECOCOMPUTE_CUDA_QMMA_EXP")) : 0;
-    ec_cuda_packed_weight we = *w;
-    we.exp = exp;
-    return we;
-}
-
 /* 32-bit word j (0..3) of a 16-byte load; j is an unrolled constant, so this is a register. */
 __device__ __forceinline__ uint32_t ec_word(uint4 v, int j)
 {
@@ -434,8 +423,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                  * or prefetching it into L1 after the wait measured slower (session 14) */
                 int tok = 8 * n + g;
                 uint2 bx = tok < batch && c < w.cols
-                               ? (w.exp & 4 ? make_uint2(0x3c003c00u, 0x3c003c00u)
-                                            : ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols))
+                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
                                : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
