@@ -67,7 +67,7 @@ struct Fp8 {
     }
     /* k-step s: columns 4s .. 4s+3 = word s of the piece, as two exact 16-bit pairs. */
     template <typename T>
-    __device__ static uint2 afrag(const Piece &p, uint32_t, int s, const uint32_t *, int)
+    __device__ static uint2 afrag(const Piece &p, uint32_t, int s, const uint32_t *)
     {
         uint32_t wd = s < 4 ? ec_word(p.lo, s) : ec_word(p.hi, s - 4);
         return make_uint2(e4m3x2_to_pair<T>(wd), e4m3x2_to_pair<T>(wd >> 16));

@@ -81,17 +81,13 @@ template <bool DQ> struct Nf4 {
     /* k-step s of a piece: columns 4s .. 4s+3, i.e. bytes b = 2(s & 1) and b + 1 of word s / 2,
      * as two 16-bit weight pairs. */
     template <typename T>
-    __device__ static uint2 afrag(const Piece &p, uint32_t scale2, int s, const uint32_t *s_pairs,
-                                  int ex)
+    __device__ static uint2 afrag(const Piece &p, uint32_t scale2, int s, const uint32_t *s_pairs)
     {
         uint32_t wd = ec_word(p.code, s >> 1), lane4 = (threadIdx.x & 31) << 2;
         uint32_t sel = 0x5504u | (uint32_t)(2 * (s & 1)) << 4; /* [lane4, byte b, 0, 0] */
-        /* experiment (wrong results, speed only): 2 = no lookup and no multiply */
-        if (ex == 2) return make_uint2(__byte_perm(wd, lane4, sel), __byte_perm(wd, lane4, sel + 0x10));
         const char *tab = reinterpret_cast<const char *>(s_pairs);
         uint32_t p0 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel));
         uint32_t p1 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel + 0x10));
-        if (ex == 1) return make_uint2(p0, p1); /* experiment: no multiply by the absmax */
         return make_uint2(ec_hmul2<T>(p0, scale2), ec_hmul2<T>(p1, scale2));
     }
     /* The scale is inside each weight already. */
@@ -107,11 +103,6 @@ extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cu
                                  const void *x, int ldx, int batch, void *y, int ldy,
                                  const ec_cuda_qsplit *split, cudaStream_t stream)
 {
-    static int exp = -1; /* experiment: ECOCOMPUTE_CUDA_NF4_EXP=1 / 2 (wrong results) */
-    if (exp < 0) exp = getenv("ECOCOMPUTE_CUDA_NF4_EXP") ? atoi(getenv("ECOCOMPUTE_CUDA_NF4_EXP")) : 0;
-    ec_cuda_packed_weight we = *w;
-    we.exp = exp;
-    w = &we;
     if (w->prec == EC_PREC_NF4_DQ)
         return ec_qlinear_fused_format<Nf4<true>>(t, mode, w, x, ldx, batch, y, ldy, split, stream);
     return ec_qlinear_fused_format<Nf4<false>>(t, mode, w, x, ldx, batch, y, ldy, split, stream);

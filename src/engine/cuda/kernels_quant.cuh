@@ -274,13 +274,12 @@ __device__ __forceinline__ void ec_qmma_scales(const float *s_tab, const ec_qmma
 template <class F, typename T, int MT>
 __device__ __forceinline__ void ec_qmma_afrags(const ec_qmma_stage<F, MT> &s,
                                                const uint32_t (&sa)[MT], const uint32_t (&sb)[MT],
-                                               int k, const uint32_t *s_pairs, uint32_t (&a)[MT][4],
-                                               int ex = 0)
+                                               int k, const uint32_t *s_pairs, uint32_t (&a)[MT][4])
 {
 #pragma unroll
     for (int m = 0; m < MT; m++) {
-        uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_pairs, ex);
-        uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_pairs, ex);
+        uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_pairs);
+        uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_pairs);
         a[m][0] = fa.x; /* row g,   k 2t, 2t+1 */
         a[m][1] = fb.x; /* row g+8, k 2t, 2t+1 */
         a[m][2] = fa.y; /* row g,   k 2t+8, 2t+9 */
@@ -416,7 +415,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             uint32_t a[MT][4];
-            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a, w.exp);
+            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a);
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory

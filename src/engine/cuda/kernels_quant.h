@@ -61,7 +61,6 @@ typedef struct {
     int nseg;             /* nf4-dq: 1..EC_CUDA_MAX_SEGMENTS segments (else unused) */
     ec_cuda_dq_segment seg[EC_CUDA_MAX_SEGMENTS];
     const float *tables; /* [EC_CUDA_QTABLES_FLOATS] from ec_cuda_quant_tables */
-    int exp; /* experiment: nf4 qmma decode steps skipped (ECOCOMPUTE_CUDA_NF4_EXP) */
 } ec_cuda_packed_weight;
 
 /* Scratch of the fused family's column split (qgemm_kernel, 17..64 token rows): each CTA's partial
