@@ -25,7 +25,6 @@ template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(ui
 }
 
 struct Fp8 {
-    static constexpr int EXPERIMENT = 0;
     static constexpr bool TABLES = false;
     static constexpr int PAIR_BYTES = 0; /* no lookup table */
     /* Chunks in flight per tensor-core warp (32 B a lane each) at MT row and NT token tiles, and

@@ -18,10 +18,7 @@
 namespace
 {
 
-/* experiment (wrong results, speed only): EXP 1 = no absmax multiply, 2 = no lookup or
- * multiply, 4 = no activation loads (ECOCOMPUTE_CUDA_NF4_EXP, fp16 nf4 at batch <= 8) */
-template <bool DQ, int EXP = 0> struct Nf4 {
-    static constexpr int EXPERIMENT = EXP;
+template <bool DQ> struct Nf4 {
     static constexpr bool TABLES = true; /* s_tab[0..16) values, s_tab[16..272) dynamic map */
     /* The pair table, 64 KB of dynamic shared memory: entry e (a code byte) at byte e * 256, one
      * copy per lane at + lane * 4, so the 32 lookups of a warp hit 32 different banks whatever
@@ -88,12 +85,9 @@ template <bool DQ, int EXP = 0> struct Nf4 {
     {
         uint32_t wd = ec_word(p.code, s >> 1), lane4 = (threadIdx.x & 31) << 2;
         uint32_t sel = 0x5504u | (uint32_t)(2 * (s & 1)) << 4; /* [lane4, byte b, 0, 0] */
-        if constexpr ((EXP & 2) != 0)
-            return make_uint2(__byte_perm(wd, lane4, sel), __byte_perm(wd, lane4, sel + 0x10));
         const char *tab = reinterpret_cast<const char *>(s_pairs);
         uint32_t p0 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel));
         uint32_t p1 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel + 0x10));
-        if constexpr ((EXP & 1) != 0) return make_uint2(p0, p1);
         return make_uint2(ec_hmul2<T>(p0, scale2), ec_hmul2<T>(p1, scale2));
     }
     /* The scale is inside each weight already. */
@@ -103,44 +97,12 @@ template <bool DQ, int EXP = 0> struct Nf4 {
     }
 };
 
-template <int EXP, int MODE>
-cudaError_t nf4_exp_launch(const ec_cuda_packed_weight &w, const __half *x, int ldx, int batch,
-                           void *y, int ldy, cudaStream_t stream)
-{
-    using F = Nf4<false, EXP>;
-    if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
-        return ec_qlaunch_mma_nt<F, __half, 1, 1, MODE, true>(w, x, ldx, batch, y, ldy, stream);
-    return ec_qlaunch_mma_nt<F, __half, QMMA_MTILES, 1, MODE, true>(w, x, ldx, batch, y, ldy,
-                                                                   stream);
-}
-template <int EXP>
-int nf4_exp(ec_gemv_mode mode, const ec_cuda_packed_weight *w, const void *x, int ldx, int batch,
-            void *y, int ldy, cudaStream_t stream)
-{
-    const __half *xh = static_cast<const __half *>(x);
-    cudaError_t e = mode == EC_GEMV_STORE
-                        ? nf4_exp_launch<EXP, EC_GEMV_STORE>(*w, xh, ldx, batch, y, ldy, stream)
-                    : mode == EC_GEMV_ADD
-                        ? nf4_exp_launch<EXP, EC_GEMV_ADD>(*w, xh, ldx, batch, y, ldy, stream)
-                        : nf4_exp_launch<EXP, EC_GEMV_SILU_MUL>(*w, xh, ldx, batch, y, ldy, stream);
-    EC_CUDA_TRY(e, "nf4 experiment launch");
-    return 0;
-}
-
 } // namespace
 
 extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                  const void *x, int ldx, int batch, void *y, int ldy,
                                  const ec_cuda_qsplit *split, cudaStream_t stream)
 {
-    static int exp = -1;
-    if (exp < 0) exp = getenv("ECOCOMPUTE_CUDA_NF4_EXP") ? atoi(getenv("ECOCOMPUTE_CUDA_NF4_EXP")) : 0;
-    if (exp && t == EC_CUDA_F16 && w->prec == EC_PREC_NF4 && batch <= 8 && w->cols % 32 == 0 &&
-        ldx % 8 == 0) {
-        if (exp == 1) return nf4_exp<1>(mode, w, x, ldx, batch, y, ldy, stream);
-        if (exp == 2) return nf4_exp<2>(mode, w, x, ldx, batch, y, ldy, stream);
-        if (exp == 4) return nf4_exp<4>(mode, w, x, ldx, batch, y, ldy, stream);
-    }
     if (w->prec == EC_PREC_NF4_DQ)
         return ec_qlinear_fused_format<Nf4<true>>(t, mode, w, x, ldx, batch, y, ldy, split, stream);
     return ec_qlinear_fused_format<Nf4<false>>(t, mode, w, x, ldx, batch, y, ldy, split, stream);

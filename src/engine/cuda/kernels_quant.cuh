@@ -422,9 +422,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                  * or prefetching it into L1 after the wait measured slower (session 14) */
                 int tok = 8 * n + g;
                 uint2 bx = tok < batch && c < w.cols
-                               ? ((F::EXPERIMENT & 4) != 0
-                                      ? make_uint2(0x3c003c00u, 0x3c003c00u)
-                                      : ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols))
+                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
                                : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
