@@ -362,7 +362,7 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
             }
 }
 
-template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool XA>
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy)
@@ -415,21 +415,6 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
         if (u < total) request(st[u]);
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
-    /* XA: the B fragments of the warp's next chunk, loaded a chunk ahead (the columns are those
-     * of every row group, so after a group's last chunk come its first chunk's) */
-    [[maybe_unused]] uint2 xa[XA ? 8 : 1][NT];
-    auto x_frag = [&](int i, int k, int n) {
-        int tok = 8 * n + g, xc = cbase(i) + F::kcol(t, k);
-        return tok < batch && xc < w.cols ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, xc, w.cols)
-                                          : make_uint2(0, 0);
-    };
-    if constexpr (XA) {
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-#pragma unroll
-            for (int n = 0; n < NT; n++)
-                xa[k][n] = x_frag(0, k, n);
-    }
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
@@ -440,6 +425,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     constexpr int KBLOCKS = F::BLOCK_SCALED ? 2 : 1;
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
+        int cb = cbase(i);
         uint32_t sa[MT] = {}, sb[MT] = {};
         float ga[MT][2], gb[MT][2]; /* BLOCK_SCALED: the rows' block scales */
         if constexpr (F::BLOCK_SCALED) {
@@ -456,23 +442,20 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
             float part[MT][NT][4] = {};
             float(&sum)[MT][NT][4] = F::BLOCK_SCALED ? part : acc;
 #pragma unroll
-            for (int kk = 0; kk < 8 / KBLOCKS; kk++) {
-                int k = j * (8 / KBLOCKS) + kk;
+            for (int k = j * 8 / KBLOCKS; k < (j + 1) * 8 / KBLOCKS; k++) {
                 uint32_t a[MT][4];
                 ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a);
 #pragma unroll
                 for (int n = 0; n < NT; n++) {
                     /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
                      * or prefetching it into L1 after the wait measured slower (session 14) */
-                    uint2 bx;
-                    if constexpr (XA)
-                        bx = xa[k][n];
-                    else
-                        bx = x_frag(i, k, n);
+                    int tok = 8 * n + g, xc = cb + F::kcol(t, k);
+                    uint2 bx = tok < batch && xc < w.cols
+                                   ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, xc, w.cols)
+                                   : make_uint2(0, 0);
 #pragma unroll
                     for (int m = 0; m < MT; m++)
                         ec_mma16816<T>(sum[m][n], a[m], bx);
-                    if constexpr (XA) xa[k][n] = x_frag(i + 1 < mine ? i + 1 : 0, k, n);
                 }
             }
             if constexpr (F::BLOCK_SCALED) {
@@ -907,12 +890,12 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool XA = false>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
     constexpr int KS = 8;
-    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, XA>;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
@@ -1037,10 +1020,8 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
-        static int xa = getenv("ECOCOMPUTE_CUDA_QMMA_XA") ? atoi(getenv("ECOCOMPUTE_CUDA_QMMA_XA")) : 0;
         if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
-            return xa ? ec_qlaunch_mma_nt<M, T, 1, 1, MODE, VEC, true>(w, x, ldx, batch, y, ldy, stream)
-                      : ec_qlaunch_mma_nt<M, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+            return ec_qlaunch_mma_nt<M, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
         return ec_qlaunch_mma_nt<M, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     }
     if (batch <= 16)
