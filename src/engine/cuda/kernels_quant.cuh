@@ -1006,15 +1006,6 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
                                   void *y, int ldy, const ec_cuda_qsplit *split,
                                   cudaStream_t stream)
 {
-    static int old = getenv("ECOCOMPUTE_CUDA_NF4_OLD") ? atoi(getenv("ECOCOMPUTE_CUDA_NF4_OLD")) : 0;
-    if (old && batch <= 16) { /* experiment: qmma_kernel with the batch > 16 policy */
-        if (batch <= 8) {
-            if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
-                return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-            return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-        }
-        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-    }
     using M = typename F::Mma;
     if (batch <= 8) {
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
