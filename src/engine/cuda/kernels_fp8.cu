@@ -47,18 +47,12 @@ struct Fp8 {
     {
         return ec_load_codes16<VEC>(w.codes + (size_t)row * w.cols, w.cols, col0, 0u);
     }
-    using Mma = Fp8; /* qmma_kernel's policy too */
-    static constexpr bool BLOCK_SCALED = false; /* the row scale goes to the finished sums */
-    /* The chunk column of a lane's k-step k: its 32 columns [32t, 32t+32) in order. */
-    __device__ static int kcol(int t, int k) { return 32 * t + 4 * k; }
-    /* Columns [cb + 32t, +32) of `row` (the lane's in the chunk at cb); code 0 (0.0) when !valid
-     * or past the row. */
+    /* Columns [c, c+32) of `row`; code 0 (0.0) when !valid. */
     template <bool VEC>
-    __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int cb, bool valid,
+    __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
                                       Piece &p)
     {
-        int c = cb + 32 * (threadIdx.x & 3);
-        if (!valid || c >= w.cols) {
+        if (!valid) {
             p.lo = p.hi = make_uint4(0, 0, 0, 0);
             return;
         }

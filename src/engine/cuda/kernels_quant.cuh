@@ -118,19 +118,6 @@ __device__ __forceinline__ uint4 ec_load_codes16(const uint8_t *row, int rb, int
     }
 }
 
-/* 8 bytes of a row of rb bytes from byte byte0, as ec_load_codes16. */
-template <bool VEC>
-__device__ __forceinline__ uint2 ec_load_codes8(const uint8_t *row, int rb, int byte0, uint32_t pad)
-{
-    if constexpr (VEC) {
-        return __ldcs(reinterpret_cast<const uint2 *>(row + byte0));
-    } else {
-        uint32_t v[2];
-        ec_load_code_bytes<2>(row, rb, byte0, pad, v);
-        return make_uint2(v[0], v[1]);
-    }
-}
-
 /* 4 activations xr[col .. col+4) as two 16-bit pairs (an MMA B fragment); 0 past cols. */
 template <typename T, bool VEC>
 __device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, int cols)
@@ -379,13 +366,13 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     int mygroups = (int)blockIdx.x < ngroups ? (ngroups - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
     auto group = [&](int j) { return (int)blockIdx.x + j * (int)gridDim.x; };
 
-    /* This warp's chunks of a group: warp, warp + KS, ..., chunk i starting at column cbase(i).
-     * A warp without chunks (narrow weights) still takes one empty unit per group, so every
-     * warp reaches each group's barriers. */
+    /* This warp's chunks of a group: warp, warp + KS, ...; a lane's 32 columns of chunk i start
+     * at col(i). A warp without chunks (narrow weights) still takes one empty unit per group, so
+     * every warp reaches each group's barriers. */
     int nchunks = (w.cols + QMMA_CHUNK - 1) / QMMA_CHUNK;
     int mine = warp < nchunks ? (nchunks - 1 - warp) / KS + 1 : 0;
     int per = mine > 0 ? mine : 1, total = mygroups * per;
-    auto cbase = [&](int i) { return (warp + i * KS) * QMMA_CHUNK; };
+    auto col = [&](int i) { return (warp + i * KS) * QMMA_CHUNK + 32 * t; };
 
     float acc[MT][NT][4];
     float *flat = &acc[0][0][0];
@@ -398,12 +385,12 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     int rj = 0, ri = 0; /* the request cursor: group j, chunk i */
     auto request = [&](ec_qmma_stage<F, MT> &s) {
         ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(rj), out_rows, g);
-        int cb = cbase(ri);
-        bool any = ri < mine;
+        int c = col(ri);
+        bool any = ri < mine && c < w.cols;
 #pragma unroll
         for (int m = 0; m < MT; m++) {
-            F::template load_piece<VEC>(w, r.a[m], cb, any && r.va[m], s.a[m]);
-            F::template load_piece<VEC>(w, r.b[m], cb, any && r.vb[m], s.b[m]);
+            F::template load_piece<VEC>(w, r.a[m], c, any && r.va[m], s.a[m]);
+            F::template load_piece<VEC>(w, r.b[m], c, any && r.vb[m], s.b[m]);
         }
         if (++ri == per) {
             ri = 0;
@@ -420,53 +407,26 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
      * weight requests, instead of waiting for the last CTA to exit. */
     if (total <= S) ec_release_next();
 
-    /* A block-scaled format (F::BLOCK_SCALED: nf4) sums each block's 4 k-steps apart and adds
-     * them to acc times the block's scale; the others sum all 8 into acc. */
-    constexpr int KBLOCKS = F::BLOCK_SCALED ? 2 : 1;
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
-        int cb = cbase(i);
-        uint32_t sa[MT] = {}, sb[MT] = {};
-        float ga[MT][2], gb[MT][2]; /* BLOCK_SCALED: the rows' block scales */
-        if constexpr (F::BLOCK_SCALED) {
+        int c = col(i);
+        uint32_t sa[MT], sb[MT];
+        ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
 #pragma unroll
-            for (int m = 0; m < MT; m++) {
-                F::block_scales(s_tab, s.a[m], ga[m]);
-                F::block_scales(s_tab, s.b[m], gb[m]);
-            }
-        } else {
-            ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
-        }
+        for (int k = 0; k < 8; k++) {
+            uint32_t a[MT][4];
+            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a);
 #pragma unroll
-        for (int j = 0; j < KBLOCKS; j++) {
-            float part[MT][NT][4] = {};
-            float(&sum)[MT][NT][4] = F::BLOCK_SCALED ? part : acc;
-#pragma unroll
-            for (int k = j * 8 / KBLOCKS; k < (j + 1) * 8 / KBLOCKS; k++) {
-                uint32_t a[MT][4];
-                ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a);
-#pragma unroll
-                for (int n = 0; n < NT; n++) {
-                    /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
-                     * or prefetching it into L1 after the wait measured slower (session 14) */
-                    int tok = 8 * n + g, xc = cb + F::kcol(t, k);
-                    uint2 bx = tok < batch && xc < w.cols
-                                   ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, xc, w.cols)
-                                   : make_uint2(0, 0);
-#pragma unroll
-                    for (int m = 0; m < MT; m++)
-                        ec_mma16816<T>(sum[m][n], a[m], bx);
-                }
-            }
-            if constexpr (F::BLOCK_SCALED) {
+            for (int n = 0; n < NT; n++) {
+                /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
+                 * or prefetching it into L1 after the wait measured slower (session 14) */
+                int tok = 8 * n + g;
+                uint2 bx = tok < batch && c < w.cols
+                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
+                               : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
-#pragma unroll
-                    for (int n = 0; n < NT; n++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++) /* entries 0-1: row a (g), 2-3: row b */
-                            acc[m][n][e] =
-                                fmaf(part[m][n][e], e < 2 ? ga[m][j] : gb[m][j], acc[m][n][e]);
+                    ec_mma16816<T>(acc[m][n], a[m], bx);
             }
         }
     };
@@ -721,12 +681,12 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
     cursor rq = {u0 / nchunks, u0 % nchunks}; /* the request cursor */
     auto request = [&](ec_qmma_stage<F, MT> &s) {
         ec_qmma_rows<MT> r = rows_of(rq.rb);
-        int cb = rq.chunk * QMMA_CHUNK;
+        int c = rq.chunk * QMMA_CHUNK + 32 * t;
         advance(rq);
 #pragma unroll
         for (int m = 0; m < MT; m++) {
-            F::template load_piece<VEC>(w, r.a[m], cb, r.va[m], s.a[m]);
-            F::template load_piece<VEC>(w, r.b[m], cb, r.vb[m], s.b[m]);
+            F::template load_piece<VEC>(w, r.a[m], c, c < w.cols && r.va[m], s.a[m]);
+            F::template load_piece<VEC>(w, r.b[m], c, c < w.cols && r.vb[m], s.b[m]);
         }
     };
 #pragma unroll
@@ -1006,17 +966,16 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
                                   void *y, int ldy, const ec_cuda_qsplit *split,
                                   cudaStream_t stream)
 {
-    using M = typename F::Mma;
     if (batch <= 8) {
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
         if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
-            return ec_qlaunch_mma_nt<M, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-        return ec_qlaunch_mma_nt<M, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+            return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     }
     if (batch <= 16)
-        return ec_qlaunch_mma_nt<M, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     if (ec_qgemm_wgmma_usable()) {
         if (batch <= 32)
             return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC, true>(w, x, ldx, batch, y, ldy, split,

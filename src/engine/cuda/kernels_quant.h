@@ -17,10 +17,8 @@
  * Numerics: the reference nf4 GEMV uses the fp32 weights of the CPU reference; the reference
  * GEMM rounds each weight `code * absmax` (or `e4m3 * scale`) to the activation format first, as
  * bitsandbytes' and torchao's dequantize-then-GEMM paths do; the fused nf4 kernels multiply
- * T(value) and scale each 64-column block's fp32 sum by its absmax at 1-16 token rows, and above
- * multiply T(T(value) * T(absmax)), as bitsandbytes' batch-1 kernel does (kernels_nf4.cu); the
- * fused fp8 kernels feed the E4M3 values (exact in fp16 and bf16) and apply the row scale to the
- * fp32 sum. */
+ * T(T(value) * T(absmax)), as bitsandbytes' batch-1 kernel does (kernels_nf4.cu); the fused fp8
+ * kernels feed the E4M3 values (exact in fp16 and bf16) and apply the row scale to the fp32 sum. */
 #ifndef ECOCOMPUTE_CUDA_KERNELS_QUANT_H
 #define ECOCOMPUTE_CUDA_KERNELS_QUANT_H
 
