@@ -1004,8 +1004,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
          * one, so that every SM streams. */
         bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
         if constexpr (F::SPLIT_N) {
-            static const bool off = getenv("ECOCOMPUTE_CUDA_NF4_SPLITN") != NULL; /* experiment */
-            if (batch <= 4 && !off)
+            if (batch <= 4)
                 return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC, true>(w, x, ldx, batch,
                                                                               y, ldy, stream)
                               : ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC, true>(
