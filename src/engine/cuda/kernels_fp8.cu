@@ -37,7 +37,6 @@ struct Fp8 {
      *   steps 0.5-3.1 % shorter (session 33, calls 3-6; Qwen2.5-14B the most). */
     static constexpr int mma_stages(int mt, int nt) { return mt == 1 && nt == 1 ? 4 : 2; }
     static constexpr int MMA_CTAS = 2;
-    static constexpr bool SPLIT_N = false; /* one scale per row: nothing to split */
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
@@ -48,12 +47,12 @@ struct Fp8 {
     {
         return ec_load_codes16<VEC>(w.codes + (size_t)row * w.cols, w.cols, col0, 0u);
     }
-    /* Columns [c, c+32) of `row`; code 0 (0.0) when !valid or past the row. */
+    /* Columns [c, c+32) of `row`; code 0 (0.0) when !valid. */
     template <bool VEC>
     __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
                                       Piece &p)
     {
-        if (!valid || c >= w.cols) {
+        if (!valid) {
             p.lo = p.hi = make_uint4(0, 0, 0, 0);
             return;
         }

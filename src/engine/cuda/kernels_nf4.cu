@@ -40,32 +40,25 @@ template <bool DQ> struct Nf4 {
      *   calls 4-6). */
     static constexpr int mma_stages(int, int) { return DQ ? 2 : 4; }
     static constexpr int MMA_CTAS = DQ ? 3 : 2;
-    /* A lane's piece lies in block t / 2 of its chunk, so at 1-4 token rows qmma_kernel can sum
-     * the two blocks in separate token columns and scale the sums (see qmma_kernel). */
-    static constexpr bool SPLIT_N = true;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;
     };
 
-    /* Columns [c, c+32) of `row` and their block's absmax bytes (no table needed yet); the pad
-     * code 7 (0.0) past the row, and a zero absmax too when !valid or the block is past it. A
-     * piece past the row still carries its block's absmax when the block has columns: a split
-     * token column needs it (qmma_kernel). */
+    /* Columns [c, c+32) of `row` and their block's absmax bytes (no table needed yet); when
+     * !valid the pad code 7 (0.0) everywhere and a zero absmax, so the piece is zero weights. */
     template <bool VEC>
     __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
                                       Piece &p)
     {
-        const uint4 pad = make_uint4(0x77777777u, 0x77777777u, 0x77777777u, 0x77777777u);
-        int blk = c / EC_NF4_BLOCK;
-        if (!valid || blk * EC_NF4_BLOCK >= w.cols) {
-            p.code = pad;
+        if (!valid) {
+            p.code = make_uint4(0x77777777u, 0x77777777u, 0x77777777u, 0x77777777u);
             p.scale = {0.0f, 0u, 0.0f};
             return;
         }
         int rb = (w.cols + 1) / 2;
-        p.code = c < w.cols ? ec_load_codes16<VEC>(w.codes + (size_t)row * rb, rb, c / 2, 0x77u) : pad;
-        p.scale = ec_nf4_absmax_load<DQ>(w, row, blk);
+        p.code = ec_load_codes16<VEC>(w.codes + (size_t)row * rb, rb, c / 2, 0x77u);
+        p.scale = ec_nf4_absmax_load<DQ>(w, row, c / EC_NF4_BLOCK);
     }
 
     /* Fills the pair table from the values in s_tab (all threads of the block), four lanes'
@@ -78,34 +71,24 @@ template <bool DQ> struct Nf4 {
             reinterpret_cast<uint4 *>(s_pairs)[e * 16 + quad] = make_uint4(v, v, v, v);
         }
     }
-    /* The piece's block absmax. */
-    __device__ static float piece_absmax(const float *s_tab, const Piece &p)
-    {
-        return ec_nf4_absmax_decode<DQ>(s_tab + 16, p.scale);
-    }
-    /* The same in T, twice. */
+    /* The piece's block absmax in T, twice. */
     template <typename T>
     __device__ static uint32_t piece_scale(const float *s_tab, const Piece &p)
     {
-        float a = piece_absmax(s_tab, p);
+        float a = ec_nf4_absmax_decode<DQ>(s_tab + 16, p.scale);
         return ec_pack2<T>(a, a);
     }
     /* k-step s of a piece: columns 4s .. 4s+3, i.e. bytes b = 2(s & 1) and b + 1 of word s / 2,
-     * as two 16-bit pairs of code values. */
-    __device__ static uint2 values(const Piece &p, int s, const uint32_t *s_pairs)
+     * as two 16-bit weight pairs. */
+    template <typename T>
+    __device__ static uint2 afrag(const Piece &p, uint32_t scale2, int s, const uint32_t *s_pairs)
     {
         uint32_t wd = ec_word(p.code, s >> 1), lane4 = (threadIdx.x & 31) << 2;
         uint32_t sel = 0x5504u | (uint32_t)(2 * (s & 1)) << 4; /* [lane4, byte b, 0, 0] */
         const char *tab = reinterpret_cast<const char *>(s_pairs);
-        return make_uint2(*reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel)),
-                          *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel + 0x10)));
-    }
-    /* The same times the absmax: two 16-bit weight pairs. */
-    template <typename T>
-    __device__ static uint2 afrag(const Piece &p, uint32_t scale2, int s, const uint32_t *s_pairs)
-    {
-        uint2 v = values(p, s, s_pairs);
-        return make_uint2(ec_hmul2<T>(v.x, scale2), ec_hmul2<T>(v.y, scale2));
+        uint32_t p0 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel));
+        uint32_t p1 = *reinterpret_cast<const uint32_t *>(tab + __byte_perm(wd, lane4, sel + 0x10));
+        return make_uint2(ec_hmul2<T>(p0, scale2), ec_hmul2<T>(p1, scale2));
     }
     /* The scale is inside each weight already. */
     __device__ static float out_scale(const ec_cuda_packed_weight &, int)

@@ -270,23 +270,16 @@ __device__ __forceinline__ void ec_qmma_scales(const float *s_tab, const ec_qmma
     }
 }
 
-/* The A fragments of k-step k (0..7 of a 128-column chunk) of every row tile of a stage; with
- * VALUES (F::SPLIT_N formats) the code values without their block scales. */
-template <class F, typename T, int MT, bool VALUES = false>
+/* The A fragments of k-step k (0..7 of a 128-column chunk) of every row tile of a stage. */
+template <class F, typename T, int MT>
 __device__ __forceinline__ void ec_qmma_afrags(const ec_qmma_stage<F, MT> &s,
                                                const uint32_t (&sa)[MT], const uint32_t (&sb)[MT],
                                                int k, const uint32_t *s_pairs, uint32_t (&a)[MT][4])
 {
 #pragma unroll
     for (int m = 0; m < MT; m++) {
-        uint2 fa, fb;
-        if constexpr (VALUES) {
-            fa = F::values(s.a[m], k, s_pairs);
-            fb = F::values(s.b[m], k, s_pairs);
-        } else {
-            fa = F::template afrag<T>(s.a[m], sa[m], k, s_pairs);
-            fb = F::template afrag<T>(s.b[m], sb[m], k, s_pairs);
-        }
+        uint2 fa = F::template afrag<T>(s.a[m], sa[m], k, s_pairs);
+        uint2 fb = F::template afrag<T>(s.b[m], sb[m], k, s_pairs);
         a[m][0] = fa.x; /* row g,   k 2t, 2t+1 */
         a[m][1] = fb.x; /* row g+8, k 2t, 2t+1 */
         a[m][2] = fa.y; /* row g,   k 2t+8, 2t+9 */
@@ -356,12 +349,11 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
             }
 }
 
-template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool SPLITN>
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy)
 {
-    static_assert(!SPLITN || (F::SPLIT_N && NT == 1), "split token columns: one tile, nf4");
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
@@ -394,7 +386,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     auto request = [&](ec_qmma_stage<F, MT> &s) {
         ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(rj), out_rows, g);
         int c = col(ri);
-        bool any = ri < mine; /* F::load_piece pads past the row */
+        bool any = ri < mine && c < w.cols;
 #pragma unroll
         for (int m = 0; m < MT; m++) {
             F::template load_piece<VEC>(w, r.a[m], c, any && r.va[m], s.a[m]);
@@ -418,43 +410,23 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
         int c = col(i);
-        uint32_t sa[MT] = {}, sb[MT] = {};
-        if constexpr (!SPLITN) ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
-        float part[MT][NT][4] = {}; /* SPLITN: the chunk's block sums */
-        float(&sum)[MT][NT][4] = SPLITN ? part : acc;
+        uint32_t sa[MT], sb[MT];
+        ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             uint32_t a[MT][4];
-            ec_qmma_afrags<F, T, MT, SPLITN>(s, sa, sb, k, s_pairs, a);
+            ec_qmma_afrags<F, T, MT>(s, sa, sb, k, s_pairs, a);
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
-                 * or prefetching it into L1 after the wait measured slower (session 14).
-                 * SPLITN: column g is token g / 2's activations of block g % 2 (lanes t / 2 ==
-                 * g % 2) and zero in the other block's lanes. */
-                int tok = SPLITN ? g >> 1 : 8 * n + g;
-                bool take = !SPLITN || (g & 1) == (t >> 1);
-                uint2 bx = take && tok < batch && c < w.cols
+                 * or prefetching it into L1 after the wait measured slower (session 14) */
+                int tok = 8 * n + g;
+                uint2 bx = tok < batch && c < w.cols
                                ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
                                : make_uint2(0, 0);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
-                    ec_mma16816<T>(sum[m][n], a[m], bx);
-            }
-        }
-        if constexpr (SPLITN) {
-            /* Lane t holds token t's sums of both blocks (C columns 2t, 2t + 1) for rows a and
-             * b, and its own piece's absmax is block t / 2's; lane t ^ 2 has the other. */
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-                float own_a = F::piece_absmax(s_tab, s.a[m]), own_b = F::piece_absmax(s_tab, s.b[m]);
-                float other_a = __shfl_xor_sync(0xffffffffu, own_a, 2);
-                float other_b = __shfl_xor_sync(0xffffffffu, own_b, 2);
-                bool first = t < 2;
-                acc[m][0][0] = fmaf(part[m][0][1], first ? other_a : own_a,
-                                    fmaf(part[m][0][0], first ? own_a : other_a, acc[m][0][0]));
-                acc[m][0][2] = fmaf(part[m][0][3], first ? other_b : own_b,
-                                    fmaf(part[m][0][2], first ? own_b : other_b, acc[m][0][2]));
+                    ec_mma16816<T>(acc[m][n], a[m], bx);
             }
         }
     };
@@ -476,10 +448,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
 #pragma unroll
                 for (int h = 0; h < 2; h++)
                     if ((m * NT + n) * 2 + h == warp) {
-                        /* SPLITN: entry 0 (and 2) is token t, entry 1 (and 3) unused */
-                        o = ec_qmma_out_of<F, MT, MODE>(
-                            w, r, m, SPLITN ? (h == 0 ? t : batch) : 8 * n + 2 * t + h, batch, y,
-                            ldy);
+                        o = ec_qmma_out_of<F, MT, MODE>(w, r, m, 8 * n + 2 * t + h, batch, y, ldy);
                         ia = (m * NT + n) * 4 + h;
                     }
 #pragma unroll
@@ -881,13 +850,12 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool SPLITN = false>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, cudaStream_t stream)
 {
     constexpr int KS = 8;
-    constexpr auto kernel =
-        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, SPLITN>;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
@@ -1002,15 +970,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
-        bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
-        if constexpr (F::SPLIT_N) {
-            if (batch <= 4)
-                return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC, true>(w, x, ldx, batch,
-                                                                              y, ldy, stream)
-                              : ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC, true>(
-                                    w, x, ldx, batch, y, ldy, stream);
-        }
-        if (narrow)
+        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
             return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
         return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
     }

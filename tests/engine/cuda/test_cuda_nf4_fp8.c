@@ -140,16 +140,13 @@ static void tweight_free(tweight *tw)
 }
 
 /* ---- CPU references, split over threads by rows ---- */
-/* The weights a path multiplies (see weights_of). */
-typedef enum { W_FP32, W_ROUND16, W_NF4_PAIR, W_NF4_VALUE, W_KINDS } weights;
 typedef struct {
     const tweight *tw;
     ec_cuda_dtype t;
     const float *x; /* [batch][cols] */
     int batch, r0, r1;
     float *ycpu;                /* [batch][rows] ec_qmatrix_matmul_rows */
-    double **ref; /* [W_KINDS] (W_FP32: NULL) [batch][rows]: sum x*w with the kind's weights */
-    double *mag;  /* [batch][rows] sum |x*w| */
+    double *ref16, *refp, *mag; /* [batch][rows] sum x*round16(w), sum x*pair_weight, sum |x*w| */
 } ref_job;
 
 /* Weight (r, c) of the format as value * scale: fp8 the e4m3 value and the row scale, nf4 the
@@ -183,23 +180,13 @@ static float fp32_weight(const tweight *tw, int r, int c)
     return value * scale;
 }
 
-/* The fused nf4 kernels' weight above 4 token rows (kernels_nf4.cu): T(T(value) * T(absmax)),
- * the product of two 16-bit numbers being exact in fp32 and so rounded once, as the paired
- * 16-bit multiply does. */
+/* The fused nf4 kernels' weight (kernels_nf4.cu): T(T(value) * T(absmax)), the product of two
+ * 16-bit numbers being exact in fp32 and so rounded once, as the paired 16-bit multiply does. */
 static float nf4_pair_weight(const tweight *tw, ec_cuda_dtype t, int r, int c)
 {
     float value, scale;
     weight_parts(tw, r, c, &value, &scale);
     return from16(t, to16(t, from16(t, to16(t, value)) * from16(t, to16(t, scale))));
-}
-
-/* The fused nf4 kernels' weight at 1-4 token rows (qmma_kernel's split columns): T(value) *
- * absmax in fp32. */
-static float nf4_value_weight(const tweight *tw, ec_cuda_dtype t, int r, int c)
-{
-    float value, scale;
-    weight_parts(tw, r, c, &value, &scale);
-    return from16(t, to16(t, value)) * scale;
 }
 
 static void *ref_worker(void *arg)
@@ -220,34 +207,33 @@ static void *ref_worker(void *arg)
         free(yp);
     }
     int nf4 = tw->prec != EC_PREC_FP8;
-    float *wk = malloc((size_t)W_KINDS * cols * sizeof *wk); /* [kind][cols] of one row */
+    float *w16 = malloc((size_t)cols * sizeof *w16), *wp = malloc((size_t)cols * sizeof *wp);
     for (int r = j->r0; r < j->r1; r++) {
         const float *wr = tw->wdq + (size_t)r * cols;
         for (int c = 0; c < cols; c++) {
-            wk[W_FP32 * cols + c] = wr[c];
-            wk[W_ROUND16 * cols + c] = from16(j->t, to16(j->t, wr[c]));
-            wk[W_NF4_PAIR * cols + c] = nf4 ? nf4_pair_weight(tw, j->t, r, c) : 0.0f;
-            wk[W_NF4_VALUE * cols + c] = nf4 ? nf4_value_weight(tw, j->t, r, c) : 0.0f;
+            w16[c] = from16(j->t, to16(j->t, wr[c]));
+            wp[c] = nf4 ? nf4_pair_weight(tw, j->t, r, c) : 0.0f;
         }
         for (int b = 0; b < j->batch; b++) {
             const float *xb = j->x + (size_t)b * cols;
-            double sum[W_KINDS] = {0}, m = 0;
+            double s16 = 0, sp = 0, m = 0;
             for (int c = 0; c < cols; c++) {
-                for (int k = W_ROUND16; k < W_KINDS; k++)
-                    sum[k] += (double)xb[c] * wk[k * cols + c];
+                s16 += (double)xb[c] * w16[c];
+                sp += (double)xb[c] * wp[c];
                 m += fabs((double)xb[c] * wr[c]);
             }
-            for (int k = W_ROUND16; k < W_KINDS; k++)
-                j->ref[k][(size_t)b * rows + r] = sum[k];
+            j->ref16[(size_t)b * rows + r] = s16;
+            j->refp[(size_t)b * rows + r] = sp;
             j->mag[(size_t)b * rows + r] = m;
         }
     }
-    free(wk);
+    free(w16);
+    free(wp);
     return NULL;
 }
 
 static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, int batch,
-                          float *ycpu, double **ref, double *mag)
+                          float *ycpu, double *ref16, double *refp, double *mag)
 {
     enum { MAX_THREADS = 32 };
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -263,7 +249,8 @@ static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, in
                             (int)((long)tw->rows * i / nt),
                             (int)((long)tw->rows * (i + 1) / nt),
                             ycpu,
-                            ref,
+                            ref16,
+                            refp,
                             mag};
         if (pthread_create(&th[i], NULL, ref_worker, &jobs[i])) fail_msg("pthread_create failed");
     }
@@ -274,17 +261,15 @@ static void cpu_reference(const tweight *tw, ec_cuda_dtype t, const float *x, in
 /* The weights a path multiplies (kernels_quant.h, "Numerics"): the CPU format's fp32 weights
  * (the reference nf4 GEMV at batch 1, the fused fp8 kernels), those rounded to 16 bits (the
  * reference family's dequant + GEMM: batch > 1, fp8 at any batch), or the fused nf4 kernels'
- * nf4_value_weight (1-4 token rows) and nf4_pair_weight (more) — with how many 16-bit roundings
- * each differs from the format's weight. */
+ * nf4_pair_weight — with how many 16-bit roundings each differs from the format's weight. */
+typedef enum { W_FP32, W_ROUND16, W_NF4_PAIR } weights;
 static weights weights_of(ec_precision p, int fused, int batch)
 {
     if (!fused) return p == EC_PREC_FP8 || batch > 1 ? W_ROUND16 : W_FP32;
-    if (p == EC_PREC_FP8) return W_FP32;
-    return batch <= 4 ? W_NF4_VALUE : W_NF4_PAIR;
+    return p == EC_PREC_FP8 ? W_FP32 : W_NF4_PAIR;
 }
-static const int ROUNDINGS[] = {[W_FP32] = 0, [W_ROUND16] = 1, [W_NF4_PAIR] = 3, [W_NF4_VALUE] = 1};
-static const char *WEIGHTS_NAME[] = {[W_FP32] = "fp32", [W_ROUND16] = "16-bit",
-                                     [W_NF4_PAIR] = "nf4 pair", [W_NF4_VALUE] = "nf4 value"};
+static const int ROUNDINGS[] = {[W_FP32] = 0, [W_ROUND16] = 1, [W_NF4_PAIR] = 3};
+static const char *WEIGHTS_NAME[] = {[W_FP32] = "fp32", [W_ROUND16] = "16-bit", [W_NF4_PAIR] = "nf4 pair"};
 
 /* ---- one linear config ---- */
 typedef struct {
@@ -321,12 +306,12 @@ static void judge(verdict *v, long b, long r, double got, double want, double cp
 
 static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype t, int fused,
                          ec_gemv_mode mode, int batch, int ldx, const void *d_x, const float *ycpu,
-                         double *const *refs, const double *mag, tally *tl)
+                         const double *ref16, const double *refp, const double *mag, tally *tl)
 {
     int silu = mode == EC_GEMV_SILU_MUL, rows = tw->rows;
     int out = silu ? rows / 2 : rows, ldy = out + 3;
     weights wk = weights_of(tw->prec, fused, batch);
-    const double *ref = wk == W_FP32 ? NULL : refs[wk];
+    const double *ref = wk == W_ROUND16 ? ref16 : wk == W_NF4_PAIR ? refp : NULL;
     size_t esz = silu ? 2 : 4, ybytes = (size_t)(batch + 1) * ldy * esz; /* + a guard row */
     float *y0 = malloc((size_t)(batch + 1) * ldy * sizeof *y0);
     for (long i = 0; i < (long)(batch + 1) * ldy; i++)
@@ -437,23 +422,22 @@ static int run_shape(cublasHandle_t cublas, const float *tables, ec_precision pr
             void *d_x = dev_upload(xh, (size_t)batch * ldx * 2);
             size_t n = (size_t)batch * rows;
             float *ycpu = malloc(n * sizeof *ycpu);
-            double *refs[W_KINDS] = {NULL}, *mag = malloc(n * sizeof *mag);
-            for (int k = W_ROUND16; k < W_KINDS; k++)
-                refs[k] = malloc(n * sizeof *refs[k]);
-            cpu_reference(&tw, t, xf, batch, ycpu, refs, mag);
+            double *ref16 = malloc(n * sizeof *ref16), *refp = malloc(n * sizeof *refp),
+                   *mag = malloc(n * sizeof *mag);
+            cpu_reference(&tw, t, xf, batch, ycpu, ref16, refp, mag);
             for (int fused = 0; fused < 2; fused++)
                 for (int m = 0; m < 3; m++) {
                     if (m == EC_GEMV_SILU_MUL && rows % 2) continue;
                     check_linear(cublas, &tw, t, fused, (ec_gemv_mode)m, batch, ldx, d_x, ycpu,
-                                 refs, mag, &tl[fused]);
+                                 ref16, refp, mag, &tl[fused]);
                     configs++;
                 }
             cudaFree(d_x);
             free(xh);
             free(xf);
             free(ycpu);
-            for (int k = W_ROUND16; k < W_KINDS; k++)
-                free(refs[k]);
+            free(ref16);
+            free(refp);
             free(mag);
         }
         for (int f = 0; f < 2; f++) {
@@ -523,10 +507,8 @@ static void test_linear_llama(void **state)
  * code, nibble order, table entry or fragment position anywhere shows up as a mismatch, which
  * the random-activation checks (a tolerance of 1e-5 sum|x w|) could miss for a single weight.
  * The tensor-core kernels (batch 1 and 8: qmma_kernel; 64: qgemm_kernel, with the column split or
- * without) multiply for nf4 nf4_value_weight up to 4 token rows (qmma_kernel's block sums times
- * the absmax) and nf4_pair_weight above, and for fp8 the exact e4m3 value whose sum they scale in
- * fp32, i.e. fp32_weight. The expected weight follows the launch's batch, which for the last
- * columns can be smaller than B. */
+ * without) multiply nf4_pair_weight for nf4, and for fp8 the exact e4m3 value whose sum they
+ * scale in fp32, i.e. fp32_weight. */
 static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const ec_cuda_qsplit *split)
 {
     int rows = tw->rows, cols = tw->cols;
@@ -548,16 +530,12 @@ static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const 
             for (int r = 0; r < rows; r++) {
                 float got = y[(size_t)b * rows + r],
                       want = tw->prec == EC_PREC_FP8 ? fp32_weight(tw, r, c0 + b)
-                             : batch <= 4            ? nf4_value_weight(tw, t, r, c0 + b)
                                                      : nf4_pair_weight(tw, t, r, c0 + b);
-                if (!(got == want)) {
-                    float value, scale;
-                    weight_parts(tw, r, c0 + b, &value, &scale);
+                if (!(got == want))
                     fail_msg("%s %s %dx%d fused decode of weight [%d][%d] (batch %d): got "
-                             "%.9g want %.9g (value %.9g, scale %.9g; got / value %.9g)",
+                             "%.9g want %.9g",
                              ec_precision_name(tw->prec), dname(t), rows, cols, r, c0 + b, batch,
-                             got, want, value, scale, got / value);
-                }
+                             got, want);
             }
     }
     free(xh);
