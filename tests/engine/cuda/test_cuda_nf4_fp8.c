@@ -531,11 +531,16 @@ static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const 
                 float got = y[(size_t)b * rows + r],
                       want = tw->prec == EC_PREC_FP8 ? fp32_weight(tw, r, c0 + b)
                                                      : nf4_pair_weight(tw, t, r, c0 + b);
-                if (!(got == want))
+                if (!(got == want)) {
+                    /* the parts tell a wrong block scale (got / value near scale) from a wrong
+                     * code or position (far from it) */
+                    float value, scale;
+                    weight_parts(tw, r, c0 + b, &value, &scale);
                     fail_msg("%s %s %dx%d fused decode of weight [%d][%d] (batch %d): got "
-                             "%.9g want %.9g",
+                             "%.9g want %.9g (value %.9g, scale %.9g; got / value %.9g)",
                              ec_precision_name(tw->prec), dname(t), rows, cols, r, c0 + b, batch,
-                             got, want);
+                             got, want, value, scale, got / value);
+                }
             }
     }
     free(xh);
