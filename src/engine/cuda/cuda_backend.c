@@ -590,11 +590,16 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
     size_t kv_layer = (size_t)s->max_batch * c->n_kv_heads * s->max_seq * c->head_dim * 2;
     const ec_cuda_qctx *q = &s->qctx;
     if (ec_cuda_embed(s->dt, s->emb.data, tokens, rows, dim, s->x, st)) return -1;
+    /* The residual adds of a batch-1 step may leave the sums of squares of the row they write,
+     * so that the norm after them needs no launch (ec_cuda_qlinear_sumsq); the embedding leaves
+     * none. */
+    const float *carried = NULL;
     for (int l = 0; l < c->n_layers; l++) {
         const cuda_layer *L = &s->layers[l];
         char *kc = (char *)s->k_cache + l * kv_layer, *vc = (char *)s->v_cache + l * kv_layer;
-        ec_cuda_norm attn_norm = {s->x, (size_t)dim, L->attn_norm, c->norm_eps};
-        ec_cuda_norm ffn_norm = {s->x, (size_t)dim, L->ffn_norm, c->norm_eps};
+        ec_cuda_norm attn_norm = {s->x, (size_t)dim, L->attn_norm, c->norm_eps, carried};
+        ec_cuda_norm ffn_norm = {s->x, (size_t)dim, L->ffn_norm, c->norm_eps,
+                                 ec_cuda_qlinear_sumsq(q, &L->wo, rows)};
         if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
                                    s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
             attention(s, L, pos, batch, n, n_splits, split_len, kc, vc) ||
@@ -604,11 +609,12 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
             ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
                             stat_of(s, l, STAT_DOWN)))
             return -1;
+        carried = ec_cuda_qlinear_sumsq(q, &L->wdown, rows);
     }
     if (!with_head) return 0;
     /* Only each sequence's last position feeds the head. */
     ec_cuda_norm final_norm = {s->x + (size_t)(n - 1) * dim, (size_t)n * dim, s->final_norm,
-                               c->norm_eps};
+                               c->norm_eps, carried};
     if (ec_cuda_qlinear_normed(q, &s->head, EC_GEMV_STORE, &final_norm, s->xn, batch, s->logits,
                                c->vocab_size, NULL))
         return -1;

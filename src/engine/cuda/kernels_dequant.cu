@@ -66,12 +66,23 @@ static int check_qweight(const ec_cuda_packed_weight *w, ec_gemv_mode mode, int 
 extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
                                            const ec_cuda_packed_weight *w, const void *x, int ldx,
                                            int batch, void *y, int ldy,
-                                           const ec_cuda_qsplit *split, cudaStream_t stream)
+                                           const ec_cuda_qsplit *split,
+                                           const ec_cuda_qcarry *carry, cudaStream_t stream)
 {
     if (check_qweight(w, mode, ldx, batch, ldy, "fused")) return -1;
+    if (carry && carry->sumsq_out && mode != EC_GEMV_ADD)
+        return ec_set_error("fused %s linear: sums of squares come from a residual add (mode %d)",
+                            ec_precision_name(w->prec), (int)mode);
+    const ec_cuda_norm *n = carry ? carry->norm : NULL;
+    if (n && (mode == EC_GEMV_ADD || batch != 1 || w->cols % 32 != 0 || !n->x || !n->w ||
+              !n->sumsq || ((uintptr_t)n->x | (uintptr_t)n->w) % 16 != 0))
+        return ec_set_error("fused %s linear: a carried norm needs a store or SiLU·mul at batch 1 "
+                            "(got mode %d, batch %d), columns in multiples of 32 (got %d), the "
+                            "sums of squares, and the row and weight on 16-byte boundaries",
+                            ec_precision_name(w->prec), (int)mode, batch, w->cols);
     if (w->prec == EC_PREC_FP8)
-        return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, split, stream);
-    return ec_cuda_nf4_fused(t, mode, w, x, ldx, batch, y, ldy, split, stream);
+        return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, split, carry, stream);
+    return ec_cuda_nf4_fused(t, mode, w, x, ldx, batch, y, ldy, split, carry, stream);
 }
 
 /* ---- the fused family's split scratch ---- */

@@ -82,7 +82,8 @@ struct Fp8 {
 
 extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                  const void *x, int ldx, int batch, void *y, int ldy,
-                                 const ec_cuda_qsplit *split, cudaStream_t stream)
+                                 const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
+                                 cudaStream_t stream)
 {
-    return ec_qlinear_fused_format<Fp8>(t, mode, w, x, ldx, batch, y, ldy, split, stream);
+    return ec_qlinear_fused_format<Fp8>(t, mode, w, x, ldx, batch, y, ldy, split, carry, stream);
 }

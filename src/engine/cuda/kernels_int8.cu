@@ -669,7 +669,7 @@ extern "C" int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok,
     if (cols > PREP_MAX_COLS || ld > PREP_MAX_COLS)
         return ec_set_error("int8 activation prepare: %d columns, at most %d", cols,
                             (int)PREP_MAX_COLS);
-    ec_cuda_norm none = {NULL, 0, NULL, 0.0f};
+    ec_cuda_norm none = {NULL, 0, NULL, 0.0f, NULL};
     cudaError_t e =
         ld <= PREP_HELD_COLS
             ? ntok == 1 ? ec_launch(prepare_one_kernel, dim3(1), dim3(PREP_THREADS), 0, stream,

@@ -101,9 +101,12 @@ template <bool DQ> struct Nf4 {
 
 extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                  const void *x, int ldx, int batch, void *y, int ldy,
-                                 const ec_cuda_qsplit *split, cudaStream_t stream)
+                                 const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
+                                 cudaStream_t stream)
 {
     if (w->prec == EC_PREC_NF4_DQ)
-        return ec_qlinear_fused_format<Nf4<true>>(t, mode, w, x, ldx, batch, y, ldy, split, stream);
-    return ec_qlinear_fused_format<Nf4<false>>(t, mode, w, x, ldx, batch, y, ldy, split, stream);
+        return ec_qlinear_fused_format<Nf4<true>>(t, mode, w, x, ldx, batch, y, ldy, split, carry,
+                                                  stream);
+    return ec_qlinear_fused_format<Nf4<false>>(t, mode, w, x, ldx, batch, y, ldy, split, carry,
+                                               stream);
 }

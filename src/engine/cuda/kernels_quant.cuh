@@ -133,6 +133,43 @@ __device__ __forceinline__ uint2 ec_load_x4(const T *__restrict__ xr, int col, i
     }
 }
 
+/* The sum over the 8 lanes of an MMA fragment that share t (lane = 4 g + t): one row tile's
+ * rows g and g + 8, g = 0..7, in an order fixed by the lane pattern. */
+__device__ __forceinline__ float ec_sum_over_g(float v)
+{
+    for (int o = 4; o < 32; o *= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* The carried norm of a launch (ec_cuda_qcarry) as kernel arguments: the producer's sumsq_out,
+ * and the consumer's fp32 row x, norm weight w, tile sums sumsq [ceil(cols / 16)] and eps. */
+struct ec_qcarry_args {
+    float *sumsq_out;
+    const float *x, *w, *sumsq;
+    float eps;
+};
+
+/* The consumer's 1 / rms of its row from the producer's tile sums, the same in every warp: lane
+ * l adds tiles l, l + 32, ... and the warp sum adds the lanes, in an order fixed by the width. The
+ * sums are step data, written by the kernel before: read through L2. */
+__device__ __forceinline__ float ec_carried_inv_rms(const ec_qcarry_args &c, int cols)
+{
+    float ss = 0.0f;
+    for (int i = threadIdx.x & 31; i < (cols + 15) / 16; i += 32) ss += __ldcg(c.sumsq + i);
+    return rsqrtf(ec_warp_sum(ss) / (float)cols + c.eps);
+}
+
+/* 4 activations of the carried norm's row from column col (a multiple of 4), normalised and
+ * rounded as ec_rmsnorm_rows rounds them: T(x * inv * w). */
+template <typename T>
+__device__ __forceinline__ uint2 ec_load_x4_normed(const ec_qcarry_args &c, float inv, int col)
+{
+    float4 v = __ldcg(reinterpret_cast<const float4 *>(c.x + col));
+    float4 g = __ldg(reinterpret_cast<const float4 *>(c.w + col));
+    return make_uint2(ec_pack2<T>(v.x * inv * g.x, v.y * inv * g.y),
+                      ec_pack2<T>(v.z * inv * g.z, v.w * inv * g.w));
+}
+
 /* The format tables (nf4 values, dynamic map) of a kernel, in two steps: ec_fetch_qtables reads
  * each thread's share into registers at the kernel's start, so the load travels with the first
  * weight requests instead of queueing behind them (a CTA's first chunks wait for the tables);
@@ -313,20 +350,25 @@ __device__ __forceinline__ ec_qmma_out ec_qmma_out_of(const ec_cuda_packed_weigh
     }
     return o;
 }
+/* Returns the sum of the squares of the fp32 values it wrote (0 for SiLU·mul): the pair's share
+ * of a carried norm. */
 template <typename T, int MODE>
-__device__ __forceinline__ void ec_qmma_put(const ec_qmma_out &o, float sum_a, float sum_b,
-                                            void *y, int ldy)
+__device__ __forceinline__ float ec_qmma_put(const ec_qmma_out &o, float sum_a, float sum_b,
+                                             void *y, int ldy)
 {
-    if (!o.va) return;
+    if (!o.va) return 0.0f;
     size_t at = (size_t)o.tok * ldy;
     float ya = sum_a * o.sca, yb = sum_b * o.scb;
     if (MODE == EC_GEMV_SILU_MUL) {
         reinterpret_cast<T *>(y)[at + o.ra] = ec_from_f32<T>(ya / (1.0f + expf(-ya)) * yb);
-        return;
+        return 0.0f;
     }
     float *out = reinterpret_cast<float *>(y) + at;
-    out[o.ra] = MODE == EC_GEMV_ADD ? o.ya0 + ya : ya;
-    if (o.vb) out[o.rb] = MODE == EC_GEMV_ADD ? o.yb0 + yb : yb;
+    float va = MODE == EC_GEMV_ADD ? o.ya0 + ya : ya, vb = MODE == EC_GEMV_ADD ? o.yb0 + yb : yb;
+    out[o.ra] = va;
+    if (!o.vb) return va * va;
+    out[o.rb] = vb;
+    return fmaf(vb, vb, va * va);
 }
 
 /* A warp's finished tiles to y: the C fragment acc[m][n][0..1] is row r.a[m] for tokens
@@ -349,11 +391,14 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
             }
 }
 
-template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC>
+/* NORM: the consumer of a carried norm (batch 1: token 0's activations from qc instead of x);
+ * an ADD with qc.sumsq_out is its producer. */
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
-                int ldy)
+                int ldy, const ec_qcarry_args qc)
 {
+    static_assert(!NORM || (VEC && NT == 1 && MODE != EC_GEMV_ADD), "a carried norm's consumer");
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
@@ -406,6 +451,8 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
     if (total <= S) ec_release_next();
+    float inv_rms = 0.0f;
+    if constexpr (NORM) inv_rms = ec_carried_inv_rms(qc, w.cols);
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
@@ -421,9 +468,11 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
                  * or prefetching it into L1 after the wait measured slower (session 14) */
                 int tok = 8 * n + g;
-                uint2 bx = tok < batch && c < w.cols
-                               ? ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols)
-                               : make_uint2(0, 0);
+                uint2 bx = make_uint2(0, 0);
+                if (NORM && tok == 0)
+                    bx = ec_load_x4_normed<T>(qc, inv_rms, c + 4 * k);
+                else if (!NORM && tok < batch && c < w.cols)
+                    bx = ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
                     ec_mma16816<T>(acc[m][n], a[m], bx);
@@ -440,7 +489,8 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     auto finish = [&](int j) {
         ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
         ec_qmma_out o = {};
-        int ia = 0; /* the pair's entry h in the flat fragment; 2 + h is its row b */
+        int ia = 0;   /* the pair's entry h in the flat fragment; 2 + h is its row b */
+        int tile = 0; /* the pair's 16-row tile of the weight */
 #pragma unroll
         for (int m = 0; m < MT; m++)
 #pragma unroll
@@ -450,6 +500,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                     if ((m * NT + n) * 2 + h == warp) {
                         o = ec_qmma_out_of<F, MT, MODE>(w, r, m, 8 * n + 2 * t + h, batch, y, ldy);
                         ia = (m * NT + n) * 4 + h;
+                        tile = group(j) * MT + m;
                     }
 #pragma unroll
         for (int i = 0; i < NACC; i++)
@@ -462,7 +513,13 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                 sa += s_red[k][ia][lane];
                 sb += s_red[k][ia + 2][lane];
             }
-            ec_qmma_put<T, MODE>(o, sa, sb, y, ldy);
+            float sq = ec_qmma_put<T, MODE>(o, sa, sb, y, ldy);
+            if (MODE == EC_GEMV_ADD && qc.sumsq_out) {
+                /* the tile's 16 rows of token o.tok: the 8 lanes of this t */
+                sq = ec_sum_over_g(sq);
+                if (g == 0 && o.tok < batch && tile * 16 < out_rows)
+                    qc.sumsq_out[(size_t)o.tok * ((out_rows + 15) / 16) + tile] = sq;
+            }
         }
         if (j + 1 < mygroups) __syncthreads(); /* s_red is free for the next group */
 #pragma unroll
@@ -850,17 +907,18 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM = false>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
-                                     int batch, void *y, int ldy, cudaStream_t stream)
+                                     int batch, void *y, int ldy, const ec_qcarry_args &qc,
+                                     cudaStream_t stream)
 {
     constexpr int KS = 8;
-    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC>;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM>;
     cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
     if (e != cudaSuccess) return e;
     int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
-                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy);
+                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
@@ -964,18 +1022,27 @@ static inline bool ec_qgemm_wgmma_usable()
 template <class F, typename T, int MODE, bool VEC>
 static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                   void *y, int ldy, const ec_cuda_qsplit *split,
-                                  cudaStream_t stream)
+                                  const ec_qcarry_args &qc, cudaStream_t stream)
 {
     if (batch <= 8) {
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
-        if (ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count())
-            return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
-        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+        bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
+        if constexpr (VEC && MODE != EC_GEMV_ADD)
+            if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
+                return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, true>(
+                                    w, x, ldx, batch, y, ldy, qc, stream)
+                              : ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, true, true>(
+                                    w, x, ldx, batch, y, ldy, qc, stream);
+        if (narrow)
+            return ec_qlaunch_mma_nt<F, T, 1, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, qc, stream);
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, VEC>(w, x, ldx, batch, y, ldy, qc,
+                                                                  stream);
     }
     if (batch <= 16)
-        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, stream);
+        return ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 2, MODE, VEC>(w, x, ldx, batch, y, ldy, qc,
+                                                                  stream);
     if (ec_qgemm_wgmma_usable()) {
         if (batch <= 32)
             return ec_qlaunch_gemm_nt<F, T, 4, MODE, VEC, true>(w, x, ldx, batch, y, ldy, split,
@@ -992,12 +1059,13 @@ static_assert(EC_CUDA_QMMA_MAX_BATCH == 64, "ec_qlaunch_gemm_nt's widest tile is
 template <class F, typename T, int MODE>
 static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_cuda_qsplit *split,
-                                   cudaStream_t stream)
+                                   const ec_qcarry_args &qc, cudaStream_t stream)
 {
-    /* 16-byte loads need rows of codes and of activations on 16-byte boundaries. */
-    bool vec = w.cols % 32 == 0 && ldx % 8 == 0;
-    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, split, stream)
-               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, stream);
+    /* 16-byte loads need rows of codes and of activations on 16-byte boundaries (a carried
+     * norm's row: checked by ec_cuda_packed_linear_fused). */
+    bool vec = w.cols % 32 == 0 && (ldx % 8 == 0 || qc.sumsq);
+    return vec ? ec_qlaunch_mma<F, T, MODE, true>(w, x, ldx, batch, y, ldy, split, qc, stream)
+               : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, qc, stream);
 }
 
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
@@ -1005,17 +1073,22 @@ template <class F>
 static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
                                    const ec_cuda_packed_weight *w, const void *x, int ldx,
                                    int batch, void *y, int ldy, const ec_cuda_qsplit *split,
-                                   cudaStream_t stream)
+                                   const ec_cuda_qcarry *carry, cudaStream_t stream)
 {
+    const ec_cuda_norm *n = carry ? carry->norm : NULL;
+    ec_qcarry_args qc = {carry ? carry->sumsq_out : NULL, n ? n->x : NULL, n ? n->w : NULL,
+                         n ? n->sumsq : NULL, n ? n->eps : 0.0f};
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
         cudaError_t e =
             mode == EC_GEMV_STORE
-                ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, split, stream)
+                ? ec_qlaunch_mode<F, T, EC_GEMV_STORE>(*w, xt, ldx, batch, y, ldy, split, qc,
+                                                       stream)
             : mode == EC_GEMV_ADD
-                ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, split, stream)
-                : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, split, stream);
+                ? ec_qlaunch_mode<F, T, EC_GEMV_ADD>(*w, xt, ldx, batch, y, ldy, split, qc, stream)
+                : ec_qlaunch_mode<F, T, EC_GEMV_SILU_MUL>(*w, xt, ldx, batch, y, ldy, split, qc,
+                                                          stream);
         EC_CUDA_TRY(e, "launch of fused %s linear (batch %d, %d x %d, mode %d)",
                     ec_precision_name(w->prec), batch, w->rows, w->cols, (int)mode);
         return 0;

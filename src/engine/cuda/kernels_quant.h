@@ -95,12 +95,25 @@ typedef struct {
  * (the host's values, so both sides decode identically); free with cudaFree. */
 int ec_cuda_quant_tables(float **tables);
 
+/* The RMSNorm that a batch-1 step carries through the fused linears instead of launching
+ * ec_cuda_rmsnorm (docs/cuda-backend.md, "The carried norm"). An EC_GEMV_ADD call with sumsq_out
+ * also writes the sums of squares of each token's new row of y by 16-row tiles, in a fixed order,
+ * to sumsq_out [batch][ceil(rows / 16)]. A STORE or SILU_MUL call at batch 1 with norm
+ * (norm->sumsq those sums, norm->x the row, w->cols a multiple of 32) reads the fp32 row instead
+ * of x and rounds each activation as ec_cuda_rmsnorm does, x * inv * w, with inv from the tile
+ * sums added in a fixed order; x is neither read nor written. */
+typedef struct {
+    float *sumsq_out;
+    const ec_cuda_norm *norm;
+} ec_cuda_qcarry;
+
 /* Fused family: y as ec_cuda_gemv (STORE / ADD fp32 [batch][ldy], SILU_MUL 16-bit [batch][ldy])
  * from x [batch][ldx] (16-bit, ldx >= cols), batch >= 1, ldy >= output rows; split (may be NULL:
- * no column split, slower for narrow weights) sized for w->rows. */
+ * no column split, slower for narrow weights) sized for w->rows; carry NULL or as above. */
 int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                 const void *x, int ldx, int batch, void *y, int ldy,
-                                const ec_cuda_qsplit *split, cudaStream_t stream);
+                                const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
+                                cudaStream_t stream);
 
 /* Reference family, same contract; cublas must be bound to `stream`. */
 int ec_cuda_packed_linear_reference(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode,
@@ -120,10 +133,12 @@ int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w, const floa
  */
 int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                       const void *x, int ldx, int batch, void *y, int ldy,
-                      const ec_cuda_qsplit *split, cudaStream_t stream);
+                      const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
+                      cudaStream_t stream);
 int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                       const void *x, int ldx, int batch, void *y, int ldy,
-                      const ec_cuda_qsplit *split, cudaStream_t stream);
+                      const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
+                      cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -141,6 +141,9 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
                                                           nblocks(sh->max_cols) * sizeof(float))
                          : NULL;
     c->pw16 = dequant ? carve(base, &off, sh->max_weight * 2) : NULL;
+    c->sumsq = sh->packed && !reference
+                   ? (float *)carve(base, &off, (size_t)(sh->max_rows + 15) / 16 * sizeof(float))
+                   : NULL;
     if (!sh->quantized) return off;
     size_t B = (size_t)sh->max_batch, K = (size_t)round_up(sh->max_cols, 16);
     size_t T = B < EC_CUDA_TC_ROWS ? B : EC_CUDA_TC_ROWS, R4 = (size_t)round_up(sh->max_rows, 4);
@@ -447,8 +450,24 @@ static ec_cuda_packed_weight packed_of(const ec_cuda_qctx *c, const ec_cuda_qwei
     return pw;
 }
 
+const float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
+{
+    const char *env = getenv("ECOCOMPUTE_CUDA_CARRY_NORM"); /* experiment switch */
+    if (env && !strcmp(env, "0")) return NULL;
+    return batch == 1 && c->sumsq && ec_cuda_is_packed(w->prec) ? c->sumsq : NULL;
+}
+
+/* Whether a packed linear takes its norm carried (ec_cuda_qcarry) instead of a norm launch. */
+static int carries_norm(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const ec_cuda_norm *norm,
+                        int batch)
+{
+    return norm->sumsq && batch == 1 && c->sumsq && ec_cuda_is_packed(w->prec) &&
+           w->cols % 32 == 0;
+}
+
+/* norm: carried (carries_norm), else NULL. */
 static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode mode,
-                         const void *x, int batch, void *y, int ldy)
+                         const ec_cuda_norm *norm, const void *x, int batch, void *y, int ldy)
 {
     ec_cuda_packed_weight pw = packed_of(c, w);
     /* Calls of more than one tensor-core launch's token rows (prefill chunks) take the
@@ -456,9 +475,12 @@ static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gem
      * and cuBLAS on a 16-bit copy (2 bytes written and read per weight, once per call) runs the
      * tensor cores far faster than re-decoding every weight tile per 64 rows; decode batches
      * stay on the one-pass kernels. */
-    if (c->kernels != EC_KERNELS_REFERENCE && batch <= EC_CUDA_QMMA_MAX_BATCH)
+    if (c->kernels != EC_KERNELS_REFERENCE && batch <= EC_CUDA_QMMA_MAX_BATCH) {
+        ec_cuda_qcarry carry = {
+            mode == EC_GEMV_ADD ? (float *)ec_cuda_qlinear_sumsq(c, w, batch) : NULL, norm};
         return ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y, ldy,
-                                           &c->qsplit, c->stream);
+                                           &c->qsplit, &carry, c->stream);
+    }
     ec_cuda_packed_scratch scratch = {c->pabsmax, c->pw16, c->wide};
     return ec_cuda_packed_linear_reference(c->cublas, EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y,
                                            ldy, &scratch, c->stream);
@@ -482,14 +504,16 @@ static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode
                             c->shape.quantized ? "" : ", no int8 scratch",
                             c->shape.packed ? "" : ", no nf4/fp8 tables");
     int fused_int8_path = c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec);
-    /* Only the decode prepare of the fused int8 path normalises by itself. */
-    if (norm && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH)) {
+    /* Only the decode prepare of the fused int8 path, and the packed formats' fused kernels
+     * with the norm carried, normalise by themselves. */
+    if (norm && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH) &&
+        !carries_norm(c, w, norm, batch)) {
         if (ec_cuda_rmsnorm(act_dtype(w->prec), norm->x, norm->x_stride, norm->w, batch, w->cols,
                             norm->eps, x, c->stream))
             return -1;
         norm = NULL;
     }
-    if (ec_cuda_is_packed(w->prec)) return packed_linear(c, w, mode, x, batch, y, ldy);
+    if (ec_cuda_is_packed(w->prec)) return packed_linear(c, w, mode, norm, x, batch, y, ldy);
     if (c->kernels == EC_KERNELS_REFERENCE)
         return reference_linear(c, w, mode, x, batch, y, ldy, stat);
     if (fused_int8_path) return fused_int8(c, w, mode, norm, x, batch, y, ldy, stat);

@@ -503,7 +503,7 @@ static void check_normed(const setup *s, cublasHandle_t cublas, cudaStream_t st,
     for (int i = 0; i < B * cols; i++) res[i] = i % 97 == 5 ? 40.0f : frand();
     for (int c = 0; c < cols; c++) gamma[c] = 1.0f + 0.5f * frand();
     float *d_res = dev_upload(res, (size_t)B * cols * sizeof *res), *d_gamma = dev_upload(gamma, (size_t)cols * sizeof *gamma);
-    ec_cuda_norm norm = {d_res, (size_t)cols, d_gamma, 1e-5f};
+    ec_cuda_norm norm = {d_res, (size_t)cols, d_gamma, 1e-5f, NULL};
     ec_cuda_qshape shape = {B, cols, f.wrows, (size_t)f.wrows * cols, 1, kernels, 0, 0,
                             s->prec == EC_PREC_INT8_MIXED};
     float *d_wide = dev_alloc((size_t)B * f.wrows * sizeof(float), 0xFF);

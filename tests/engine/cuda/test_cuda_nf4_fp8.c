@@ -324,7 +324,7 @@ static void check_linear(cublasHandle_t cublas, const tweight *tw, ec_cuda_dtype
         s.gu = dev_poisoned((size_t)batch * rows * 4);
     }
     int rc = fused ? ec_cuda_packed_linear_fused(t, mode, &tw->w, d_x, ldx, batch, d_y, ldy,
-                                                 &g_split, 0)
+                                                 &g_split, NULL, 0)
                    : ec_cuda_packed_linear_reference(cublas, t, mode, &tw->w, d_x, ldx, batch, d_y,
                                                      ldy, &s, 0);
     kernel_ok(rc);
@@ -522,7 +522,7 @@ static void check_fused_decode(const tweight *tw, ec_cuda_dtype t, int B, const 
         void *d_x = dev_upload(xh, (size_t)batch * cols * 2);
         float *d_y = dev_poisoned((size_t)batch * rows * 4);
         kernel_ok(ec_cuda_packed_linear_fused(t, EC_GEMV_STORE, &tw->w, d_x, cols, batch, d_y,
-                                              rows, split, 0));
+                                              rows, split, NULL, 0));
         download(y, d_y, (size_t)batch * rows * 4);
         cudaFree(d_x);
         cudaFree(d_y);
@@ -613,6 +613,127 @@ static void test_layouts_exact(void **state)
     cudaFree(tables);
 }
 
+/* ---- the carried norm (ec_cuda_qcarry) ---- */
+
+/* The producer: a batch-1 residual add leaves the sums of squares of the row it wrote by 16-row
+ * tiles (within fp32 summation order of the host's sums of the downloaded row), and nothing past
+ * them. rows = 200 ends in a partial tile; 4352 takes two row tiles per warp. */
+static void check_sumsq_producer(const float *tables, ec_precision prec, ec_cuda_dtype t, int rows)
+{
+    enum { COLS = 128 };
+    tweight tw;
+    tweight_make(&tw, prec, rows, COLS, tables);
+    int tiles = (rows + 15) / 16;
+    float *res = malloc((size_t)rows * sizeof *res), *ss = malloc((size_t)(tiles + 1) * 4);
+    uint16_t xh[COLS];
+    for (int r = 0; r < rows; r++)
+        res[r] = frand();
+    for (int c = 0; c < COLS; c++)
+        xh[c] = to16(t, frand());
+    float *d_res = dev_upload(res, (size_t)rows * 4), *d_ss = dev_poisoned((size_t)(tiles + 1) * 4);
+    void *d_x = dev_upload(xh, sizeof xh);
+    ec_cuda_qcarry carry = {d_ss, NULL};
+    kernel_ok(ec_cuda_packed_linear_fused(t, EC_GEMV_ADD, &tw.w, d_x, COLS, 1, d_res, rows,
+                                          &g_split, &carry, 0));
+    download(res, d_res, (size_t)rows * 4);
+    download(ss, d_ss, (size_t)(tiles + 1) * 4);
+    for (int i = 0; i < tiles; i++) {
+        double want = 0.0;
+        for (int r = 16 * i; r < rows && r < 16 * i + 16; r++)
+            want += (double)res[r] * res[r];
+        if (!(fabs(ss[i] - want) <= 1e-6 * want))
+            fail_msg("%s %s ADD of %d rows: sum of squares of tile %d got %.9g want %.9g",
+                     ec_precision_name(prec), dname(t), rows, i, ss[i], want);
+    }
+    uint32_t past;
+    memcpy(&past, &ss[tiles], 4);
+    if (past != 0xFFFFFFFFu)
+        fail_msg("%s %s ADD of %d rows wrote past its %d tile sums", ec_precision_name(prec),
+                 dname(t), rows, tiles);
+    cudaFree(d_res);
+    cudaFree(d_ss);
+    cudaFree(d_x);
+    free(res);
+    free(ss);
+    tweight_free(&tw);
+}
+
+/* The consumer against the norm's launch: a residual of multiples of 1/16 up to 4 has squares
+ * that add up exactly in fp32 in any order, so the carried tile sums give the norm kernel's 1/rms
+ * bit for bit and every activation must round the same, T(x * inv * w): the outputs must be
+ * identical. x is poisoned, so a kernel that read it would write NaN. rows 256 takes one row tile
+ * per warp, 4352 two. */
+static void check_carried_consumer(const float *tables, ec_precision prec, ec_cuda_dtype t,
+                                   ec_gemv_mode mode, int rows)
+{
+    enum { DIM = 256 };
+    const float eps = 1e-5f;
+    tweight tw;
+    tweight_make(&tw, prec, rows, DIM, tables);
+    float res[DIM], nw[DIM], ss[DIM / 16] = {0};
+    for (int c = 0; c < DIM; c++) {
+        res[c] = (float)(rand() % 129 - 64) / 16.0f;
+        nw[c] = frand();
+        ss[c / 16] += res[c] * res[c];
+    }
+    float *d_res = dev_upload(res, sizeof res), *d_nw = dev_upload(nw, sizeof nw),
+          *d_ss = dev_upload(ss, sizeof ss);
+    void *d_xn = dev_poisoned(DIM * 2), *d_x = dev_poisoned(DIM * 2);
+    int out = mode == EC_GEMV_SILU_MUL ? rows / 2 : rows;
+    size_t ybytes = (size_t)out * (mode == EC_GEMV_SILU_MUL ? 2 : 4);
+    void *d_want = dev_poisoned(ybytes), *d_got = dev_poisoned(ybytes);
+    kernel_ok(ec_cuda_rmsnorm(t, d_res, DIM, d_nw, 1, DIM, eps, d_xn, 0));
+    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw.w, d_xn, DIM, 1, d_want, out, &g_split,
+                                          NULL, 0));
+    ec_cuda_norm norm = {d_res, DIM, d_nw, eps, d_ss};
+    ec_cuda_qcarry carry = {NULL, &norm};
+    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw.w, d_x, DIM, 1, d_got, out, &g_split,
+                                          &carry, 0));
+    uint8_t *want = malloc(ybytes), *got = malloc(ybytes), x[DIM * 2];
+    download(want, d_want, ybytes);
+    download(got, d_got, ybytes);
+    download(x, d_x, sizeof x);
+    size_t esz = mode == EC_GEMV_SILU_MUL ? 2 : 4;
+    for (int r = 0; r < out; r++)
+        if (memcmp(got + r * esz, want + r * esz, esz) != 0) {
+            double g = esz == 2 ? from16(t, ((uint16_t *)got)[r]) : ((float *)got)[r],
+                   w = esz == 2 ? from16(t, ((uint16_t *)want)[r]) : ((float *)want)[r];
+            fail_msg("%s %s %s %d x %d with the carried norm: output %d got %.9g, with the norm "
+                     "launched %.9g",
+                     ec_precision_name(prec), dname(t), MODE_NAME[mode], rows, DIM, r, g, w);
+        }
+    for (size_t i = 0; i < sizeof x; i++)
+        if (x[i] != 0xFF) fail_msg("the carried norm's consumer wrote its x (byte %zu)", i);
+    cudaFree(d_res);
+    cudaFree(d_nw);
+    cudaFree(d_ss);
+    cudaFree(d_xn);
+    cudaFree(d_x);
+    cudaFree(d_want);
+    cudaFree(d_got);
+    free(want);
+    free(got);
+    tweight_free(&tw);
+}
+
+static void test_carried_norm(void **state)
+{
+    (void)state;
+    float *tables;
+    kernel_ok(ec_cuda_quant_tables(&tables));
+    for (int p = 0; p < 3; p++)
+        for (int di = 0; di < 2; di++) {
+            ec_cuda_dtype t = DTYPES[di];
+            check_sumsq_producer(tables, PRECS[p], t, 200);
+            check_sumsq_producer(tables, PRECS[p], t, 4352);
+            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_STORE, 256);
+            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_STORE, 4352);
+            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_SILU_MUL, 256);
+            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_SILU_MUL, 4352);
+        }
+    cudaFree(tables);
+}
+
 static void test_rejects_bad_input(void **state)
 {
     (void)state;
@@ -620,20 +741,37 @@ static void test_rejects_bad_input(void **state)
     float scale = 1.0f;
     ec_cuda_packed_weight w = {EC_PREC_NF4_DQ, 4, 64, &codes, NULL, 0, {{0}}, &scale};
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, NULL, 0), -1);
     assert_non_null(strstr(ec_last_error(), "segments"));
     w.prec = EC_PREC_NF4;
     w.scales = &scale;
     w.rows = 3;
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, NULL, 0),
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_SILU_MUL, &w, NULL, 64, 1, NULL, 4, NULL, NULL, 0),
         -1);
     assert_non_null(strstr(ec_last_error(), "even"));
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, NULL, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 63, 1, NULL, 4, NULL, NULL, 0), -1);
+    w.rows = 4;
+    _Alignas(16) float row[64] = {0};
+    float sumsq[4] = {0};
+    ec_cuda_norm norm = {row, 64, row, 1e-5f, sumsq};
+    ec_cuda_qcarry carry = {NULL, &norm};
+    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 2,
+                                                 NULL, 4, NULL, &carry, 0),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "carried norm needs a store or SiLU·mul at batch 1"));
+    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_ADD, &w, NULL, 64, 1, NULL,
+                                                 4, NULL, &carry, 0),
+                     -1);
+    carry = (ec_cuda_qcarry){sumsq, NULL};
+    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1,
+                                                 NULL, 4, NULL, &carry, 0),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "sums of squares come from a residual add"));
     w.prec = EC_PREC_INT8;
     assert_int_equal(
-        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, 0), -1);
+        ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, NULL, 0), -1);
     assert_non_null(strstr(ec_last_error(), "int8"));
 }
 
@@ -663,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_layouts_exact),
         cmocka_unit_test(test_linear_small),
         cmocka_unit_test(test_linear_llama),
+        cmocka_unit_test(test_carried_norm),
     };
     const struct CMUnitTest mma_sync[] = {
         cmocka_unit_test(test_layouts_exact),
