@@ -149,25 +149,53 @@ struct ec_qcarry_args {
     float eps;
 };
 
-/* The consumer's 1 / rms of its row from the producer's tile sums, the same in every warp: lane
- * l adds tiles l, l + 32, ... and the warp sum adds the lanes, in an order fixed by the width. The
- * sums are step data, written by the kernel before: read through L2. */
-__device__ __forceinline__ float ec_carried_inv_rms(const ec_qcarry_args &c, int cols)
-{
-    float ss = 0.0f;
-    for (int i = threadIdx.x & 31; i < (cols + 15) / 16; i += 32) ss += __ldcg(c.sumsq + i);
-    return rsqrtf(ec_warp_sum(ss) / (float)cols + c.eps);
-}
-
-/* 4 activations of the carried norm's row from column col (a multiple of 4), normalised and
- * rounded as ec_rmsnorm_rows rounds them: T(x * inv * w). */
+/* A carried norm's consumer stages its normalised row once per CTA, T [cols] in shared memory
+ * after the format's pair table: normalising each activation where the MMA loads it, per group
+ * and k-step, made fp8 steps 11 % and nf4 steps 25 % slower than the norm's launch
+ * (docs/performance.md, session 35).
+ * Writes T(x * inv * w) for the consumer's row into s_x [cols], inv from the producer's tile sums
+ * added in a fixed order (thread i adds tiles i, i + blockDim.x, ..., then the warps' sums in
+ * warp order), so every CTA stages the same row; the row and sums are step data written by the
+ * kernel before, read through L2. Every thread calls it; it ends with a barrier. The first HELD
+ * float4 of each thread's columns are loaded with the sums, so that one round trip serves both
+ * for rows up to HELD * 4 * blockDim.x columns. */
 template <typename T>
-__device__ __forceinline__ uint2 ec_load_x4_normed(const ec_qcarry_args &c, float inv, int col)
+__device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, int cols, T *s_x,
+                                                     float *s_warp /* [blockDim.x / 32] */)
 {
-    float4 v = __ldcg(reinterpret_cast<const float4 *>(c.x + col));
-    float4 g = __ldg(reinterpret_cast<const float4 *>(c.w + col));
-    return make_uint2(ec_pack2<T>(v.x * inv * g.x, v.y * inv * g.y),
-                      ec_pack2<T>(v.z * inv * g.z, v.w * inv * g.w));
+    constexpr int HELD = 4;
+    int n4 = cols / 4, nt = (int)blockDim.x;
+    float4 v[HELD], g[HELD];
+#pragma unroll
+    for (int h = 0; h < HELD; h++) {
+        int i = (int)threadIdx.x + h * nt;
+        if (i < n4) {
+            v[h] = __ldcg(reinterpret_cast<const float4 *>(c.x) + i);
+            g[h] = __ldg(reinterpret_cast<const float4 *>(c.w) + i);
+        }
+    }
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < (cols + 15) / 16; i += nt) ss += __ldcg(c.sumsq + i);
+    ss = ec_warp_sum(ss);
+    if ((threadIdx.x & 31) == 0) s_warp[threadIdx.x >> 5] = ss;
+    __syncthreads();
+    ss = 0.0f;
+    for (int k = 0; k < nt / 32; k++) ss += s_warp[k];
+    float inv = rsqrtf(ss / (float)cols + c.eps);
+    auto put = [&](int i, float4 a, float4 b) {
+        uint2 o = make_uint2(ec_pack2<T>(a.x * inv * b.x, a.y * inv * b.y),
+                             ec_pack2<T>(a.z * inv * b.z, a.w * inv * b.w));
+        reinterpret_cast<uint2 *>(s_x)[i] = o;
+    };
+#pragma unroll
+    for (int h = 0; h < HELD; h++) {
+        int i = (int)threadIdx.x + h * nt;
+        if (i < n4) put(i, v[h], g[h]);
+    }
+    for (int i = (int)threadIdx.x + HELD * nt; i < n4; i += nt)
+        put(i, __ldcg(reinterpret_cast<const float4 *>(c.x) + i),
+            __ldg(reinterpret_cast<const float4 *>(c.w) + i));
+    __syncthreads();
 }
 
 /* The format tables (nf4 values, dynamic map) of a kernel, in two steps: ec_fetch_qtables reads
@@ -403,7 +431,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES */
+    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, NORM: then T [cols] */
     __shared__ float s_red[KS][NACC][32]; /* every warp's partials of a group */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
@@ -451,8 +479,11 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
     if (total <= S) ec_release_next();
-    float inv_rms = 0.0f;
-    if constexpr (NORM) inv_rms = ec_carried_inv_rms(qc, w.cols);
+    T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
+    if constexpr (NORM) {
+        __shared__ float s_warp[KS];
+        ec_stage_carried_row<T>(qc, w.cols, s_x, s_warp);
+    }
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
@@ -470,7 +501,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                 int tok = 8 * n + g;
                 uint2 bx = make_uint2(0, 0);
                 if (NORM && tok == 0)
-                    bx = ec_load_x4_normed<T>(qc, inv_rms, c + 4 * k);
+                    bx = *reinterpret_cast<const uint2 *>(s_x + c + 4 * k);
                 else if (!NORM && tok < batch && c < w.cols)
                     bx = ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
 #pragma unroll
@@ -914,11 +945,13 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int KS = 8;
     constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM>;
-    cudaError_t e = ec_smem_optin<kernel>(F::PAIR_BYTES);
+    constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
+    cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
+    size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, F::PAIR_BYTES)),
-                     dim3(KS * 32), F::PAIR_BYTES, stream, w, x, ldx, batch, y, ldy, qc);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
+                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in

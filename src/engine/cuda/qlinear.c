@@ -462,7 +462,7 @@ static int carries_norm(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const e
                         int batch)
 {
     return norm->sumsq && batch == 1 && c->sumsq && ec_cuda_is_packed(w->prec) &&
-           w->cols % 32 == 0;
+           w->cols % 32 == 0 && w->cols <= EC_CUDA_QCARRY_MAX_COLS;
 }
 
 /* norm: carried (carries_norm), else NULL. */
