@@ -5,7 +5,8 @@ Takes the CUDA-graph launches of the trace with the most common kernel count (th
 drops the first two, and prints
   * the step: wall time (first kernel start to last kernel end), the sum of kernel durations,
     the gap between steps;
-  * one layer (the kernel sequence that repeats LAYERS times, default 32): per kernel its mean
+  * one layer (the kernel sequence that repeats LAYERS times, default 32, or LAYERS - 1 times
+    where the first layer runs other kernels): per kernel its mean
     duration, the mean gap from the previous kernel's end to its start (negative: the two
     overlapped under programmatic dependent launch) and its own time, from the previous
     kernel's end to its own (duration + gap: a kernel waits for its predecessor, so the own
@@ -87,15 +88,20 @@ def main():
           f"steps {statistics.median(between) if between else 0:.1f} µs")
 
     keys = [names[r["name"]] + " " + r["grid"] for r in steps[0]]
-    best = None  # (start, period) whose sequence repeats `layers` times
-    for period in range(1, n // layers + 1):
-        for start in range(0, n - period * layers + 1):
-            if all(keys[start + i] == keys[start + i + period * k]
-                   for k in range(1, layers) for i in range(period)):
-                best = (start, period)
-                break
-        if best:
-            break
+    def repeating(reps):  # (start, period) whose sequence repeats `reps` times, or None
+        for period in range(1, n // reps + 1):
+            for start in range(0, n - period * reps + 1):
+                if all(keys[start + i] == keys[start + i + period * k]
+                       for k in range(1, reps) for i in range(period)):
+                    return start, period
+        return None
+    # The first layer may run other kernels (a batch-1 step's first norm has no residual add
+    # before it to carry it): then the other layers are the sequence.
+    best = repeating(layers)
+    if best is None and layers > 2 and repeating(layers - 1):
+        layers -= 1
+        best = repeating(layers)
+        print(f"the first layer differs: the table covers the other {layers}")
     def mean_us(f):
         return statistics.mean(f) / 1e3
     def stats(idx):
