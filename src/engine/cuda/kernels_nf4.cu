@@ -40,6 +40,10 @@ template <bool DQ> struct Nf4 {
      *   calls 4-6). */
     static constexpr int mma_stages(int, int) { return DQ ? 2 : 4; }
     static constexpr int MMA_CTAS = DQ ? 3 : 2;
+    /* No carried norm (kernels_quant.h, ec_cuda_qcarry): staging the row made nf4's two-tile
+     * SiLU·mul kernel spill (80 bytes), and batch-1 steps 0.9-3.0 % slower on the 0.5-3 B shapes
+     * (0.9 % faster on Llama-2-7B; session 35). */
+    static constexpr bool CARRY_NORM = false;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;

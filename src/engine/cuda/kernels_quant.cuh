@@ -1062,7 +1062,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
         bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
-        if constexpr (VEC && MODE != EC_GEMV_ADD)
+        if constexpr (F::CARRY_NORM && VEC && MODE != EC_GEMV_ADD)
             if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
                 return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, true>(
                                     w, x, ldx, batch, y, ldy, qc, stream)
@@ -1109,6 +1109,9 @@ static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
                                    const ec_cuda_qcarry *carry, cudaStream_t stream)
 {
     const ec_cuda_norm *n = carry ? carry->norm : NULL;
+    if (!F::CARRY_NORM && carry && (carry->sumsq_out || n))
+        return ec_set_error("fused %s linear: the format does not carry the norm",
+                            ec_precision_name(w->prec));
     ec_qcarry_args qc = {carry ? carry->sumsq_out : NULL, n ? n->x : NULL, n ? n->w : NULL,
                          n ? n->sumsq : NULL, n ? n->eps : 0.0f};
     return ec_dispatch_dtype(t, [&](auto tag) {

@@ -95,8 +95,9 @@ typedef struct {
  * (the host's values, so both sides decode identically); free with cudaFree. */
 int ec_cuda_quant_tables(float **tables);
 
-/* The RMSNorm that a batch-1 step carries through the fused linears instead of launching
- * ec_cuda_rmsnorm (docs/cuda-backend.md, "The carried norm"). An EC_GEMV_ADD call with sumsq_out
+/* The RMSNorm that a batch-1 step carries through fp8's fused linears instead of launching
+ * ec_cuda_rmsnorm (docs/cuda-backend.md, "The carried norm"; nf4 and nf4-dq refuse it, having
+ * measured slower with it). An EC_GEMV_ADD call with sumsq_out
  * also writes the sums of squares of each token's new row of y by 16-row tiles, in a fixed order,
  * to sumsq_out [batch][ceil(rows / 16)]. A STORE or SILU_MUL call at batch 1 with norm
  * (norm->sumsq those sums, norm->x the row, w->cols a multiple of 32 up to

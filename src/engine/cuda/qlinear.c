@@ -450,19 +450,18 @@ static ec_cuda_packed_weight packed_of(const ec_cuda_qctx *c, const ec_cuda_qwei
     return pw;
 }
 
+/* fp8 carries the norm; nf4 and nf4-dq measured slower with it (kernels_nf4.cu, CARRY_NORM). */
 const float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
 {
-    const char *env = getenv("ECOCOMPUTE_CUDA_CARRY_NORM"); /* experiment switch */
-    if (env && !strcmp(env, "0")) return NULL;
-    return batch == 1 && c->sumsq && ec_cuda_is_packed(w->prec) ? c->sumsq : NULL;
+    return batch == 1 && c->sumsq && w->prec == EC_PREC_FP8 ? c->sumsq : NULL;
 }
 
 /* Whether a packed linear takes its norm carried (ec_cuda_qcarry) instead of a norm launch. */
 static int carries_norm(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const ec_cuda_norm *norm,
                         int batch)
 {
-    return norm->sumsq && batch == 1 && c->sumsq && ec_cuda_is_packed(w->prec) &&
-           w->cols % 32 == 0 && w->cols <= EC_CUDA_QCARRY_MAX_COLS;
+    return norm->sumsq && ec_cuda_qlinear_sumsq(c, w, batch) && w->cols % 32 == 0 &&
+           w->cols <= EC_CUDA_QCARRY_MAX_COLS;
 }
 
 /* norm: carried (carries_norm), else NULL. */

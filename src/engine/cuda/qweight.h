@@ -111,8 +111,8 @@ typedef struct {
  *   pw16    16-bit [max_weight]            packed, likewise: the dequantized weight
  *   qsplit  packed, fused family (own allocation): the tensor-core kernel's column split
  *           scratch (kernels_quant.h) for max_rows
- *   sumsq   float [ceil(R/16)]  packed, fused family: the sums of squares a batch-1 residual add
- *                               leaves for the next norm (ec_cuda_qlinear_sumsq)
+ *   sumsq   float [ceil(R/16)]  packed, fused family: the sums of squares a batch-1 fp8 residual
+ *                               add leaves for the next norm (ec_cuda_qlinear_sumsq)
  * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync;
  * h_count also for the fused family's gathered outlier path). */
 typedef struct {
@@ -178,15 +178,15 @@ int ec_cuda_qlinear(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_m
 int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, int batch);
 /* ec_cuda_qlinear of x = rmsnorm(norm) [batch][w->cols] (16-bit, written to x: later kernels may
  * read it). The fused int8 decode GEMV normalises inside its activation prepare, saving the
- * norm's launch. With norm->sumsq (from ec_cuda_qlinear_sumsq), the packed formats' fused
- * kernels at batch 1 normalise as they load the row, and x is not written (the carried norm,
- * kernels_quant.h). Every other path runs ec_cuda_rmsnorm first. */
+ * norm's launch. With norm->sumsq (from ec_cuda_qlinear_sumsq), fp8's fused kernels at batch 1
+ * normalise the row themselves, and x is not written (the carried norm, kernels_quant.h). Every
+ * other path runs ec_cuda_rmsnorm first. */
 int ec_cuda_qlinear_normed(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_mode mode,
                            const ec_cuda_norm *norm, void *x, int batch, void *y, int ldy,
                            unsigned long long *stat);
 /* The sums of squares that an EC_GEMV_ADD ec_cuda_qlinear of w at `batch` token rows leaves for
- * the norm of the row it writes (ec_cuda_norm.sumsq), or NULL where it leaves none: only the
- * packed formats' fused kernels at batch 1 carry the norm. The next ADD call overwrites them. */
+ * the norm of the row it writes (ec_cuda_norm.sumsq), or NULL where it leaves none: only fp8's
+ * fused kernels at batch 1 carry the norm. The next ADD call overwrites them. */
 const float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, int batch);
 
 #ifdef __cplusplus

@@ -12,6 +12,9 @@
  * batch path (naive GEMV, dequant + cuBLAS, fused tensor cores 1..64 and chunks of 64)
  * and shape edge (odd columns, short last block, partial tiles, unaligned rows).
  *
+ * The carried norm (fp8 at batch 1, ec_cuda_qcarry): the residual add's tile sums of squares,
+ * and the normalising linear bit for bit against the norm launch's path; nf4 refuses it.
+ *
  * Failures do not stop at the first config: every config is checked and each failing one prints
  * what differs, where and by how much; a summary line per (format, family, dtype, shape) gives
  * the worst error as a fraction of its tolerance. */
@@ -615,14 +618,15 @@ static void test_layouts_exact(void **state)
 
 /* ---- the carried norm (ec_cuda_qcarry) ---- */
 
-/* The producer: a batch-1 residual add leaves the sums of squares of the row it wrote by 16-row
- * tiles (within fp32 summation order of the host's sums of the downloaded row), and nothing past
- * them. rows = 200 ends in a partial tile; 4352 takes two row tiles per warp. */
-static void check_sumsq_producer(const float *tables, ec_precision prec, ec_cuda_dtype t, int rows)
+/* The producer: an fp8 residual add at batch 1 leaves the sums of squares of the row it wrote by
+ * 16-row tiles (within fp32 summation order of the host's sums of the downloaded row), and
+ * nothing past them. rows = 200 ends in a partial tile; 4352 takes two row tiles per warp. */
+static void check_sumsq_producer(ec_cuda_dtype t, int rows)
 {
     enum { COLS = 128 };
+    const ec_precision prec = EC_PREC_FP8;
     tweight tw;
-    tweight_make(&tw, prec, rows, COLS, tables);
+    tweight_make(&tw, prec, rows, COLS, NULL);
     int tiles = (rows + 15) / 16;
     float *res = malloc((size_t)rows * sizeof *res), *ss = malloc((size_t)(tiles + 1) * 4);
     uint16_t xh[COLS];
@@ -663,13 +667,13 @@ static void check_sumsq_producer(const float *tables, ec_precision prec, ec_cuda
  * bit for bit and every activation must round the same, T(x * inv * w): the outputs must be
  * identical. x is poisoned, so a kernel that read it would write NaN. rows 256 takes one row tile
  * per warp, 4352 two. */
-static void check_carried_consumer(const float *tables, ec_precision prec, ec_cuda_dtype t,
-                                   ec_gemv_mode mode, int rows)
+static void check_carried_consumer(ec_cuda_dtype t, ec_gemv_mode mode, int rows)
 {
     enum { DIM = 256 };
     const float eps = 1e-5f;
+    const ec_precision prec = EC_PREC_FP8;
     tweight tw;
-    tweight_make(&tw, prec, rows, DIM, tables);
+    tweight_make(&tw, prec, rows, DIM, NULL);
     float res[DIM], nw[DIM], ss[DIM / 16] = {0};
     for (int c = 0; c < DIM; c++) {
         res[c] = (float)(rand() % 129 - 64) / 16.0f;
@@ -716,21 +720,36 @@ static void check_carried_consumer(const float *tables, ec_precision prec, ec_cu
     tweight_free(&tw);
 }
 
+/* fp8 carries the norm; nf4 and nf4-dq refuse it (kernels_nf4.cu, CARRY_NORM). */
 static void test_carried_norm(void **state)
 {
     (void)state;
+    for (int di = 0; di < 2; di++) {
+        ec_cuda_dtype t = DTYPES[di];
+        check_sumsq_producer(t, 200);
+        check_sumsq_producer(t, 4352);
+        check_carried_consumer(t, EC_GEMV_STORE, 256);
+        check_carried_consumer(t, EC_GEMV_STORE, 4352);
+        check_carried_consumer(t, EC_GEMV_SILU_MUL, 256);
+        check_carried_consumer(t, EC_GEMV_SILU_MUL, 4352);
+    }
     float *tables;
     kernel_ok(ec_cuda_quant_tables(&tables));
-    for (int p = 0; p < 3; p++)
-        for (int di = 0; di < 2; di++) {
-            ec_cuda_dtype t = DTYPES[di];
-            check_sumsq_producer(tables, PRECS[p], t, 200);
-            check_sumsq_producer(tables, PRECS[p], t, 4352);
-            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_STORE, 256);
-            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_STORE, 4352);
-            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_SILU_MUL, 256);
-            check_carried_consumer(tables, PRECS[p], t, EC_GEMV_SILU_MUL, 4352);
-        }
+    for (int p = 0; p < 2; p++) {
+        tweight tw;
+        tweight_make(&tw, PRECS[p], 32, 64, tables);
+        float *d_ss = dev_poisoned(64);
+        ec_cuda_qcarry carry = {d_ss, NULL};
+        void *d_x = dev_poisoned(64 * 2), *d_y = dev_poisoned(32 * 4);
+        assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_ADD, &tw.w, d_x, 64, 1,
+                                                     d_y, 32, &g_split, &carry, 0),
+                         -1);
+        assert_non_null(strstr(ec_last_error(), "does not carry the norm"));
+        cudaFree(d_ss);
+        cudaFree(d_x);
+        cudaFree(d_y);
+        tweight_free(&tw);
+    }
     cudaFree(tables);
 }
 
