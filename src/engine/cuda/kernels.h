@@ -58,11 +58,11 @@ int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, unsigned
 int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);
 
 /* ---- kernels_norm.cu ---- */
-/* An RMSNorm as the first step of a later kernel (ec_cuda_int8_prepare, the packed formats'
- * fused linears): rows of the fp32 residual stream x start x_stride apart, w [dim] is the
- * norm's weight. sumsq (or NULL): the sums of squares of x's one row by 16-column tiles
- * [ceil(dim / 16)], which the batch-1 residual add that wrote the row left
- * (ec_cuda_qlinear_sumsq); the kernels that take it normalise without a pass over the row. */
+/* An RMSNorm as the first step of a later kernel (ec_cuda_int8_prepare, fp8's fused linears):
+ * rows of the fp32 residual stream x start x_stride apart, w [dim] is the norm's weight. sumsq
+ * (or NULL): the sums of squares of x's one row by 16-column tiles [ceil(dim / 16)], which the
+ * batch-1 residual add that wrote the row left (ec_cuda_qlinear_sumsq); the kernels that take
+ * it normalise without a pass over the row. */
 typedef struct {
     const float *x;
     size_t x_stride;

@@ -70,9 +70,10 @@ extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
                                            const ec_cuda_qcarry *carry, cudaStream_t stream)
 {
     if (check_qweight(w, mode, ldx, batch, ldy, "fused")) return -1;
-    if (carry && carry->sumsq_out && mode != EC_GEMV_ADD)
-        return ec_set_error("fused %s linear: sums of squares come from a residual add (mode %d)",
-                            ec_precision_name(w->prec), (int)mode);
+    if (carry && carry->sumsq_out && (mode != EC_GEMV_ADD || batch != 1))
+        return ec_set_error("fused %s linear: sums of squares come from a residual add at batch 1 "
+                            "(got mode %d, batch %d)",
+                            ec_precision_name(w->prec), (int)mode, batch);
     const ec_cuda_norm *n = carry ? carry->norm : NULL;
     if (n && (mode == EC_GEMV_ADD || batch != 1 || w->cols % 32 != 0 ||
               w->cols > EC_CUDA_QCARRY_MAX_COLS || !n->x || !n->w || !n->sumsq ||

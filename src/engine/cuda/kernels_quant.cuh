@@ -419,8 +419,8 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
             }
 }
 
-/* NORM: the consumer of a carried norm (batch 1: token 0's activations from qc instead of x);
- * an ADD with qc.sumsq_out is its producer. */
+/* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
+ * with qc.sumsq_out (batch 1) is its producer. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
@@ -545,11 +545,9 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
                 sb += s_red[k][ia + 2][lane];
             }
             float sq = ec_qmma_put<T, MODE>(o, sa, sb, y, ldy);
-            if (MODE == EC_GEMV_ADD && qc.sumsq_out) {
-                /* the tile's 16 rows of token o.tok: the 8 lanes of this t */
-                sq = ec_sum_over_g(sq);
-                if (g == 0 && o.tok < batch && tile * 16 < out_rows)
-                    qc.sumsq_out[(size_t)o.tok * ((out_rows + 15) / 16) + tile] = sq;
+            if (MODE == EC_GEMV_ADD && qc.sumsq_out) { /* batch 1 (checked) */
+                sq = ec_sum_over_g(sq); /* the tile's 16 rows: the 8 lanes of this t */
+                if (g == 0 && o.tok == 0 && tile * 16 < out_rows) qc.sumsq_out[tile] = sq;
             }
         }
         if (j + 1 < mygroups) __syncthreads(); /* s_red is free for the next group */

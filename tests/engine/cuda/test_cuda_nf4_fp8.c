@@ -788,6 +788,10 @@ static void test_rejects_bad_input(void **state)
                                                  NULL, 4, NULL, &carry, 0),
                      -1);
     assert_non_null(strstr(ec_last_error(), "sums of squares come from a residual add"));
+    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_ADD, &w, NULL, 64, 2, NULL,
+                                                 4, NULL, &carry, 0),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "residual add at batch 1 (got mode 1, batch 2)"));
     w.prec = EC_PREC_INT8;
     assert_int_equal(
         ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, NULL, 0), -1);
