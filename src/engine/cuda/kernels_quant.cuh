@@ -151,7 +151,7 @@ struct ec_qcarry_args {
 
 /* A carried norm's consumer stages its normalised row once per CTA, T [cols] in shared memory
  * after the format's pair table: normalising each activation where the MMA loads it, per group
- * and k-step, made fp8 steps 11 % and nf4 steps 25 % slower than the norm's launch
+ * and k-step, made fp8 steps 9-11 % and nf4 steps 25 % slower than the norm's launch
  * (docs/performance.md, session 35).
  * Writes T(x * inv * w) for the consumer's row into s_x [cols], inv from the producer's tile sums
  * added in a fixed order (thread i adds tiles i, i + blockDim.x, ..., then the warps' sums in
