@@ -720,6 +720,17 @@ static void check_carried_consumer(ec_cuda_dtype t, ec_gemv_mode mode, int rows)
     tweight_free(&tw);
 }
 
+/* A call with a carried norm that the entry must refuse before any launch, `msg` in its error. */
+static void expect_carry_refused(const ec_cuda_packed_weight *w, ec_gemv_mode mode, int batch,
+                                 const ec_cuda_qcarry *carry, const char *msg)
+{
+    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, w, NULL, w->cols, batch, NULL,
+                                                 w->rows, NULL, carry, 0),
+                     -1);
+    if (!strstr(ec_last_error(), msg))
+        fail_msg("refused with \"%s\", not \"%s\"", ec_last_error(), msg);
+}
+
 /* fp8 carries the norm; nf4 and nf4-dq refuse it (kernels_nf4.cu, CARRY_NORM). */
 static void test_carried_norm(void **state)
 {
@@ -733,21 +744,13 @@ static void test_carried_norm(void **state)
         check_carried_consumer(t, EC_GEMV_SILU_MUL, 256);
         check_carried_consumer(t, EC_GEMV_SILU_MUL, 4352);
     }
-    float *tables;
+    float *tables, sumsq[4];
     kernel_ok(ec_cuda_quant_tables(&tables));
+    ec_cuda_qcarry sums = {sumsq, NULL};
     for (int p = 0; p < 2; p++) {
         tweight tw;
         tweight_make(&tw, PRECS[p], 32, 64, tables);
-        float *d_ss = dev_poisoned(64);
-        ec_cuda_qcarry carry = {d_ss, NULL};
-        void *d_x = dev_poisoned(64 * 2), *d_y = dev_poisoned(32 * 4);
-        assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_ADD, &tw.w, d_x, 64, 1,
-                                                     d_y, 32, &g_split, &carry, 0),
-                         -1);
-        assert_non_null(strstr(ec_last_error(), "does not carry the norm"));
-        cudaFree(d_ss);
-        cudaFree(d_x);
-        cudaFree(d_y);
+        expect_carry_refused(&tw.w, EC_GEMV_ADD, 1, &sums, "does not carry the norm");
         tweight_free(&tw);
     }
     cudaFree(tables);
@@ -775,23 +778,12 @@ static void test_rejects_bad_input(void **state)
     _Alignas(16) float row[64] = {0};
     float sumsq[4] = {0};
     ec_cuda_norm norm = {row, 64, row, 1e-5f, sumsq};
-    ec_cuda_qcarry carry = {NULL, &norm};
-    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 2,
-                                                 NULL, 4, NULL, &carry, 0),
-                     -1);
-    assert_non_null(strstr(ec_last_error(), "carried norm needs a store or SiLU·mul at batch 1"));
-    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_ADD, &w, NULL, 64, 1, NULL,
-                                                 4, NULL, &carry, 0),
-                     -1);
-    carry = (ec_cuda_qcarry){sumsq, NULL};
-    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1,
-                                                 NULL, 4, NULL, &carry, 0),
-                     -1);
-    assert_non_null(strstr(ec_last_error(), "sums of squares come from a residual add"));
-    assert_int_equal(ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_ADD, &w, NULL, 64, 2, NULL,
-                                                 4, NULL, &carry, 0),
-                     -1);
-    assert_non_null(strstr(ec_last_error(), "residual add at batch 1 (got mode 1, batch 2)"));
+    ec_cuda_qcarry normed = {NULL, &norm}, sums = {sumsq, NULL};
+    const char *needs = "carried norm needs a store or SiLU·mul at batch 1";
+    expect_carry_refused(&w, EC_GEMV_STORE, 2, &normed, needs);
+    expect_carry_refused(&w, EC_GEMV_ADD, 1, &normed, needs);
+    expect_carry_refused(&w, EC_GEMV_STORE, 1, &sums, "sums of squares come from a residual add");
+    expect_carry_refused(&w, EC_GEMV_ADD, 2, &sums, "at batch 1 (got mode 1, batch 2)");
     w.prec = EC_PREC_INT8;
     assert_int_equal(
         ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, NULL, 0), -1);
