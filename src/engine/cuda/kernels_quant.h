@@ -99,11 +99,10 @@ int ec_cuda_quant_tables(float **tables);
  * ec_cuda_rmsnorm (docs/cuda-backend.md, "The carried norm"; nf4 and nf4-dq refuse it, having
  * measured slower with it). An EC_GEMV_ADD call at batch 1 with sumsq_out also writes the sums
  * of squares of the new row of y by 16-row tiles, each in a fixed order, to sumsq_out
- * [ceil(rows / 16)]. A STORE or SILU_MUL call at batch 1 with norm
- * (norm->sumsq those sums, norm->x the row, w->cols a multiple of 32 up to
- * EC_CUDA_QCARRY_MAX_COLS) reads the fp32 row instead
- * of x and rounds each activation as ec_cuda_rmsnorm does, x * inv * w, with inv from the tile
- * sums added in a fixed order; x is neither read nor written. */
+ * [ceil(rows / 16)]. A STORE or SILU_MUL call at batch 1 with norm (norm->sumsq those sums,
+ * norm->x the row, w->cols a multiple of 32 up to EC_CUDA_QCARRY_MAX_COLS) reads the fp32 row
+ * instead of x and rounds each activation as ec_cuda_rmsnorm does, x * inv * w, with inv from
+ * the tile sums added in a fixed order; x is neither read nor written. */
 typedef struct {
     float *sumsq_out;
     const ec_cuda_norm *norm;

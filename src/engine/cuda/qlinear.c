@@ -451,7 +451,7 @@ static ec_cuda_packed_weight packed_of(const ec_cuda_qctx *c, const ec_cuda_qwei
 }
 
 /* fp8 carries the norm; nf4 and nf4-dq measured slower with it (kernels_nf4.cu, CARRY_NORM). */
-const float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
+float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
 {
     return batch == 1 && c->sumsq && w->prec == EC_PREC_FP8 ? c->sumsq : NULL;
 }
@@ -476,7 +476,7 @@ static int packed_linear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gem
      * stay on the one-pass kernels. */
     if (c->kernels != EC_KERNELS_REFERENCE && batch <= EC_CUDA_QMMA_MAX_BATCH) {
         ec_cuda_qcarry carry = {
-            mode == EC_GEMV_ADD ? (float *)ec_cuda_qlinear_sumsq(c, w, batch) : NULL, norm};
+            mode == EC_GEMV_ADD ? ec_cuda_qlinear_sumsq(c, w, batch) : NULL, norm};
         return ec_cuda_packed_linear_fused(EC_CUDA_F16, mode, &pw, x, w->ldx, batch, y, ldy,
                                            &c->qsplit, &carry, c->stream);
     }
@@ -503,8 +503,8 @@ static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode
                             c->shape.quantized ? "" : ", no int8 scratch",
                             c->shape.packed ? "" : ", no nf4/fp8 tables");
     int fused_int8_path = c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec);
-    /* Only the decode prepare of the fused int8 path, and the packed formats' fused kernels
-     * with the norm carried, normalise by themselves. */
+    /* Only the decode prepare of the fused int8 path, and fp8's fused kernels with the norm
+     * carried, normalise by themselves. */
     if (norm && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH) &&
         !carries_norm(c, w, norm, batch)) {
         if (ec_cuda_rmsnorm(act_dtype(w->prec), norm->x, norm->x_stride, norm->w, batch, w->cols,

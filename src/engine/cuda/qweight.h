@@ -187,7 +187,7 @@ int ec_cuda_qlinear_normed(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec
 /* The sums of squares that an EC_GEMV_ADD ec_cuda_qlinear of w at `batch` token rows leaves for
  * the norm of the row it writes (ec_cuda_norm.sumsq), or NULL where it leaves none: only fp8's
  * fused kernels at batch 1 carry the norm. The next ADD call overwrites them. */
-const float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, int batch);
+float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, int batch);
 
 #ifdef __cplusplus
 }
