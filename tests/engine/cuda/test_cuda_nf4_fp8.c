@@ -662,41 +662,44 @@ static void check_sumsq_producer(ec_cuda_dtype t, int rows)
     tweight_free(&tw);
 }
 
-/* The consumer against the norm's launch: a residual of multiples of 1/16 up to 4 has squares
- * that add up exactly in fp32 in any order, so the carried tile sums give the norm kernel's 1/rms
- * bit for bit and every activation must round the same, T(x * inv * w): the outputs must be
- * identical. x is poisoned, so a kernel that read it would write NaN. rows 256 takes one row tile
- * per warp, 4352 two. */
-static void check_carried_consumer(ec_cuda_dtype t, ec_gemv_mode mode, int rows)
+/* The consumer against the norm's launch: a residual of multiples of 1/16 up to 2 has squares
+ * that add up exactly in fp32 in any order (at most 1024 / 256 each, 2^23 / 256 for 8192
+ * columns), so the carried tile sums give the norm kernel's 1/rms bit for bit and every
+ * activation must round the same, T(x * inv * w): the outputs must be identical. x is poisoned,
+ * so a kernel that read it would write NaN. rows 256 takes one row tile per warp, 4352 two;
+ * dim 5120 (Qwen2.5-14B) stages part of its row after the sums (ec_stage_carried_row holds 4096
+ * columns with them). */
+static void check_carried_consumer(ec_cuda_dtype t, ec_gemv_mode mode, int rows, int dim)
 {
-    enum { DIM = 256 };
     const float eps = 1e-5f;
     const ec_precision prec = EC_PREC_FP8;
     tweight tw;
-    tweight_make(&tw, prec, rows, DIM, NULL);
-    float res[DIM], nw[DIM], ss[DIM / 16] = {0};
-    for (int c = 0; c < DIM; c++) {
-        res[c] = (float)(rand() % 129 - 64) / 16.0f;
+    tweight_make(&tw, prec, rows, dim, NULL);
+    size_t xbytes = (size_t)dim * 2;
+    float *res = malloc((size_t)dim * 4), *nw = malloc((size_t)dim * 4),
+          *ss = calloc((size_t)dim / 16, 4);
+    for (int c = 0; c < dim; c++) {
+        res[c] = (float)(rand() % 65 - 32) / 16.0f;
         nw[c] = frand();
         ss[c / 16] += res[c] * res[c];
     }
-    float *d_res = dev_upload(res, sizeof res), *d_nw = dev_upload(nw, sizeof nw),
-          *d_ss = dev_upload(ss, sizeof ss);
-    void *d_xn = dev_poisoned(DIM * 2), *d_x = dev_poisoned(DIM * 2);
+    float *d_res = dev_upload(res, (size_t)dim * 4), *d_nw = dev_upload(nw, (size_t)dim * 4),
+          *d_ss = dev_upload(ss, (size_t)dim / 16 * 4);
+    void *d_xn = dev_poisoned(xbytes), *d_x = dev_poisoned(xbytes);
     int out = mode == EC_GEMV_SILU_MUL ? rows / 2 : rows;
     size_t ybytes = (size_t)out * (mode == EC_GEMV_SILU_MUL ? 2 : 4);
     void *d_want = dev_poisoned(ybytes), *d_got = dev_poisoned(ybytes);
-    kernel_ok(ec_cuda_rmsnorm(t, d_res, DIM, d_nw, 1, DIM, eps, d_xn, 0));
-    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw.w, d_xn, DIM, 1, d_want, out, &g_split,
+    kernel_ok(ec_cuda_rmsnorm(t, d_res, (size_t)dim, d_nw, 1, dim, eps, d_xn, 0));
+    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw.w, d_xn, dim, 1, d_want, out, &g_split,
                                           NULL, 0));
-    ec_cuda_norm norm = {d_res, DIM, d_nw, eps, d_ss};
+    ec_cuda_norm norm = {d_res, (size_t)dim, d_nw, eps, d_ss};
     ec_cuda_qcarry carry = {NULL, &norm};
-    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw.w, d_x, DIM, 1, d_got, out, &g_split,
+    kernel_ok(ec_cuda_packed_linear_fused(t, mode, &tw.w, d_x, dim, 1, d_got, out, &g_split,
                                           &carry, 0));
-    uint8_t *want = malloc(ybytes), *got = malloc(ybytes), x[DIM * 2];
+    uint8_t *want = malloc(ybytes), *got = malloc(ybytes), *x = malloc(xbytes);
     download(want, d_want, ybytes);
     download(got, d_got, ybytes);
-    download(x, d_x, sizeof x);
+    download(x, d_x, xbytes);
     size_t esz = mode == EC_GEMV_SILU_MUL ? 2 : 4;
     for (int r = 0; r < out; r++)
         if (memcmp(got + r * esz, want + r * esz, esz) != 0) {
@@ -704,9 +707,9 @@ static void check_carried_consumer(ec_cuda_dtype t, ec_gemv_mode mode, int rows)
                    w = esz == 2 ? from16(t, ((uint16_t *)want)[r]) : ((float *)want)[r];
             fail_msg("%s %s %s %d x %d with the carried norm: output %d got %.9g, with the norm "
                      "launched %.9g",
-                     ec_precision_name(prec), dname(t), MODE_NAME[mode], rows, DIM, r, g, w);
+                     ec_precision_name(prec), dname(t), MODE_NAME[mode], rows, dim, r, g, w);
         }
-    for (size_t i = 0; i < sizeof x; i++)
+    for (size_t i = 0; i < xbytes; i++)
         if (x[i] != 0xFF) fail_msg("the carried norm's consumer wrote its x (byte %zu)", i);
     cudaFree(d_res);
     cudaFree(d_nw);
@@ -717,6 +720,10 @@ static void check_carried_consumer(ec_cuda_dtype t, ec_gemv_mode mode, int rows)
     cudaFree(d_got);
     free(want);
     free(got);
+    free(x);
+    free(res);
+    free(nw);
+    free(ss);
     tweight_free(&tw);
 }
 
@@ -739,10 +746,11 @@ static void test_carried_norm(void **state)
         ec_cuda_dtype t = DTYPES[di];
         check_sumsq_producer(t, 200);
         check_sumsq_producer(t, 4352);
-        check_carried_consumer(t, EC_GEMV_STORE, 256);
-        check_carried_consumer(t, EC_GEMV_STORE, 4352);
-        check_carried_consumer(t, EC_GEMV_SILU_MUL, 256);
-        check_carried_consumer(t, EC_GEMV_SILU_MUL, 4352);
+        check_carried_consumer(t, EC_GEMV_STORE, 256, 256);
+        check_carried_consumer(t, EC_GEMV_STORE, 4352, 256);
+        check_carried_consumer(t, EC_GEMV_SILU_MUL, 256, 256);
+        check_carried_consumer(t, EC_GEMV_SILU_MUL, 4352, 256);
+        check_carried_consumer(t, EC_GEMV_STORE, 256, 5120);
     }
     float *tables, sumsq[4];
     kernel_ok(ec_cuda_quant_tables(&tables));
@@ -784,6 +792,14 @@ static void test_rejects_bad_input(void **state)
     expect_carry_refused(&w, EC_GEMV_ADD, 1, &normed, needs);
     expect_carry_refused(&w, EC_GEMV_STORE, 1, &sums, "sums of squares come from a residual add");
     expect_carry_refused(&w, EC_GEMV_ADD, 2, &sums, "at batch 1 (got mode 1, batch 2)");
+    norm.x = row + 1; /* not on a 16-byte boundary */
+    expect_carry_refused(&w, EC_GEMV_STORE, 1, &normed, needs);
+    norm.x = row;
+    w.cols = 80; /* not a multiple of 32 */
+    expect_carry_refused(&w, EC_GEMV_STORE, 1, &normed, "(got 80)");
+    w.cols = EC_CUDA_QCARRY_MAX_COLS + 32; /* past what a CTA stages */
+    expect_carry_refused(&w, EC_GEMV_STORE, 1, &normed, "(got 8224)");
+    w.cols = 64;
     w.prec = EC_PREC_INT8;
     assert_int_equal(
         ec_cuda_packed_linear_fused(EC_CUDA_F16, EC_GEMV_STORE, &w, NULL, 64, 1, NULL, 4, NULL, NULL, 0), -1);
