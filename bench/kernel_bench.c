@@ -7,8 +7,9 @@
  * decode step's call) at the same shapes and batches 1, 8 and 64; "MB read" counts codes and
  * scales. Weights and activations are zeros (no int8-mixed outliers): this measures streaming
  * and decoding, whose cost does not depend on the values. Each kernel runs 200 times in a graph,
- * so a weight that fits the L2 cache (50 MB on an H100: most packed matrices of a 7B layer) reads
- * partly from L2 and shows more than HBM bandwidth; time whole steps with `ecocompute run`.
+ * every call on the next of enough copies of its weight (ROTATE_BYTES in all) that none is still
+ * in the L2 cache when it is read again, as in a decode step, which reads each weight once.
+ * The attention and the norm reuse their inputs (L2-warm); time whole steps with `ecocompute run`.
  *
  * usage: kernel_bench [MODEL] [CONTEXT] [PRECISION,...]   (default Llama-2-7B 640, none) */
 #include "ecocompute/common.h"
@@ -32,7 +33,8 @@
         }                                                                                   \
     } while (0)
 
-enum { REPS = 200 };
+enum { REPS = 200, ROTATE_MAX = 64 };
+#define ROTATE_BYTES 400e6 /* 8 times the H100's 50 MB L2 */
 
 static void *dev_alloc(size_t bytes)
 {
@@ -40,6 +42,32 @@ static void *dev_alloc(size_t bytes)
     CHECK(cudaMalloc(&p, bytes));
     CHECK(cudaMemset(p, 0, bytes)); /* zeros: finite everywhere, speed does not depend on values */
     return p;
+}
+
+/* Copies of one weight of `bytes` each, read in turn: enough that ROTATE_BYTES lie between two
+ * reads of the same copy. */
+typedef struct {
+    void *w[ROTATE_MAX];
+    int n, next;
+} rotation;
+
+static rotation rotation_alloc(size_t bytes)
+{
+    rotation r = {{0}, 0, 0};
+    r.n = (int)(ROTATE_BYTES / (double)bytes) + 1;
+    if (r.n > ROTATE_MAX) r.n = ROTATE_MAX;
+    for (int i = 0; i < r.n; i++) r.w[i] = dev_alloc(bytes);
+    return r;
+}
+static int rotation_take(rotation *r)
+{
+    int i = r->next;
+    r->next = (r->next + 1) % r->n;
+    return i;
+}
+static void rotation_free(rotation *r)
+{
+    for (int i = 0; i < r->n; i++) cudaFree(r->w[i]);
 }
 
 typedef int (*launch_fn)(void *ctx);
@@ -75,13 +103,15 @@ static double time_us(launch_fn f, void *ctx, cudaStream_t st)
 typedef struct {
     ec_gemv_mode mode;
     int batch, rows, cols;
-    void *w, *x, *y;
+    rotation w;
+    void *x, *y;
     cudaStream_t st;
 } gemv_ctx;
 
 typedef struct {
     const ec_cuda_qctx *ctx;
-    ec_cuda_qweight w;
+    rotation mem;
+    ec_cuda_qweight w[ROTATE_MAX]; /* placed on mem.w[i] */
     ec_gemv_mode mode;
     int batch, out_rows;
     void *x, *y;
@@ -90,14 +120,15 @@ typedef struct {
 static int run_qlinear(void *p)
 {
     qlinear_ctx *c = p;
-    return ec_cuda_qlinear(c->ctx, &c->w, c->mode, c->x, c->batch, c->y, c->out_rows, NULL);
+    return ec_cuda_qlinear(c->ctx, &c->w[rotation_take(&c->mem)], c->mode, c->x, c->batch, c->y,
+                           c->out_rows, NULL);
 }
 
 static int run_gemv(void *p)
 {
     gemv_ctx *c = p;
-    return ec_cuda_gemv(EC_CUDA_F16, c->mode, c->w, c->x, c->batch, c->rows, c->cols, c->y,
-                        c->rows, c->st);
+    return ec_cuda_gemv(EC_CUDA_F16, c->mode, c->w.w[rotation_take(&c->w)], c->x, c->batch,
+                        c->rows, c->cols, c->y, c->rows, c->st);
 }
 
 typedef struct {
@@ -152,14 +183,14 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
             int wrows = shapes[i].mode == EC_GEMV_SILU_MUL ? 2 * shapes[i].rows : shapes[i].rows;
             size_t wbytes = (size_t)wrows * shapes[i].cols * 2;
-            gemv_ctx g = {shapes[i].mode, batch, shapes[i].rows, shapes[i].cols, dev_alloc(wbytes),
-                          dev_alloc((size_t)batch * shapes[i].cols * 2),
+            gemv_ctx g = {shapes[i].mode, batch, shapes[i].rows, shapes[i].cols,
+                          rotation_alloc(wbytes), dev_alloc((size_t)batch * shapes[i].cols * 2),
                           dev_alloc((size_t)batch * wrows * 4), st};
             double us = time_us(run_gemv, &g, st);
             if (i < 4) layer_us[bi] += us;
             printf("%-20s %5d %8.1f %10.1f %8.0f\n", shapes[i].what, batch, us, wbytes / 1e6,
                    wbytes / us / 1e3);
-            cudaFree(g.w);
+            rotation_free(&g.w);
             cudaFree(g.x);
             cudaFree(g.y);
         }
@@ -228,18 +259,21 @@ int main(int argc, char **argv)
                         return 1;
                     }
                     size_t wbytes = ec_cuda_qweight_bytes(prec, wrows, cols);
-                    qlinear_ctx q = {&ctx, {0}, shapes[i].mode, batch, shapes[i].rows,
-                                     dev_alloc((size_t)batch * cols * 2),
+                    qlinear_ctx q = {&ctx, rotation_alloc(wbytes), {{0}}, shapes[i].mode, batch,
+                                     shapes[i].rows, dev_alloc((size_t)batch * cols * 2),
                                      dev_alloc((size_t)batch * wrows * 4)};
-                    void *wmem = dev_alloc(wbytes);
-                    ec_cuda_qweight_place(&q.w, prec, wrows, cols, 6.0f, (uintptr_t)wmem);
-                    if (silu) ec_cuda_qweight_segments(&q.w, 2, (int[]){shapes[i].rows,
-                                                                        shapes[i].rows});
+                    for (int k = 0; k < q.mem.n; k++) {
+                        ec_cuda_qweight_place(&q.w[k], prec, wrows, cols, 6.0f,
+                                              (uintptr_t)q.mem.w[k]);
+                        if (silu)
+                            ec_cuda_qweight_segments(&q.w[k], 2, (int[]){shapes[i].rows,
+                                                                           shapes[i].rows});
+                    }
                     double us = time_us(run_qlinear, &q, st);
                     step_us[bi] += us;
                     printf("%-10s %-20s %5d %8.1f %10.1f %8.0f\n", tok, shapes[i].what, batch,
                            us, wbytes / 1e6, wbytes / us / 1e3);
-                    cudaFree(wmem);
+                    rotation_free(&q.mem);
                     cudaFree(q.x);
                     cudaFree(q.y);
                     cudaFree(wide);
