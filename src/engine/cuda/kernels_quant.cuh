@@ -948,19 +948,8 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     if (e != cudaSuccess) return e;
     size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
-    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, smem);
-    /* EXPERIMENT (session 36): ECOCOMPUTE_CUDA_QMMA_SLOTS=n: a one-wave grid of n CTAs per SM,
-     * so that the next kernel's CTAs fit beside this one's as soon as it releases them. */
-    static const char *slots_env = getenv("ECOCOMPUTE_CUDA_QMMA_SLOTS");
-    if (slots_env && NT == 1) {
-        int slots = atoi(slots_env) * ec_sm_count();
-        if (slots > 0) {
-            int per = (groups + slots - 1) / slots;
-            grid = (unsigned)((groups + per - 1) / per);
-        }
-    }
-    return ec_launch(kernel, dim3(grid), dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy,
-                     qc);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
+                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
