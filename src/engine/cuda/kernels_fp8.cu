@@ -40,9 +40,20 @@ struct Fp8 {
     /* The batch-1 norm carried by the residual adds (kernels_quant.h, ec_cuda_qcarry): steps
      * 0.8-4.4 % shorter on every shape measured, without spills (session 35). */
     static constexpr bool CARRY_NORM = true;
+    /* EXPERIMENT (session 36): stages in shared memory at one token tile */
+    static constexpr bool SMEM_STAGES = true;
+    static constexpr int smem_stages(int mt) { return mt == 1 ? 6 : 3; }
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
+    __device__ static void copy_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
+                                      uint4 *lo, uint4 *hi)
+    {
+        const uint8_t *src = valid ? w.codes + (size_t)row * w.cols + c : w.codes;
+        ec_cp_async16(lo, src, valid);
+        ec_cp_async16(hi, src + 16, valid);
+    }
+    __device__ static Piece piece_of(uint4 lo, uint4 hi) { return {lo, hi}; }
 
     /* 16 codes of `row` from column col0; past the row code 0 (0.0). */
     template <bool VEC>
