@@ -985,6 +985,15 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
         F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0) + stages;
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
+    if (SMS) { /* EXPERIMENT: two CTAs per SM need the whole carveout */
+        static thread_local bool carved = false;
+        if (!carved) {
+            e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     (int)cudaSharedmemCarveoutMaxShared);
+            if (e != cudaSuccess) return e;
+            carved = true;
+        }
+    }
     size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0) + stages;
     int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
