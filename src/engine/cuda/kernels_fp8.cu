@@ -40,25 +40,9 @@ struct Fp8 {
     /* The batch-1 norm carried by the residual adds (kernels_quant.h, ec_cuda_qcarry): steps
      * 0.8-4.4 % shorter on every shape measured, without spills (session 35). */
     static constexpr bool CARRY_NORM = true;
-    /* EXPERIMENT (session 36): stages in shared memory at one token tile */
-    static constexpr bool SMEM_STAGES = true;
-    static constexpr int smem_stages(int mt) { return mt == 1 ? 6 : 3; }
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
-    __device__ static void copy_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
-                                      uint4 *lo, uint4 *hi)
-    {
-        /* .ca: the halves of a lane's 32-byte sector meet in L1 (.cg fetched it twice from
-         * L2 and streamed at 1.8 TB/s) */
-        const uint8_t *src = valid ? w.codes + (size_t)row * w.cols + c : w.codes;
-        unsigned n = valid ? 16 : 0;
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(
-                         (unsigned)__cvta_generic_to_shared(lo)), "l"(src), "r"(n) : "memory");
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(
-                         (unsigned)__cvta_generic_to_shared(hi)), "l"(src + 16), "r"(n) : "memory");
-    }
-    __device__ static Piece piece_of(uint4 lo, uint4 hi) { return {lo, hi}; }
 
     /* 16 codes of `row` from column col0; past the row code 0 (0.0). */
     template <bool VEC>

@@ -420,10 +420,8 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 }
 
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
- * with qc.sumsq_out (batch 1) is its producer. SMS: the S stages in shared memory (cp.async,
- * each lane reading back only its own copies) instead of registers. */
-template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM,
-          bool SMS = false>
+ * with qc.sumsq_out (batch 1) is its producer. */
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
@@ -432,10 +430,8 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     constexpr int NACC = MT * NT * 4;
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
-    static_assert(!SMS || (VEC && !F::TABLES), "shared-memory stages");
-    __shared__ float s_tab[F::TABLES ? EC_CUDA_QTABLES_FLOATS : 1];
-    /* F::PAIR_BYTES, NORM: then T [cols]; SMS: then the stages */
-    extern __shared__ __align__(16) uint32_t s_pairs[];
+    __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
+    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, NORM: then T [cols] */
     __shared__ float s_red[KS][NACC][32]; /* every warp's partials of a group */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
@@ -458,54 +454,25 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
         flat[i] = 0.0f;
 
     ec_qtables_regs tables = ec_fetch_qtables<F>(w);
-    ec_qmma_stage<F, MT> st[SMS ? 1 : S];
-    /* SMS: stage u's piece of row slot r (a[m] = m, b[m] = MT + m), half h, of this lane */
-    uint4 *s_stage = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES +
-                                               (NORM ? (size_t)w.cols * sizeof(T) : 0));
-    auto slot = [&](int u, int r, int h) {
-        return s_stage + (((u * KS + warp) * (2 * MT) + r) * 2 + h) * 32 + lane;
-    };
+    ec_qmma_stage<F, MT> st[S];
     int rj = 0, ri = 0; /* the request cursor: group j, chunk i */
-    auto request = [&](int u) {
+    auto request = [&](ec_qmma_stage<F, MT> &s) {
         ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(rj), out_rows, g);
         int c = col(ri);
         bool any = ri < mine && c < w.cols;
 #pragma unroll
         for (int m = 0; m < MT; m++) {
-            if constexpr (SMS) {
-                F::copy_piece(w, r.a[m], c, any && r.va[m], slot(u, m, 0), slot(u, m, 1));
-                F::copy_piece(w, r.b[m], c, any && r.vb[m], slot(u, MT + m, 0),
-                              slot(u, MT + m, 1));
-            } else {
-                F::template load_piece<VEC>(w, r.a[m], c, any && r.va[m], st[u].a[m]);
-                F::template load_piece<VEC>(w, r.b[m], c, any && r.vb[m], st[u].b[m]);
-            }
+            F::template load_piece<VEC>(w, r.a[m], c, any && r.va[m], s.a[m]);
+            F::template load_piece<VEC>(w, r.b[m], c, any && r.vb[m], s.b[m]);
         }
-        if (SMS) ec_cp_async_commit();
         if (++ri == per) {
             ri = 0;
             rj++;
         }
     };
-    /* SMS: the stage's copies (the oldest of S pending groups) into registers */
-    auto stage = [&](int u) -> const ec_qmma_stage<F, MT> & {
-        if constexpr (SMS) {
-            ec_cp_async_wait<S - 1>();
 #pragma unroll
-            for (int m = 0; m < MT; m++) {
-                st[0].a[m] = F::piece_of(*slot(u, m, 0), *slot(u, m, 1));
-                st[0].b[m] = F::piece_of(*slot(u, MT + m, 0), *slot(u, MT + m, 1));
-            }
-            return st[0];
-        } else {
-            return st[u];
-        }
-    };
-#pragma unroll
-    for (int u = 0; u < S; u++) {
-        if (u < total) request(u);
-        else if (SMS) ec_cp_async_commit(); /* an empty group keeps S pending */
-    }
+    for (int u = 0; u < S; u++)
+        if (u < total) request(st[u]);
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
@@ -594,12 +561,10 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
 #pragma unroll
         for (int u = 0; u < S; u++) {
             if (s0 + u >= total) break;
-            use(ui, stage(u));
+            use(ui, st[u]);
             if (s0 + u + S < total) {
-                request(u);
+                request(st[u]);
                 if (s0 + u + S == total - 1) ec_release_next();
-            } else if (SMS) {
-                ec_cp_async_commit();
             }
             if (++ui == per) {
                 finish(uj);
@@ -971,30 +936,17 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM = false,
-          bool SMS = false>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM = false>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, const ec_qcarry_args &qc,
                                      cudaStream_t stream)
 {
     constexpr int KS = 8;
-    constexpr int S = SMS ? F::smem_stages(MT) : F::mma_stages(MT, NT);
-    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, S, MODE, VEC, NORM, SMS>;
-    constexpr size_t stages = SMS ? (size_t)S * KS * 32 * 2 * MT * 32 : 0;
-    constexpr size_t most =
-        F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0) + stages;
+    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM>;
+    constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
-    if (SMS) { /* EXPERIMENT: two CTAs per SM need the whole carveout */
-        static thread_local bool carved = false;
-        if (!carved) {
-            e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                     (int)cudaSharedmemCarveoutMaxShared);
-            if (e != cudaSuccess) return e;
-            carved = true;
-        }
-    }
-    size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0) + stages;
+    size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
                      dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
@@ -1108,23 +1060,6 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
         bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
-        /* EXPERIMENT (session 36): ECOCOMPUTE_CUDA_QMMA_SMEM=1, fp8's stages in shared memory */
-        static const char *sms_env = getenv("ECOCOMPUTE_CUDA_QMMA_SMEM");
-        if constexpr (F::SMEM_STAGES && VEC) {
-            if (sms_env && !strcmp(sms_env, "1")) {
-                if constexpr (F::CARRY_NORM && MODE != EC_GEMV_ADD)
-                    if (qc.sumsq)
-                        return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, true, true>(
-                                            w, x, ldx, batch, y, ldy, qc, stream)
-                                      : ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, true,
-                                                          true, true>(w, x, ldx, batch, y, ldy,
-                                                                      qc, stream);
-                return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, false, true>(
-                                    w, x, ldx, batch, y, ldy, qc, stream)
-                              : ec_qlaunch_mma_nt<F, T, QMMA_MTILES, 1, MODE, true, false, true>(
-                                    w, x, ldx, batch, y, ldy, qc, stream);
-            }
-        }
         if constexpr (F::CARRY_NORM && VEC && MODE != EC_GEMV_ADD)
             if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
                 return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, true>(
