@@ -600,22 +600,15 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
         ec_cuda_norm attn_norm = {s->x, (size_t)dim, L->attn_norm, c->norm_eps, carried};
         ec_cuda_norm ffn_norm = {s->x, (size_t)dim, L->ffn_norm, c->norm_eps,
                                  ec_cuda_qlinear_sumsq(q, &L->wo, rows)};
-        const cuda_layer *next = l + 1 < c->n_layers ? &s->layers[l + 1] : NULL;
-        if ((ec_cuda_qlinear_prefetch_next(q, NULL, EC_GEMV_STORE, rows),
-             ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
-                                    s->qkv_dim, stat_of(s, l, STAT_QKV))) ||
+        if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
+                                   s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
             attention(s, L, pos, batch, n, n_splits, split_len, kc, vc) ||
-            (ec_cuda_qlinear_prefetch_next(q, &L->wgu, EC_GEMV_SILU_MUL, rows),
-             ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim,
-                             stat_of(s, l, STAT_O))) ||
-            (ec_cuda_qlinear_prefetch_next(q, &L->wdown, EC_GEMV_ADD, rows),
-             ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
-                                    s->hidden_pad, stat_of(s, l, STAT_GU))) ||
-            (ec_cuda_qlinear_prefetch_next(q, next ? &next->wqkv : NULL, EC_GEMV_STORE, rows),
-             ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
-                             stat_of(s, l, STAT_DOWN))))
+            ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
+            ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
+                                   s->hidden_pad, stat_of(s, l, STAT_GU)) ||
+            ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
+                            stat_of(s, l, STAT_DOWN)))
             return -1;
-        ec_cuda_qlinear_prefetch_next(q, NULL, EC_GEMV_STORE, rows);
         carried = ec_cuda_qlinear_sumsq(q, &L->wdown, rows);
     }
     if (!with_head) return 0;

@@ -40,7 +40,6 @@ struct Fp8 {
     /* The batch-1 norm carried by the residual adds (kernels_quant.h, ec_cuda_qcarry): steps
      * 0.8-4.4 % shorter on every shape measured, without spills (session 35). */
     static constexpr bool CARRY_NORM = true;
-    static constexpr bool PREFETCH_NEXT = true; /* EXPERIMENT (session 36) */
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */
@@ -83,13 +82,6 @@ struct Fp8 {
 };
 
 } // namespace
-
-extern "C" void ec_cuda_qprefetch_next(const ec_cuda_packed_weight *next, ec_gemv_mode mode)
-{
-    ec_qnext_pending.set = next != NULL;
-    if (next) ec_qnext_pending.w = *next;
-    ec_qnext_pending.mode = mode;
-}
 
 extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                                  const void *x, int ldx, int batch, void *y, int ldy,

@@ -44,7 +44,6 @@ template <bool DQ> struct Nf4 {
      * SiLU·mul kernel spill (80 bytes), and batch-1 steps 0.9-3.0 % slower on the 0.5-3 B shapes
      * (0.9 % faster on Llama-2-7B; session 35). */
     static constexpr bool CARRY_NORM = false;
-    static constexpr bool PREFETCH_NEXT = false; /* EXPERIMENT (session 36) */
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;

@@ -147,27 +147,7 @@ struct ec_qcarry_args {
     float *sumsq_out;
     const float *x, *w, *sumsq;
     float eps;
-    /* EXPERIMENT (session 36): the next linear's first wave, prefetched into L2: rows [0, pf_rows)
-     * and, if pf_seg1 >= 0, [pf_seg1, pf_seg1 + pf_rows) of pf_base (pf_row_bytes apart), the
-     * first pf_bytes of each */
-    const uint8_t *pf_base;
-    int pf_row_bytes, pf_rows, pf_seg1, pf_bytes;
 };
-
-/* EXPERIMENT: this CTA's share of the next linear's first wave into L2 (warp 0's lanes). */
-__device__ __forceinline__ void ec_qprefetch_wave(const ec_qcarry_args &c)
-{
-    if (!c.pf_base || threadIdx.x >= 32) return;
-    int total = c.pf_rows * (c.pf_seg1 >= 0 ? 2 : 1);
-    int lo = (int)((long long)total * blockIdx.x / gridDim.x);
-    int hi = (int)((long long)total * (blockIdx.x + 1) / gridDim.x);
-    for (int i = lo + (int)threadIdx.x; i < hi; i += 32) {
-        int row = i < c.pf_rows ? i : c.pf_seg1 + (i - c.pf_rows);
-        const uint8_t *a = c.pf_base + (size_t)row * c.pf_row_bytes;
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(c.pf_bytes)
-                     : "memory");
-    }
-}
 
 /* A carried norm's consumer stages its normalised row once per CTA, T [cols] in shared memory
  * after the format's pair table: normalising each activation where the MMA loads it, per group
@@ -498,10 +478,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
-    if (total <= S) {
-        ec_release_next();
-        ec_qprefetch_wave(qc); /* EXPERIMENT: after the wait where the release preceded it */
-    }
+    if (total <= S) ec_release_next();
     T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
     if constexpr (NORM) {
         __shared__ float s_warp[KS];
@@ -587,10 +564,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
             use(ui, st[u]);
             if (s0 + u + S < total) {
                 request(st[u]);
-                if (s0 + u + S == total - 1) {
-                    ec_release_next();
-                    ec_qprefetch_wave(qc); /* EXPERIMENT */
-                }
+                if (s0 + u + S == total - 1) ec_release_next();
             }
             if (++ui == per) {
                 finish(uj);
@@ -1125,38 +1099,6 @@ static cudaError_t ec_qlaunch_mode(const ec_cuda_packed_weight &w, const T *x, i
                : ec_qlaunch_mma<F, T, MODE, false>(w, x, ldx, batch, y, ldy, split, qc, stream);
 }
 
-/* EXPERIMENT (session 36): the pending next linear (ec_cuda_qprefetch_next) and its first wave:
- * the rows its one-wave grid's CTAs start with, the first S chunks of each warp. */
-struct ec_qnext {
-    bool set;
-    ec_cuda_packed_weight w;
-    ec_gemv_mode mode;
-};
-static thread_local ec_qnext ec_qnext_pending = {false, {}, EC_GEMV_STORE};
-template <class F> static void ec_qfirst_wave(ec_qcarry_args &qc)
-{
-    static const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_PF");
-    ec_qnext nx = ec_qnext_pending;
-    ec_qnext_pending.set = false;
-    if (!env || !strcmp(env, "0") || !nx.set) return;
-    const ec_cuda_packed_weight &w = nx.w;
-    bool silu = nx.mode == EC_GEMV_SILU_MUL;
-    int out_rows = silu ? w.rows / 2 : w.rows, tile_out = silu ? 8 : 16;
-    int groups2 = (out_rows + 2 * tile_out - 1) / (2 * tile_out);
-    int mt = groups2 < ec_sm_count() ? 1 : QMMA_MTILES;
-    int groups = (out_rows + mt * tile_out - 1) / (mt * tile_out);
-    int slots = F::MMA_CTAS * ec_sm_count(), per = (groups + slots - 1) / slots;
-    int grid = (groups + per - 1) / per;
-    int rows = grid * mt * tile_out;
-    qc.pf_base = w.codes;
-    qc.pf_row_bytes = w.cols; /* fp8: a byte a column */
-    qc.pf_rows = rows < out_rows ? rows : out_rows;
-    qc.pf_seg1 = silu ? out_rows : -1;
-    int cols = F::mma_stages(mt, 1) * 8 * QMMA_CHUNK;
-    if (strcmp(env, "wave")) cols = atoi(env);
-    qc.pf_bytes = cols < w.cols ? cols : w.cols;
-}
-
 /* The fused linear of format F: dtype and mode dispatch, launch check. */
 template <class F>
 static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
@@ -1169,8 +1111,7 @@ static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
         return ec_set_error("fused %s linear: the format does not carry the norm",
                             ec_precision_name(w->prec));
     ec_qcarry_args qc = {carry ? carry->sumsq_out : NULL, n ? n->x : NULL, n ? n->w : NULL,
-                         n ? n->sumsq : NULL, n ? n->eps : 0.0f, NULL, 0, 0, -1, 0};
-    if (F::PREFETCH_NEXT && batch == 1) ec_qfirst_wave<F>(qc);
+                         n ? n->sumsq : NULL, n ? n->eps : 0.0f};
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;

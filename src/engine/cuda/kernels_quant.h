@@ -107,10 +107,6 @@ typedef struct {
     float *sumsq_out;
     const ec_cuda_norm *norm;
 } ec_cuda_qcarry;
-/* EXPERIMENT (session 36): the next packed linear of a batch-1 step, whose first wave of weight
- * requests the next fused launch prefetches into L2 (ECOCOMPUTE_CUDA_QMMA_PF); consumed by that
- * launch. */
-void ec_cuda_qprefetch_next(const ec_cuda_packed_weight *next, ec_gemv_mode mode);
 /* The widest row a carried norm's consumer takes (it stages the row in shared memory). */
 #define EC_CUDA_QCARRY_MAX_COLS 8192
 

@@ -456,18 +456,6 @@ float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *c, const ec_cuda_qweight *w, in
     return batch == 1 && c->sumsq && w->prec == EC_PREC_FP8 ? c->sumsq : NULL;
 }
 
-void ec_cuda_qlinear_prefetch_next(const ec_cuda_qctx *c, const ec_cuda_qweight *next,
-                                   ec_gemv_mode mode, int batch)
-{
-    if (batch != 1 || c->kernels == EC_KERNELS_REFERENCE || !next ||
-        next->prec != EC_PREC_FP8) {
-        ec_cuda_qprefetch_next(NULL, mode);
-        return;
-    }
-    ec_cuda_packed_weight pw = packed_of(c, next);
-    ec_cuda_qprefetch_next(&pw, mode);
-}
-
 /* Whether a packed linear takes its norm carried (ec_cuda_qcarry) instead of a norm launch. */
 static int carries_norm(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const ec_cuda_norm *norm,
                         int batch)

@@ -188,9 +188,6 @@ int ec_cuda_qlinear_normed(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec
  * the norm of the row it writes (ec_cuda_norm.sumsq), or NULL where it leaves none: only fp8's
  * fused kernels at batch 1 carry the norm. The next ADD call overwrites them. */
 float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, int batch);
-/* EXPERIMENT (session 36): the packed linear after the next one (kernels_quant.h). */
-void ec_cuda_qlinear_prefetch_next(const ec_cuda_qctx *ctx, const ec_cuda_qweight *next,
-                                   ec_gemv_mode mode, int batch);
 
 #ifdef __cplusplus
 }
