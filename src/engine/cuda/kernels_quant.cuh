@@ -147,7 +147,6 @@ struct ec_qcarry_args {
     float *sumsq_out;
     const float *x, *w, *sumsq;
     float eps;
-    int release_first; /* EXPERIMENT (session 36): ECOCOMPUTE_CUDA_QMMA_EXP bit 1 */
 };
 
 /* A carried norm's consumer stages its normalised row once per CTA, T [cols] in shared memory
@@ -454,7 +453,6 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     for (int i = 0; i < NACC; i++)
         flat[i] = 0.0f;
 
-    if (qc.release_first) ec_release_next(); /* EXPERIMENT */
     ec_qtables_regs tables = ec_fetch_qtables<F>(w);
     ec_qmma_stage<F, MT> st[S];
     int rj = 0, ri = 0; /* the request cursor: group j, chunk i */
@@ -1062,8 +1060,6 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams. */
         bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
-        static const char *exp_env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP"); /* EXPERIMENT */
-        if (exp_env && (atoi(exp_env) & 2)) narrow = true;
         if constexpr (F::CARRY_NORM && VEC && MODE != EC_GEMV_ADD)
             if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
                 return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, true>(
@@ -1115,9 +1111,7 @@ static int ec_qlinear_fused_format(ec_cuda_dtype t, ec_gemv_mode mode,
         return ec_set_error("fused %s linear: the format does not carry the norm",
                             ec_precision_name(w->prec));
     ec_qcarry_args qc = {carry ? carry->sumsq_out : NULL, n ? n->x : NULL, n ? n->w : NULL,
-                         n ? n->sumsq : NULL, n ? n->eps : 0.0f, 0};
-    static const char *exp_env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP"); /* EXPERIMENT */
-    qc.release_first = exp_env && (atoi(exp_env) & 1) && batch <= 8;
+                         n ? n->sumsq : NULL, n ? n->eps : 0.0f};
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         const T *xt = (const T *)x;
