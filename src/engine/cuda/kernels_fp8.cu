@@ -40,6 +40,11 @@ struct Fp8 {
     /* The batch-1 norm carried by the residual adds (kernels_quant.h, ec_cuda_qcarry): steps
      * 0.8-4.4 % shorter on every shape measured, without spills (session 35). */
     static constexpr bool CARRY_NORM = true;
+    /* At batch 1 a CTA lets the next kernel launch at its start, not after its last request:
+     * the successor's grid is then launched before this one's first CTAs exit, and takes their
+     * slots at once instead of after the slowest CTA's last request. fp8 steps 1.9-2.6 %
+     * shorter on the 7-8 B shapes (docs/performance.md, session 36). */
+    static constexpr bool RELEASE_AT_START = true;
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */

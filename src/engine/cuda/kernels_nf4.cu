@@ -44,6 +44,9 @@ template <bool DQ> struct Nf4 {
      * SiLU·mul kernel spill (80 bytes), and batch-1 steps 0.9-3.0 % slower on the 0.5-3 B shapes
      * (0.9 % faster on Llama-2-7B; session 35). */
     static constexpr bool CARRY_NORM = false;
+    /* The successor launches after a CTA's last request (fp8 releases it at the start: nf4 was
+     * 0.6 % slower that way on Llama-2-7B, one run, session 36). */
+    static constexpr bool RELEASE_AT_START = false;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;
