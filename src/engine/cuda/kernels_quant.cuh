@@ -420,12 +420,11 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 }
 
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
- * with qc.sumsq_out (batch 1) is its producer. release_at_start: let the next kernel launch
- * (PDL) at once rather than after this CTA's last request (F::RELEASE_AT_START). */
+ * with qc.sumsq_out (batch 1) is its producer. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM>
 __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
-                int ldy, const ec_qcarry_args qc, bool release_at_start)
+                int ldy, const ec_qcarry_args qc)
 {
     static_assert(!NORM || (VEC && NT == 1 && MODE != EC_GEMV_ADD), "a carried norm's consumer");
     constexpr int NACC = MT * NT * 4;
@@ -454,6 +453,9 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     for (int i = 0; i < NACC; i++)
         flat[i] = 0.0f;
 
+    /* F::RELEASE_AT_START: at batch 1 the next kernel launches (PDL) at once, not after this
+     * CTA's last request (below) */
+    const bool release_at_start = F::RELEASE_AT_START && NT == 1 && batch == 1;
     if (release_at_start) ec_release_next();
     ec_qtables_regs tables = ec_fetch_qtables<F>(w);
     ec_qmma_stage<F, MT> st[S];
@@ -952,8 +954,7 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
-                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc,
-                     F::RELEASE_AT_START && batch == 1);
+                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
