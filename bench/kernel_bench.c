@@ -17,21 +17,14 @@
 #include "engine/cuda/kernels.h"
 #include "engine/cuda/qweight.h"
 
+#include "bench_cuda.h"
+
 #include <cublas_v2.h>
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(call)                                                                         \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
 
 enum { REPS = 200, ROTATE_MAX = 64 };
 #define ROTATE_BYTES 400e6 /* 8 times the H100's 50 MB L2 */
@@ -72,32 +65,15 @@ static void rotation_free(rotation *r)
 
 typedef int (*launch_fn)(void *ctx);
 
-/* Mean µs per call over REPS calls captured in a graph (as the decode step runs them). */
+/* µs per call over REPS calls captured in a graph (as the decode step runs them): the second
+ * of two replays, or the first where that was shorter. */
 static double time_us(launch_fn f, void *ctx, cudaStream_t st)
 {
     if (f(ctx) != 0) {
         fprintf(stderr, "launch failed: %s\n", ec_last_error());
         exit(1);
     }
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < REPS; i++) f(ctx);
-    CHECK(cudaStreamEndCapture(st, &g));
-    CHECK(cudaGraphInstantiate(&ge, g, 0));
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    CHECK(cudaGraphLaunch(ge, st));
-    CHECK(cudaEventRecord(a, st));
-    CHECK(cudaGraphLaunch(ge, st));
-    CHECK(cudaEventRecord(b, st));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
-    return 1e3 * ms / REPS;
+    return bench_graph_us(f, ctx, st, REPS, 2);
 }
 
 typedef struct {

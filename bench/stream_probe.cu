@@ -22,25 +22,17 @@
  *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o stream_probe bench/stream_probe.cu &&
  *                ./stream_probe */
+#include "bench_cuda.h"
+
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <vector>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 enum { THREADS = 256, WARPS = THREADS / 32, CHUNK = 128, REPS = 200 };
-#define ROTATE_BYTES 400e6
+#define ROTATE_BYTES 400e6    /* 8 times the H100's 50 MB L2, as kernel_bench */
 #define PAD_SMEM (100 * 1024) /* two CTAs per SM, as qmma_kernel's registers allow */
 
 __device__ __forceinline__ void release_next()
@@ -283,36 +275,17 @@ static void launch(K kernel, int grid, size_t smem, cudaStream_t st, A... args)
     CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
-/* Best of three replays of REPS calls captured in a graph, µs per call. */
+template <typename F> static int call_lambda(void *f)
+{
+    (*static_cast<F *>(f))();
+    return 0;
+}
+/* µs per call: the best of three replays of REPS calls captured in a graph. */
 template <typename F> static double time_us(F call, cudaStream_t st)
 {
     call();
     CHECK(cudaStreamSynchronize(st));
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < REPS; i++)
-        call();
-    CHECK(cudaStreamEndCapture(st, &g));
-    CHECK(cudaGraphInstantiate(&ge, g, 0));
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    double best = 1e30;
-    for (int r = 0; r < 3; r++) {
-        CHECK(cudaEventRecord(a, st));
-        CHECK(cudaGraphLaunch(ge, st));
-        CHECK(cudaEventRecord(b, st));
-        CHECK(cudaEventSynchronize(b));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, a, b));
-        best = std::min(best, 1e3 * ms / REPS);
-    }
-    CHECK(cudaGraphExecDestroy(ge));
-    CHECK(cudaGraphDestroy(g));
-    CHECK(cudaEventDestroy(a));
-    CHECK(cudaEventDestroy(b));
-    return best;
+    return bench_graph_us(call_lambda<F>, &call, st, REPS, 3);
 }
 
 /* Sets the kernel's dynamic shared memory limit and returns its resident CTAs per SM. */
