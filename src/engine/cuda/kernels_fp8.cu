@@ -41,9 +41,9 @@ struct Fp8 {
      * 0.8-4.4 % shorter on every shape measured, without spills (session 35). */
     static constexpr bool CARRY_NORM = true;
     /* At batch 1 a CTA lets the next kernel launch at its start, not after its last request:
-     * the successor's grid is then launched before this one's first CTAs exit, and takes their
-     * slots at once instead of after the slowest CTA's last request. fp8 steps 1.9-2.6 %
-     * shorter on the 7-8 B shapes (docs/performance.md, session 36). */
+     * fp8 steps 1.9-2.6 % shorter on the 7-8 B shapes (docs/performance.md, session 36). Our
+     * inference, not profiled: the successor's grid is then launched before this one's first
+     * CTAs exit and takes their slots at once, not after the slowest CTA's last request. */
     static constexpr bool RELEASE_AT_START = true;
     struct Piece {
         uint4 lo, hi;

@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
      * blocks then take the SM slots this kernel's CTAs free in its tail and send their first
      * weight requests, instead of waiting for the last CTA to exit. */
-    bool release_late = !release_at_start;
+    const bool release_late = !release_at_start;
     if (release_late && total <= S) ec_release_next();
     T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
     if constexpr (NORM) {
