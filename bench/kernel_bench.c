@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REPS = 200, ROTATE_MAX = 64 };
+enum { REPS = 200 };
 #define ROTATE_BYTES 400e6 /* 8 times the H100's 50 MB L2 */
 
 static void *dev_alloc(size_t bytes)
@@ -40,15 +40,18 @@ static void *dev_alloc(size_t bytes)
 /* Copies of one weight of `bytes` each, read in turn: enough that ROTATE_BYTES lie between two
  * reads of the same copy. */
 typedef struct {
-    void *w[ROTATE_MAX];
+    void **w; /* [n] */
     int n, next;
 } rotation;
 
 static rotation rotation_alloc(size_t bytes)
 {
-    rotation r = {{0}, 0, 0};
-    r.n = (int)(ROTATE_BYTES / (double)bytes) + 1;
-    if (r.n > ROTATE_MAX) r.n = ROTATE_MAX;
+    rotation r = {NULL, (int)(ROTATE_BYTES / (double)bytes) + 1, 0};
+    r.w = calloc((size_t)r.n, sizeof *r.w);
+    if (!r.w) {
+        fprintf(stderr, "kernel_bench: out of host memory\n");
+        exit(1);
+    }
     for (int i = 0; i < r.n; i++) r.w[i] = dev_alloc(bytes);
     return r;
 }
@@ -61,6 +64,7 @@ static int rotation_take(rotation *r)
 static void rotation_free(rotation *r)
 {
     for (int i = 0; i < r->n; i++) cudaFree(r->w[i]);
+    free(r->w);
 }
 
 typedef int (*launch_fn)(void *ctx);
@@ -87,7 +91,7 @@ typedef struct {
 typedef struct {
     const ec_cuda_qctx *ctx;
     rotation mem;
-    ec_cuda_qweight w[ROTATE_MAX]; /* placed on mem.w[i] */
+    ec_cuda_qweight *w; /* [mem.n], placed on mem.w[i] */
     ec_gemv_mode mode;
     int batch, out_rows;
     void *x, *y;
@@ -235,9 +239,14 @@ int main(int argc, char **argv)
                         return 1;
                     }
                     size_t wbytes = ec_cuda_qweight_bytes(prec, wrows, cols);
-                    qlinear_ctx q = {&ctx, rotation_alloc(wbytes), {{0}}, shapes[i].mode, batch,
+                    qlinear_ctx q = {&ctx, rotation_alloc(wbytes), NULL, shapes[i].mode, batch,
                                      shapes[i].rows, dev_alloc((size_t)batch * cols * 2),
                                      dev_alloc((size_t)batch * wrows * 4)};
+                    q.w = calloc((size_t)q.mem.n, sizeof *q.w);
+                    if (!q.w) {
+                        fprintf(stderr, "kernel_bench: out of host memory\n");
+                        return 1;
+                    }
                     for (int k = 0; k < q.mem.n; k++) {
                         ec_cuda_qweight_place(&q.w[k], prec, wrows, cols, 6.0f,
                                               (uintptr_t)q.mem.w[k]);
@@ -250,6 +259,7 @@ int main(int argc, char **argv)
                     printf("%-10s %-20s %5d %8.1f %10.1f %8.0f\n", tok, shapes[i].what, batch,
                            us, wbytes / 1e6, wbytes / us / 1e3);
                     rotation_free(&q.mem);
+                    free(q.w);
                     cudaFree(q.x);
                     cudaFree(q.y);
                     cudaFree(wide);
