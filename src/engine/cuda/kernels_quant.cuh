@@ -1063,8 +1063,10 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
     if (batch <= 8) {
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
-         * one, so that every SM streams. */
-        bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
+         * one, so that every SM streams, and so does every weight of a format whose policy
+         * says so at batch 1 (F::ONE_ROW_TILE_AT_BATCH1). */
+        bool narrow = (F::ONE_ROW_TILE_AT_BATCH1 && batch == 1) ||
+                      ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
         if constexpr (F::CARRY_NORM && VEC && MODE != EC_GEMV_ADD)
             if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
                 return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, true>(
