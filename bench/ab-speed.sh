@@ -6,6 +6,10 @@
 # builds alternating within each entry, with `run`'s usual speed-and-energy arguments (those of
 # `bench/gpu.sh speed`). ROUNDS (default 1) repeats the whole set. Prints one line per run:
 # build, model, batch, precision, ms/step, tok/s, decode J/1k gross, prefill s, prefill J gross.
+# GEN (default 128) sets the new tokens per run. Over 128 tokens a decode window lasts 0.1-1 s,
+# under the ~5 s below which the counter's 100 ms updates show (docs/measurement.md): runs of
+# equal speed read energies up to 25 % apart (docs/performance.md, session 37). To compare
+# energy, set GEN so that decode lasts at least 5 s.
 # Machines of one kind differ by up to 5 % (docs/performance.md), so compare builds only within
 # one call of this script.
 # A baseline library: build the other commit in a worktree (cmake -DBUILD_SHARED_LIBS=ON
@@ -46,7 +50,8 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
         for i in "${!dirs[@]}"; do
             env ${envs[$i]} LD_LIBRARY_PATH="${dirs[$i]}:$pack/lib" "$pack/bin/ecocompute" run \
                 --model "$model" --batch "$batch" --precision "$prec" --kernels fused --device cuda \
-                --prompt-len 512 --gen 128 --energy --idle 2 --format csv >"$tmp/run.csv" 2>/dev/null
+                --prompt-len 512 --gen "${GEN:-128}" --energy --idle 2 --format csv \
+                >"$tmp/run.csv" 2>/dev/null
             python3 - "$tmp/run.csv" "${labels[$i]}" <<'PY'
 import csv, sys
 r = next(csv.DictReader(open(sys.argv[1])))
