@@ -44,6 +44,7 @@ def parse(log, source=""):
         m = ENTRY.search(line)
         if m:
             entry, target = m.group(1), m.group(2)
+            spills.pop(entry, None)  # another target's compile of it said its own
             continue
         m = PROPERTIES.search(line)
         if m:
