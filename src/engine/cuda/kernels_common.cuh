@@ -206,8 +206,8 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
  * request, as qmma, int8 got 9 % slower), except at batch 1 the QKV GEMVs, whose successor is
  * the attention, and the int8 gate/up GEMV whose successor is the down GEMV itself, not a
  * prepare (session 23: faster); the tensor-core qmma calls ec_release_next() once a CTA has
- * requested its last weights (session 13: faster), fp8's at batch 1 at its start (session 36:
- * faster). */
+ * requested its last weights (session 13: faster), fp8's and nf4-dq's at batch 1 at its start
+ * (sessions 36 and 37: faster). */
 __device__ __forceinline__ void ec_release_next()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -45,6 +45,8 @@ struct Fp8 {
      * inference, not profiled: the successor's grid is then launched before this one's first
      * CTAs exit and takes their slots at once, not after the slowest CTA's last request. */
     static constexpr bool RELEASE_AT_START = true;
+    /* One row tile per warp everywhere at batch 1 was 5-6 % slower (session 36). */
+    static constexpr bool ONE_ROW_TILE_AT_BATCH1 = false;
     struct Piece {
         uint4 lo, hi;
     }; /* a lane's 32 columns in the tensor-core kernel */

@@ -44,9 +44,15 @@ template <bool DQ> struct Nf4 {
      * SiLU·mul kernel spill (80 bytes), and batch-1 steps 0.9-3.0 % slower on the 0.5-3 B shapes
      * (0.9 % faster on Llama-2-7B; session 35). */
     static constexpr bool CARRY_NORM = false;
-    /* The successor launches after a CTA's last request (fp8 releases it at the start: nf4 was
-     * 0.6 % slower that way on Llama-2-7B, one run, session 36). */
-    static constexpr bool RELEASE_AT_START = true; /* EXPERIMENT */
+    /* At batch 1, nf4-dq runs one row tile per warp (ec_qlaunch_mma) and lets its successor
+     * launch at its start (qmma_kernel): steps 5-29 % shorter on six shapes from 0.5 to 14 B
+     * (docs/performance.md, session 37). At its 80-register bound the two-tile kernel spills
+     * 244-304 bytes (ptxas, session 37; still used at 2-8 token rows), the one-tile kernel
+     * none. nf4 keeps two row tiles and the release after a CTA's last request: with both
+     * changes its 7-8 B steps were 1.5-2.7 % shorter, but Qwen2.5-0.5B's 4 % and
+     * Qwen2.5-14B's 4.7 % longer (session 37). */
+    static constexpr bool ONE_ROW_TILE_AT_BATCH1 = DQ;
+    static constexpr bool RELEASE_AT_START = DQ;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
         uint4 code;
         ec_nf4_absmax_raw scale;

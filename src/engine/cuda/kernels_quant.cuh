@@ -953,16 +953,8 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     if (e != cudaSuccess) return e;
     size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
-    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, smem);
-    static const char *exp_env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP"); /* EXPERIMENT */
-    int exp_bits = exp_env ? atoi(exp_env) : 0;
-    if (MODE == EC_GEMV_ADD && batch == 1 && NT == 1 &&
-        ((exp_bits & 4 && w.rows == w.cols) || exp_bits & 8)) {
-        int per = (groups + ec_sm_count() - 1) / ec_sm_count();
-        grid = (unsigned)((groups + per - 1) / per);
-    }
-    return ec_launch(kernel, dim3(grid), dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy,
-                     qc);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
+                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
@@ -1071,10 +1063,10 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
     if (batch <= 8) {
         /* Two row tiles per warp share each activation fragment; a weight with fewer such row
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
-         * one, so that every SM streams. */
-        bool narrow = ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
-        static const char *exp_env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP"); /* EXPERIMENT */
-        if (F::PAIR_BYTES && batch == 1 && exp_env && (atoi(exp_env) & 2)) narrow = true;
+         * one, so that every SM streams, and so does every weight of a format whose policy
+         * says so at batch 1 (F::ONE_ROW_TILE_AT_BATCH1). */
+        bool narrow = (F::ONE_ROW_TILE_AT_BATCH1 && batch == 1) ||
+                      ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
         if constexpr (F::CARRY_NORM && VEC && MODE != EC_GEMV_ADD)
             if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
                 return narrow ? ec_qlaunch_mma_nt<F, T, 1, 1, MODE, true, true>(
