@@ -931,6 +931,15 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
 
 /* ---- launch: tensor cores at every batch ---- */
 
+/* EXPERIMENT (session 38): ECOCOMPUTE_CUDA_QMMA_EXP bits: 1 one row tile for
+ * ONE_ROW_TILE_AT_BATCH1 formats at 2-8 token rows too; 2 gate/up on one row tile at batch 1;
+ * 4 gate/up at batch 1 on a grid of every resident slot. */
+static inline int ec_qmma_exp()
+{
+    const char *e = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
+    return e ? atoi(e) : 0;
+}
+
 /* Row groups of MT row tiles (16 weight rows, 8 SiLU·mul features each) of a weight. */
 template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, int mt)
 {
@@ -953,8 +962,15 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     if (e != cudaSuccess) return e;
     size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
-                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
+    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, smem);
+    if ((ec_qmma_exp() & 4) && MODE == EC_GEMV_SILU_MUL && batch == 1) {
+        int per_sm = 0;
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KS * 32, smem);
+        int slots = per_sm * ec_sm_count();
+        grid = (unsigned)(groups < slots ? groups : slots);
+    }
+    return ec_launch(kernel, dim3(grid), dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy,
+                     qc);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
@@ -1065,7 +1081,9 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams, and so does every weight of a format whose policy
          * says so at batch 1 (F::ONE_ROW_TILE_AT_BATCH1). */
-        bool narrow = (F::ONE_ROW_TILE_AT_BATCH1 && batch == 1) ||
+        int exp = ec_qmma_exp();
+        bool narrow = (F::ONE_ROW_TILE_AT_BATCH1 && (batch == 1 || (exp & 1))) ||
+                      ((exp & 2) && MODE == EC_GEMV_SILU_MUL && batch == 1) ||
                       ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
         if constexpr (F::CARRY_NORM && VEC && MODE != EC_GEMV_ADD)
             if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
