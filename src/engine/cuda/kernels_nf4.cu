@@ -110,6 +110,12 @@ template <bool DQ> struct Nf4 {
     }
 };
 
+/* EXPERIMENT (session 38): nf4-dq's kernels at two CTAs per SM (128 registers), two chunks in
+ * flight (ECOCOMPUTE_CUDA_QMMA_EXP bit 8), at 2-64 token rows. */
+struct Nf4DqTwoCtas : Nf4<true> {
+    static constexpr int MMA_CTAS = 2;
+};
+
 } // namespace
 
 extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
@@ -117,6 +123,10 @@ extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cu
                                  const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
                                  cudaStream_t stream)
 {
+    int exp = ec_qmma_exp();
+    if (w->prec == EC_PREC_NF4_DQ && batch > 1 && (exp & 8))
+        return ec_qlinear_fused_format<Nf4DqTwoCtas>(t, mode, w, x, ldx, batch, y, ldy, split,
+                                                     carry, stream);
     if (w->prec == EC_PREC_NF4_DQ)
         return ec_qlinear_fused_format<Nf4<true>>(t, mode, w, x, ldx, batch, y, ldy, split, carry,
                                                   stream);
