@@ -422,7 +422,7 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
  * with qc.sumsq_out (batch 1) is its producer. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM>
-__global__ void __launch_bounds__(KS * 32, NT == 1 ? F::MMA_CTAS : 0) /* see F::MMA_CTAS */
+__global__ void __launch_bounds__(KS * 32, NT == 1 ? F::mma_ctas(MT) : 0) /* see F::mma_ctas */
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
 {
@@ -931,9 +931,7 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
 
 /* ---- launch: tensor cores at every batch ---- */
 
-/* EXPERIMENT (session 38): ECOCOMPUTE_CUDA_QMMA_EXP bits: 1 one row tile for
- * ONE_ROW_TILE_AT_BATCH1 formats at 2-8 token rows too; 2 gate/up on one row tile at batch 1;
- * 4 gate/up at batch 1 on a grid of every resident slot. */
+/* EXPERIMENT (session 38): ECOCOMPUTE_CUDA_QMMA_EXP (kernels_nf4.cu). */
 static inline int ec_qmma_exp()
 {
     const char *e = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
@@ -962,15 +960,8 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     if (e != cudaSuccess) return e;
     size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
-    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, smem);
-    if ((ec_qmma_exp() & 4) && MODE == EC_GEMV_SILU_MUL && batch == 1) {
-        int per_sm = 0;
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KS * 32, smem);
-        int slots = per_sm * ec_sm_count();
-        grid = (unsigned)(groups < slots ? groups : slots);
-    }
-    return ec_launch(kernel, dim3(grid), dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy,
-                     qc);
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
+                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
@@ -1081,9 +1072,7 @@ static cudaError_t ec_qlaunch_mma(const ec_cuda_packed_weight &w, const T *x, in
          * groups than the device has SMs (a CTA per group: TinyLlama's o and down have 64) takes
          * one, so that every SM streams, and so does every weight of a format whose policy
          * says so at batch 1 (F::ONE_ROW_TILE_AT_BATCH1). */
-        int exp = ec_qmma_exp();
-        bool narrow = (F::ONE_ROW_TILE_AT_BATCH1 && (batch == 1 || (exp & 1))) ||
-                      ((exp & 2) && MODE == EC_GEMV_SILU_MUL && batch == 1) ||
+        bool narrow = (F::ONE_ROW_TILE_AT_BATCH1 && batch == 1) ||
                       ec_qmma_groups<MODE>(w, QMMA_MTILES) < ec_sm_count();
         if constexpr (F::CARRY_NORM && VEC && MODE != EC_GEMV_ADD)
             if (qc.sumsq) /* a carried norm's consumer (checked: batch 1) */
