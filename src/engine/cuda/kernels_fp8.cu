@@ -36,7 +36,7 @@ struct Fp8 {
      *   (in every mode but the store's vector kernel), and two chunks in every mode made fp8
      *   steps 0.5-3.1 % shorter (session 33, calls 3-6; Qwen2.5-14B the most). */
     static constexpr int mma_stages(int mt, int nt) { return mt == 1 && nt == 1 ? 4 : 2; }
-    static constexpr int mma_ctas(int) { return 2; }
+    static constexpr int mma_ctas(int, bool) { return 2; }
     /* The batch-1 norm carried by the residual adds (kernels_quant.h, ec_cuda_qcarry): steps
      * 0.8-4.4 % shorter on every shape measured, without spills (session 35). */
     static constexpr bool CARRY_NORM = true;

@@ -27,22 +27,24 @@ template <bool DQ> struct Nf4 {
      * would need a shift per lookup. */
     static constexpr int PAIR_BYTES = 256 * 256;
     /* Chunks in flight per tensor-core warp at MT row and NT token tiles, and the CTAs of one
-     * token tile per SM the kernel is compiled for at MT row tiles (launch bounds):
+     * token tile per SM the kernel is compiled for at MT row tiles, at batch 1 or above
+     * (launch bounds):
      * - nf4: two CTAs of at most 128 registers. Left to the compiler, the two-tile kernel of
      *   the ADD mode took 156 and held one CTA of 8 warps per SM: Qwen2.5-14B's o and down
      *   (160 row groups, 80 CTAs) streamed at 0.8-0.9 TB/s (session 32). Two token tiles
      *   are not bounded: at 166-175 registers they hold one CTA per SM with four chunks each;
      *   two CTAs with two or three chunks made batch 12-16 5-10 % slower (session 32, calls 3
      *   and 11).
-     * - nf4-dq, one row tile (batch 1, and narrow weights): its absmax decode (a second table
-     *   lookup, a multiply and an add per piece) leaves it short of warps at two CTAs; three
-     *   CTAs (at most 80 registers, where it does not spill) with two chunks each made it
-     *   5-7 % faster at batch 1 (session 12, call 8; session 13, calls 4-6).
-     * - nf4-dq, two row tiles (2-8 token rows): two CTAs. At three, ptxas spilled 244-304
-     *   bytes (session 37); at two it spills none, and those steps were 6-24 % shorter
-     *   (session 38). */
+     * - nf4-dq at batch 1 (one row tile): its absmax decode (a second table lookup, a multiply
+     *   and an add per piece) leaves it short of warps at two CTAs; three CTAs (at most 80
+     *   registers, where the one-tile kernel does not spill) with two chunks each made it 5-7 %
+     *   faster (session 12, call 8; session 13, calls 4-6), and two row tiles at two CTAs
+     *   were slower there (session 38).
+     * - nf4-dq at 2-8 token rows: two CTAs, for one row tile and two. Bounded to three, the
+     *   two-tile kernel spilled 244-304 bytes (session 37); at two CTAs neither spills, and the
+     *   steps of six shapes were 6-25 % shorter (session 38). */
     static constexpr int mma_stages(int, int) { return DQ ? 2 : 4; }
-    static constexpr int mma_ctas(int mt) { return DQ && mt == 1 ? 3 : 2; }
+    static constexpr int mma_ctas(int mt, bool batch1) { return DQ && mt == 1 && batch1 ? 3 : 2; }
     /* No carried norm (kernels_quant.h, ec_cuda_qcarry): staging the row made nf4's two-tile
      * SiLU·mul kernel spill (80 bytes), and batch-1 steps 0.9-3.0 % slower on the 0.5-3 B shapes
      * (0.9 % faster on Llama-2-7B; session 35). */
@@ -112,12 +114,6 @@ template <bool DQ> struct Nf4 {
     }
 };
 
-/* EXPERIMENT (session 38): nf4-dq at batch 1 on two row tiles (ECOCOMPUTE_CUDA_QMMA_EXP bit
- * 32). */
-struct Nf4DqTwoTilesAtBatch1 : Nf4<true> {
-    static constexpr bool ONE_ROW_TILE_AT_BATCH1 = false;
-};
-
 } // namespace
 
 extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
@@ -125,10 +121,6 @@ extern "C" int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cu
                                  const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
                                  cudaStream_t stream)
 {
-    int exp = ec_qmma_exp();
-    if (w->prec == EC_PREC_NF4_DQ && batch == 1 && (exp & 32))
-        return ec_qlinear_fused_format<Nf4DqTwoTilesAtBatch1>(t, mode, w, x, ldx, batch, y, ldy,
-                                                              split, carry, stream);
     if (w->prec == EC_PREC_NF4_DQ)
         return ec_qlinear_fused_format<Nf4<true>>(t, mode, w, x, ldx, batch, y, ldy, split, carry,
                                                   stream);

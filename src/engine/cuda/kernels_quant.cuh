@@ -420,9 +420,11 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 }
 
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
- * with qc.sumsq_out (batch 1) is its producer. */
-template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM>
-__global__ void __launch_bounds__(KS * 32, NT == 1 ? F::mma_ctas(MT) : 0) /* see F::mma_ctas */
+ * with qc.sumsq_out (batch 1) is its producer. CTAS: the CTAs per SM it is compiled for (launch
+ * bounds; 0 for none), from F::mma_ctas (ec_qlaunch_mma_nt). */
+template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM,
+          int CTAS>
+__global__ void __launch_bounds__(KS * 32, CTAS)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
 {
@@ -931,13 +933,6 @@ __global__ void __launch_bounds__(ec_qgemm_cfg<WG>::WARPS * 32, 2)
 
 /* ---- launch: tensor cores at every batch ---- */
 
-/* EXPERIMENT (session 38): ECOCOMPUTE_CUDA_QMMA_EXP (kernels_nf4.cu). */
-static inline int ec_qmma_exp()
-{
-    const char *e = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
-    return e ? atoi(e) : 0;
-}
-
 /* Row groups of MT row tiles (16 weight rows, 8 SiLU·mul features each) of a weight. */
 template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, int mt)
 {
@@ -947,14 +942,14 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 }
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
- * flight. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM = false>
-static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
-                                     int batch, void *y, int ldy, const ec_qcarry_args &qc,
-                                     cudaStream_t stream)
+ * flight, in CTAs bounded for CTAS per SM. */
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS>
+static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
+                                   void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
 {
     constexpr int KS = 8;
-    constexpr auto kernel = qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM>;
+    constexpr auto kernel =
+        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS>;
     constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
@@ -962,6 +957,22 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
     int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
                      dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
+}
+
+/* One token tile (NT 1) is bounded to F::mma_ctas(MT, batch == 1) CTAs per SM, two not at all.
+ * A format whose bound does not depend on the batch compiles one kernel for both. */
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM = false>
+static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
+                                     int batch, void *y, int ldy, const ec_qcarry_args &qc,
+                                     cudaStream_t stream)
+{
+    constexpr int at_batch1 = NT == 1 ? F::mma_ctas(MT, true) : 0;
+    constexpr int above = NT == 1 ? F::mma_ctas(MT, false) : 0;
+    return batch == 1
+               ? ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1>(w, x, ldx, batch, y,
+                                                                           ldy, qc, stream)
+               : ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, above>(w, x, ldx, batch, y, ldy,
+                                                                       qc, stream);
 }
 
 /* qgemm_kernel over `groups` x 8 x NT token rows per launch (token group blockIdx.y; more in
