@@ -51,10 +51,10 @@ template <bool DQ> struct Nf4 {
     static constexpr bool CARRY_NORM = false;
     /* At batch 1, nf4-dq runs one row tile per warp (ec_qlaunch_mma) and lets its successor
      * launch at its start (qmma_kernel): steps 5-29 % shorter on six shapes from 0.5 to 14 B
-     * (docs/performance.md, session 37). Bounded to three CTAs, as then, the two-tile kernel spilled
-     * 244-304 bytes (ptxas, session 37), the one-tile kernel none. nf4 keeps two row tiles and the release after a CTA's last request: with both
-     * changes its 7-8 B steps were 1.5-2.7 % shorter, but Qwen2.5-0.5B's 4 % and
-     * Qwen2.5-14B's 4.7 % longer (session 37). */
+     * (docs/performance.md, session 37). Bounded to three CTAs, as then, the two-tile kernel
+     * spilled 244-304 bytes (ptxas, session 37), the one-tile kernel none. nf4 keeps two row
+     * tiles and the release after a CTA's last request: with both changes its 7-8 B steps were
+     * 1.5-2.7 % shorter, but Qwen2.5-0.5B's 4 % and Qwen2.5-14B's 4.7 % longer (session 37). */
     static constexpr bool ONE_ROW_TILE_AT_BATCH1 = DQ;
     static constexpr bool RELEASE_AT_START = DQ;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */
