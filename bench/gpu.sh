@@ -12,6 +12,8 @@
 #              128 new tokens, 1 run each, into $OUT/speed.csv
 #   trace      per-layer kernel timeline of TRACE_RUNS (CUPTI, bench/kernel_trace.c), into
 #              $OUT/trace/
+#   ncu        the batch-1 linears of one decode layer of NCU_RUNS (MODEL:PRECISION, packed
+#              formats), each alone under Nsight Compute (bench/ncu_report.py), into $OUT/ncu/
 #   torch      the same shapes in PyTorch + transformers eager (the seeds' stack), metered by
 #              `ecocompute meter --trace` (bench/torch_baseline.py); skipped without torch;
 #              TORCH_COMPILE=1 adds static cache + torch.compile at batch 1
@@ -248,6 +250,13 @@ run_outliers() {
       done; } >"$out/outliers.csv"
 }
 
+# The number of layers of catalog model $1.
+layers_of() {
+    "$bin" models --format csv | awk -F, -v m="$1" '
+        NR == 1 {for (i = 1; i <= NF; i++) if ($i == "layers") c = i}
+        $1 == m {print $c}'
+}
+
 shapes=("Llama-2-7B 1" "Llama-2-7B 8" "Llama-2-7B 64" "TinyLlama-1.1B 1" "Llama-3.1-8B 1")
 for step in "${steps[@]}"; do
     case $step in
@@ -324,9 +333,29 @@ PY
                 --batch "$batch" --precision "$prec" --kernels fused --device cuda \
                 --prompt-len 512 --gen 32 --format csv >/dev/null
             echo "== $run"
-            "$python" bench/trace_report.py "$csv" "$("$bin" models --format csv |
-                awk -F, -v m="$model" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "layers") c = i}
-                                       $1 == m {print $c}')"
+            "$python" bench/trace_report.py "$csv" "$(layers_of "$model")"
+        done
+        ;;
+    ncu)
+        # The four batch-1 linears of layer 5 of the second decode step, each run alone under
+        # Nsight Compute (caches flushed, clocks left as they are): CTAs, registers, µs, DRAM
+        # and how evenly the SMs worked (bench/ncu_report.py), for each NCU_RUNS entry
+        # (MODEL:PRECISION of a packed format, whose batch-1 step is four qmma_kernel launches a
+        # layer; default Llama-3.1-8B:fp8). NCU: the ncu binary.
+        ncu=${NCU:-/usr/local/cuda/bin/ncu}
+        command -v "$ncu" >/dev/null || { echo "ncu: no $ncu"; continue; }
+        mkdir -p "$out/ncu"
+        for run in ${NCU_RUNS:-Llama-3.1-8B:fp8}; do
+            IFS=: read -r model prec <<<"$run"
+            csv=$out/ncu/$model-$prec.csv
+            # a 64-token prompt runs the 64-row kernel (qgemm_kernel): launch 0 is decode step 1's
+            "$ncu" --clock-control none --kernel-name regex:qmma_kernel \
+                --launch-skip $((4 * $(layers_of "$model") + 20)) --launch-count 4 \
+                --metrics "$("$python" bench/ncu_report.py --metrics)" --csv "$bin" run \
+                --model "$model" --batch 1 --precision "$prec" --kernels fused --device cuda \
+                --prompt-len 64 --gen 4 >"$csv"
+            echo "== $run"
+            "$python" bench/ncu_report.py "$csv"
         done
         ;;
     torch)

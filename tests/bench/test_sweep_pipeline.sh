@@ -3,7 +3,8 @@
 # eval, outliers and report steps with the catalog's `tiny` model and tiny lengths (overrides of
 # the GPU defaults), resume of a part (in place and from SWEEP_DB), the budget stop, the plan;
 # and bench/report_sweep.py's arithmetic on planted runs with energies (Δ vs fp16 of the same
-# kernel family, whole run and prefill, speed, KL, outlier columns, crossover per family).
+# kernel family, whole run and prefill, speed, KL, outlier columns, crossover per family); the
+# ncu step's command and table with a stand-in ncu.
 set -u
 bin=${EC_BINARY:?}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -112,5 +113,15 @@ check "plan: 12 parts, the GPU protocol" \
   '[ "$(printf "%s\n" "$plan" | grep -c "ecocompute bench --model .* --device cuda .* --runs 1 --warmup 1 --stabilize 0 --idle 5 --interval 10 --cv-tok 100 --cv-power 100 --reruns 0$")" -eq 12 ]'
 check "plan: SWEEP_RUNS sets the measured runs" \
   '[ "$(SWEEP_RUNS=3 bash "$root/bench/gpu.sh" plan 2>&1 | grep -c -- "--runs 3 --warmup 1 ")" -eq 12 ]'
+# The ncu step with a stand-in ncu that records its arguments and prints session 38's output:
+# the launches it skips follow the model's layers (Llama-3.1-8B: 32, so 4 x 32 + 20).
+printf '#!/bin/sh\necho "$*" >"%s/ncu.args"\ncat "%s/tests/bench/ncu_session38.csv"\n' \
+  "$tmp" "$root" >"$tmp/ncu"
+chmod +x "$tmp/ncu"
+ncu_out=$(NCU=$tmp/ncu NCU_RUNS=Llama-3.1-8B:fp8 bash "$root/bench/gpu.sh" ncu 2>&1)
+check "ncu: layer 5 of the second decode step, its four linears" \
+  'grep -q -- "--launch-skip 148 --launch-count 4 --metrics launch__grid_size,.* --csv .* run --model Llama-3.1-8B --batch 1 --precision fp8 --kernels fused --device cuda --prompt-len 64 --gen 4$" "$tmp/ncu.args"'
+check "ncu: the table" \
+  'printf "%s\n" "$ncu_out" | grep -q "^2 | qmma_kernel<<unnamed>::Fp8, __half, 2, 1, 8, 2, 2, 1, 1> | 224 | 128 | 45.25 | 77.6 | 117.62 | 65,984 / 73,172 / 78,796$"'
 [ $fail -eq 0 ] && echo "sweep pipeline: all checks pass"
 exit $fail
