@@ -959,8 +959,9 @@ static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, i
                      dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
-/* One token tile (NT 1) is bounded to F::mma_ctas(MT, batch == 1) CTAs per SM, two not at all.
- * A format whose bound does not depend on the batch compiles one kernel for both. */
+/* A kernel of one token tile (NT 1) is bounded to F::mma_ctas(MT, batch == 1) CTAs per SM, one
+ * of two token tiles not at all. A format whose bound does not depend on the batch compiles one
+ * kernel for both. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM = false>
 static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x, int ldx,
                                      int batch, void *y, int ldy, const ec_qcarry_args &qc,
