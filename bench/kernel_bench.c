@@ -37,6 +37,17 @@ static void *dev_alloc(size_t bytes)
     return p;
 }
 
+/* n zeroed host elements of `size` bytes each; exits when out of memory (a tool, not a library). */
+static void *host_alloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (!p) {
+        fprintf(stderr, "kernel_bench: out of host memory\n");
+        exit(1);
+    }
+    return p;
+}
+
 /* Copies of one weight of `bytes` each, read in turn: enough that ROTATE_BYTES lie between two
  * reads of the same copy. */
 typedef struct {
@@ -47,11 +58,7 @@ typedef struct {
 static rotation rotation_alloc(size_t bytes)
 {
     rotation r = {NULL, (int)(ROTATE_BYTES / (double)bytes) + 1, 0};
-    r.w = calloc((size_t)r.n, sizeof *r.w);
-    if (!r.w) {
-        fprintf(stderr, "kernel_bench: out of host memory\n");
-        exit(1);
-    }
+    r.w = host_alloc((size_t)r.n, sizeof *r.w);
     for (int i = 0; i < r.n; i++) r.w[i] = dev_alloc(bytes);
     return r;
 }
@@ -242,11 +249,7 @@ int main(int argc, char **argv)
                     qlinear_ctx q = {&ctx, rotation_alloc(wbytes), NULL, shapes[i].mode, batch,
                                      shapes[i].rows, dev_alloc((size_t)batch * cols * 2),
                                      dev_alloc((size_t)batch * wrows * 4)};
-                    q.w = calloc((size_t)q.mem.n, sizeof *q.w);
-                    if (!q.w) {
-                        fprintf(stderr, "kernel_bench: out of host memory\n");
-                        return 1;
-                    }
+                    q.w = host_alloc((size_t)q.mem.n, sizeof *q.w);
                     for (int k = 0; k < q.mem.n; k++) {
                         ec_cuda_qweight_place(&q.w[k], prec, wrows, cols, 6.0f,
                                               (uintptr_t)q.mem.w[k]);

@@ -10,7 +10,8 @@ per launch: ncu's launch id, the kernel (name and template arguments), CTAs, reg
 thread, duration (µs), DRAM throughput (% of its peak), DRAM bytes read (MB) and the SMs'
 active cycles, min / avg / max over the SMs: the busiest SM against the average says how evenly
 the grid spread. A metric ncu did not report prints as "-". bench/gpu.sh's `ncu` step runs it.
-Exit status 0 on success, 1 when the input holds no launch, 2 for usage errors.
+Exit status 0 on success, 1 when the input holds no launch or a value it cannot read (not a
+number, or in a unit it does not know), 2 for usage errors.
 
 Why: it turns one ncu run into the per-kernel table of docs/performance.md (session 38: fp8's
 gate/up streams at 2.60 TB/s even alone), instead of an ad-hoc parse per session.
@@ -56,10 +57,11 @@ def parse(text):
             v = float(value.replace(",", ""))
         except ValueError:
             raise ValueError(f"launch {r['ID']}: {name} is not a number: {value!r}") from None
-        if name == "gpu__time_duration.sum":
-            v *= TO_US.get(unit, float("nan"))
-        elif name == "dram__bytes_read.sum":
-            v *= TO_MB.get(unit, float("nan"))
+        scale = {"gpu__time_duration.sum": TO_US, "dram__bytes_read.sum": TO_MB}.get(name)
+        if scale is not None:
+            if unit not in scale:
+                raise ValueError(f"launch {r['ID']}: {name} in an unknown unit {unit!r}")
+            v *= scale[unit]
         launch[name] = v
     return list(launches.values())
 

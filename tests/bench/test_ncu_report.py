@@ -71,6 +71,12 @@ class Errors(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("launch 2: gpu__time_duration.sum is not a number: 'n/a'", r.stderr)
 
+    def test_unknown_unit(self):
+        bad = CSV.replace('"ns","45,248"', '"cycle","45,248"')
+        r = run("-", stdin=bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("launch 2: gpu__time_duration.sum in an unknown unit 'cycle'", r.stderr)
+
     def test_usage(self):
         self.assertEqual(run().returncode, 2)
         self.assertEqual(run("a.csv", "b.csv").returncode, 2)
