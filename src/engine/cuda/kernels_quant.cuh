@@ -943,11 +943,12 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight, in CTAs bounded for CTAS per SM. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS,
+          int KS = 8>
 static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
-                                   void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
+                                   void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream,
+                                   bool fill = false)
 {
-    constexpr int KS = 8;
     constexpr auto kernel =
         qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS>;
     constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
@@ -955,8 +956,29 @@ static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, i
     if (e != cudaSuccess) return e;
     size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
-    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
-                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
+    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, smem);
+    if (fill) { /* EXPERIMENT: every resident slot, groups dealt round-robin */
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KS * 32, smem) ==
+                cudaSuccess && per_sm > 0) {
+            int slots = per_sm * ec_sm_count();
+            grid = (unsigned)(groups < slots ? groups : slots);
+        }
+    }
+    return ec_launch(kernel, dim3(grid), dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy,
+                     qc);
+}
+
+/* EXPERIMENT: ECOCOMPUTE_CUDA_QMMA_EXP bit 2 runs SiLU·mul at batch 1 with two row tiles in
+ * CTAs of 16 warps, one per SM, on every SM (read once per thread). */
+static inline bool ec_qmma_exp_wide()
+{
+    static thread_local int on = -1;
+    if (on < 0) {
+        const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
+        on = env && (atoi(env) & 2);
+    }
+    return on != 0;
 }
 
 /* A kernel of one token tile (NT 1) is bounded to F::mma_ctas(MT, batch == 1) CTAs per SM, one
@@ -969,6 +991,10 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int at_batch1 = NT == 1 ? F::mma_ctas(MT, true) : 0;
     constexpr int above = NT == 1 ? F::mma_ctas(MT, false) : 0;
+    if constexpr (NT == 1 && MT == QMMA_MTILES && MODE == EC_GEMV_SILU_MUL)
+        if (batch == 1 && ec_qmma_exp_wide())
+            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, 1, 16>(w, x, ldx, batch, y, ldy,
+                                                                        qc, stream, true);
     return batch == 1
                ? ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1>(w, x, ldx, batch, y,
                                                                            ldy, qc, stream)
