@@ -30,21 +30,7 @@ static int keys_lanes(int head_dim) /* TPK */
  * (groups * head_dim <= ATTN_THREADS * 8 since head_dim <= 8 * TPK). */
 static size_t attn_smem_bytes(int split_len)
 {
-    /* EXPERIMENT: at least attend_split_online's table, maxima and sums */
-    size_t online = (size_t)ATTN_THREADS * 10;
-    size_t classic = (size_t)split_len + ATTN_THREADS * 8;
-    return (classic > online ? classic : online) * sizeof(float);
-}
-
-/* EXPERIMENT: ECOCOMPUTE_CUDA_ATTN_EXP=1 runs attend_split_online (read once per thread) */
-static bool attn_online()
-{
-    static thread_local int on = -1;
-    if (on < 0) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_ATTN_EXP");
-        on = env && !strcmp(env, "1");
-    }
-    return on != 0;
+    return ((size_t)split_len + ATTN_THREADS * 8) * sizeof(float);
 }
 
 /* The partial of one split: positions [start, end) of the cache rows K, V [max_seq][hd] against
@@ -145,85 +131,6 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
     }
 }
 
-/* EXPERIMENT (ECOCOMPUTE_CUDA_ATTN_EXP=1): attend_split with a softmax per lane group. A group
- * loads its keys' K and V rows together, keeps its own running max m_g, sum l_g and output over
- * them (rescaled when a later round raises the max), and the groups meet once in shared memory
- * (smem: [groups][hd] outputs, then groups maxima and groups sums): no scores in shared memory,
- * no block softmax, one load round trip per round instead of two. */
-template <typename T>
-__device__ void attend_split_online(int hd, const float *qrow, const T *K, const T *V, int start,
-                                    int end, int tpk, float *smem, float *out)
-{
-    int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
-    bool active = d0 < hd;
-    float qv[8];
-#pragma unroll
-    for (int i = 0; i < 8; i++) qv[i] = active ? qrow[d0 + i] : 0.0f;
-    float norm = sqrtf((float)hd);
-    float m = -INFINITY, l = 0.0f, acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int p0 = start; p0 < end; p0 += groups * ATTN_KEYS) {
-        uint4 kr[ATTN_KEYS], vr[ATTN_KEYS];
-#pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++) {
-            int p = p0 + g + u * groups;
-            bool in = active && p < end;
-            kr[u] = in ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
-                       : make_uint4(0, 0, 0, 0);
-            vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
-                       : make_uint4(0, 0, 0, 0);
-        }
-        float sc[ATTN_KEYS], mr = m;
-#pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++) {
-            float kv[8], dot = 0.0f;
-            ec_unpack8<T>(kr[u], kv);
-#pragma unroll
-            for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
-            dot = ec_group_sum(dot, tpk); /* every lane of the group has it */
-            sc[u] = p0 + g + u * groups < end ? dot / norm : -INFINITY;
-            mr = fmaxf(mr, sc[u]);
-        }
-        if (mr == -INFINITY) continue; /* no key of this group yet (group-uniform) */
-        float keep = expf(m - mr);     /* 0 for the first keys */
-        l *= keep;
-#pragma unroll
-        for (int i = 0; i < 8; i++) acc[i] *= keep;
-#pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++) {
-            float e = expf(sc[u] - mr), vv[8]; /* 0 past the split */
-            ec_unpack8<T>(vr[u], vv);
-            l += e;
-#pragma unroll
-            for (int i = 0; i < 8; i++) acc[i] = fmaf(e, vv[i], acc[i]);
-        }
-        m = mr;
-    }
-    float *table = smem, *gm = smem + groups * hd, *gl = gm + groups;
-    if (active)
-#pragma unroll
-        for (int i = 0; i < 8; i++) table[g * hd + d0 + i] = acc[i];
-    if (threadIdx.x % tpk == 0) {
-        gm[g] = m;
-        gl[g] = l;
-    }
-    __syncthreads();
-    float mx = -INFINITY;
-    for (int gg = 0; gg < groups; gg++) mx = fmaxf(mx, gm[gg]);
-    for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
-        float sum = 0.0f;
-        for (int gg = 0; gg < groups; gg++)
-            if (gm[gg] != -INFINITY) sum = fmaf(expf(gm[gg] - mx), table[gg * hd + d], sum);
-        out[d] = sum;
-    }
-    if (threadIdx.x == 0) {
-        float sum = 0.0f;
-        for (int gg = 0; gg < groups; gg++)
-            if (gm[gg] != -INFINITY) sum = fmaf(expf(gm[gg] - mx), gl[gg], sum);
-        out[hd] = mx;
-        out[hd + 1] = sum;
-    }
-}
-
 /* One split's term of a combine: its output o, max mi and sum li rescaled to the common max m.
  * Both combines below add the terms in split order, so their results are bit-identical. */
 __device__ __forceinline__ void combine_term(float o, float mi, float li, float m, float &num,
@@ -248,7 +155,7 @@ __device__ __forceinline__ float combine_dim(const float *p, int used, int hd, i
     return num / den;
 }
 
-template <typename T, bool ONLINE>
+template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_split_kernel(ec_cuda_attn_shape s, const float *q, const T *k_cache, const T *v_cache,
                       const int *pos, int split_len, int tpk, float *part)
@@ -262,15 +169,9 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     if (start >= len) return; /* block-uniform */
     int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
-    float *mine = part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2);
-    if (ONLINE)
-        attend_split_online<T>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
-                               v_cache + head_off, start, min(start + split_len, len), tpk, smem,
-                               mine);
-    else
-        attend_split<T>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
-                        v_cache + head_off, start, min(start + split_len, len), tpk, smem,
-                        scratch, mine);
+    attend_split<T>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
+                    v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
+                    part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
 /* One block per (head, sequence), one thread per output dimension. */
@@ -343,7 +244,7 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows before the wait
  * (session 14), or its V rows with its K rows (session 22), only reordered them and measured
  * slower. */
-template <typename T, bool ONLINE>
+template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
@@ -388,10 +289,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         }
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
     float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
-    if (ONLINE)
-        attend_split_online<T>(hd, s_q, K, V, start, end, tpk, smem, mine + split * (hd + 2));
-    else
-        attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
+    attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
         unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
@@ -412,8 +310,8 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
     int wave = ec_per_device([](int) {
         int per_sm = 0;
         size_t smem = attn_smem_bytes(EC_DECODE_MIN_SPLIT);
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                   &per_sm, attn_decode_kernel<__half, false>, ATTN_THREADS, smem) == cudaSuccess
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half>,
+                                                             ATTN_THREADS, smem) == cudaSuccess
                    ? ec_sm_count() * per_sm
                    : 0;
     });
@@ -429,14 +327,10 @@ extern "C" int ec_cuda_attention_prepare(int max_split_len)
     if (bytes + fixed > (size_t)limit)
         return ec_set_error("attention splits of %d positions need %zu bytes of shared memory; "
                             "the device allows %d per block", max_split_len, bytes + fixed, limit);
-    const void *kernels[] = {(const void *)attn_split_kernel<__half, false>,
-                             (const void *)attn_split_kernel<__nv_bfloat16, false>,
-                             (const void *)attn_decode_kernel<__half, false>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, false>,
-                             (const void *)attn_split_kernel<__half, true>,
-                             (const void *)attn_split_kernel<__nv_bfloat16, true>,
-                             (const void *)attn_decode_kernel<__half, true>,
-                             (const void *)attn_decode_kernel<__nv_bfloat16, true>};
+    const void *kernels[] = {(const void *)attn_split_kernel<__half>,
+                             (const void *)attn_split_kernel<__nv_bfloat16>,
+                             (const void *)attn_decode_kernel<__half>,
+                             (const void *)attn_decode_kernel<__nv_bfloat16>};
     for (const void *k : kernels)
         EC_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
                     "cudaFuncSetAttribute(attention, %zu bytes of shared memory)", bytes);
@@ -463,8 +357,7 @@ extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, c
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
-        auto split_kernel = attn_online() ? attn_split_kernel<T, true> : attn_split_kernel<T, false>;
-        EC_CUDA_TRY(ec_launch(split_kernel, grid, dim3(ATTN_THREADS),
+        EC_CUDA_TRY(ec_launch(attn_split_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, q, (const T *)k_cache,
                               (const T *)v_cache, pos, split_len, keys_lanes(s->head_dim), part),
                     "launch of attention kernel (%d heads x %d sequences x %d splits of %d)",
@@ -490,9 +383,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
-        auto decode_kernel =
-            attn_online() ? attn_decode_kernel<T, true> : attn_decode_kernel<T, false>;
-        EC_CUDA_TRY(ec_launch(decode_kernel, grid, dim3(ATTN_THREADS),
+        EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
                               part, tickets, (T *)out),

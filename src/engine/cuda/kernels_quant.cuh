@@ -159,10 +159,9 @@ struct ec_qcarry_args {
  * kernel before, read through L2. Every thread calls it; it ends with a barrier. The first HELD
  * float4 of each thread's columns are loaded with the sums, so that one round trip serves both
  * for rows up to HELD * 4 * blockDim.x columns. */
-template <typename T, bool W_SMEM = false>
+template <typename T>
 __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, int cols, T *s_x,
-                                                     float *s_warp /* [blockDim.x / 32] */,
-                                                     const float *s_w = nullptr)
+                                                     float *s_warp /* [blockDim.x / 32] */)
 {
     constexpr int HELD = 4;
     int n4 = cols / 4, nt = (int)blockDim.x;
@@ -172,8 +171,7 @@ __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, in
         int i = (int)threadIdx.x + h * nt;
         if (i < n4) {
             v[h] = __ldcg(reinterpret_cast<const float4 *>(c.x) + i);
-            g[h] = W_SMEM ? reinterpret_cast<const float4 *>(s_w)[i]
-                          : __ldg(reinterpret_cast<const float4 *>(c.w) + i);
+            g[h] = __ldg(reinterpret_cast<const float4 *>(c.w) + i);
         }
     }
     float ss = 0.0f;
@@ -196,8 +194,7 @@ __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, in
     }
     for (int i = (int)threadIdx.x + HELD * nt; i < n4; i += nt)
         put(i, __ldcg(reinterpret_cast<const float4 *>(c.x) + i),
-            W_SMEM ? reinterpret_cast<const float4 *>(s_w)[i]
-                   : __ldg(reinterpret_cast<const float4 *>(c.w) + i));
+            __ldg(reinterpret_cast<const float4 *>(c.w) + i));
     __syncthreads();
 }
 
@@ -425,12 +422,11 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
  * with qc.sumsq_out (batch 1) is its producer. CTAS: the CTAs per SM it is compiled for (launch
  * bounds; 0 for none), from F::mma_ctas (ec_qlaunch_mma_nt). */
+/* EXPERIMENT XSTAGE: batch 1 without a carried norm stages x [cols] in shared memory after the
+ * wait (cp.async) and reads its activations there (ECOCOMPUTE_CUDA_QMMA_EXP bit 8). */
 enum { EC_QMMA_XSTAGE_MAX_COLS = 16384 };
-/* EXPERIMENT XS: 1 = a carried norm's consumer copies the norm weights to shared memory
- * (cp.async) before its first weight requests; 2 = batch 1 without a carried norm stages x [cols]
- * in shared memory after the wait and reads its activations there. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM,
-          int CTAS, int XS = 0>
+          int CTAS, bool XSTAGE = false>
 __global__ void __launch_bounds__(KS * 32, CTAS)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
@@ -466,13 +462,6 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
      * CTA's last request (below) */
     const bool release_at_start = F::RELEASE_AT_START && NT == 1 && batch == 1;
     if (release_at_start) ec_release_next();
-    T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
-    float *s_w = reinterpret_cast<float *>(s_x + w.cols);
-    if constexpr (NORM && XS == 1) {
-        for (int i = threadIdx.x; i < w.cols / 4; i += KS * 32)
-            ec_cp_async16(s_w + 4 * i, qc.w + 4 * i, true);
-        ec_cp_async_commit();
-    }
     ec_qtables_regs tables = ec_fetch_qtables<F>(w);
     ec_qmma_stage<F, MT> st[S];
     int rj = 0, ri = 0; /* the request cursor: group j, chunk i */
@@ -500,17 +489,13 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
      * weight requests, instead of waiting for the last CTA to exit. */
     const bool release_late = !release_at_start;
     if (release_late && total <= S) ec_release_next();
-    if constexpr (NORM && XS == 1) {
-        __shared__ float s_warp[KS];
-        ec_cp_async_wait<0>();
-        __syncthreads();
-        ec_stage_carried_row<T, true>(qc, w.cols, s_x, s_warp, s_w);
-    } else if constexpr (NORM) {
+    T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
+    if constexpr (NORM) {
         __shared__ float s_warp[KS];
         ec_stage_carried_row<T>(qc, w.cols, s_x, s_warp);
     }
-    constexpr bool XSTAGED = !NORM && XS == 2;
-    if constexpr (XSTAGED) {
+    constexpr bool SMEM_X = NORM || XSTAGE; /* x of token 0 in s_x [cols] */
+    if constexpr (XSTAGE) {
         for (int i = threadIdx.x; i < w.cols / 8; i += KS * 32)
             ec_cp_async16(s_x + 8 * i, x + 8 * i, true);
         ec_cp_async_commit();
@@ -533,9 +518,9 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
                  * or prefetching it into L1 after the wait measured slower (session 14) */
                 int tok = 8 * n + g;
                 uint2 bx = make_uint2(0, 0);
-                if ((NORM || XSTAGED) && tok == 0)
+                if (SMEM_X && tok == 0 && c < w.cols)
                     bx = *reinterpret_cast<const uint2 *>(s_x + c + 4 * k);
-                else if (!NORM && !XSTAGED && tok < batch && c < w.cols)
+                else if (!SMEM_X && tok < batch && c < w.cols)
                     bx = ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
@@ -970,54 +955,22 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight, in CTAs bounded for CTAS per SM. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS,
-          int KS = 8, int XS = 0>
+          bool XSTAGE = false>
 static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
-                                   void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream,
-                                   bool fill = false)
+                                   void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
 {
+    constexpr int KS = 8;
     constexpr auto kernel =
-        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, XS>;
-    constexpr size_t most =
-        F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * (sizeof(T) + (XS == 1 ? 4 : 0))
-                              : XS == 2 ? EC_QMMA_XSTAGE_MAX_COLS * sizeof(T) : 0);
+        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, XSTAGE>;
+    constexpr size_t most = F::PAIR_BYTES + (NORM     ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T)
+                                             : XSTAGE ? EC_QMMA_XSTAGE_MAX_COLS * sizeof(T)
+                                                      : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
-    size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * (sizeof(T) + (XS == 1 ? 4 : 0))
-                                  : XS == 2 ? (size_t)w.cols * sizeof(T) : 0);
+    size_t smem = F::PAIR_BYTES + (NORM || XSTAGE ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
-    unsigned grid = ec_stream_blocks<kernel>(groups, 1, KS * 32, smem);
-    if (fill) { /* EXPERIMENT: every resident slot, groups dealt round-robin */
-        int per_sm = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KS * 32, smem) ==
-                cudaSuccess && per_sm > 0) {
-            int slots = per_sm * ec_sm_count();
-            grid = (unsigned)(groups < slots ? groups : slots);
-        }
-    }
-    return ec_launch(kernel, dim3(grid), dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy,
-                     qc);
-}
-
-/* EXPERIMENT: ECOCOMPUTE_CUDA_QMMA_EXP bit 4: XS 1, bit 8: XS 2 (qmma_kernel) */
-static inline int ec_qmma_exp_bits()
-{
-    static thread_local int bits = -1;
-    if (bits < 0) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
-        bits = env ? atoi(env) : 0;
-    }
-    return bits;
-}
-/* EXPERIMENT: ECOCOMPUTE_CUDA_QMMA_EXP bit 2 runs SiLU·mul at batch 1 with two row tiles in
- * CTAs of 16 warps, one per SM, on every SM (read once per thread). */
-static inline bool ec_qmma_exp_wide()
-{
-    static thread_local int on = -1;
-    if (on < 0) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
-        on = env && (atoi(env) & 2);
-    }
-    return on != 0;
+    return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
+                     dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
 }
 
 /* A kernel of one token tile (NT 1) is bounded to F::mma_ctas(MT, batch == 1) CTAs per SM, one
@@ -1030,19 +983,17 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int at_batch1 = NT == 1 ? F::mma_ctas(MT, true) : 0;
     constexpr int above = NT == 1 ? F::mma_ctas(MT, false) : 0;
-    if constexpr (NT == 1 && MT == QMMA_MTILES && MODE == EC_GEMV_SILU_MUL)
-        if (batch == 1 && ec_qmma_exp_wide())
-            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, 1, 16>(w, x, ldx, batch, y, ldy,
-                                                                        qc, stream, true);
-    if constexpr (NT == 1 && NORM)
-        if (batch == 1 && (ec_qmma_exp_bits() & 4))
-            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 8, 1>(
+    if constexpr (NT == 1 && !NORM && VEC && !(F::PAIR_BYTES > 0 && at_batch1 > 2)) {
+        static thread_local int exp = -1;
+        if (exp < 0) {
+            const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
+            exp = env ? atoi(env) : 0;
+        }
+        if (batch == 1 && (exp & 8) && w.cols <= EC_QMMA_XSTAGE_MAX_COLS &&
+            (uintptr_t)x % 16 == 0)
+            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, true>(
                 w, x, ldx, batch, y, ldy, qc, stream);
-    if constexpr (NT == 1 && !NORM && VEC && !(F::PAIR_BYTES > 0 && at_batch1 > 2))
-        if (batch == 1 && (ec_qmma_exp_bits() & 8) && w.cols <= EC_QMMA_XSTAGE_MAX_COLS &&
-            ldx % 8 == 0)
-            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 8, 2>(
-                w, x, ldx, batch, y, ldy, qc, stream);
+    }
     return batch == 1
                ? ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1>(w, x, ldx, batch, y,
                                                                            ldy, qc, stream)

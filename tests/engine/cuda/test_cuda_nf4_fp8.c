@@ -668,7 +668,8 @@ static void check_sumsq_producer(ec_cuda_dtype t, int rows)
  * activation must round the same, T(x * inv * w): the outputs must be identical. x is poisoned,
  * so a kernel that read it would write NaN. rows 256 takes one row tile per warp, 4352 two;
  * dim 5120 (Qwen2.5-14B) stages part of its row after the sums (ec_stage_carried_row holds 4096
- * columns with them). */
+ * columns with them); dims 288 (llama2.c's stories15M) and 96 end inside a 128-column chunk,
+ * whose lanes past the row must take no activation from beyond the staged row. */
 static void check_carried_consumer(ec_cuda_dtype t, ec_gemv_mode mode, int rows, int dim)
 {
     const float eps = 1e-5f;
@@ -751,6 +752,8 @@ static void test_carried_norm(void **state)
         check_carried_consumer(t, EC_GEMV_SILU_MUL, 256, 256);
         check_carried_consumer(t, EC_GEMV_SILU_MUL, 4352, 256);
         check_carried_consumer(t, EC_GEMV_STORE, 256, 5120);
+        check_carried_consumer(t, EC_GEMV_STORE, 256, 288);
+        check_carried_consumer(t, EC_GEMV_SILU_MUL, 4352, 96);
     }
     float *tables, sumsq[4];
     kernel_ok(ec_cuda_quant_tables(&tables));
