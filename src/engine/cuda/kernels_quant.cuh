@@ -422,11 +422,8 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
  * with qc.sumsq_out (batch 1) is its producer. CTAS: the CTAs per SM it is compiled for (launch
  * bounds; 0 for none), from F::mma_ctas (ec_qlaunch_mma_nt). */
-/* EXPERIMENT XSTAGE: batch 1 without a carried norm stages x [cols] in shared memory after the
- * wait (cp.async) and reads its activations there (ECOCOMPUTE_CUDA_QMMA_EXP bit 8). */
-enum { EC_QMMA_XSTAGE_MAX_COLS = 16384 };
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM,
-          int CTAS, bool XSTAGE = false>
+          int CTAS>
 __global__ void __launch_bounds__(KS * 32, CTAS)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
@@ -494,14 +491,6 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
         __shared__ float s_warp[KS];
         ec_stage_carried_row<T>(qc, w.cols, s_x, s_warp);
     }
-    constexpr bool SMEM_X = NORM || XSTAGE; /* x of token 0 in s_x [cols] */
-    if constexpr (XSTAGE) {
-        for (int i = threadIdx.x; i < w.cols / 8; i += KS * 32)
-            ec_cp_async16(s_x + 8 * i, x + 8 * i, true);
-        ec_cp_async_commit();
-        ec_cp_async_wait<0>();
-        __syncthreads();
-    }
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
@@ -515,13 +504,15 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
-                 * or prefetching it into L1 after the wait measured slower (session 14) */
+                 * or prefetching it into L1 after the wait measured slower (session 14;
+                 * session 39: nf4 1.3 % faster on Llama-2-7B, 8 % slower on Llama-3.1-8B).
+                 * Lanes past the row take zeros: the staged row of a carried norm ends at
+                 * cols, which need not end a chunk (a NORM launch has batch 1). */
                 int tok = 8 * n + g;
                 uint2 bx = make_uint2(0, 0);
-                if (SMEM_X && tok == 0 && c < w.cols)
-                    bx = *reinterpret_cast<const uint2 *>(s_x + c + 4 * k);
-                else if (!SMEM_X && tok < batch && c < w.cols)
-                    bx = ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
+                if (tok < batch && c < w.cols)
+                    bx = NORM ? *reinterpret_cast<const uint2 *>(s_x + c + 4 * k)
+                              : ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
                     ec_mma16816<T>(acc[m][n], a[m], bx);
@@ -954,20 +945,17 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight, in CTAs bounded for CTAS per SM. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS,
-          bool XSTAGE = false>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS>
 static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
 {
     constexpr int KS = 8;
     constexpr auto kernel =
-        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, XSTAGE>;
-    constexpr size_t most = F::PAIR_BYTES + (NORM     ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T)
-                                             : XSTAGE ? EC_QMMA_XSTAGE_MAX_COLS * sizeof(T)
-                                                      : 0);
+        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS>;
+    constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
-    size_t smem = F::PAIR_BYTES + (NORM || XSTAGE ? (size_t)w.cols * sizeof(T) : 0);
+    size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
                      dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);
@@ -983,17 +971,6 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int at_batch1 = NT == 1 ? F::mma_ctas(MT, true) : 0;
     constexpr int above = NT == 1 ? F::mma_ctas(MT, false) : 0;
-    if constexpr (NT == 1 && !NORM && VEC && !(F::PAIR_BYTES > 0 && at_batch1 > 2)) {
-        static thread_local int exp = -1;
-        if (exp < 0) {
-            const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
-            exp = env ? atoi(env) : 0;
-        }
-        if (batch == 1 && (exp & 8) && w.cols <= EC_QMMA_XSTAGE_MAX_COLS &&
-            (uintptr_t)x % 16 == 0)
-            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, true>(
-                w, x, ldx, batch, y, ldy, qc, stream);
-    }
     return batch == 1
                ? ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1>(w, x, ldx, batch, y,
                                                                            ldy, qc, stream)
