@@ -75,15 +75,15 @@ extern "C" int ec_cuda_packed_linear_fused(ec_cuda_dtype t, ec_gemv_mode mode,
                             "(got mode %d, batch %d)",
                             ec_precision_name(w->prec), (int)mode, batch);
     const ec_cuda_norm *n = carry ? carry->norm : NULL;
-    if (n && (mode == EC_GEMV_ADD || batch != 1 || w->cols % 32 != 0 ||
+    if (n && (mode == EC_GEMV_ADD || batch != 1 || w->cols % EC_CUDA_QCARRY_COLS_STEP != 0 ||
               w->cols > EC_CUDA_QCARRY_MAX_COLS || !n->x || !n->w || !n->sumsq ||
               ((uintptr_t)n->x | (uintptr_t)n->w) % 16 != 0))
         return ec_set_error("fused %s linear: a carried norm needs a store or SiLU·mul at batch 1 "
-                            "(got mode %d, batch %d), columns in multiples of 32 up to %d (got "
+                            "(got mode %d, batch %d), columns in multiples of %d up to %d (got "
                             "%d), the sums of squares, and the row and weight on 16-byte "
                             "boundaries",
-                            ec_precision_name(w->prec), (int)mode, batch, EC_CUDA_QCARRY_MAX_COLS,
-                            w->cols);
+                            ec_precision_name(w->prec), (int)mode, batch,
+                            EC_CUDA_QCARRY_COLS_STEP, EC_CUDA_QCARRY_MAX_COLS, w->cols);
     if (w->prec == EC_PREC_FP8)
         return ec_cuda_fp8_fused(t, mode, w, x, ldx, batch, y, ldy, split, carry, stream);
     return ec_cuda_nf4_fused(t, mode, w, x, ldx, batch, y, ldy, split, carry, stream);

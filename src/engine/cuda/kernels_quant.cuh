@@ -153,18 +153,12 @@ struct ec_qcarry_args {
  * after the format's pair table: normalising each activation where the MMA loads it, per group
  * and k-step, made fp8 steps 9-11 % and nf4 steps 25 % slower than the norm's launch
  * (docs/performance.md, session 35).
- * Writes T(x * inv * w) for the consumer's row into s_x [cols], then zeros up to the end of the
- * last 128-column chunk (ec_qmma_staged_cols), which the MMA lanes past the row read (without
- * them, where cols is not a multiple of 128, an illegal shared-memory address: session 39).
- * inv is from the producer's tile sums added in a fixed order (thread i adds tiles i,
- * i + blockDim.x, ..., then the warps' sums in warp order), so every CTA stages the same row; the
- * row and sums are step data written by the kernel before, read through L2. Every thread calls
- * it; it ends with a barrier. The first HELD float4 of each thread's columns are loaded with the
- * sums, so that one round trip serves both for rows up to HELD * 4 * blockDim.x columns. */
-__host__ __device__ constexpr int ec_qmma_staged_cols(int cols)
-{
-    return (cols + QMMA_CHUNK - 1) / QMMA_CHUNK * QMMA_CHUNK;
-}
+ * Writes T(x * inv * w) for the consumer's row into s_x [cols], inv from the producer's tile sums
+ * added in a fixed order (thread i adds tiles i, i + blockDim.x, ..., then the warps' sums in
+ * warp order), so every CTA stages the same row; the row and sums are step data written by the
+ * kernel before, read through L2. Every thread calls it; it ends with a barrier. The first HELD
+ * float4 of each thread's columns are loaded with the sums, so that one round trip serves both
+ * for rows up to HELD * 4 * blockDim.x columns. */
 template <typename T>
 __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, int cols, T *s_x,
                                                      float *s_warp /* [blockDim.x / 32] */)
@@ -201,8 +195,6 @@ __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, in
     for (int i = (int)threadIdx.x + HELD * nt; i < n4; i += nt)
         put(i, __ldcg(reinterpret_cast<const float4 *>(c.x) + i),
             __ldg(reinterpret_cast<const float4 *>(c.w) + i));
-    for (int i = n4 + (int)threadIdx.x; i < ec_qmma_staged_cols(cols) / 4; i += nt)
-        reinterpret_cast<uint2 *>(s_x)[i] = make_uint2(0, 0);
     __syncthreads();
 }
 
@@ -441,8 +433,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
     constexpr bool SILU = MODE == EC_GEMV_SILU_MUL;
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
-    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, NORM: then T [cols]
-                                                           padded to whole chunks */
+    extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, NORM: then T [cols] */
     __shared__ float s_red[KS][NACC][32]; /* every warp's partials of a group */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
@@ -513,10 +504,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
-                 * or prefetching it into L1 after the wait measured slower (session 14;
-                 * session 39: nf4 1.3 % faster on Llama-2-7B, 8 % slower on Llama-3.1-8B).
-                 * A carried norm's staged row is padded with zeros to whole chunks
-                 * (ec_stage_carried_row). */
+                 * or prefetching it into L1 after the wait measured slower (session 14) */
                 int tok = 8 * n + g;
                 uint2 bx = make_uint2(0, 0);
                 if (NORM && tok == 0)
@@ -962,11 +950,10 @@ static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, i
     constexpr int KS = 8;
     constexpr auto kernel =
         qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS>;
-    constexpr size_t most =
-        F::PAIR_BYTES + (NORM ? ec_qmma_staged_cols(EC_CUDA_QCARRY_MAX_COLS) * sizeof(T) : 0);
+    constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
-    size_t smem = F::PAIR_BYTES + (NORM ? (size_t)ec_qmma_staged_cols(w.cols) * sizeof(T) : 0);
+    size_t smem = F::PAIR_BYTES + (NORM ? (size_t)w.cols * sizeof(T) : 0);
     int groups = ec_qmma_groups<MODE>(w, MT);
     return ec_launch(kernel, dim3(ec_stream_blocks<kernel>(groups, 1, KS * 32, smem)),
                      dim3(KS * 32), smem, stream, w, x, ldx, batch, y, ldy, qc);

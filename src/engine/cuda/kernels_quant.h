@@ -100,15 +100,19 @@ int ec_cuda_quant_tables(float **tables);
  * measured slower with it). An EC_GEMV_ADD call at batch 1 with sumsq_out also writes the sums
  * of squares of the new row of y by 16-row tiles, each in a fixed order, to sumsq_out
  * [ceil(rows / 16)]. A STORE or SILU_MUL call at batch 1 with norm (norm->sumsq those sums,
- * norm->x the row, w->cols a multiple of 32 up to EC_CUDA_QCARRY_MAX_COLS) reads the fp32 row
- * instead of x and rounds each activation as ec_cuda_rmsnorm does, x * inv * w, with inv from
- * the tile sums added in a fixed order; x is neither read nor written. */
+ * norm->x the row, w->cols a multiple of EC_CUDA_QCARRY_COLS_STEP up to EC_CUDA_QCARRY_MAX_COLS)
+ * reads the fp32 row instead of x and rounds each activation as ec_cuda_rmsnorm does,
+ * x * inv * w, with inv from the tile sums added in a fixed order; x is neither read nor
+ * written. */
 typedef struct {
     float *sumsq_out;
     const ec_cuda_norm *norm;
 } ec_cuda_qcarry;
-/* The widest row a carried norm's consumer takes (it stages the row in shared memory). */
+/* The widest row a carried norm's consumer takes (it stages the row in shared memory), and the
+ * multiple of columns it needs: its MMA lanes read the staged row in whole 128-column chunks
+ * (at 288 columns, llama2.c's stories15M, they read past it: an illegal address, session 39). */
 #define EC_CUDA_QCARRY_MAX_COLS 8192
+#define EC_CUDA_QCARRY_COLS_STEP 128
 
 /* Fused family: y as ec_cuda_gemv (STORE / ADD fp32 [batch][ldy], SILU_MUL 16-bit [batch][ldy])
  * from x [batch][ldx] (16-bit, ldx >= cols), batch >= 1, ldy >= output rows; split (may be NULL:

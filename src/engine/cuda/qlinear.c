@@ -460,7 +460,8 @@ float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *c, const ec_cuda_qweight *w, in
 static int carries_norm(const ec_cuda_qctx *c, const ec_cuda_qweight *w, const ec_cuda_norm *norm,
                         int batch)
 {
-    return norm->sumsq && ec_cuda_qlinear_sumsq(c, w, batch) && w->cols % 32 == 0 &&
+    return norm->sumsq && ec_cuda_qlinear_sumsq(c, w, batch) &&
+           w->cols % EC_CUDA_QCARRY_COLS_STEP == 0 &&
            w->cols <= EC_CUDA_QCARRY_MAX_COLS;
 }
 
