@@ -415,7 +415,8 @@ static void test_decode_matches_stepwise(void **state)
 
 /* stories260K's greedy tokens on the GPU in precision `prec` against the CPU backend in
  * `cpu_prec`, from BOS over 255 steps (llama2.c's run; prompt length 1 is a decode-only run):
- * the matched prefix, at least `least` tokens. Returns the GPU backend, the model in *m. */
+ * the matched prefix, at least `least` tokens. Returns the GPU backend, the model in *m and the
+ * GPU's tokens in got [255]. */
 static ec_backend *stories260k_against_cpu(ec_precision cpu_prec, ec_precision prec, int least,
                                            ec_model **m, int *got)
 {
