@@ -413,20 +413,23 @@ static void test_decode_matches_stepwise(void **state)
     ec_model_close(m);
 }
 
-/* stories260K's greedy tokens on the GPU in precision `prec` against the CPU backend in
- * `cpu_prec`, from BOS over 255 steps (llama2.c's run; prompt length 1 is a decode-only run):
- * the matched prefix, at least `least` tokens. Returns the GPU backend, the model in *m and the
- * GPU's tokens in got [255]. */
-static ec_backend *stories260k_against_cpu(ec_precision cpu_prec, ec_precision prec, int least,
-                                           ec_model **m, int *got)
+static ec_model *open_stories260k(void)
 {
     const char *dir = getenv("EC_SHARED_DIR");
     char path[1024];
     snprintf(path, sizeof path, "%s/models/stories260K.bin", dir ? dir : "../shared");
-    *m = open_model(path);
+    return open_model(path);
+}
+
+/* m's greedy tokens got [255] on the GPU in precision `prec` against the CPU backend in
+ * `cpu_prec`, from BOS over 255 steps (llama2.c's run; prompt length 1 is a decode-only run):
+ * the matched prefix, at least `least` tokens. Returns the GPU backend. */
+static ec_backend *greedy_against_cpu(ec_model *m, ec_precision cpu_prec, ec_precision prec,
+                                      int least, int got[255])
+{
     int bos = 1, gen = 255, ref[255];
-    ec_backend *cpu = open_backend("cpu", *m, cpu_prec, 1, 256);
-    ec_backend *gpu = open_backend("cuda", *m, prec, 1, 256);
+    ec_backend *cpu = open_backend("cpu", m, cpu_prec, 1, 256);
+    ec_backend *gpu = open_backend("cuda", m, prec, 1, 256);
     if (ec_generate(cpu, &bos, 1, 1, gen, ref, NULL, NULL) != 0 ||
         ec_generate(gpu, &bos, 1, 1, gen, got, NULL, NULL) != 0)
         fail_msg("generate: %s", ec_last_error());
@@ -441,9 +444,9 @@ static ec_backend *stories260k_against_cpu(ec_precision cpu_prec, ec_precision p
 static void test_stories260k(void **state)
 {
     (void)state;
-    ec_model *m;
+    ec_model *m = open_stories260k();
     int got[255];
-    ec_backend *gpu = stories260k_against_cpu(EC_PREC_F32, EC_PREC_FP16, 200, &m, got);
+    ec_backend *gpu = greedy_against_cpu(m, EC_PREC_F32, EC_PREC_FP16, 200, got);
     /* The same prompt as a 2-token prefill (BOS + first token) must continue identically. */
     int two[2] = {1, got[0]}, next;
     if (gpu->ops->forward(gpu, two, 1, 2, 0, &next, NULL) != 0) fail_msg("%s", ec_last_error());
@@ -458,9 +461,9 @@ static void test_stories260k(void **state)
 static void test_stories260k_fp8(void **state)
 {
     (void)state;
-    ec_model *m;
+    ec_model *m = open_stories260k();
     int got[255];
-    ec_backend_destroy(stories260k_against_cpu(EC_PREC_FP8, EC_PREC_FP8, 200, &m, got));
+    ec_backend_destroy(greedy_against_cpu(m, EC_PREC_FP8, EC_PREC_FP8, 200, got));
     ec_model_close(m);
 }
 
