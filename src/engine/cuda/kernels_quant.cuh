@@ -422,8 +422,12 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
  * with qc.sumsq_out (batch 1) is its producer. CTAS: the CTAs per SM it is compiled for (launch
  * bounds; 0 for none), from F::mma_ctas (ec_qlaunch_mma_nt). */
+/* EXPERIMENT SYNC (ECOCOMPUTE_CUDA_QMMA_EXP at batch 1): 0 as built (s_red, two barriers a
+ * group); 1: s_red double-buffered, one __syncthreads a group; 2: double-buffered, the warps
+ * that only add their partials arrive at a named barrier without waiting (bar.arrive), the
+ * OUTS summing warps wait there, and a second named barrier frees a buffer two groups later. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM,
-          int CTAS>
+          int CTAS, int SYNC = 0>
 __global__ void __launch_bounds__(KS * 32, CTAS)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
@@ -434,7 +438,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, NORM: then T [cols] */
-    __shared__ float s_red[KS][NACC][32]; /* every warp's partials of a group */
+    __shared__ float s_red[SYNC ? 2 : 1][KS][NACC][32]; /* every warp's partials of a group */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
     int ngroups = (out_rows + MT * (SILU ? 8 : 16) - 1) / (MT * (SILU ? 8 : 16));
@@ -540,24 +544,37 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
                         ia = (m * NT + n) * 4 + h;
                         tile = group(j) * MT + m;
                     }
+        int buf = SYNC ? j & 1 : 0;
+        /* SYNC 2: named barriers 1 + buf (partials written), 3 + buf (buffer read) */
+        constexpr int FREE_THREADS = KS * 32 + OUTS * 32;
+        if (SYNC == 2 && j >= 2) ec_named_barrier(3 + buf, FREE_THREADS);
 #pragma unroll
         for (int i = 0; i < NACC; i++)
-            s_red[warp][i][lane] = flat[i];
-        __syncthreads();
+            s_red[buf][warp][i][lane] = flat[i];
+        if (SYNC == 2) {
+            if (warp < OUTS)
+                ec_named_barrier(1 + buf, KS * 32);
+            else
+                asm volatile("bar.arrive %0, %1;" ::"r"(1 + buf), "r"(KS * 32) : "memory");
+        } else {
+            __syncthreads();
+        }
         if (warp < OUTS) {
-            float sa = s_red[0][ia][lane], sb = s_red[0][ia + 2][lane];
+            float sa = s_red[buf][0][ia][lane], sb = s_red[buf][0][ia + 2][lane];
 #pragma unroll
             for (int k = 1; k < KS; k++) {
-                sa += s_red[k][ia][lane];
-                sb += s_red[k][ia + 2][lane];
+                sa += s_red[buf][k][ia][lane];
+                sb += s_red[buf][k][ia + 2][lane];
             }
+            if (SYNC == 2 && j + 2 < mygroups)
+                asm volatile("bar.arrive %0, %1;" ::"r"(3 + buf), "r"(FREE_THREADS) : "memory");
             float sq = ec_qmma_put<T, MODE>(o, sa, sb, y, ldy);
             if (MODE == EC_GEMV_ADD && qc.sumsq_out) { /* batch 1 (checked) */
                 sq = ec_sum_over_g(sq); /* the tile's 16 rows: the 8 lanes of this t */
                 if (g == 0 && o.tok == 0 && tile * 16 < out_rows) qc.sumsq_out[tile] = sq;
             }
         }
-        if (j + 1 < mygroups) __syncthreads(); /* s_red is free for the next group */
+        if (SYNC == 0 && j + 1 < mygroups) __syncthreads(); /* s_red is free for the next group */
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             flat[i] = 0.0f;
@@ -943,13 +960,14 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight, in CTAs bounded for CTAS per SM. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS,
+          int SYNC = 0>
 static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
 {
     constexpr int KS = 8;
     constexpr auto kernel =
-        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS>;
+        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, SYNC>;
     constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
@@ -969,6 +987,19 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int at_batch1 = NT == 1 ? F::mma_ctas(MT, true) : 0;
     constexpr int above = NT == 1 ? F::mma_ctas(MT, false) : 0;
+    if constexpr (NT == 1) {
+        static thread_local int exp = -1; /* EXPERIMENT: ECOCOMPUTE_CUDA_QMMA_EXP bits 1, 2 */
+        if (exp < 0) {
+            const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
+            exp = env ? atoi(env) : 0;
+        }
+        if (batch == 1 && (exp & 1))
+            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 1>(
+                w, x, ldx, batch, y, ldy, qc, stream);
+        if (batch == 1 && (exp & 2))
+            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 2>(
+                w, x, ldx, batch, y, ldy, qc, stream);
+    }
     return batch == 1
                ? ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1>(w, x, ldx, batch, y,
                                                                            ldy, qc, stream)
