@@ -159,11 +159,10 @@ struct ec_qcarry_args {
  * kernel before, read through L2. Every thread calls it; it ends with a barrier. The first HELD
  * float4 of each thread's columns are loaded with the sums, so that one round trip serves both
  * for rows up to HELD * 4 * blockDim.x columns. */
-template <typename T>
+template <typename T, int HELD = 4>
 __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, int cols, T *s_x,
                                                      float *s_warp /* [blockDim.x / 32] */)
 {
-    constexpr int HELD = 4;
     int n4 = cols / 4, nt = (int)blockDim.x;
     float4 v[HELD], g[HELD];
 #pragma unroll
@@ -493,7 +492,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
     T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
     if constexpr (NORM) {
         __shared__ float s_warp[KS];
-        ec_stage_carried_row<T>(qc, w.cols, s_x, s_warp);
+        ec_stage_carried_row<T, 4 * 8 / KS>(qc, w.cols, s_x, s_warp);
     }
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
@@ -961,11 +960,10 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight, in CTAs bounded for CTAS per SM. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS,
-          int SYNC = 0>
+          int SYNC = 0, int KS = 8>
 static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
 {
-    constexpr int KS = 8;
     constexpr auto kernel =
         qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, SYNC>;
     constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
@@ -998,6 +996,10 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
                 w, x, ldx, batch, y, ldy, qc, stream);
         if (batch == 1 && (exp & 2))
             return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 2>(
+                w, x, ldx, batch, y, ldy, qc, stream);
+        /* bits 16 (every weight), 32 (two row tiles only): CTAs of 4 warps, twice as many */
+        if (batch == 1 && ((exp & 16) || ((exp & 32) && MT == 2)))
+            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1 * 2, 0, 4>(
                 w, x, ldx, batch, y, ldy, qc, stream);
     }
     return batch == 1
