@@ -426,7 +426,7 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
  * that only add their partials arrive at a named barrier without waiting (bar.arrive), the
  * OUTS summing warps wait there, and a second named barrier frees a buffer two groups later. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM,
-          int CTAS, int SYNC = 0>
+          int CTAS, int SYNC = 0, int PF = 0>
 __global__ void __launch_bounds__(KS * 32, CTAS)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
@@ -482,6 +482,26 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
 #pragma unroll
     for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
+    /* EXPERIMENT PF (fp8, batch 1): the PF chunks after the first S of this warp's sequence are
+     * prefetched into L2 before the wait, so that HBM has them to fetch while the CTA waits and
+     * stages its inputs; lane 4 g + t prefetches the 128 bytes of its tile t's row a or b. */
+    if constexpr (PF > 0 && !F::TABLES) {
+#pragma unroll
+        for (int p = 0; p < PF; p++) {
+            int unit = S + p, j = unit / per, i = unit % per;
+            if (unit < total && i < mine) {
+                ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
+                int m = (t >> 1) % MT;
+                int row = t & 1 ? r.b[m] : r.a[m];
+                bool valid = (t & 1 ? r.vb[m] : r.va[m]) && (t >> 1) < MT;
+                const uint8_t *at = w.codes + (size_t)row * w.cols + (warp + i * KS) * QMMA_CHUNK;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                if (valid)
+                    asm volatile("cp.async.bulk.prefetch.L2.global [%0], 128;" ::"l"(at) : "memory");
+#endif
+            }
+        }
+    }
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
@@ -960,12 +980,12 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight, in CTAs bounded for CTAS per SM. */
 template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS,
-          int SYNC = 0, int KS = 8>
+          int SYNC = 0, int KS = 8, int PF = 0>
 static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
 {
     constexpr auto kernel =
-        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, SYNC>;
+        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, SYNC, PF>;
     constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
@@ -997,6 +1017,15 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
         if (batch == 1 && (exp & 2))
             return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 2>(
                 w, x, ldx, batch, y, ldy, qc, stream);
+        /* bits 64, 128: PF 1, 2 (fp8 with 16-byte rows) */
+        if constexpr (!F::TABLES && VEC) {
+            if (batch == 1 && (exp & 64))
+                return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 0, 8, 1>(
+                    w, x, ldx, batch, y, ldy, qc, stream);
+            if (batch == 1 && (exp & 128))
+                return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 0, 8, 2>(
+                    w, x, ldx, batch, y, ldy, qc, stream);
+        }
         /* bits 16 (every weight), 32 (two row tiles only): CTAs of 4 warps, twice as many */
         if (batch == 1 && ((exp & 16) || ((exp & 32) && MT == 2)))
             return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1 * 2, 0, 4>(
