@@ -88,30 +88,6 @@ struct Fp8 {
     }
 };
 
-/* EXPERIMENT (ECOCOMPUTE_CUDA_QMMA_EXP bits 4, 8; fp16 activations): ALU pairs of a word's four
- * codes decoded with integer operations instead of the conversion unit: bytes to the high byte
- * of each half (prmt), the magnitude one bit down (the fp16 bits of the code's value / 256,
- * exact also for the E4M3 subnormals), then an exact multiply by 256. */
-template <int ALU> struct Fp8Alu : Fp8 {
-    template <typename T>
-    __device__ static uint2 afrag(const Fp8::Piece &p, uint32_t sc, int s, const uint32_t *tab)
-    {
-        if constexpr (!std::is_same<T, __half>::value) {
-            return Fp8::afrag<T>(p, sc, s, tab);
-        } else {
-            uint32_t wd = s < 4 ? ec_word(p.lo, s) : ec_word(p.hi, s - 4);
-            auto alu = [](uint32_t word, uint32_t sel) {
-                uint32_t q = __byte_perm(word, 0, sel);
-                uint32_t h = (q & 0x80008000u) | ((q >> 1) & 0x3f803f80u);
-                __half2 v = __hmul2(*reinterpret_cast<__half2 *>(&h), __half2(256.0f, 256.0f));
-                return *reinterpret_cast<uint32_t *>(&v);
-            };
-            uint32_t lo = ALU >= 2 ? alu(wd, 0x1404) : e4m3x2_to_pair<T>(wd);
-            return make_uint2(lo, alu(wd, 0x3424));
-        }
-    }
-};
-
 } // namespace
 
 extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
@@ -119,16 +95,5 @@ extern "C" int ec_cuda_fp8_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cu
                                  const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,
                                  cudaStream_t stream)
 {
-    static thread_local int exp = -1;
-    if (exp < 0) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
-        exp = env ? atoi(env) : 0;
-    }
-    if (t == EC_CUDA_F16 && (exp & 4))
-        return ec_qlinear_fused_format<Fp8Alu<1>>(t, mode, w, x, ldx, batch, y, ldy, split, carry,
-                                                  stream);
-    if (t == EC_CUDA_F16 && (exp & 8))
-        return ec_qlinear_fused_format<Fp8Alu<2>>(t, mode, w, x, ldx, batch, y, ldy, split, carry,
-                                                  stream);
     return ec_qlinear_fused_format<Fp8>(t, mode, w, x, ldx, batch, y, ldy, split, carry, stream);
 }

@@ -159,10 +159,11 @@ struct ec_qcarry_args {
  * kernel before, read through L2. Every thread calls it; it ends with a barrier. The first HELD
  * float4 of each thread's columns are loaded with the sums, so that one round trip serves both
  * for rows up to HELD * 4 * blockDim.x columns. */
-template <typename T, int HELD = 4>
+template <typename T>
 __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, int cols, T *s_x,
                                                      float *s_warp /* [blockDim.x / 32] */)
 {
+    constexpr int HELD = 4;
     int n4 = cols / 4, nt = (int)blockDim.x;
     float4 v[HELD], g[HELD];
 #pragma unroll
@@ -421,12 +422,8 @@ __device__ __forceinline__ void ec_qmma_write(const ec_cuda_packed_weight &w,
 /* NORM: the consumer of a carried norm (batch 1: the activations from qc instead of x); an ADD
  * with qc.sumsq_out (batch 1) is its producer. CTAS: the CTAs per SM it is compiled for (launch
  * bounds; 0 for none), from F::mma_ctas (ec_qlaunch_mma_nt). */
-/* EXPERIMENT SYNC (ECOCOMPUTE_CUDA_QMMA_EXP at batch 1): 0 as built (s_red, two barriers a
- * group); 1: s_red double-buffered, one __syncthreads a group; 2: double-buffered, the warps
- * that only add their partials arrive at a named barrier without waiting (bar.arrive), the
- * OUTS summing warps wait there, and a second named barrier frees a buffer two groups later. */
 template <class F, typename T, int MT, int NT, int KS, int S, int MODE, bool VEC, bool NORM,
-          int CTAS, int SYNC = 0, int PF = 0>
+          int CTAS>
 __global__ void __launch_bounds__(KS * 32, CTAS)
     qmma_kernel(const ec_cuda_packed_weight w, const T *__restrict__ x, int ldx, int batch, void *y,
                 int ldy, const ec_qcarry_args qc)
@@ -437,7 +434,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
     static_assert(KS * 32 >= QTAB_MIN_THREADS, "ec_fetch_qtables needs the threads");
     __shared__ float s_tab[EC_CUDA_QTABLES_FLOATS];
     extern __shared__ __align__(16) uint32_t s_pairs[]; /* F::PAIR_BYTES, NORM: then T [cols] */
-    __shared__ float s_red[SYNC ? 2 : 1][KS][NACC][32]; /* every warp's partials of a group */
+    __shared__ float s_red[KS][NACC][32]; /* every warp's partials of a group */
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     int out_rows = SILU ? w.rows / 2 : w.rows;
     int ngroups = (out_rows + MT * (SILU ? 8 : 16) - 1) / (MT * (SILU ? 8 : 16));
@@ -482,26 +479,6 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
 #pragma unroll
     for (int u = 0; u < S; u++)
         if (u < total) request(st[u]);
-    /* EXPERIMENT PF (fp8, batch 1): the PF chunks after the first S of this warp's sequence are
-     * prefetched into L2 before the wait, so that HBM has them to fetch while the CTA waits and
-     * stages its inputs; lane 4 g + t prefetches the 128 bytes of its tile t's row a or b. */
-    if constexpr (PF > 0 && !F::TABLES) {
-#pragma unroll
-        for (int p = 0; p < PF; p++) {
-            int unit = S + p, j = unit / per, i = unit % per;
-            if (unit < total && i < mine) {
-                ec_qmma_rows<MT> r = ec_qmma_rows_of<MT, SILU>(group(j), out_rows, g);
-                int m = (t >> 1) % MT;
-                int row = t & 1 ? r.b[m] : r.a[m];
-                bool valid = (t & 1 ? r.vb[m] : r.va[m]) && (t >> 1) < MT;
-                const uint8_t *at = w.codes + (size_t)row * w.cols + (warp + i * KS) * QMMA_CHUNK;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-                if (valid)
-                    asm volatile("cp.async.bulk.prefetch.L2.global [%0], 128;" ::"l"(at) : "memory");
-#endif
-            }
-        }
-    }
     ec_store_qtables<F, T>(tables, s_tab, s_pairs);
     ec_wait_inputs(false); /* x and y belong to the step (see ec_launch) */
     /* Once a CTA has requested its last chunk it lets the next kernel launch (PDL): that kernel's
@@ -512,7 +489,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
     T *s_x = reinterpret_cast<T *>(reinterpret_cast<char *>(s_pairs) + F::PAIR_BYTES);
     if constexpr (NORM) {
         __shared__ float s_warp[KS];
-        ec_stage_carried_row<T, 4 * 8 / KS>(qc, w.cols, s_x, s_warp);
+        ec_stage_carried_row<T>(qc, w.cols, s_x, s_warp);
     }
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
@@ -563,37 +540,24 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
                         ia = (m * NT + n) * 4 + h;
                         tile = group(j) * MT + m;
                     }
-        int buf = SYNC ? j & 1 : 0;
-        /* SYNC 2: named barriers 1 + buf (partials written), 3 + buf (buffer read) */
-        constexpr int FREE_THREADS = KS * 32 + OUTS * 32;
-        if (SYNC == 2 && j >= 2) ec_named_barrier(3 + buf, FREE_THREADS);
 #pragma unroll
         for (int i = 0; i < NACC; i++)
-            s_red[buf][warp][i][lane] = flat[i];
-        if (SYNC == 2) {
-            if (warp < OUTS)
-                ec_named_barrier(1 + buf, KS * 32);
-            else
-                asm volatile("bar.arrive %0, %1;" ::"r"(1 + buf), "r"(KS * 32) : "memory");
-        } else {
-            __syncthreads();
-        }
+            s_red[warp][i][lane] = flat[i];
+        __syncthreads();
         if (warp < OUTS) {
-            float sa = s_red[buf][0][ia][lane], sb = s_red[buf][0][ia + 2][lane];
+            float sa = s_red[0][ia][lane], sb = s_red[0][ia + 2][lane];
 #pragma unroll
             for (int k = 1; k < KS; k++) {
-                sa += s_red[buf][k][ia][lane];
-                sb += s_red[buf][k][ia + 2][lane];
+                sa += s_red[k][ia][lane];
+                sb += s_red[k][ia + 2][lane];
             }
-            if (SYNC == 2 && j + 2 < mygroups)
-                asm volatile("bar.arrive %0, %1;" ::"r"(3 + buf), "r"(FREE_THREADS) : "memory");
             float sq = ec_qmma_put<T, MODE>(o, sa, sb, y, ldy);
             if (MODE == EC_GEMV_ADD && qc.sumsq_out) { /* batch 1 (checked) */
                 sq = ec_sum_over_g(sq); /* the tile's 16 rows: the 8 lanes of this t */
                 if (g == 0 && o.tok == 0 && tile * 16 < out_rows) qc.sumsq_out[tile] = sq;
             }
         }
-        if (SYNC == 0 && j + 1 < mygroups) __syncthreads(); /* s_red is free for the next group */
+        if (j + 1 < mygroups) __syncthreads(); /* s_red is free for the next group */
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             flat[i] = 0.0f;
@@ -979,13 +943,13 @@ template <int MODE> static int ec_qmma_groups(const ec_cuda_packed_weight &w, in
 
 /* Up to 16 token rows: 8 warps split the columns, each with F::mma_stages(MT, NT) chunks in
  * flight, in CTAs bounded for CTAS per SM. */
-template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS,
-          int SYNC = 0, int KS = 8, int PF = 0>
+template <class F, typename T, int MT, int NT, int MODE, bool VEC, bool NORM, int CTAS>
 static cudaError_t ec_qlaunch_qmma(const ec_cuda_packed_weight &w, const T *x, int ldx, int batch,
                                    void *y, int ldy, const ec_qcarry_args &qc, cudaStream_t stream)
 {
+    constexpr int KS = 8;
     constexpr auto kernel =
-        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS, SYNC, PF>;
+        qmma_kernel<F, T, MT, NT, KS, F::mma_stages(MT, NT), MODE, VEC, NORM, CTAS>;
     constexpr size_t most = F::PAIR_BYTES + (NORM ? EC_CUDA_QCARRY_MAX_COLS * sizeof(T) : 0);
     cudaError_t e = ec_smem_optin<kernel>(most);
     if (e != cudaSuccess) return e;
@@ -1005,32 +969,6 @@ static cudaError_t ec_qlaunch_mma_nt(const ec_cuda_packed_weight &w, const T *x,
 {
     constexpr int at_batch1 = NT == 1 ? F::mma_ctas(MT, true) : 0;
     constexpr int above = NT == 1 ? F::mma_ctas(MT, false) : 0;
-    if constexpr (NT == 1) {
-        static thread_local int exp = -1; /* EXPERIMENT: ECOCOMPUTE_CUDA_QMMA_EXP bits 1, 2 */
-        if (exp < 0) {
-            const char *env = getenv("ECOCOMPUTE_CUDA_QMMA_EXP");
-            exp = env ? atoi(env) : 0;
-        }
-        if (batch == 1 && (exp & 1))
-            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 1>(
-                w, x, ldx, batch, y, ldy, qc, stream);
-        if (batch == 1 && (exp & 2))
-            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 2>(
-                w, x, ldx, batch, y, ldy, qc, stream);
-        /* bits 64, 128: PF 1, 2 (fp8 with 16-byte rows) */
-        if constexpr (!F::TABLES && VEC) {
-            if (batch == 1 && (exp & 64))
-                return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 0, 8, 1>(
-                    w, x, ldx, batch, y, ldy, qc, stream);
-            if (batch == 1 && (exp & 128))
-                return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1, 0, 8, 2>(
-                    w, x, ldx, batch, y, ldy, qc, stream);
-        }
-        /* bits 16 (every weight), 32 (two row tiles only): CTAs of 4 warps, twice as many */
-        if (batch == 1 && ((exp & 16) || ((exp & 32) && MT == 2)))
-            return ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1 * 2, 0, 4>(
-                w, x, ldx, batch, y, ldy, qc, stream);
-    }
     return batch == 1
                ? ec_qlaunch_qmma<F, T, MT, NT, MODE, VEC, NORM, at_batch1>(w, x, ldx, batch, y,
                                                                            ldy, qc, stream)
