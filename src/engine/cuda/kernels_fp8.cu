@@ -12,16 +12,18 @@
 namespace
 {
 
-template <typename T> __device__ __forceinline__ uint32_t e4m3x2_to_pair(uint32_t two);
-template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__half>(uint32_t two)
+/* A word's four codes as two exact 16-bit pairs of type T (bytes 0-1, then bytes 2-3). */
+template <typename T> __device__ __forceinline__ uint2 e4m3x4_to_pairs(uint32_t four);
+template <> __device__ __forceinline__ uint2 e4m3x4_to_pairs<__half>(uint32_t four)
 {
-    __half2 h = ec_e4m3x2_to_half2(two);
-    return *reinterpret_cast<uint32_t *>(&h);
+    return ec_e4m3x4_to_half2x2(four);
 }
-template <> __device__ __forceinline__ uint32_t e4m3x2_to_pair<__nv_bfloat16>(uint32_t two)
+template <> __device__ __forceinline__ uint2 e4m3x4_to_pairs<__nv_bfloat16>(uint32_t four)
 {
-    float2 f = __half22float2(ec_e4m3x2_to_half2(two)); /* exact, and exact again in bf16 */
-    return ec_pack2<__nv_bfloat16>(f.x, f.y);
+    uint2 h = ec_e4m3x4_to_half2x2(four); /* exact, and exact again in bf16 */
+    float2 lo = __half22float2(*reinterpret_cast<__half2 *>(&h.x));
+    float2 hi = __half22float2(*reinterpret_cast<__half2 *>(&h.y));
+    return make_uint2(ec_pack2<__nv_bfloat16>(lo.x, lo.y), ec_pack2<__nv_bfloat16>(hi.x, hi.y));
 }
 
 struct Fp8 {
@@ -79,8 +81,7 @@ struct Fp8 {
     template <typename T>
     __device__ static uint2 afrag(const Piece &p, uint32_t, int s, const uint32_t *)
     {
-        uint32_t wd = s < 4 ? ec_word(p.lo, s) : ec_word(p.hi, s - 4);
-        return make_uint2(e4m3x2_to_pair<T>(wd), e4m3x2_to_pair<T>(wd >> 16));
+        return e4m3x4_to_pairs<T>(s < 4 ? ec_word(p.lo, s) : ec_word(p.hi, s - 4));
     }
     __device__ static float out_scale(const ec_cuda_packed_weight &w, int row)
     {

@@ -86,6 +86,26 @@ __device__ __forceinline__ __half2 ec_e4m3x2_to_half2(uint32_t two)
     return __half2(r);
 }
 
+/* A word's four E4M3 codes as two fp16 pairs, exactly: bytes 0-1 in .x, bytes 2-3 in .y. On
+ * sm_89+ the upper pair is converted from the register's high half in place (the conversion's
+ * .H1 operand) instead of after a shift, which the compiler emitted for `four >> 16`: in fp8's
+ * batch-1 gate/up that shift was 32 of a chunk's 271 instructions per warp (docs/performance.md,
+ * session 40). */
+__device__ __forceinline__ uint2 ec_e4m3x4_to_half2x2(uint32_t four)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    uint2 r;
+    asm("{\n\t.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\t"
+        "cvt.rn.f16x2.e4m3x2 %0, lo;\n\tcvt.rn.f16x2.e4m3x2 %1, hi;\n\t}"
+        : "=r"(r.x), "=r"(r.y)
+        : "r"(four));
+    return r;
+#else
+    __half2 lo = ec_e4m3x2_to_half2(four), hi = ec_e4m3x2_to_half2(four >> 16);
+    return make_uint2(*reinterpret_cast<uint32_t *>(&lo), *reinterpret_cast<uint32_t *>(&hi));
+#endif
+}
+
 /* Bytes [byte0, byte0 + 4N) of a row of rb bytes as N little-endian words, bounds-checked:
  * `pad` past the row (a code that decodes to 0), so an unaligned load never reads another row's
  * bytes. */
