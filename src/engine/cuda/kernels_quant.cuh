@@ -88,9 +88,9 @@ __device__ __forceinline__ __half2 ec_e4m3x2_to_half2(uint32_t two)
 
 /* A word's four E4M3 codes as two fp16 pairs, exactly: bytes 0-1 in .x, bytes 2-3 in .y. On
  * sm_89+ the upper pair is converted from the register's high half in place (the conversion's
- * .H1 operand) instead of after a shift, which the compiler emitted for `four >> 16`: in fp8's
- * batch-1 gate/up that shift was 32 of a chunk's 271 instructions per warp (docs/performance.md,
- * session 40). */
+ * .H1 operand) instead of after the shift the compiler emits for `four >> 16`, 32 of the 271
+ * instructions a warp spent on a chunk of fp8's batch-1 gate/up: fp8 steps 0.6-1.4 % shorter
+ * (docs/performance.md, session 40). */
 __device__ __forceinline__ uint2 ec_e4m3x4_to_half2x2(uint32_t four)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
