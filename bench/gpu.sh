@@ -14,6 +14,9 @@
 #              $OUT/trace/
 #   ncu        the batch-1 linears of one decode layer of NCU_RUNS (MODEL:PRECISION, packed
 #              formats), each alone under Nsight Compute (bench/ncu_report.py), into $OUT/ncu/
+#   ncu-sass   one of those linears per NCU_SASS_RUNS entry (MODEL:PRECISION:LINEAR, LINEAR one
+#              of qkv o gate-up down; default Llama-3.1-8B:fp8:gate-up) with every ncu section
+#              and its warp stalls by SASS instruction (bench/ncu_sass_report.py), into $OUT/ncu/
 #   torch      the same shapes in PyTorch + transformers eager (the seeds' stack), metered by
 #              `ecocompute meter --trace` (bench/torch_baseline.py); skipped without torch;
 #              TORCH_COMPILE=1 adds static cache + torch.compile at batch 1
@@ -358,6 +361,32 @@ PY
             "$python" bench/ncu_report.py "$csv"
         done
         ;;
+    ncu-sass)
+        # The ncu step's launch of one linear (its position among the layer's four), with the
+        # source counters (--set full): the details page, then the SASS page read by
+        # bench/ncu_sass_report.py (docs/performance.md, session 40).
+        ncu=${NCU:-/usr/local/cuda/bin/ncu}
+        command -v "$ncu" >/dev/null || { echo "ncu-sass: no $ncu"; continue; }
+        mkdir -p "$out/ncu"
+        for run in ${NCU_SASS_RUNS:-Llama-3.1-8B:fp8:gate-up}; do
+            IFS=: read -r model prec linear <<<"$run"
+            case "$linear" in
+            qkv) at=0 ;; o) at=1 ;; gate-up) at=2 ;; down) at=3 ;;
+            *) echo "gpu.sh: ncu-sass: '$run': the linear is one of qkv o gate-up down" >&2
+               exit 2 ;;
+            esac
+            rep=$out/ncu/$model-$prec-$linear
+            "$ncu" --clock-control none --kernel-name regex:qmma_kernel \
+                --launch-skip $((4 * $(layers_of "$model") + 20 + at)) --launch-count 1 \
+                --set full --import-source no -f -o "$rep" "$bin" run --model "$model" \
+                --batch 1 --precision "$prec" --kernels fused --device cuda --prompt-len 64 \
+                --gen 4 >/dev/null
+            "$ncu" -i "$rep.ncu-rep" --page details >"$rep-details.txt"
+            "$ncu" -i "$rep.ncu-rep" --page source --print-source sass --csv >"$rep-sass.csv"
+            echo "== $run"
+            "$python" bench/ncu_sass_report.py "$rep-sass.csv"
+        done
+        ;;
     torch)
         if ! "$python" -c 'import torch, transformers' 2>/dev/null; then
             echo "torch: not importable with $python; skipped"
@@ -396,7 +425,7 @@ PY
             mapfile -t args < <(part_args "$line")
             printf '%-24s ~%4s s  ecocompute bench %s\n' "$name" "$est" "${args[*]}"
         done ;;
-    *) echo "gpu.sh: unknown step '$step' (tests calibrate ours quant speed torch sweep:PART eval[:GROUP] outliers report plan)" >&2; exit 2 ;;
+    *) echo "gpu.sh: unknown step '$step' (tests calibrate ours quant speed trace ncu ncu-sass torch sweep:PART eval[:GROUP] outliers report plan)" >&2; exit 2 ;;
     esac
 done
 echo

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""ncu_sass_report.py — where one kernel's warps wait, by reason and by instruction, from Nsight
+Compute's SASS source page.
+
+  bench/ncu_sass_report.py CSV [--top N]
+
+Reads what `ncu -i REPORT --page source --print-source sass --csv` printed for a report taken
+with the source counters (`--set full`): a "Kernel Name" line, a header, one row per SASS
+instruction. Prints, with its unit on every number:
+  - the kernel, its instructions executed (warp-level, all warps) and warp-stall samples;
+  - the stall reasons, each as a share of all samples (those of at least 0.5 %);
+  - the N instructions (default 12) with the most samples: address (last 5 hex digits), samples
+    and their share, the two largest reasons, and the instruction;
+  - the instruction mix: executed instructions per opcode (predicate and modifiers dropped),
+    the 12 largest, with their share.
+Lines before the "Kernel Name" line (ncu's notes) are skipped. Exit status 0 on success, 1 when
+the input holds no instruction rows or a count it cannot read, 2 for usage errors.
+bench/gpu.sh's `ncu-sass` step runs it.
+
+Why: session 40 read fp8's gate/up this way by hand (docs/performance.md: a quarter of its warps'
+time at barriers; 32 of 271 instructions a chunk spent on shifts); this makes the reading one
+command that anyone can repeat on another kernel or build.
+"""
+import collections
+import csv
+import sys
+
+SAMPLES = "Warp Stall Sampling (All Samples)"
+EXECUTED = "Instructions Executed"
+
+
+def parse(text):
+    """(kernel name, rows): each row a dict of address, sass, samples, executed and the
+    all-samples stall counts {reason: n} (reason without its "stall_" prefix)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"Kernel Name"')), None)
+    if start is None:
+        return None, []
+    kernel = next(csv.reader([lines[start]]))[1]
+    reader = csv.DictReader(lines[start + 1:])
+    fields = reader.fieldnames or []
+    for need in ("Address", "Source", SAMPLES, EXECUTED):
+        if need not in fields:
+            raise ValueError(f"no column {need!r} (was the report taken with --set full?)")
+    reasons = [f for f in fields if f.startswith("stall_") and not f.endswith("(Not Issued)")]
+    rows = []
+    for n, r in enumerate(reader, start=1):
+        def count(field):
+            value = (r.get(field) or "0").replace(",", "")
+            try:
+                return int(value)
+            except ValueError:
+                raise ValueError(f"row {n} ({r['Address']}): {field} is not a count: "
+                                 f"{r.get(field)!r}") from None
+        rows.append({"address": r["Address"], "sass": r["Source"].strip(),
+                     "samples": count(SAMPLES), "executed": count(EXECUTED),
+                     "stalls": {f[len("stall_"):]: count(f) for f in reasons}})
+    return kernel, rows
+
+
+def opcode(sass):
+    """The opcode without its predicate (@P0, @!PT) and modifiers: "HMMA" of "HMMA.16816.F32"."""
+    words = sass.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0].split(".")[0] if words else "?"
+
+
+def report(kernel, rows, top):
+    samples = sum(r["samples"] for r in rows)
+    executed = sum(r["executed"] for r in rows)
+    out = [f"kernel: {kernel}",
+           f"instructions executed: {executed:,} (warp-level); warp-stall samples: {samples:,}",
+           "", "stall reason | samples | % of samples"]
+    by_reason = collections.Counter()
+    for r in rows:
+        by_reason.update(r["stalls"])
+    for reason, n in by_reason.most_common():
+        if samples and 100.0 * n / samples >= 0.5:
+            out.append(f"{reason} | {n:,} | {100.0 * n / samples:.1f} %")
+    out += ["", "address | samples | % of samples | largest reasons | instruction"]
+    for r in sorted(rows, key=lambda r: -r["samples"])[:top]:
+        if not r["samples"]:
+            break
+        worst = [f"{k} {v:,}" for k, v in sorted(r["stalls"].items(), key=lambda kv: -kv[1])[:2]
+                 if v]
+        out.append(f"{r['address'][-5:]} | {r['samples']:,} | "
+                   f"{100.0 * r['samples'] / samples:.1f} % | {', '.join(worst) or '-'} | "
+                   f"{r['sass']}")
+    out += ["", "opcode | instructions executed | % of executed"]
+    mix = collections.Counter()
+    for r in rows:
+        mix[opcode(r["sass"])] += r["executed"]
+    for op, n in mix.most_common(12):
+        if executed:
+            out.append(f"{op} | {n:,} | {100.0 * n / executed:.1f} %")
+    return "\n".join(out)
+
+
+def main(argv):
+    top = 12
+    args = list(argv)
+    if "--top" in args:
+        i = args.index("--top")
+        try:
+            top = int(args[i + 1])
+        except (IndexError, ValueError):
+            print("ncu_sass_report.py: --top needs a number of instructions", file=sys.stderr)
+            return 2
+        if top < 1:
+            print("ncu_sass_report.py: --top needs at least 1", file=sys.stderr)
+            return 2
+        del args[i:i + 2]
+    if len(args) != 1 or args[0].startswith("--"):
+        print("usage: ncu_sass_report.py CSV [--top N]", file=sys.stderr)
+        return 2
+    try:
+        text = sys.stdin.read() if args[0] == "-" else open(args[0], encoding="utf-8").read()
+    except OSError as e:
+        print(f"ncu_sass_report.py: cannot read {args[0]}: {e.strerror}", file=sys.stderr)
+        return 2
+    try:
+        kernel, rows = parse(text)
+    except ValueError as e:
+        print(f"ncu_sass_report.py: {args[0]}: {e}", file=sys.stderr)
+        return 1
+    if not rows:
+        print(f"ncu_sass_report.py: no SASS rows in {args[0]} (ncu -i REPORT --page source "
+              "--print-source sass --csv)", file=sys.stderr)
+        return 1
+    print(report(kernel, rows, top))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
