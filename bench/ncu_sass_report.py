@@ -21,6 +21,7 @@ Why: session 40 read fp8's gate/up this way by hand (docs/performance.md: a quar
 time at barriers; 32 of 271 instructions a chunk spent on shifts); this makes the reading one
 command that anyone can repeat on another kernel or build.
 """
+import argparse
 import collections
 import csv
 import sys
@@ -97,38 +98,35 @@ def report(kernel, rows, top):
     return "\n".join(out)
 
 
+def at_least_one(text):
+    n = int(text)
+    if n < 1:
+        raise ValueError(text)
+    return n
+
+
 def main(argv):
-    top = 12
-    args = list(argv)
-    if "--top" in args:
-        i = args.index("--top")
-        try:
-            top = int(args[i + 1])
-        except (IndexError, ValueError):
-            print("ncu_sass_report.py: --top needs a number of instructions", file=sys.stderr)
-            return 2
-        if top < 1:
-            print("ncu_sass_report.py: --top needs at least 1", file=sys.stderr)
-            return 2
-        del args[i:i + 2]
-    if len(args) != 1 or args[0].startswith("--"):
-        print("usage: ncu_sass_report.py CSV [--top N]", file=sys.stderr)
-        return 2
+    ap = argparse.ArgumentParser(prog="ncu_sass_report.py",
+                                 description="Warp stalls by reason and instruction, and the "
+                                             "opcode mix, from ncu's SASS source page.")
+    ap.add_argument("csv", help="the page (ncu -i REPORT --page source --print-source sass "
+                                "--csv), or - for standard input")
+    ap.add_argument("--top", type=at_least_one, default=12, metavar="N",
+                    help="instructions listed by samples (default 12)")
+    args = ap.parse_args(argv)  # usage errors exit with status 2
     try:
-        text = sys.stdin.read() if args[0] == "-" else open(args[0], encoding="utf-8").read()
+        with (sys.stdin if args.csv == "-" else open(args.csv, encoding="utf-8")) as f:
+            text = f.read()
     except OSError as e:
-        print(f"ncu_sass_report.py: cannot read {args[0]}: {e.strerror}", file=sys.stderr)
-        return 2
+        ap.exit(2, f"ncu_sass_report.py: cannot read {args.csv}: {e.strerror}\n")
     try:
         kernel, rows = parse(text)
     except ValueError as e:
-        print(f"ncu_sass_report.py: {args[0]}: {e}", file=sys.stderr)
-        return 1
+        ap.exit(1, f"ncu_sass_report.py: {args.csv}: {e}\n")
     if not rows:
-        print(f"ncu_sass_report.py: no SASS rows in {args[0]} (ncu -i REPORT --page source "
-              "--print-source sass --csv)", file=sys.stderr)
-        return 1
-    print(report(kernel, rows, top))
+        ap.exit(1, f"ncu_sass_report.py: no SASS rows in {args.csv} (ncu -i REPORT --page "
+                   "source --print-source sass --csv)\n")
+    print(report(kernel, rows, args.top))
     return 0
 
 
