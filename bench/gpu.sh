@@ -260,6 +260,19 @@ layers_of() {
         $1 == m {print $c}'
 }
 
+# ncu_linears MODEL PRECISION FIRST COUNT NCU_ARGS...: Nsight Compute ($ncu, clocks left as they
+# are, caches flushed) on COUNT batch-1 qmma_kernel launches of a packed format's decode, from
+# linear FIRST (0 qkv, 1 o, 2 gate/up, 3 down) of layer 5 of the second decode step; a 64-token
+# prompt runs the 64-row kernel (qgemm_kernel), so launch 0 is decode step 1's.
+ncu_linears() {
+    local model=$1 prec=$2 first=$3 count=$4
+    shift 4
+    "$ncu" --clock-control none --kernel-name regex:qmma_kernel \
+        --launch-skip $((4 * $(layers_of "$model") + 20 + first)) --launch-count "$count" \
+        "$@" "$bin" run --model "$model" --batch 1 --precision "$prec" --kernels fused \
+        --device cuda --prompt-len 64 --gen 4
+}
+
 shapes=("Llama-2-7B 1" "Llama-2-7B 8" "Llama-2-7B 64" "TinyLlama-1.1B 1" "Llama-3.1-8B 1")
 for step in "${steps[@]}"; do
     case $step in
@@ -340,9 +353,8 @@ PY
         done
         ;;
     ncu)
-        # The four batch-1 linears of layer 5 of the second decode step, each run alone under
-        # Nsight Compute (caches flushed, clocks left as they are): CTAs, registers, µs, DRAM
-        # and how evenly the SMs worked (bench/ncu_report.py), for each NCU_RUNS entry
+        # The four batch-1 linears of a layer (ncu_linears), each run alone: CTAs, registers,
+        # µs, DRAM and how evenly the SMs worked (bench/ncu_report.py), for each NCU_RUNS entry
         # (MODEL:PRECISION of a packed format, whose batch-1 step is four qmma_kernel launches a
         # layer; default Llama-3.1-8B:fp8). NCU: the ncu binary.
         ncu=${NCU:-/usr/local/cuda/bin/ncu}
@@ -351,20 +363,16 @@ PY
         for run in ${NCU_RUNS:-Llama-3.1-8B:fp8}; do
             IFS=: read -r model prec <<<"$run"
             csv=$out/ncu/$model-$prec.csv
-            # a 64-token prompt runs the 64-row kernel (qgemm_kernel): launch 0 is decode step 1's
-            "$ncu" --clock-control none --kernel-name regex:qmma_kernel \
-                --launch-skip $((4 * $(layers_of "$model") + 20)) --launch-count 4 \
-                --metrics "$("$python" bench/ncu_report.py --metrics)" --csv "$bin" run \
-                --model "$model" --batch 1 --precision "$prec" --kernels fused --device cuda \
-                --prompt-len 64 --gen 4 >"$csv"
+            ncu_linears "$model" "$prec" 0 4 \
+                --metrics "$("$python" bench/ncu_report.py --metrics)" --csv >"$csv"
             echo "== $run"
             "$python" bench/ncu_report.py "$csv"
         done
         ;;
     ncu-sass)
-        # The ncu step's launch of one linear (its position among the layer's four), with the
-        # source counters (--set full): the details page, then the SASS page read by
-        # bench/ncu_sass_report.py (docs/performance.md, session 40).
+        # One of the ncu step's linears (ncu_linears), with the source counters (--set full):
+        # the details page, then the SASS page read by bench/ncu_sass_report.py
+        # (docs/performance.md, session 40).
         ncu=${NCU:-/usr/local/cuda/bin/ncu}
         command -v "$ncu" >/dev/null || { echo "ncu-sass: no $ncu"; continue; }
         mkdir -p "$out/ncu"
@@ -376,11 +384,8 @@ PY
                exit 2 ;;
             esac
             rep=$out/ncu/$model-$prec-$linear
-            "$ncu" --clock-control none --kernel-name regex:qmma_kernel \
-                --launch-skip $((4 * $(layers_of "$model") + 20 + at)) --launch-count 1 \
-                --set full --import-source no -f -o "$rep" "$bin" run --model "$model" \
-                --batch 1 --precision "$prec" --kernels fused --device cuda --prompt-len 64 \
-                --gen 4 >/dev/null
+            ncu_linears "$model" "$prec" "$at" 1 --set full --import-source no -f -o "$rep" \
+                >/dev/null
             "$ncu" -i "$rep.ncu-rep" --page details >"$rep-details.txt"
             "$ncu" -i "$rep.ncu-rep" --page source --print-source sass --csv >"$rep-sass.csv"
             echo "== $run"
