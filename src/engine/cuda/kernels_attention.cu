@@ -13,6 +13,8 @@
  * 8 dims per lane) and reduce the dot product with shuffles; each group loads ATTN_KEYS rows
  * before using them, so 4 * 128/TPK keys are in flight at once.
  * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
+#include <stdlib.h>
+
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
@@ -248,7 +250,7 @@ template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
-                       T *v_cache, float *part, unsigned *tickets, T *out)
+                       T *v_cache, float *part, unsigned *tickets, T *out, bool prefetch)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
@@ -261,15 +263,29 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     int p = *pos;
     float2 sc = make_float2(0.0f, 0.0f);
     if ((int)threadIdx.x < s.head_dim / 2) sc = ec_rope_sincos(p, inv_freq[threadIdx.x]);
-    ec_wait_inputs();
-    int len = p + 1, start = split * split_len;
-    if (start >= len) return; /* block-uniform */
-    int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
     int hd = s.head_dim, half = hd / 2, kh = h / (s.n_heads / s.n_kv_heads);
-    int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd;
-    const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
     T *K = k_cache + head_off, *V = v_cache + head_off;
+    int start = split * split_len;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    /* EXPERIMENT (ECOCOMPUTE_CUDA_ATTN_PF): the split's cached rows (positions before the new
+     * one) into L2 before the wait, one bulk prefetch each for K and V */
+    if (prefetch && threadIdx.x == 0 && start < p) {
+        unsigned bytes = (unsigned)(min(split_len, p - start) * hd * (int)sizeof(T));
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(K + (size_t)start * hd),
+                     "r"(bytes)
+                     : "memory");
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(V + (size_t)start * hd),
+                     "r"(bytes)
+                     : "memory");
+    }
+#endif
+    ec_wait_inputs();
+    int len = p + 1;
+    if (start >= len) return; /* block-uniform */
+    int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
+    int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd;
+    const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
     ec_rope_pairing pr = ec_rope_pairing_of(s);
     for (int j = threadIdx.x; j < half; j += ATTN_THREADS) {
         int d = j * pr.step;
@@ -386,7 +402,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
         EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
-                              part, tickets, (T *)out),
+                              part, tickets, (T *)out, getenv("ECOCOMPUTE_CUDA_ATTN_PF") != NULL),
                     "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
                     "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;
