@@ -169,38 +169,16 @@ struct ec_qcarry_args {
     float eps;
 };
 
-/* The staged row's word of activations i .. i + 3 (word i / 4) is stored at word
- * ec_staged_word(i / 4). At k-step k of a chunk, lane t of qmma_kernel reads word 8t + k: lanes
- * t and t + 2 are 64 bytes apart, in the same banks, so each half-warp's 8-byte load took two
- * wavefronts (ncu, docs/performance.md, session 40). Flipping bit 0 of k for t = 2 and 3 (bit 4
- * of the word) puts the four addresses in different banks. A permutation of each 32 words, i.e.
- * of each 128-column chunk (a consumer's columns are a multiple of 128). */
-__device__ __forceinline__ int ec_staged_word(int word)
-{
-    return word ^ ((word >> 4) & 1);
-}
-
-/* Activations c + 4k .. c + 4k + 3 of the staged row as two 16-bit pairs (an MMA B fragment),
- * c a lane's first column of a chunk (a multiple of 32), k the unrolled k-step: two base
- * addresses per lane, one for even and one for odd k, so each load takes an immediate offset. */
-template <typename T>
-__device__ __forceinline__ uint2 ec_staged_x4(const T *s_x, int c, int k)
-{
-    const uint2 *words = reinterpret_cast<const uint2 *>(s_x) + c / 4;
-    int flip = ec_staged_word(c / 4) - c / 4; /* 0 or 1, the same for all k */
-    return k & 1 ? words[k - flip] : words[k + flip];
-}
-
 /* A carried norm's consumer stages its normalised row once per CTA, T [cols] in shared memory
  * after the format's pair table: normalising each activation where the MMA loads it, per group
  * and k-step, made fp8 steps 9-11 % and nf4 steps 25 % slower than the norm's launch
  * (docs/performance.md, session 35).
- * Writes T(x * inv * w) for the consumer's row into s_x [cols] (in ec_staged_word's order), inv
- * from the producer's tile sums added in a fixed order (thread i adds tiles i, i + blockDim.x,
- * ..., then the warps' sums in warp order), so every CTA stages the same row; the row and sums
- * are step data written by the kernel before, read through L2. Every thread calls it; it ends
- * with a barrier. The first HELD float4 of each thread's columns are loaded with the sums, so
- * that one round trip serves both for rows up to HELD * 4 * blockDim.x columns. */
+ * Writes T(x * inv * w) for the consumer's row into s_x [cols], inv from the producer's tile sums
+ * added in a fixed order (thread i adds tiles i, i + blockDim.x, ..., then the warps' sums in
+ * warp order), so every CTA stages the same row; the row and sums are step data written by the
+ * kernel before, read through L2. Every thread calls it; it ends with a barrier. The first HELD
+ * float4 of each thread's columns are loaded with the sums, so that one round trip serves both
+ * for rows up to HELD * 4 * blockDim.x columns. */
 template <typename T>
 __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, int cols, T *s_x,
                                                      float *s_warp /* [blockDim.x / 32] */)
@@ -227,7 +205,7 @@ __device__ __forceinline__ void ec_stage_carried_row(const ec_qcarry_args &c, in
     auto put = [&](int i, float4 a, float4 b) {
         uint2 o = make_uint2(ec_pack2<T>(a.x * inv * b.x, a.y * inv * b.y),
                              ec_pack2<T>(a.z * inv * b.z, a.w * inv * b.w));
-        reinterpret_cast<uint2 *>(s_x)[ec_staged_word(i)] = o;
+        reinterpret_cast<uint2 *>(s_x)[i] = o;
     };
 #pragma unroll
     for (int h = 0; h < HELD; h++) {
@@ -536,13 +514,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
 
     auto use = [&](int i, const ec_qmma_stage<F, MT> &s) {
         if (i >= mine) return;
-        /* Every lane loads a B column, without a predicate or a zeroed register (fewer
-         * instructions per k-step: docs/performance.md, session 41): lanes of token columns past
-         * the batch load the last token's activations, whose products land in accumulator
-         * columns that are never written (ec_qmma_put skips tok >= batch), and lanes past the
-         * row's last column (VEC: a whole 32-column piece) load columns from 0, which meet the
-         * zero codes that load_piece gave those lanes. */
-        int c = col(i), cx = VEC && c >= w.cols ? 0 : c;
+        int c = col(i);
         uint32_t sa[MT], sb[MT];
         ec_qmma_scales<F, T, MT>(s_tab, s, sa, sb);
 #pragma unroll
@@ -553,9 +525,12 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
             for (int n = 0; n < NT; n++) {
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
                  * or prefetching it into L1 after the wait measured slower (session 14) */
-                uint2 bx = NORM ? ec_staged_x4(s_x, c, k)
-                                : ec_load_x4<T, VEC>(x + (size_t)min(8 * n + g, batch - 1) * ldx,
-                                                     cx + 4 * k, w.cols);
+                int tok = 8 * n + g;
+                uint2 bx = make_uint2(0, 0);
+                if (NORM && tok == 0)
+                    bx = *reinterpret_cast<const uint2 *>(s_x + c + 4 * k);
+                else if (!NORM && tok < batch && c < w.cols)
+                    bx = ec_load_x4<T, VEC>(x + (size_t)tok * ldx, c + 4 * k, w.cols);
 #pragma unroll
                 for (int m = 0; m < MT; m++)
                     ec_mma16816<T>(acc[m][n], a[m], bx);
