@@ -13,8 +13,6 @@
  * 8 dims per lane) and reduce the dot product with shuffles; each group loads ATTN_KEYS rows
  * before using them, so 4 * 128/TPK keys are in flight at once.
  * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
-#include <stdlib.h>
-
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
@@ -243,14 +241,17 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. At batch 1 the
  * kernel is a chain of dependent round trips per block (row, scores, ticket, combine): the
  * position and rope angles come before the wait and the combine's loads go out together
- * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows before the wait
- * (session 14), or its V rows with its K rows (session 22), only reordered them and measured
- * slower. */
+ * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows into registers
+ * before the wait (session 14), or its V rows with its K rows (session 22), only reordered them
+ * and measured slower. What pays is a bulk prefetch of the split's cached rows into L2 before
+ * the wait (attn_prefetch_below), which costs the block two instructions and no registers: its
+ * K and V loads then meet L2 instead of the HBM (0.6-1.5 % shorter batch-1 steps in every
+ * precision, docs/performance.md, session 41). */
 template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
-                       T *v_cache, float *part, unsigned *tickets, T *out, bool prefetch)
+                       T *v_cache, float *part, unsigned *tickets, T *out, int prefetch_below)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
@@ -267,19 +268,11 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
     T *K = k_cache + head_off, *V = v_cache + head_off;
     int start = split * split_len;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    /* EXPERIMENT (ECOCOMPUTE_CUDA_ATTN_PF): the split's cached rows (positions before the new
-     * one) into L2 before the wait, one bulk prefetch each for K and V */
-    if (prefetch && threadIdx.x == 0 && start < p) {
-        unsigned bytes = (unsigned)(min(split_len, p - start) * hd * (int)sizeof(T));
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(K + (size_t)start * hd),
-                     "r"(bytes)
-                     : "memory");
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(V + (size_t)start * hd),
-                     "r"(bytes)
-                     : "memory");
+    if (p <= prefetch_below && threadIdx.x == 0 && start < p) {
+        size_t bytes = (size_t)min(split_len, p - start) * hd * sizeof(T);
+        ec_prefetch_l2(K + (size_t)start * hd, bytes);
+        ec_prefetch_l2(V + (size_t)start * hd, bytes);
     }
-#endif
     ec_wait_inputs();
     int len = p + 1;
     if (start >= len) return; /* block-uniform */
@@ -317,6 +310,25 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     if (!s_last) return;
     __threadfence();
     combine_block<T>(mine, used, hd, smem, out + ((size_t)b * s.n_heads + h) * hd);
+}
+
+/* The highest position up to which a decode step prefetches its cached rows into L2: where all
+ * of them (batch x kv heads x positions x K and V rows) fill at most half of the L2, so that
+ * the prefetched lines stay until the blocks read them while the QKV linear streams its weights
+ * past them. Bulk L2 prefetches need sm_90; -1 (never) below it. */
+static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t elem)
+{
+    int l2 = ec_per_device([](int dev) {
+        int major = 0, bytes = 0;
+        return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+                           cudaSuccess &&
+                       major >= 9 &&
+                       cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev) == cudaSuccess
+                   ? bytes
+                   : 0;
+    });
+    size_t per_position = (size_t)batch * s->n_kv_heads * s->head_dim * elem * 2;
+    return l2 > 0 ? (int)((size_t)l2 / 2 / per_position) : -1;
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
@@ -402,7 +414,8 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
         EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
-                              part, tickets, (T *)out, getenv("ECOCOMPUTE_CUDA_ATTN_PF") != NULL),
+                              part, tickets, (T *)out,
+                              attn_prefetch_below(s, batch, sizeof(T))),
                     "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
                     "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;

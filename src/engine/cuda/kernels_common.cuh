@@ -165,6 +165,19 @@ template <int PENDING> __device__ __forceinline__ void ec_cp_async_wait()
     asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
 }
 
+/* A bulk prefetch of `bytes` of global memory into L2 (sm_90+; nothing below it): one instruction,
+ * no registers, nothing to wait for. The address and size are multiples of 16 bytes. */
+__device__ __forceinline__ void ec_prefetch_l2(const void *gmem, size_t bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(gmem), "r"((unsigned)bytes)
+                 : "memory");
+#else
+    (void)gmem;
+    (void)bytes;
+#endif
+}
+
 /* The GEMV epilogue of one sequence b (see ec_gemv_mode): a warp owns rows r0 and r1 (r1 == r0
  * for a lone last row; gate row r0 and up row r1 for SILU_MUL) with fp32 results v0, v1. */
 template <typename T, int MODE>
