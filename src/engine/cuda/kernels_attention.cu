@@ -245,8 +245,7 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * before the wait (session 14), or its V rows with its K rows (session 22), only reordered them
  * and measured slower. What pays is a bulk prefetch of the split's cached rows into L2 before
  * the wait (attn_prefetch_below), which costs the block two instructions and no registers: its
- * K and V loads then meet L2 instead of the HBM (0.6-1.5 % shorter batch-1 steps in every
- * precision, docs/performance.md, session 41). */
+ * K and V loads then meet L2 instead of the HBM. */
 template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
@@ -313,9 +312,11 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 }
 
 /* The highest position up to which a decode step prefetches its cached rows into L2: where all
- * of them (batch x kv heads x positions x K and V rows) fill at most half of the L2, so that
- * the prefetched lines stay until the blocks read them while the QKV linear streams its weights
- * past them. Bulk L2 prefetches need sm_90; -1 (never) below it. */
+ * of them (batch x kv heads x positions x K and V rows) fill at most a quarter of the L2. At
+ * batch 1 on Llama-3.1-8B (2.6 MB at 640 positions) fp16 steps were 1.5 % shorter, fp8 0.7-1.2 %;
+ * on Llama-2-7B (10.5 MB) no step was slower; at batch 8 on Llama-3.1-8B (21 MB, 42 % of an H100's
+ * L2) the fp8 step was 1.3 % longer (docs/performance.md, session 41). Bulk L2 prefetches need
+ * sm_90; -1 (never) below it. */
 static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t elem)
 {
     int l2 = ec_per_device([](int dev) {
@@ -328,7 +329,7 @@ static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t el
                    : 0;
     });
     size_t per_position = (size_t)batch * s->n_kv_heads * s->head_dim * elem * 2;
-    return l2 > 0 ? (int)((size_t)l2 / 2 / per_position) : -1;
+    return l2 > 0 ? (int)((size_t)l2 / 4 / per_position) : -1;
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
