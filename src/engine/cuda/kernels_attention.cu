@@ -312,11 +312,11 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 }
 
 /* The highest position up to which a decode step prefetches its cached rows into L2: where all
- * of them (batch x kv heads x positions x K and V rows) fill at most a quarter of the L2. At
- * batch 1 on Llama-3.1-8B (2.6 MB at 640 positions) fp16 steps were 1.5 % shorter, fp8 0.7-1.2 %;
- * on Llama-2-7B (10.5 MB) no step was slower; at batch 8 on Llama-3.1-8B (21 MB, 42 % of an H100's
- * L2) the fp8 step was 1.3 % longer (docs/performance.md, session 41). Bulk L2 prefetches need
- * sm_90; -1 (never) below it. */
+ * of them (batch x kv heads x positions x K and V rows) fill at most an eighth of the L2 (6.25 MB
+ * on an H100). Measured at 640 positions (docs/performance.md, session 41): 2.6 MB (Llama-3.1-8B,
+ * batch 1) made fp16 steps 0.6-1.5 % and fp8 steps 0.7 % shorter; 10.5 MB (Llama-2-7B at batch 1,
+ * Llama-3.1-8B at batch 4) gained nothing (fp16 0.2 % slower); 21 MB (Llama-3.1-8B at batch 8)
+ * made the fp8 step 1.3 % longer. Bulk L2 prefetches need sm_90; -1 (never) below it. */
 static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t elem)
 {
     int l2 = ec_per_device([](int dev) {
@@ -329,7 +329,7 @@ static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t el
                    : 0;
     });
     size_t per_position = (size_t)batch * s->n_kv_heads * s->head_dim * elem * 2;
-    return l2 > 0 ? (int)((size_t)l2 / 4 / per_position) : -1;
+    return l2 > 0 ? (int)((size_t)l2 / 8 / per_position) : -1;
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
