@@ -313,10 +313,11 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 
 /* The highest position up to which a decode step prefetches its cached rows into L2: where all
  * of them (batch x kv heads x positions x K and V rows) fill at most an eighth of the L2 (6.25 MB
- * on an H100). Measured at 640 positions (docs/performance.md, session 41): 2.6 MB (Llama-3.1-8B,
- * batch 1) made fp16 steps 0.6-1.5 % and fp8 steps 0.7 % shorter; 10.5 MB (Llama-2-7B at batch 1,
- * Llama-3.1-8B at batch 4) gained nothing (fp16 0.2 % slower); 21 MB (Llama-3.1-8B at batch 8)
- * made the fp8 step 1.3 % longer. Bulk L2 prefetches need sm_90; -1 (never) below it. */
+ * on an H100). Measured at 512-640 positions (docs/performance.md, session 41): 2.6 MB
+ * (Llama-3.1-8B, batch 1) made fp16 steps 0.6-1.5 % and fp8 steps 0.6-0.7 % shorter; 10.5 MB
+ * (Llama-2-7B at batch 1, Llama-3.1-8B at batch 4) gained nothing beyond a call's spread; 21 MB
+ * (Llama-3.1-8B at batch 8) made the fp8 step 1.3 % longer. Bulk L2 prefetches need sm_90; -1
+ * (never) below it. */
 static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t elem)
 {
     int l2 = ec_per_device([](int dev) {
