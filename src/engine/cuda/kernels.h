@@ -239,6 +239,18 @@ int ec_cuda_decode_split_len(int max_seq, int rows);
  * EC_DECODE_MAX_SPLITS per row (decode_split.c). */
 enum { EC_DECODE_MIN_SPLIT = 32, EC_DECODE_MAX_SPLITS = 64 };
 int ec_decode_split_len_for(int max_seq, int rows, int wave);
+/* The highest position up to which a decode step's attention prefetches its cached rows into L2
+ * before its PDL wait: where all of them (batch x kv heads x positions x a K and a V row of
+ * head_dim elements of elem_bytes) fill at most 1 / EC_DECODE_PREFETCH_L2_PARTS of an L2 of
+ * l2_bytes (6.25 MB on an H100: batch 1 up to 1,600 positions with 8 kv heads of 128
+ * dimensions, 400 with 32); -1 (never) where l2_bytes is 0, i.e. the device has no bulk L2
+ * prefetch (below sm_90). Measured at 512-640 positions (docs/performance.md, session 41): rows
+ * of 2.6 MB (Llama-3.1-8B, batch 1) made fp16 steps 0.6-1.5 % and fp8 steps 0.6-0.7 % shorter;
+ * 10.5 MB (Llama-2-7B at batch 1, Llama-3.1-8B at batch 4) gained nothing beyond a call's
+ * spread; 21 MB (Llama-3.1-8B at batch 8) made the fp8 step 1.3 % longer. */
+enum { EC_DECODE_PREFETCH_L2_PARTS = 8 };
+int ec_decode_prefetch_below(long long l2_bytes, int batch, int n_kv_heads, int head_dim,
+                             int elem_bytes);
 /* Raises the kernel's dynamic shared-memory limit for splits of up to max_split_len positions
  * (call once, outside graph capture); -1 if the device cannot hold them. */
 int ec_cuda_attention_prepare(int max_split_len);

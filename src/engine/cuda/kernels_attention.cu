@@ -311,13 +311,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     combine_block<T>(mine, used, hd, smem, out + ((size_t)b * s.n_heads + h) * hd);
 }
 
-/* The highest position up to which a decode step prefetches its cached rows into L2: where all
- * of them (batch x kv heads x positions x K and V rows) fill at most an eighth of the L2 (6.25 MB
- * on an H100). Measured at 512-640 positions (docs/performance.md, session 41): 2.6 MB
- * (Llama-3.1-8B, batch 1) made fp16 steps 0.6-1.5 % and fp8 steps 0.6-0.7 % shorter; 10.5 MB
- * (Llama-2-7B at batch 1, Llama-3.1-8B at batch 4) gained nothing beyond a call's spread; 21 MB
- * (Llama-3.1-8B at batch 8) made the fp8 step 1.3 % longer. Bulk L2 prefetches need sm_90; -1
- * (never) below it. */
+/* ec_decode_prefetch_below for this device: its L2 where it has the bulk prefetch (sm_90+). */
 static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t elem)
 {
     int l2 = ec_per_device([](int dev) {
@@ -329,8 +323,7 @@ static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t el
                    ? bytes
                    : 0;
     });
-    size_t per_position = (size_t)batch * s->n_kv_heads * s->head_dim * elem * 2;
-    return l2 > 0 ? (int)((size_t)l2 / 8 / per_position) : -1;
+    return ec_decode_prefetch_below(l2, batch, s->n_kv_heads, s->head_dim, (int)elem);
 }
 
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)

@@ -1,8 +1,10 @@
-/* test_decode_split.c — the decode attention's split policy (ec_decode_split_len_for) as a
- * function of the device's wave, without a GPU: the fallback when the wave is unknown, the
- * shape of every answer, and the two ends the policy exists for (one sequence spread over the
- * whole device, a batch that fills it with one split per row). test_cuda_kernels checks the
- * device-backed ec_cuda_decode_split_len on a real GPU. */
+/* test_decode_split.c — the decode attention's policies without a GPU. The split policy
+ * (ec_decode_split_len_for) as a function of the device's wave: the fallback when the wave is
+ * unknown, the shape of every answer, and the two ends the policy exists for (one sequence
+ * spread over the whole device, a batch that fills it with one split per row);
+ * test_cuda_kernels checks the device-backed ec_cuda_decode_split_len on a real GPU. The L2
+ * prefetch rule (ec_decode_prefetch_below) at the shapes it was measured on. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,12 +61,32 @@ static void test_the_two_ends(void **state)
     assert_int_equal(ec_decode_split_len_for(650, 2048, 1056), 672); /* rounded up to 32 */
 }
 
+/* An H100's 50 MiB L2, 16-bit caches: the step's K and V rows fill at most an eighth of it up to
+ * the returned position. Measured at 512-640 positions: prefetched at batch 1 with 8 kv heads
+ * (2.6 MB), not with 32 (10.5 MB) nor at batch 8 (21 MB). */
+static void test_prefetch_rule(void **state)
+{
+    (void)state;
+    const long long h100 = 50LL << 20;
+    assert_int_equal(ec_decode_prefetch_below(h100, 1, 8, 128, 2), 1600);  /* Llama-3.1-8B */
+    assert_int_equal(ec_decode_prefetch_below(h100, 1, 32, 128, 2), 400);  /* Llama-2-7B */
+    assert_int_equal(ec_decode_prefetch_below(h100, 8, 8, 128, 2), 200);   /* batch 8 */
+    assert_int_equal(ec_decode_prefetch_below(h100, 4, 32, 128, 2), 100);
+    assert_int_equal(ec_decode_prefetch_below(h100, 1, 1, 8, 2), 204800);  /* a tiny model */
+    /* no bulk prefetch (l2 0: below sm_90) or no rows: never, at any position */
+    assert_int_equal(ec_decode_prefetch_below(0, 1, 8, 128, 2), -1);
+    assert_int_equal(ec_decode_prefetch_below(h100, 0, 8, 128, 2), -1);
+    /* huge L2 and a tiny row: capped, not overflowed */
+    assert_int_equal(ec_decode_prefetch_below(1LL << 62, 1, 1, 8, 2), INT_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shape_of_every_answer),
         cmocka_unit_test(test_unknown_wave_takes_the_most_splits),
         cmocka_unit_test(test_the_two_ends),
+        cmocka_unit_test(test_prefetch_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
