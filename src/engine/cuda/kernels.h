@@ -242,7 +242,7 @@ int ec_decode_split_len_for(int max_seq, int rows, int wave);
 /* The highest position up to which a decode step's attention prefetches its cached rows into L2
  * before its PDL wait: where all of them (batch x kv heads x positions x a K and a V row of
  * head_dim elements of elem_bytes) fill at most 1 / EC_DECODE_PREFETCH_L2_PARTS of an L2 of
- * l2_bytes (6.25 MB on an H100: batch 1 up to 1,600 positions with 8 kv heads of 128
+ * l2_bytes (6.25 MiB of an H100's 50 MiB: batch 1 up to 1,600 positions with 8 kv heads of 128
  * dimensions, 400 with 32); -1 (never) where l2_bytes is 0, i.e. the device has no bulk L2
  * prefetch (below sm_90). Measured at 512-640 positions (docs/performance.md, session 41): rows
  * of 2.6 MB (Llama-3.1-8B, batch 1) made fp16 steps 0.6-1.5 % and fp8 steps 0.6-0.7 % shorter;
