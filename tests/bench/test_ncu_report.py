@@ -3,28 +3,16 @@
 one launch of session 38's ncu run (call 2, with the profiled program's output and ncu's notes
 around it) as docs/performance.md tabulates it, a launch in scaled units with a metric missing,
 and its errors. (Profiling needs a GPU; the planted text is what ncu printed there.)"""
-import importlib.util
-import os
-import subprocess
-import sys
 import unittest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-SCRIPT = os.path.join(ROOT, "bench", "ncu_report.py")
-spec = importlib.util.spec_from_file_location("ncu_report", SCRIPT)
-ncu_report = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ncu_report)
+from bench_script import fixture, load, runner
+
+ncu_report = load("ncu_report")
+run = runner(ncu_report)
 
 # What ncu printed (call 2: the program's output and ncu's notes, then launch 2's rows), and the
 # same launch again as id 9, in scaled units and without sm__cycles_active.avg.
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ncu_session38.csv"),
-          encoding="utf-8") as f:
-    CSV = f.read()
-
-
-def run(*args, stdin=None):
-    return subprocess.run([sys.executable, SCRIPT, *args], input=stdin, capture_output=True,
-                          text=True, check=False)
+CSV = fixture("ncu_session38.csv")
 
 
 class Parse(unittest.TestCase):

@@ -4,25 +4,13 @@ page: nine rows of session 40's profile of fp8's gate/up (call 1: the kernel lin
 and the rows of the largest stalls, a conversion, a shift, an MMA, a predicated shared load and
 a constant load), summed by reason, by instruction and by opcode as counted by hand; and its
 errors. (Profiling needs a GPU; the planted text is what ncu printed there.)"""
-import importlib.util
-import os
-import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "bench", "ncu_sass_report.py")
-spec = importlib.util.spec_from_file_location("ncu_sass_report", SCRIPT)
-ncu_sass_report = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ncu_sass_report)
+from bench_script import fixture, load, runner
 
-with open(os.path.join(HERE, "ncu_sass_session40.csv"), encoding="utf-8") as f:
-    CSV = f.read()
-
-
-def run(*args, stdin=None):
-    return subprocess.run([sys.executable, SCRIPT, *args], input=stdin, capture_output=True,
-                          text=True, check=False)
+ncu_sass_report = load("ncu_sass_report")
+run = runner(ncu_sass_report)
+CSV = fixture("ncu_sass_session40.csv")
 
 
 class Parse(unittest.TestCase):

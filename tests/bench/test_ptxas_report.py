@@ -3,18 +3,13 @@
 per entry function and target, a non-inlined device function's properties not taken for a
 kernel's, --spills keeping only the kernels that spill; and its usage errors. (Compiling needs a
 configured CUDA build; the planted log is what nvcc -Xptxas=-v prints.)"""
-import importlib.util
-import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-SCRIPT = os.path.join(ROOT, "bench", "ptxas_report.py")
-spec = importlib.util.spec_from_file_location("ptxas_report", SCRIPT)
-ptxas_report = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ptxas_report)
+from bench_script import load, runner
+
+ptxas_report = load("ptxas_report")
+run = runner(ptxas_report)
 
 LOG = """ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function '_Z5tightv' for 'sm_90a'
@@ -33,11 +28,6 @@ ptxas info    : Function properties for _Z5tightv
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Used 96 registers
 """
-
-
-def run(*args, stdin=None):
-    return subprocess.run([sys.executable, SCRIPT, *args], input=stdin, capture_output=True,
-                          text=True, check=False)
 
 
 class Parse(unittest.TestCase):
