@@ -250,8 +250,7 @@ template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                        const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
-                       T *v_cache, float *part, unsigned *tickets, T *out, int prefetch_below,
-                       int exp_mode)
+                       T *v_cache, float *part, unsigned *tickets, T *out, int prefetch_below)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
@@ -274,7 +273,6 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         ec_prefetch_l2(V + (size_t)start * hd, bytes);
     }
     ec_wait_inputs();
-    if (exp_mode == 2) return; /* EXPERIMENT: no attention at all (timing only) */
     int len = p + 1;
     if (start >= len) return; /* block-uniform */
     int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
@@ -300,7 +298,6 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
     float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
     attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
-    if (exp_mode == 1) return; /* EXPERIMENT: no ticket, no combine (timing only) */
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
         unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
@@ -413,8 +410,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
                               part, tickets, (T *)out,
-                              attn_prefetch_below(s, batch, sizeof(T)),
-                              getenv("ECOCOMPUTE_CUDA_ATTX") ? atoi(getenv("ECOCOMPUTE_CUDA_ATTX")) : 0),
+                              attn_prefetch_below(s, batch, sizeof(T))),
                     "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
                     "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;
