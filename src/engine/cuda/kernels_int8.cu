@@ -19,8 +19,6 @@
 
 #include <cooperative_groups.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 #include <type_traits>
 
 namespace cg = cooperative_groups;
@@ -986,9 +984,8 @@ static cudaError_t launch_gemv_own(cudaStream_t stream, const int8_t *w, const f
         ec_gemv_pairs(MODE, rows), I8_WARPS, I8_WARPS * 32, own_smem_bytes(OWN_MAX_COLS));
     return ec_launch(int8_gemv_kernel<1, MODE, true>, dim3(blocks), dim3(I8_WARPS * 32),
                      own_smem_bytes(ld), stream, w, wscale, rows, ld, (const int8_t *)nullptr,
-                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own,
-                     getenv("ECOCOMPUTE_CUDA_I8X") && strstr(getenv("ECOCOMPUTE_CUDA_I8X"), "rel"),
-                     y, ldy);
+                     (const float *)nullptr, x, cols, (const unsigned *)nullptr, own, false, y,
+                     ldy);
 }
 
 extern "C" int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscale,

@@ -504,13 +504,6 @@ static int qlinear(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_mode
                             c->shape.quantized ? "" : ", no int8 scratch",
                             c->shape.packed ? "" : ", no nf4/fp8 tables");
     int fused_int8_path = c->kernels != EC_KERNELS_REFERENCE && is_int8(w->prec);
-    /* EXPERIMENT (timing only, wrong numbers): skip the batch-1 normed prepare. */
-    const char *i8x = getenv("ECOCOMPUTE_CUDA_I8X");
-    if (norm && batch == 1 && fused_int8_path && i8x && strstr(i8x, "skip"))
-        return ec_cuda_int8_gemv(mode, (const int8_t *)w->data, w->scales,
-                                 mode == EC_GEMV_SILU_MUL ? w->rows / 2 : w->rows, w->ld, c->xq,
-                                 c->xscale, x, w->cols, w->threshold > 0.0f ? c->omask : NULL,
-                                 batch, 1, y, ldy, c->stream);
     /* Only the decode prepare of the fused int8 path, and fp8's fused kernels with the norm
      * carried, normalise by themselves. */
     if (norm && !(fused_int8_path && batch <= EC_CUDA_GEMV_MAX_BATCH) &&
