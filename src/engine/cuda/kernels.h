@@ -235,10 +235,20 @@ int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const
  * combine). */
 int ec_cuda_decode_split_len(int max_seq, int rows);
 /* The same policy for a device that holds `wave` decode blocks at once (0: unknown, then the
- * most splits); splits are multiples of EC_DECODE_MIN_SPLIT positions, at most
- * EC_DECODE_MAX_SPLITS per row (decode_split.c). */
+ * most splits) and runs thread block clusters of up to `cluster_max` blocks of the decode
+ * attention (0: none); splits are multiples of EC_DECODE_MIN_SPLIT positions, at most
+ * EC_DECODE_MAX_SPLITS per row (decode_split.c). Where the wave would cut a row into more splits
+ * than a cluster holds, but cluster_max splits of at most EC_DECODE_CLUSTER_SPLIT positions
+ * cover max_seq, the row takes those instead: its splits then meet in one cluster's shared
+ * memory rather than through a ticket in global memory (kernels_attention.cu; at 640 positions
+ * and batch 1, 10 splits of 64 instead of 20 of 32). */
 enum { EC_DECODE_MIN_SPLIT = 32, EC_DECODE_MAX_SPLITS = 64 };
-int ec_decode_split_len_for(int max_seq, int rows, int wave);
+enum { EC_DECODE_MAX_CLUSTER = 16, EC_DECODE_CLUSTER_SPLIT = 64 };
+int ec_decode_split_len_for(int max_seq, int rows, int wave, int cluster_max);
+/* Whether a decode attention of n_splits splits a row runs as clusters of them on a device
+ * whose clusters hold up to cluster_max blocks: at least two splits, and all of a row's in one
+ * cluster. */
+int ec_decode_clustered(int n_splits, int cluster_max);
 /* The highest position up to which a decode step's attention prefetches its cached rows into L2
  * before its PDL wait: where all of them (batch x kv heads x positions x a K and a V row of
  * head_dim elements of elem_bytes) fill at most 1 / EC_DECODE_PREFETCH_L2_PARTS of an L2 of

@@ -10,14 +10,22 @@
  * every position.
  *
  * Within a block, TPK = next power of two of head_dim/8 lanes share one key row (16-byte loads,
- * 8 dims per lane) and reduce the dot product with shuffles; each group loads ATTN_KEYS rows
- * before using them, so 4 * 128/TPK keys are in flight at once.
+ * 8 dims per lane) and reduce the dot product with shuffles; each group loads KEYS rows before
+ * using them, so KEYS * 128/TPK keys are in flight at once.
  * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
 
-enum { ATTN_THREADS = 128, ATTN_KEYS = 4 /* key rows in flight per lane group */ };
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
+
+enum {
+    ATTN_THREADS = 128,
+    ATTN_KEYS = 4,         /* key rows in flight per lane group */
+    ATTN_CLUSTER_KEYS = 8, /* ... in a clustered decode block: a split of 64 in one round */
+};
 
 static int keys_lanes(int head_dim) /* TPK */
 {
@@ -28,15 +36,24 @@ static int keys_lanes(int head_dim) /* TPK */
 
 /* Dynamic shared memory: the split's scores, then a [groups][head_dim] partial-output table
  * (groups * head_dim <= ATTN_THREADS * 8 since head_dim <= 8 * TPK). */
-static size_t attn_smem_bytes(int split_len)
+__host__ __device__ static inline size_t attn_smem_floats(int split_len)
 {
-    return ((size_t)split_len + ATTN_THREADS * 8) * sizeof(float);
+    return (size_t)split_len + ATTN_THREADS * 8;
+}
+static size_t attn_smem_bytes(int split_len) { return attn_smem_floats(split_len) * sizeof(float); }
+/* A clustered decode block's, then the partials of its cluster's splits [n_splits][hd + 2] (read
+ * in rank 0's). */
+static size_t attn_cluster_smem_bytes(int split_len, int n_splits, int head_dim)
+{
+    return attn_smem_bytes(split_len) + (size_t)n_splits * (head_dim + 2) * sizeof(float);
 }
 
 /* The partial of one split: positions [start, end) of the cache rows K, V [max_seq][hd] against
  * the fp32 query qrow [hd] (global or shared), into out [hd + 2] = (unnormalised output, max m,
- * sum l). Called by all ATTN_THREADS threads of the block; smem holds attn_smem_bytes. */
-template <typename T>
+ * sum l; global, or another block's shared memory). Called by all ATTN_THREADS threads of the
+ * block; smem holds attn_smem_bytes. KEYS changes only how many rows a group loads at once, not
+ * the arithmetic or its order. */
+template <typename T, int KEYS>
 __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
                              int tpk, float *smem, float *scratch, float *out)
 {
@@ -49,17 +66,17 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
     float *scores = smem, *table = smem + (end - start);
     float norm = sqrtf((float)hd);
     /* Every thread runs the same trip count so the group shuffles see all their lanes. Each
-     * group loads ATTN_KEYS rows before using any: decode is latency-bound here. */
-    for (int p0 = start; p0 < end; p0 += groups * ATTN_KEYS) {
-        uint4 kr[ATTN_KEYS];
+     * group loads KEYS rows before using any: decode is latency-bound here. */
+    for (int p0 = start; p0 < end; p0 += groups * KEYS) {
+        uint4 kr[KEYS];
 #pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++) {
+        for (int u = 0; u < KEYS; u++) {
             int p = p0 + g + u * groups;
             kr[u] = active && p < end ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
                                       : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
-        for (int u = 0; u < ATTN_KEYS; u++) {
+        for (int u = 0; u < KEYS; u++) {
             int p = p0 + g + u * groups;
             float kv[8], dot = 0.0f;
             ec_unpack8<T>(kr[u], kv);
@@ -72,16 +89,17 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
     __syncthreads();
     int cnt = end - start;
     float m = -INFINITY, l = 0.0f; /* thread 0's are the split's */
-    if (cnt <= 32) {
-        /* A decode split's scores fit one warp: the block reductions' terms without their
-         * barriers (the other warps would add zeros, so m and l are bit-identical) */
+    if (cnt <= 64) {
+        /* A decode split's scores fit one warp, two a lane: warp reductions without the block
+         * reductions' barriers */
         if (threadIdx.x < 32) {
             int i = threadIdx.x;
-            float sc = i < cnt ? scores[i] : -INFINITY;
-            m = ec_warp_max(sc);
-            float e = i < cnt ? expf(sc - m) : 0.0f;
-            if (i < cnt) scores[i] = e;
-            l = ec_warp_sum(e);
+            float s0 = i < cnt ? scores[i] : -INFINITY, s1 = i + 32 < cnt ? scores[i + 32] : -INFINITY;
+            m = ec_warp_max(fmaxf(s0, s1));
+            float e0 = i < cnt ? expf(s0 - m) : 0.0f, e1 = i + 32 < cnt ? expf(s1 - m) : 0.0f;
+            if (i < cnt) scores[i] = e0;
+            if (i + 32 < cnt) scores[i + 32] = e1;
+            l = ec_warp_sum(e0 + e1);
         }
         __syncthreads(); /* the exp'd scores */
     } else {
@@ -97,11 +115,11 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
 
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (active)
-        for (int p0 = start + g; p0 < end; p0 += groups * ATTN_KEYS) {
-            uint4 vr[ATTN_KEYS];
-            float e[ATTN_KEYS];
+        for (int p0 = start + g; p0 < end; p0 += groups * KEYS) {
+            uint4 vr[KEYS];
+            float e[KEYS];
 #pragma unroll
-            for (int u = 0; u < ATTN_KEYS; u++) {
+            for (int u = 0; u < KEYS; u++) {
                 int p = p0 + u * groups;
                 bool in = p < end;
                 vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
@@ -109,7 +127,7 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
                 e[u] = in ? scores[p - start] : 0.0f;
             }
 #pragma unroll
-            for (int u = 0; u < ATTN_KEYS; u++) {
+            for (int u = 0; u < KEYS; u++) {
                 float vv[8];
                 ec_unpack8<T>(vr[u], vv);
 #pragma unroll
@@ -141,16 +159,18 @@ __device__ __forceinline__ void combine_term(float o, float mi, float li, float 
     den = fmaf(w, li, den);
 }
 
-/* Output dimension d of one (token row, head) from the partials p [used][hd + 2] of its first
- * `used` splits, rescaled to their common max, in split order (the combine kernel). */
-__device__ __forceinline__ float combine_dim(const float *p, int used, int hd, int d)
+/* Output dimension d of one (token row, head) from the partials [used][hd + 2] of its first
+ * `used` splits, element i read by load(i), rescaled to their common max, in split order (the
+ * combine kernel, and a cluster's rank 0). */
+template <class Load>
+__device__ __forceinline__ float combine_dim(Load load, int used, int hd, int d)
 {
     float m = -INFINITY;
-    for (int i = 0; i < used; i++) m = fmaxf(m, __ldcg(p + i * (hd + 2) + hd));
+    for (int i = 0; i < used; i++) m = fmaxf(m, load(i * (hd + 2) + hd));
     float num = 0.0f, den = 0.0f;
     for (int i = 0; i < used; i++) {
-        const float *ps = p + i * (hd + 2);
-        combine_term(__ldcg(ps + d), __ldcg(ps + hd), __ldcg(ps + hd + 1), m, num, den);
+        int at = i * (hd + 2);
+        combine_term(load(at + d), load(at + hd), load(at + hd + 1), m, num, den);
     }
     return num / den;
 }
@@ -169,7 +189,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     if (start >= len) return; /* block-uniform */
     int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
-    attend_split<T>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
+    attend_split<T, ATTN_KEYS>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
                     v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
                     part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
@@ -184,7 +204,8 @@ __global__ void attn_combine_kernel(ec_cuda_attn_shape s, const float *part, con
     if (d >= hd) return;
     int len = *pos + 1, used = (len + split_len - 1) / split_len;
     const float *p = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
-    out[((size_t)b * s.n_heads + h) * hd + d] = ec_from_f32<T>(combine_dim(p, used, hd, d));
+    out[((size_t)b * s.n_heads + h) * hd + d] =
+        ec_from_f32<T>(combine_dim([p](int i) { return __ldcg(p + i); }, used, hd, d));
 }
 
 enum { COMBINE_BATCH = 32 };
@@ -235,27 +256,38 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * whose split holds the new position first writes that position's rotated k and its v into the
  * cache (every query head of a kv group writes the same bytes, and each block reads only what it
  * wrote itself or what earlier steps wrote); then it attends its split as attn_split_kernel
- * does. The last split block of (b, h) to finish — a ticket counter per (b, h), reset by that
- * block for the next replay — combines the partials as attn_combine_kernel does. The rotation
- * (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so the outputs
- * and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. At batch 1 the
- * kernel is a chain of dependent round trips per block (row, scores, ticket, combine): the
- * position and rope angles come before the wait and the combine's loads go out together
+ * does. The partials meet in one of two ways:
+ * - attn_decode_kernel: in global memory; the last split block of (b, h) to finish — a ticket
+ *   counter per (b, h), reset by that block for the next replay — combines them as
+ *   attn_combine_kernel does;
+ * - attn_decode_cluster_kernel, where a row's splits fit one thread block cluster
+ *   (ec_decode_clustered): each block writes its partial into the shared memory of the
+ *   cluster's rank 0 (split 0), which combines them after one cluster barrier. The ticket's
+ *   fence and atomic, and the combine's loads from L2, were the tail of every layer's attention:
+ *   without them (a timing-only build) batch-1 steps were 3.1 % (fp8, Llama-3.1-8B) and 3.9 %
+ *   (int8, Llama-2-7B) shorter (docs/performance.md, session 42).
+ * The rotation (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so
+ * the outputs and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. At batch
+ * 1 the kernel is a chain of dependent round trips per block (row, scores, partial, combine):
+ * the position and rope angles come before the wait and the combine's loads go out together
  * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows into registers
  * before the wait (session 14), or its V rows with its K rows (session 22), only reordered them
  * and measured slower. What pays is a bulk prefetch of the split's cached rows into L2 before
  * the wait (attn_prefetch_below), which costs the block two instructions and no registers: its
- * K and V loads then meet L2 instead of the HBM. */
-template <typename T>
-__global__ void __launch_bounds__(ATTN_THREADS)
-    attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
-                       const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
-                       T *v_cache, float *part, unsigned *tickets, T *out, int prefetch_below)
+ * K and V loads then meet L2 instead of the HBM.
+ *
+ * decode_partial is both kernels' block up to its partial, written to `out` [hd + 2]; it calls
+ * after_wait() right after the PDL wait, in every block. Returns the splits the row uses, or 0
+ * for a block whose split starts past the new position (it does nothing after the wait). */
+template <typename T, int KEYS, class AfterWait>
+__device__ __forceinline__ int decode_partial(const ec_cuda_attn_shape &s, const float *qkv,
+                                              const float *bias, const float *inv_freq,
+                                              const int *pos, int split_len, int tpk, T *k_cache,
+                                              T *v_cache, int prefetch_below, float *smem,
+                                              float *scratch, float *s_q, AfterWait after_wait,
+                                              float *out)
 {
-    extern __shared__ float smem[];
-    __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
-    __shared__ bool s_last;
-    int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
+    int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
     /* The position is in place before the step's first kernel lets its successor launch (the
      * host's copy, or the previous step's argmax) and the frequencies since load: no kernel of
      * the step writes them, so they and the rope angle need not wait. A thread rotates at most
@@ -273,9 +305,10 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         ec_prefetch_l2(V + (size_t)start * hd, bytes);
     }
     ec_wait_inputs();
+    after_wait();
     int len = p + 1;
-    if (start >= len) return; /* block-uniform */
-    int end = min(start + split_len, len), used = (len + split_len - 1) / split_len;
+    if (start >= len) return 0; /* block-uniform */
+    int end = min(start + split_len, len);
     int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd;
     const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
     ec_rope_pairing pr = ec_rope_pairing_of(s);
@@ -296,8 +329,25 @@ __global__ void __launch_bounds__(ATTN_THREADS)
             V[(size_t)p * hd + d] = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
         }
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
-    float *mine = part + ((size_t)b * s.n_heads + h) * n_splits * (hd + 2);
-    attend_split<T>(hd, s_q, K, V, start, end, tpk, smem, scratch, mine + split * (hd + 2));
+    attend_split<T, KEYS>(hd, s_q, K, V, start, end, tpk, smem, scratch, out);
+    return (len + split_len - 1) / split_len;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ATTN_THREADS)
+    attn_decode_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
+                       const float *inv_freq, const int *pos, int split_len, int tpk, T *k_cache,
+                       T *v_cache, float *part, unsigned *tickets, T *out, int prefetch_below)
+{
+    extern __shared__ float smem[];
+    __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
+    __shared__ bool s_last;
+    int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
+    float *mine = part + ((size_t)b * s.n_heads + h) * gridDim.z * (hd + 2);
+    int used = decode_partial<T, ATTN_KEYS>(s, qkv, bias, inv_freq, pos, split_len, tpk, k_cache,
+                                            v_cache, prefetch_below, smem, scratch, s_q, [] {},
+                                            mine + split * (hd + 2));
+    if (!used) return;
     __syncthreads(); /* the whole partial is written before the ticket is taken */
     if (threadIdx.x == 0) {
         unsigned *ticket = tickets + (size_t)b * s.n_heads + h;
@@ -309,6 +359,34 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     if (!s_last) return;
     __threadfence();
     combine_block<T>(mine, used, hd, smem, out + ((size_t)b * s.n_heads + h) * hd);
+}
+
+/* A cluster is one (head, sequence) row: gridDim.z splits, block rank = split. Every block
+ * arrives at the cluster barrier at its start and waits after the PDL wait, so no block writes
+ * into rank 0's shared memory before rank 0 runs (long since, by then). Blocks past the position
+ * write nothing but still meet the final barrier. Dynamic shared memory: attn_cluster_smem_bytes
+ * (the partials [gridDim.z][hd + 2] after the split's scores and table). */
+template <typename T>
+__global__ void __launch_bounds__(ATTN_THREADS)
+    attn_decode_cluster_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
+                               const float *inv_freq, const int *pos, int split_len, int tpk,
+                               T *k_cache, T *v_cache, T *out, int prefetch_below)
+{
+    extern __shared__ float smem[];
+    __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
+    cg::cluster_group cluster = cg::this_cluster();
+    int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
+    cluster.barrier_arrive();
+    float *parts = smem + attn_smem_floats(split_len); /* rank 0's: the row's partials */
+    int used = decode_partial<T, ATTN_CLUSTER_KEYS>(
+        s, qkv, bias, inv_freq, pos, split_len, tpk, k_cache, v_cache, prefetch_below, smem,
+        scratch, s_q, [&] { cluster.barrier_wait(); },
+        cluster.map_shared_rank(parts + split * (hd + 2), 0));
+    cluster.sync(); /* every partial is in rank 0's shared memory (release, acquire) */
+    if (split != 0) return;
+    T *o = out + ((size_t)b * s.n_heads + h) * hd;
+    for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
+        o[d] = ec_from_f32<T>(combine_dim([parts](int i) { return parts[i]; }, used, hd, d));
 }
 
 /* ec_decode_prefetch_below for this device: its L2 where it has the bulk prefetch (sm_90+). */
@@ -326,6 +404,48 @@ static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t el
     return ec_decode_prefetch_below(l2, batch, s->n_kv_heads, s->head_dim, (int)elem);
 }
 
+/* The most blocks of a clustered decode attention this device runs as one cluster: 16 (past the
+ * portable 8, where the device allows it) or 8 at splits of EC_DECODE_CLUSTER_SPLIT positions
+ * and the widest heads; 0 below sm_90, or where not even 8 fit. */
+static int attn_cluster_max()
+{
+    return ec_per_device([](int dev) {
+        int major = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            major < 9)
+            return 0;
+        const void *kernels[] = {(const void *)attn_decode_cluster_kernel<__half>,
+                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16>};
+        for (const void *k : kernels)
+            if (cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+                cudaSuccess) {
+                (void)cudaGetLastError(); /* then portable clusters only */
+                break;
+            }
+        for (int size = EC_DECODE_MAX_CLUSTER; size >= 8; size /= 2) {
+            cudaLaunchAttribute attr;
+            attr.id = cudaLaunchAttributeClusterDimension;
+            attr.val.clusterDim.x = 1;
+            attr.val.clusterDim.y = 1;
+            attr.val.clusterDim.z = (unsigned)size;
+            cudaLaunchConfig_t cfg = {};
+            cfg.gridDim = dim3(1, 1, (unsigned)size);
+            cfg.blockDim = dim3(ATTN_THREADS);
+            cfg.dynamicSmemBytes =
+                attn_cluster_smem_bytes(EC_DECODE_CLUSTER_SPLIT, size, EC_CUDA_MAX_HEAD_DIM);
+            cfg.attrs = &attr;
+            cfg.numAttrs = 1;
+            int clusters = 0;
+            if (cudaOccupancyMaxActiveClusters(&clusters, attn_decode_cluster_kernel<__half>,
+                                               &cfg) == cudaSuccess &&
+                clusters > 0)
+                return size;
+            (void)cudaGetLastError();
+        }
+        return 0;
+    });
+}
+
 extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
 {
     /* the blocks the device holds at once (registers limit them, not a split's scores); 0 if
@@ -338,7 +458,7 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
                    ? ec_sm_count() * per_sm
                    : 0;
     });
-    return ec_decode_split_len_for(max_seq, rows, wave);
+    return ec_decode_split_len_for(max_seq, rows, wave, attn_cluster_max());
 }
 
 extern "C" int ec_cuda_attention_prepare(int max_split_len)
@@ -406,11 +526,24 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
+        int prefetch_below = attn_prefetch_below(s, batch, sizeof(T));
+        /* clustered where the partials fit the shared memory every kernel may use unasked */
+        size_t cluster_smem = attn_cluster_smem_bytes(split_len, n_splits, s->head_dim);
+        if (ec_decode_clustered(n_splits, attn_cluster_max()) &&
+            cluster_smem + (32 + EC_CUDA_MAX_HEAD_DIM) * sizeof(float) <= 48 * 1024) {
+            EC_CUDA_TRY(ec_launch_clustered(attn_decode_cluster_kernel<T>, grid,
+                                            dim3(1, 1, (unsigned)n_splits), dim3(ATTN_THREADS),
+                                            cluster_smem, stream, *s, qkv, bias, inv_freq, pos,
+                                            split_len, keys_lanes(s->head_dim), (T *)k_cache,
+                                            (T *)v_cache, (T *)out, prefetch_below),
+                        "launch of clustered decode attention kernel (%d heads x %d sequences x "
+                        "%d splits of %d)", s->n_heads, batch, n_splits, split_len);
+            return 0;
+        }
         EC_CUDA_TRY(ec_launch(attn_decode_kernel<T>, grid, dim3(ATTN_THREADS),
                               attn_smem_bytes(split_len), stream, *s, qkv, bias, inv_freq, pos,
                               split_len, keys_lanes(s->head_dim), (T *)k_cache, (T *)v_cache,
-                              part, tickets, (T *)out,
-                              attn_prefetch_below(s, batch, sizeof(T))),
+                              part, tickets, (T *)out, prefetch_below),
                     "launch of decode attention kernel (%d heads x %d sequences x %d splits of "
                     "%d)", s->n_heads, batch, n_splits, split_len);
         return 0;

@@ -505,6 +505,17 @@ static void test_attention_decode_fused(void **state)
         }
     ec_cuda_attn_shape tiny = {4, 2, 8, 40, 0};
     check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 1); /* one split longer than the cache */
+    /* Clustered rows (sm_90): 16 splits of which 2 hold positions, the rest meeting only the
+     * barriers; splits of 64 (a softmax of two scores a lane) at head_dim 64, 128 and 256 (two
+     * combined dimensions a thread). */
+    ec_cuda_attn_shape wide = {8, 8, 128, 1024, 0}, gqa64 = {8, 2, 64, 640, 1},
+                       hd256 = {4, 2, 256, 643, 0};
+    for (int di = 0; di < 2; di++) {
+        check_attention_decode_fused(DTYPES[di], wide, 100, 64, 1);
+        check_attention_decode_fused(DTYPES[di], wide, 1000, 64, 0);
+        check_attention_decode_fused(DTYPES[di], gqa64, 600, 64, 1);
+        check_attention_decode_fused(DTYPES[di], hd256, 640, 64, 1);
+    }
 }
 
 /* ---- argmax: lowest index on ties, NaN never wins ----

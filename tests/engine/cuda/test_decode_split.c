@@ -1,7 +1,8 @@
 /* test_decode_split.c — the decode attention's policies without a GPU. The split policy
- * (ec_decode_split_len_for) as a function of the device's wave: the fallback when the wave is
- * unknown, the shape of every answer, and the two ends the policy exists for (one sequence
- * spread over the whole device, a batch that fills it with one split per row);
+ * (ec_decode_split_len_for) as a function of the device's wave and clusters: the fallback when
+ * the wave is unknown, the shape of every answer, the two ends the policy exists for (one
+ * sequence spread over the whole device, a batch that fills it with one split per row), and
+ * where a row's splits fit one cluster (ec_decode_clustered);
  * test_cuda_kernels checks the device-backed ec_cuda_decode_split_len on a real GPU. The L2
  * prefetch rule (ec_decode_prefetch_below) at the shapes it was measured on. */
 #include <limits.h>
@@ -22,19 +23,21 @@ static void test_shape_of_every_answer(void **state)
     static const int seqs[] = {1, 31, 32, 33, 640, 5000, 131072};
     static const int rows[] = {0, 1, 8, 32, 33, 256, 2048, 1 << 20};
     static const int waves[] = {0, 1, 132, 1056, 2112};
-    for (int w = 0; w < 5; w++)
-        for (int s = 0; s < 7; s++) {
-            int prev = 0;
-            for (int r = 0; r < 8; r++) {
-                int len = ec_decode_split_len_for(seqs[s], rows[r], waves[w]);
-                if (len < EC_DECODE_MIN_SPLIT || len % EC_DECODE_MIN_SPLIT != 0 ||
-                    splits_of(seqs[s], len) > EC_DECODE_MAX_SPLITS || (r > 1 && len < prev))
-                    fail_msg("max_seq %d, %d rows, wave %d: %d positions per split (%d at fewer "
-                             "rows)",
-                             seqs[s], rows[r], waves[w], len, prev);
-                if (r > 0) prev = len;
+    static const int clusters[] = {0, 8, 16};
+    for (int c = 0; c < 3; c++)
+        for (int w = 0; w < 5; w++)
+            for (int s = 0; s < 7; s++) {
+                int prev = 0;
+                for (int r = 0; r < 8; r++) {
+                    int len = ec_decode_split_len_for(seqs[s], rows[r], waves[w], clusters[c]);
+                    if (len < EC_DECODE_MIN_SPLIT || len % EC_DECODE_MIN_SPLIT != 0 ||
+                        splits_of(seqs[s], len) > EC_DECODE_MAX_SPLITS || (r > 1 && len < prev))
+                        fail_msg("max_seq %d, %d rows, wave %d, clusters of %d: %d positions per "
+                                 "split (%d at fewer rows)",
+                                 seqs[s], rows[r], waves[w], clusters[c], len, prev);
+                    if (r > 0) prev = len;
+                }
             }
-        }
 }
 
 /* Unknown wave (the occupancy query failed) or no rows: the most splits, each as short as that
@@ -42,11 +45,11 @@ static void test_shape_of_every_answer(void **state)
 static void test_unknown_wave_takes_the_most_splits(void **state)
 {
     (void)state;
-    assert_int_equal(ec_decode_split_len_for(640, 32, 0), 32);
-    assert_int_equal(ec_decode_split_len_for(640, 0, 1056), 32);
-    assert_int_equal(ec_decode_split_len_for(4096, 32, 0), 64);     /* 64 splits of 64 */
-    assert_int_equal(ec_decode_split_len_for(100000, 2048, 0), 1568); /* 64 splits, rounded up */
-    assert_int_equal(ec_decode_split_len_for(1, 1, 0), EC_DECODE_MIN_SPLIT);
+    assert_int_equal(ec_decode_split_len_for(640, 32, 0, 0), 32);
+    assert_int_equal(ec_decode_split_len_for(640, 0, 1056, 0), 32);
+    assert_int_equal(ec_decode_split_len_for(4096, 32, 0, 0), 64); /* 64 splits of 64 */
+    assert_int_equal(ec_decode_split_len_for(100000, 2048, 0, 0), 1568); /* 64, rounded up */
+    assert_int_equal(ec_decode_split_len_for(1, 1, 0, 0), EC_DECODE_MIN_SPLIT);
 }
 
 /* An H100-like wave of 1,056 blocks: batch 1 of a 32-head model spreads 640 positions over 20
@@ -55,10 +58,33 @@ static void test_unknown_wave_takes_the_most_splits(void **state)
 static void test_the_two_ends(void **state)
 {
     (void)state;
-    assert_int_equal(ec_decode_split_len_for(640, 32, 1056), 32);
-    assert_int_equal(ec_decode_split_len_for(640, 256, 1056), 160);
-    assert_int_equal(ec_decode_split_len_for(640, 2048, 1056), 640);
-    assert_int_equal(ec_decode_split_len_for(650, 2048, 1056), 672); /* rounded up to 32 */
+    assert_int_equal(ec_decode_split_len_for(640, 32, 1056, 0), 32);
+    assert_int_equal(ec_decode_split_len_for(640, 256, 1056, 0), 160);
+    assert_int_equal(ec_decode_split_len_for(640, 2048, 1056, 0), 640);
+    assert_int_equal(ec_decode_split_len_for(650, 2048, 1056, 0), 672); /* rounded up to 32 */
+}
+
+/* Clusters of up to 16 blocks: a batch-1 row whose wave would take 20 splits of 32 at 640
+ * positions takes 10 of 64 in one cluster; no cluster of 8 holds 640 positions in splits of 64,
+ * nor one of 16 holds 1,025; rows already in few splits keep them (clustered from two). */
+static void test_clusters(void **state)
+{
+    (void)state;
+    assert_int_equal(ec_decode_split_len_for(640, 32, 1056, 16), 64);
+    assert_int_equal(ec_decode_split_len_for(640, 32, 1056, 8), 32);
+    assert_int_equal(ec_decode_split_len_for(512, 32, 1056, 16), 32);  /* 16 splits already */
+    assert_int_equal(ec_decode_split_len_for(1024, 32, 1056, 16), 64); /* 16 of 64 */
+    assert_int_equal(ec_decode_split_len_for(1025, 32, 1056, 16), 32); /* 33 splits: tickets */
+    assert_int_equal(ec_decode_split_len_for(640, 256, 1056, 16), 160);
+    assert_int_equal(ec_decode_split_len_for(640, 2048, 1056, 16), 640);
+    assert_true(ec_decode_clustered(splits_of(640, 64), 16));
+    assert_true(ec_decode_clustered(splits_of(640, 160), 16));
+    assert_false(ec_decode_clustered(splits_of(640, 32), 8));
+    assert_false(ec_decode_clustered(1, 16)); /* one split: nothing to combine */
+    assert_true(ec_decode_clustered(2, 16));
+    assert_true(ec_decode_clustered(16, 16));
+    assert_false(ec_decode_clustered(17, 16));
+    assert_false(ec_decode_clustered(10, 0)); /* no clusters (below sm_90) */
 }
 
 /* An H100's 50 MiB L2, 16-bit caches: the step's K and V rows fill at most an eighth of it up to
@@ -86,6 +112,7 @@ int main(void)
         cmocka_unit_test(test_shape_of_every_answer),
         cmocka_unit_test(test_unknown_wave_takes_the_most_splits),
         cmocka_unit_test(test_the_two_ends),
+        cmocka_unit_test(test_clusters),
         cmocka_unit_test(test_prefetch_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
