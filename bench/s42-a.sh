@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# session 42 temporary device script: attention bounds
+# session 42 temporary device script: clustered decode attention
 set -u
 export LD_LIBRARY_PATH=$PWD/.devpack/lib EC_SHARED_DIR=$PWD/.devpack XDG_DATA_HOME=$OUT/xdg
 L=.devpack/lib
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-SPEED_RUNS="Llama-3.1-8B:1:fp8 Llama-3.1-8B:1:fp16 Llama-2-7B:1:int8" bash bench/ab-speed.sh $L ECOCOMPUTE_CUDA_ATTX=1@$L ECOCOMPUTE_CUDA_ATTX=2@$L
+cat .devpack/commit.txt
+.devpack/bin/test_cuda_kernels 2>&1 | grep -E "PASSED|FAILED|test\(s\) run|ERROR|error|fail" | tail -8
+SPEED_RUNS="Llama-3.1-8B:1:fp8 Llama-3.1-8B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:fp16" bash bench/ab-speed.sh .abpack/s41.so.xz $L
