@@ -4,7 +4,6 @@
  * rows into L2. The CUDA side (kernels_attention.cu) only asks the device for its wave, its
  * largest cluster and its L2 size. */
 #include <limits.h>
-#include <stdlib.h>
 
 #include "kernels.h"
 
@@ -17,9 +16,7 @@ int ec_decode_split_len_for(int max_seq, int rows, int wave, int cluster_max)
     int len = round_up((max_seq + splits - 1) / splits, EC_DECODE_MIN_SPLIT);
     len = len > EC_DECODE_MIN_SPLIT ? len : EC_DECODE_MIN_SPLIT;
     if (cluster_max > 1 && (max_seq + len - 1) / len > cluster_max) {
-        const char *grain = getenv("ECOCOMPUTE_CUDA_ATTN_GRAIN"); /* EXPERIMENT */
-        int clustered = round_up((max_seq + cluster_max - 1) / cluster_max,
-                                 grain ? atoi(grain) : EC_DECODE_MIN_SPLIT);
+        int clustered = round_up((max_seq + cluster_max - 1) / cluster_max, EC_DECODE_MIN_SPLIT);
         if (clustered <= EC_DECODE_CLUSTER_SPLIT) len = clustered;
     }
     return len;
