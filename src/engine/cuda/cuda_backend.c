@@ -568,9 +568,10 @@ static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int bat
                      int n_splits, int split_len, void *kc, void *vc)
 {
     if (n == 1 && s->kernels == EC_KERNELS_FUSED)
-        return ec_cuda_attention_decode(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch,
-                                        n_splits, split_len, kc, vc, s->part, s->att_tickets,
-                                        s->att, s->stream);
+        return ec_cuda_attention_decode(
+            s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n_splits, split_len,
+            ec_cuda_decode_clustered(s->max_seq, s->cfg.n_heads * batch), kc, vc, s->part,
+            s->att_tickets, s->att, s->stream);
     if (ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q, kc,
                         vc, s->stream))
         return -1;

@@ -9,22 +9,34 @@
 
 static int round_up(int n, int to) { return (n + to - 1) / to * to; }
 
-int ec_decode_split_len_for(int max_seq, int rows, int wave, int cluster_max)
+/* The wave's split: splits of all rows fill about one wave of blocks. */
+static int wave_split_len(int max_seq, int rows, int wave)
 {
     int splits = rows > 0 && wave > 0 ? wave / rows : EC_DECODE_MAX_SPLITS;
     splits = splits < 1 ? 1 : splits > EC_DECODE_MAX_SPLITS ? EC_DECODE_MAX_SPLITS : splits;
     int len = round_up((max_seq + splits - 1) / splits, EC_DECODE_MIN_SPLIT);
-    len = len > EC_DECODE_MIN_SPLIT ? len : EC_DECODE_MIN_SPLIT;
-    if (cluster_max > 1 && (max_seq + len - 1) / len > cluster_max) {
-        int clustered = round_up((max_seq + cluster_max - 1) / cluster_max, EC_DECODE_MIN_SPLIT);
-        if (clustered <= EC_DECODE_CLUSTER_SPLIT) len = clustered;
-    }
-    return len;
+    return len > EC_DECODE_MIN_SPLIT ? len : EC_DECODE_MIN_SPLIT;
 }
 
-int ec_decode_clustered(int n_splits, int cluster_max)
+/* The clustered split, or 0 where the row keeps the wave's. */
+static int cluster_split_len(int max_seq, int rows, int wave, int cluster_max)
 {
-    return n_splits >= 2 && n_splits <= cluster_max;
+    if (cluster_max < 2) return 0;
+    int len = wave_split_len(max_seq, rows, wave);
+    if ((max_seq + len - 1) / len <= cluster_max) return 0;
+    len = round_up((max_seq + cluster_max - 1) / cluster_max, EC_DECODE_MIN_SPLIT);
+    return len <= EC_DECODE_CLUSTER_SPLIT ? len : 0;
+}
+
+int ec_decode_split_len_for(int max_seq, int rows, int wave, int cluster_max)
+{
+    int len = cluster_split_len(max_seq, rows, wave, cluster_max);
+    return len ? len : wave_split_len(max_seq, rows, wave);
+}
+
+int ec_decode_clustered_for(int max_seq, int rows, int wave, int cluster_max)
+{
+    return cluster_split_len(max_seq, rows, wave, cluster_max) != 0;
 }
 
 int ec_decode_prefetch_below(long long l2_bytes, int batch, int n_kv_heads, int head_dim,

@@ -219,12 +219,16 @@ int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float 
                       int n_splits, int split_len, float *part, void *out, cudaStream_t stream);
 /* The decode step (one new position *pos per sequence) in one launch: ec_cuda_rope_kv of the
  * batch's qkv rows, then ec_cuda_attention with n = 1, bit-identical to the two (the new k, v
- * rows go into the caches as there; q stays on chip). tickets [batch][n_heads] must be zero
- * before the first call and are zero again after each. */
+ * rows go into the caches as there; q stays on chip). The splits of a row meet through a ticket
+ * and part, or with `clustered` (ec_cuda_decode_clustered) in one thread block cluster's shared
+ * memory, part and tickets unused; an error where the device runs no cluster of n_splits
+ * blocks. tickets [batch][n_heads] must be zero before the first call and are zero again after
+ * each. */
 int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const float *qkv,
                              const float *bias, const float *inv_freq, const int *pos, int batch,
-                             int n_splits, int split_len, void *k_cache, void *v_cache,
-                             float *part, unsigned *tickets, void *out, cudaStream_t stream);
+                             int n_splits, int split_len, int clustered, void *k_cache,
+                             void *v_cache, float *part, unsigned *tickets, void *out,
+                             cudaStream_t stream);
 /* Positions per attention split at decode (flash-decoding) for a cache of max_seq positions and
  * `rows` (query head, sequence) pairs per step, a multiple of 32: the splits of all rows fill
  * about one wave of blocks on the current device. A single sequence thus spreads its context
@@ -239,16 +243,17 @@ int ec_cuda_decode_split_len(int max_seq, int rows);
  * attention (0: none); splits are multiples of EC_DECODE_MIN_SPLIT positions, at most
  * EC_DECODE_MAX_SPLITS per row (decode_split.c). Where the wave would cut a row into more splits
  * than a cluster holds, but cluster_max splits of at most EC_DECODE_CLUSTER_SPLIT positions
- * cover max_seq, the row takes those instead: its splits then meet in one cluster's shared
- * memory rather than through a ticket in global memory (kernels_attention.cu; at 640 positions
- * and batch 1, 10 splits of 64 instead of 20 of 32). */
+ * cover max_seq, the row takes those instead, and they meet in one cluster's shared memory
+ * rather than through a ticket in global memory (ec_decode_clustered_for; at 640 positions and
+ * batch 1, 10 splits of 64 instead of 20 of 32: steps 0.6-1.3 % shorter, docs/performance.md,
+ * session 42). Rows the wave already cuts into few splits keep the ticket: at batch 8 the
+ * clustered kernel made fp8 steps 8 % longer. */
 enum { EC_DECODE_MIN_SPLIT = 32, EC_DECODE_MAX_SPLITS = 64 };
 enum { EC_DECODE_MAX_CLUSTER = 16, EC_DECODE_CLUSTER_SPLIT = 64 };
 int ec_decode_split_len_for(int max_seq, int rows, int wave, int cluster_max);
-/* Whether a decode attention of n_splits splits a row runs as clusters of them on a device
- * whose clusters hold up to cluster_max blocks: at least two splits, and all of a row's in one
- * cluster. */
-int ec_decode_clustered(int n_splits, int cluster_max);
+int ec_decode_clustered_for(int max_seq, int rows, int wave, int cluster_max);
+/* Whether ec_cuda_decode_split_len's splits of a row meet in a cluster on the current device. */
+int ec_cuda_decode_clustered(int max_seq, int rows);
 /* The highest position up to which a decode step's attention prefetches its cached rows into L2
  * before its PDL wait: where all of them (batch x kv heads x positions x a K and a V row of
  * head_dim elements of elem_bytes) fill at most 1 / EC_DECODE_PREFETCH_L2_PARTS of an L2 of

@@ -94,7 +94,8 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
          * reductions' barriers */
         if (threadIdx.x < 32) {
             int i = threadIdx.x;
-            float s0 = i < cnt ? scores[i] : -INFINITY, s1 = i + 32 < cnt ? scores[i + 32] : -INFINITY;
+            float s0 = i < cnt ? scores[i] : -INFINITY;
+            float s1 = i + 32 < cnt ? scores[i + 32] : -INFINITY;
             m = ec_warp_max(fmaxf(s0, s1));
             float e0 = i < cnt ? expf(s0 - m) : 0.0f, e1 = i + 32 < cnt ? expf(s1 - m) : 0.0f;
             if (i < cnt) scores[i] = e0;
@@ -261,7 +262,7 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  *   counter per (b, h), reset by that block for the next replay — combines them as
  *   attn_combine_kernel does;
  * - attn_decode_cluster_kernel, where a row's splits fit one thread block cluster
- *   (ec_decode_clustered): each block writes its partial into the shared memory of the
+ *   (ec_cuda_decode_clustered): each block writes its partial into the shared memory of the
  *   cluster's rank 0 (split 0), which combines them after one cluster barrier. The ticket's
  *   fence and atomic, and the combine's loads from L2, were the tail of every layer's attention:
  *   without them (a timing-only build) batch-1 steps were 3.1 % (fp8, Llama-3.1-8B) and 3.9 %
@@ -446,11 +447,11 @@ static int attn_cluster_max()
     });
 }
 
-extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
+/* The ticket kernel's blocks the device holds at once (registers limit them, not a split's
+ * scores); 0 if that cannot be had (then the most splits). */
+static int attn_wave()
 {
-    /* the blocks the device holds at once (registers limit them, not a split's scores); 0 if
-     * that cannot be had, and then the most splits */
-    int wave = ec_per_device([](int) {
+    return ec_per_device([](int) {
         int per_sm = 0;
         size_t smem = attn_smem_bytes(EC_DECODE_MIN_SPLIT);
         return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_decode_kernel<__half>,
@@ -458,7 +459,16 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
                    ? ec_sm_count() * per_sm
                    : 0;
     });
-    return ec_decode_split_len_for(max_seq, rows, wave, attn_cluster_max());
+}
+
+extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
+{
+    return ec_decode_split_len_for(max_seq, rows, attn_wave(), attn_cluster_max());
+}
+
+extern "C" int ec_cuda_decode_clustered(int max_seq, int rows)
+{
+    return ec_decode_clustered_for(max_seq, rows, attn_wave(), attn_cluster_max());
 }
 
 extern "C" int ec_cuda_attention_prepare(int max_split_len)
@@ -518,19 +528,23 @@ extern "C" int ec_cuda_attention(ec_cuda_dtype t, const ec_cuda_attn_shape *s, c
 extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s,
                                         const float *qkv, const float *bias,
                                         const float *inv_freq, const int *pos, int batch,
-                                        int n_splits, int split_len, void *k_cache, void *v_cache,
-                                        float *part, unsigned *tickets, void *out,
+                                        int n_splits, int split_len, int clustered, void *k_cache,
+                                        void *v_cache, float *part, unsigned *tickets, void *out,
                                         cudaStream_t stream)
 {
     if (attn_shape_unsupported(s)) return -1;
+    /* the partials in the shared memory every kernel may use unasked, next to the static */
+    size_t cluster_smem = attn_cluster_smem_bytes(split_len, n_splits, s->head_dim);
+    if (clustered && (n_splits < 2 || n_splits > attn_cluster_max() ||
+                      cluster_smem + (32 + EC_CUDA_MAX_HEAD_DIM) * sizeof(float) > 48 * 1024))
+        return ec_set_error("clustered decode attention: %d splits of %d positions (the device "
+                            "runs clusters of at most %d, in 48 KiB of shared memory a block)",
+                            n_splits, split_len, attn_cluster_max());
     return ec_dispatch_dtype(t, [&](auto tag) {
         typedef decltype(tag) T;
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
         int prefetch_below = attn_prefetch_below(s, batch, sizeof(T));
-        /* clustered where the partials fit the shared memory every kernel may use unasked */
-        size_t cluster_smem = attn_cluster_smem_bytes(split_len, n_splits, s->head_dim);
-        if (ec_decode_clustered(n_splits, attn_cluster_max()) &&
-            cluster_smem + (32 + EC_CUDA_MAX_HEAD_DIM) * sizeof(float) <= 48 * 1024) {
+        if (clustered) {
             EC_CUDA_TRY(ec_launch_clustered(attn_decode_cluster_kernel<T>, grid,
                                             dim3(1, 1, (unsigned)n_splits), dim3(ATTN_THREADS),
                                             cluster_smem, stream, *s, qkv, bias, inv_freq, pos,

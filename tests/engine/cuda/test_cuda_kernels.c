@@ -432,7 +432,7 @@ static void test_attention_prefill(void **state)
  * Two steps (positions ctx-1 and ctx) on one pair of cache copies, so the second step also
  * checks that the first left its combine tickets at zero. */
 static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, int ctx,
-                                         int split_len, int with_bias)
+                                         int split_len, int clustered, int with_bias)
 {
     int batch = 2, hd = s.head_dim, half = hd / 2;
     int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd, w = q_dim + 2 * kv_dim;
@@ -456,8 +456,8 @@ static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, 
     char what[96];
     kernel_ok(ec_cuda_attention_prepare(split_len));
     for (int pos = ctx - 1; pos <= ctx; pos++) {
-        snprintf(what, sizeof what, "%s fused decode attention hd %d heads %d/%d pos %d split %d",
-                 dname(t), hd, s.n_heads, s.n_kv_heads, pos, split_len);
+        snprintf(what, sizeof what, "%s fused decode attention hd %d heads %d/%d pos %d split %d%s",
+                 dname(t), hd, s.n_heads, s.n_kv_heads, pos, split_len, clustered ? " clustered" : "");
         for (int i = 0; i < batch * w; i++) qkv[i] = 2.0f * frand();
         CUDA_OK(cudaMemcpy(d_qkv, qkv, (size_t)batch * w * 4, cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemcpy(d_pos, &pos, sizeof pos, cudaMemcpyHostToDevice));
@@ -466,7 +466,7 @@ static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, 
         kernel_ok(ec_cuda_attention(t, &s, d_q, k2, v2, d_pos, batch, n_splits, split_len,
                                     part2, out2, 0));
         kernel_ok(ec_cuda_attention_decode(t, &s, d_qkv, d_bias, d_inv, d_pos, batch, n_splits,
-                                           split_len, k1, v1, part1, tickets, out1, 0));
+                                           split_len, clustered, k1, v1, part1, tickets, out1, 0));
         download(a, out2, qn * 2);
         download(b, out1, qn * 2);
         for (size_t i = 0; i < qn; i++)
@@ -497,25 +497,39 @@ static void test_attention_decode_fused(void **state)
         for (int c = 0; c < 4; c++) {
             ec_cuda_attn_shape llama = {8, 8, 128, ctxs[c] + 3, 0}, gqa = {8, 2, 64, ctxs[c] + 3, 1};
             check_attention_decode_fused(DTYPES[di], llama, ctxs[c],
-                                         ec_cuda_decode_split_len(ctxs[c] + 3, 8), c & 1);
-            check_attention_decode_fused(DTYPES[di], gqa, ctxs[c], 32, !(c & 1));
+                                         ec_cuda_decode_split_len(ctxs[c] + 3, 8), 0, c & 1);
+            check_attention_decode_fused(DTYPES[di], gqa, ctxs[c], 32, 0, !(c & 1));
             /* a batch that fills the device: one split per (head, sequence) */
             check_attention_decode_fused(DTYPES[di], gqa, ctxs[c],
-                                         ec_cuda_decode_split_len(ctxs[c] + 3, 1 << 20), c & 1);
+                                         ec_cuda_decode_split_len(ctxs[c] + 3, 1 << 20), 0, c & 1);
         }
     ec_cuda_attn_shape tiny = {4, 2, 8, 40, 0};
-    check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 1); /* one split longer than the cache */
-    /* Clustered rows (sm_90): 16 splits of which 2 hold positions, the rest meeting only the
-     * barriers; splits of 64 (a softmax of two scores a lane) at head_dim 64, 128 and 256 (two
-     * combined dimensions a thread). */
-    ec_cuda_attn_shape wide = {8, 8, 128, 1024, 0}, gqa64 = {8, 2, 64, 640, 1},
-                       hd256 = {4, 2, 256, 643, 0};
+    check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 0, 1); /* one split longer than the cache */
+
+    /* Clustered rows (sm_90 and up, where a batch-1 row of 640 positions must cluster): the
+     * policy's 10 splits of 64; 16 splits (the most) of which 2 hold positions, the rest meeting
+     * only the barriers; splits of 32, and of 64 (a softmax of two scores a lane) at head_dim 64,
+     * 128 and 256 (two combined dimensions a thread). */
+    int dev = 0, major = 0;
+    CUDA_OK(cudaGetDevice(&dev));
+    CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    if (major < 9) return;
+    if (!ec_cuda_decode_clustered(643, 8 * 2))
+        fail_msg("a row of 643 positions at 8 heads x 2 sequences does not cluster");
+    ec_cuda_attn_shape row = {8, 8, 128, 643, 0}, wide = {8, 8, 128, 1024, 0},
+                       gqa64 = {8, 2, 64, 640, 1}, hd256 = {4, 2, 256, 643, 0};
     for (int di = 0; di < 2; di++) {
-        check_attention_decode_fused(DTYPES[di], wide, 100, 64, 1);
-        check_attention_decode_fused(DTYPES[di], wide, 1000, 64, 0);
-        check_attention_decode_fused(DTYPES[di], gqa64, 600, 64, 1);
-        check_attention_decode_fused(DTYPES[di], hd256, 640, 64, 1);
+        check_attention_decode_fused(DTYPES[di], row, 600, ec_cuda_decode_split_len(643, 16), 1, 1);
+        check_attention_decode_fused(DTYPES[di], wide, 100, 64, 1, 1);
+        check_attention_decode_fused(DTYPES[di], wide, 1000, 64, 1, 0);
+        check_attention_decode_fused(DTYPES[di], gqa64, 300, 32, 1, 0);
+        check_attention_decode_fused(DTYPES[di], gqa64, 600, 64, 1, 1);
+        check_attention_decode_fused(DTYPES[di], hd256, 640, 64, 1, 1);
     }
+    /* more splits than a cluster holds: refused before any launch */
+    if (ec_cuda_attention_decode(EC_CUDA_F16, &wide, NULL, NULL, NULL, NULL, 1, 17, 64, 1, NULL,
+                                 NULL, NULL, NULL, NULL, 0) == 0)
+        fail_msg("a clustered decode attention of 17 splits was accepted");
 }
 
 /* ---- argmax: lowest index on ties, NaN never wins ----

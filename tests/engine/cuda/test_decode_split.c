@@ -2,7 +2,7 @@
  * (ec_decode_split_len_for) as a function of the device's wave and clusters: the fallback when
  * the wave is unknown, the shape of every answer, the two ends the policy exists for (one
  * sequence spread over the whole device, a batch that fills it with one split per row), and
- * where a row's splits fit one cluster (ec_decode_clustered);
+ * where a row's splits meet in one cluster (ec_decode_clustered_for);
  * test_cuda_kernels checks the device-backed ec_cuda_decode_split_len on a real GPU. The L2
  * prefetch rule (ec_decode_prefetch_below) at the shapes it was measured on. */
 #include <limits.h>
@@ -64,27 +64,34 @@ static void test_the_two_ends(void **state)
     assert_int_equal(ec_decode_split_len_for(650, 2048, 1056, 0), 672); /* rounded up to 32 */
 }
 
-/* Clusters of up to 16 blocks: a batch-1 row whose wave would take 20 splits of 32 at 640
- * positions takes 10 of 64 in one cluster; no cluster of 8 holds 640 positions in splits of 64,
- * nor one of 16 holds 1,025; rows already in few splits keep them (clustered from two). */
+/* Clusters of up to 16 blocks, where the wave would cut a row into more splits than a cluster
+ * holds: a batch-1 row of 640 positions takes 10 splits of 64 instead of 20 of 32. Not where no
+ * cluster of 8 holds 640 positions in splits of 64, nor one of 16 holds 1,025; nor where the wave
+ * already gives a cluster's worth or fewer (512 positions, batch 8 and 64). */
 static void test_clusters(void **state)
 {
     (void)state;
-    assert_int_equal(ec_decode_split_len_for(640, 32, 1056, 16), 64);
-    assert_int_equal(ec_decode_split_len_for(640, 32, 1056, 8), 32);
-    assert_int_equal(ec_decode_split_len_for(512, 32, 1056, 16), 32);  /* 16 splits already */
-    assert_int_equal(ec_decode_split_len_for(1024, 32, 1056, 16), 64); /* 16 of 64 */
-    assert_int_equal(ec_decode_split_len_for(1025, 32, 1056, 16), 32); /* 33 splits: tickets */
-    assert_int_equal(ec_decode_split_len_for(640, 256, 1056, 16), 160);
-    assert_int_equal(ec_decode_split_len_for(640, 2048, 1056, 16), 640);
-    assert_true(ec_decode_clustered(splits_of(640, 64), 16));
-    assert_true(ec_decode_clustered(splits_of(640, 160), 16));
-    assert_false(ec_decode_clustered(splits_of(640, 32), 8));
-    assert_false(ec_decode_clustered(1, 16)); /* one split: nothing to combine */
-    assert_true(ec_decode_clustered(2, 16));
-    assert_true(ec_decode_clustered(16, 16));
-    assert_false(ec_decode_clustered(17, 16));
-    assert_false(ec_decode_clustered(10, 0)); /* no clusters (below sm_90) */
+    static const struct {
+        int max_seq, rows, cluster_max, len, clustered;
+    } cases[] = {
+        {640, 32, 16, 64, 1},  {640, 40, 16, 64, 1},     {1024, 32, 16, 64, 1},
+        {640, 32, 8, 32, 0},   {1025, 32, 16, 32, 0},    {512, 32, 16, 32, 0},
+        {640, 256, 16, 160, 0}, {640, 2048, 16, 640, 0}, {640, 32, 0, 32, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int len = ec_decode_split_len_for(cases[i].max_seq, cases[i].rows, 1056,
+                                          cases[i].cluster_max);
+        int clustered = ec_decode_clustered_for(cases[i].max_seq, cases[i].rows, 1056,
+                                                cases[i].cluster_max);
+        if (len != cases[i].len || clustered != cases[i].clustered)
+            fail_msg("max_seq %d, %d rows, clusters of %d: %d positions a split, clustered %d "
+                     "(expected %d, %d)",
+                     cases[i].max_seq, cases[i].rows, cases[i].cluster_max, len, clustered,
+                     cases[i].len, cases[i].clustered);
+        if (clustered && splits_of(cases[i].max_seq, len) > cases[i].cluster_max)
+            fail_msg("max_seq %d: %d clustered splits", cases[i].max_seq,
+                     splits_of(cases[i].max_seq, len));
+    }
 }
 
 /* An H100's 50 MiB L2, 16-bit caches: the step's K and V rows fill at most an eighth of it up to
