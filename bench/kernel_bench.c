@@ -120,7 +120,7 @@ static int run_gemv(void *p)
 
 typedef struct {
     ec_cuda_attn_shape s;
-    int batch, splits, split_len, dim;
+    int batch, splits, split_len, clustered, dim;
     float *x, *w, *qkv, *part, *inv;
     void *xn, *kc, *vc, *att;
     unsigned *tickets;
@@ -138,8 +138,8 @@ static int run_attention(void *p)
 {
     layer_ctx *c = p;
     return ec_cuda_attention_decode(EC_CUDA_F16, &c->s, c->qkv, NULL, c->inv, c->pos, c->batch,
-                                    c->splits, c->split_len, c->kc,
-                                    c->vc, c->part, c->tickets, c->att, c->st);
+                                    c->splits, c->split_len, c->clustered, c->kc, c->vc,
+                                    c->part, c->tickets, c->att, c->st);
 }
 
 int main(int argc, char **argv)
@@ -187,6 +187,7 @@ int main(int argc, char **argv)
         int split = ec_cuda_decode_split_len(context + 1, c->n_heads * batch);
         L.split_len = split;
         L.splits = (context + split) / split;
+        L.clustered = ec_cuda_decode_clustered(context + 1, c->n_heads * batch);
         L.dim = c->dim;
         size_t cache = (size_t)batch * kv_dim * (context + 1) * 2;
         L.x = dev_alloc((size_t)batch * c->dim * 4);
