@@ -517,12 +517,13 @@ static void test_attention_decode_fused(void **state)
     if (!ec_cuda_decode_clustered(643, 8 * 2))
         fail_msg("a row of 643 positions at 8 heads x 2 sequences does not cluster");
     ec_cuda_attn_shape row = {8, 8, 128, 643, 0}, wide = {8, 8, 128, 1024, 0},
-                       gqa64 = {8, 2, 64, 640, 1}, hd256 = {4, 2, 256, 643, 0};
+                       gqa32 = {8, 2, 64, 512, 1}, gqa64 = {8, 2, 64, 640, 1},
+                       hd256 = {4, 2, 256, 643, 0};
     for (int di = 0; di < 2; di++) {
         check_attention_decode_fused(DTYPES[di], row, 600, ec_cuda_decode_split_len(643, 16), 1, 1);
         check_attention_decode_fused(DTYPES[di], wide, 100, 64, 1, 1);
         check_attention_decode_fused(DTYPES[di], wide, 1000, 64, 1, 0);
-        check_attention_decode_fused(DTYPES[di], gqa64, 300, 32, 1, 0);
+        check_attention_decode_fused(DTYPES[di], gqa32, 300, 32, 1, 0);
         check_attention_decode_fused(DTYPES[di], gqa64, 600, 64, 1, 1);
         check_attention_decode_fused(DTYPES[di], hd256, 640, 64, 1, 1);
     }
