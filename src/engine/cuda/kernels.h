@@ -234,9 +234,9 @@ int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shape *s, const
  * about one wave of blocks on the current device. A single sequence thus spreads its context
  * over every SM in splits of 32 (one round of loads per block, so its attention is a single
  * latency; at most 64 splits, whose partials would otherwise outgrow the activations at long
- * contexts), while a batch that fills the device by its rows alone takes one split per row (each
- * split adds a block's fixed work: a query rotation, two block reductions, a partial and its
- * combine). */
+ * contexts), or over a thread block cluster in splits of up to 64 (below), while a batch that
+ * fills the device by its rows alone takes one split per row (each split adds a block's fixed
+ * work: a query rotation, two block reductions, a partial and its combine). */
 int ec_cuda_decode_split_len(int max_seq, int rows);
 /* The same policy for a device that holds `wave` decode blocks at once (0: unknown, then the
  * most splits) and runs thread block clusters of up to `cluster_max` blocks of the decode

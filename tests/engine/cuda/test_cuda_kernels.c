@@ -507,9 +507,9 @@ static void test_attention_decode_fused(void **state)
     check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 0, 1); /* one split longer than the cache */
 
     /* Clustered rows (sm_90 and up, where a batch-1 row of 640 positions must cluster): the
-     * policy's 10 splits of 64; 16 splits (the most) of which 2 hold positions, the rest meeting
-     * only the barriers; splits of 32, and of 64 (a softmax of two scores a lane) at head_dim 64,
-     * 128 and 256 (two combined dimensions a thread). */
+     * policy's 11 splits of 64 at 643 positions; 16 splits (the most) of which 2 or all hold
+     * positions, the rest meeting only the barriers; splits of 32, and of 64 (a softmax of two
+     * scores a lane) at head_dim 64, 128 and 256 (two combined dimensions a thread). */
     int dev = 0, major = 0;
     CUDA_OK(cudaGetDevice(&dev));
     CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
