@@ -41,6 +41,11 @@ __host__ __device__ static inline size_t attn_smem_floats(int split_len)
     return (size_t)split_len + ATTN_THREADS * 8;
 }
 static size_t attn_smem_bytes(int split_len) { return attn_smem_floats(split_len) * sizeof(float); }
+/* The decode kernels' static shared memory (scratch, the rotated query and a flag), and the
+ * dynamic shared memory any kernel may take without opting in: the clustered kernel stays within
+ * it, so its launch needs no attribute sized for the largest cluster. */
+static constexpr size_t ATTN_STATIC_SMEM = (32 + EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float);
+static constexpr size_t SMEM_UNASKED = 48 << 10;
 /* A clustered decode block's, then the partials of its cluster's splits [n_splits][hd + 2] (read
  * in rank 0's). */
 static size_t attn_cluster_smem_bytes(int split_len, int n_splits, int head_dim)
@@ -191,8 +196,9 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     int hd = s.head_dim, kh = h / (s.n_heads / s.n_kv_heads);
     size_t head_off = ((size_t)b * s.n_kv_heads + kh) * s.max_seq * hd;
     attend_split<T, ATTN_KEYS>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
-                    v_cache + head_off, start, min(start + split_len, len), tpk, smem, scratch,
-                    part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2));
+                               v_cache + head_off, start, min(start + split_len, len), tpk, smem,
+                               scratch,
+                               part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
 /* One block per (head, sequence), one thread per output dimension. */
@@ -261,7 +267,7 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * - attn_decode_kernel: in global memory; the last split block of (b, h) to finish — a ticket
  *   counter per (b, h), reset by that block for the next replay — combines them as
  *   attn_combine_kernel does;
- * - attn_decode_cluster_kernel, where a row's splits fit one thread block cluster
+ * - attn_decode_cluster_kernel, where the split policy clusters a row
  *   (ec_cuda_decode_clustered): each block writes its partial into the shared memory of the
  *   cluster's rank 0 (split 0), which combines them after one cluster barrier. The ticket's
  *   fence and atomic, and the combine's loads from L2, were the tail of every layer's attention:
@@ -475,11 +481,10 @@ extern "C" int ec_cuda_attention_prepare(int max_split_len)
 {
     size_t bytes = attn_smem_bytes(max_split_len);
     int limit = ec_smem_limit();
-    /* the decode kernel's static shared memory: scratch, the rotated query and a flag */
-    size_t fixed = (32 + EC_CUDA_MAX_HEAD_DIM + 1) * sizeof(float);
-    if (bytes + fixed > (size_t)limit)
+    if (bytes + ATTN_STATIC_SMEM > (size_t)limit)
         return ec_set_error("attention splits of %d positions need %zu bytes of shared memory; "
-                            "the device allows %d per block", max_split_len, bytes + fixed, limit);
+                            "the device allows %d per block",
+                            max_split_len, bytes + ATTN_STATIC_SMEM, limit);
     const void *kernels[] = {(const void *)attn_split_kernel<__half>,
                              (const void *)attn_split_kernel<__nv_bfloat16>,
                              (const void *)attn_decode_kernel<__half>,
@@ -533,10 +538,9 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
                                         cudaStream_t stream)
 {
     if (attn_shape_unsupported(s)) return -1;
-    /* the partials in the shared memory every kernel may use unasked, next to the static */
     size_t cluster_smem = attn_cluster_smem_bytes(split_len, n_splits, s->head_dim);
     if (clustered && (n_splits < 2 || n_splits > attn_cluster_max() ||
-                      cluster_smem + (32 + EC_CUDA_MAX_HEAD_DIM) * sizeof(float) > 48 * 1024))
+                      cluster_smem + ATTN_STATIC_SMEM > SMEM_UNASKED))
         return ec_set_error("clustered decode attention: %d splits of %d positions (the device "
                             "runs clusters of at most %d, in 48 KiB of shared memory a block)",
                             n_splits, split_len, attn_cluster_max());
