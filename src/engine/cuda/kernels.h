@@ -254,6 +254,9 @@ int ec_decode_split_len_for(int max_seq, int rows, int wave, int cluster_max);
 int ec_decode_clustered_for(int max_seq, int rows, int wave, int cluster_max);
 /* Whether ec_cuda_decode_split_len's splits of a row meet in a cluster on the current device. */
 int ec_cuda_decode_clustered(int max_seq, int rows);
+/* The most blocks the current device runs in one cluster of the decode attention (16 on an
+ * H100; 8 where it allows no larger one; 0 below sm_90). */
+int ec_cuda_decode_cluster_max(void);
 /* The highest position up to which a decode step's attention prefetches its cached rows into L2
  * before its PDL wait: where all of them (batch x kv heads x positions x a K and a V row of
  * head_dim elements of elem_bytes) fill at most 1 / EC_DECODE_PREFETCH_L2_PARTS of an L2 of

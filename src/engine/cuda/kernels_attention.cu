@@ -411,9 +411,9 @@ static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t el
     return ec_decode_prefetch_below(l2, batch, s->n_kv_heads, s->head_dim, (int)elem);
 }
 
-/* The most blocks of a clustered decode attention this device runs as one cluster: 16 (past the
- * portable 8, where the device allows it) or 8 at splits of EC_DECODE_CLUSTER_SPLIT positions
- * and the widest heads; 0 below sm_90, or where not even 8 fit. */
+/* ec_cuda_decode_cluster_max: 16 (past the portable 8, where the device allows it) or 8 at
+ * splits of EC_DECODE_CLUSTER_SPLIT positions and the widest heads; 0 below sm_90, or where not
+ * even 8 fit. */
 static int attn_cluster_max()
 {
     return ec_per_device([](int dev) {
@@ -471,6 +471,8 @@ extern "C" int ec_cuda_decode_split_len(int max_seq, int rows)
 {
     return ec_decode_split_len_for(max_seq, rows, attn_wave(), attn_cluster_max());
 }
+
+extern "C" int ec_cuda_decode_cluster_max(void) { return attn_cluster_max(); }
 
 extern "C" int ec_cuda_decode_clustered(int max_seq, int rows)
 {

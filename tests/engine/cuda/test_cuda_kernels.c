@@ -506,28 +506,36 @@ static void test_attention_decode_fused(void **state)
     ec_cuda_attn_shape tiny = {4, 2, 8, 40, 0};
     check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 0, 1); /* one split longer than the cache */
 
-    /* Clustered rows (sm_90 and up, where a batch-1 row of 640 positions must cluster): the
-     * policy's 11 splits of 64 at 643 positions; 16 splits (the most) of which 2 or all hold
-     * positions, the rest meeting only the barriers; splits of 32, and of 64 (a softmax of two
-     * scores a lane) at head_dim 64, 128 and 256 (two combined dimensions a thread). */
-    int dev = 0, major = 0;
+    /* Clustered rows, as many as the device's clusters hold (sm_90 and up: 8 or more; on an
+     * H100 16, where a batch-1 row of 640 positions must cluster): the policy's 11 splits of 64
+     * at 643 positions; 16 splits (the most) of which 2 or all hold positions, the rest meeting
+     * only the barriers; splits of 32, and of 64 (a softmax of two scores a lane) at head_dim 64,
+     * 128 and 256 (two combined dimensions a thread). */
+    int dev = 0, major = 0, most = ec_cuda_decode_cluster_max();
     CUDA_OK(cudaGetDevice(&dev));
     CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     if (major < 9) return;
-    if (!ec_cuda_decode_clustered(643, 8 * 2))
+    if (most < 8) fail_msg("an sm_%d0 device runs clusters of %d decode blocks", major, most);
+    if (most == 16 && !ec_cuda_decode_clustered(643, 8 * 2))
         fail_msg("a row of 643 positions at 8 heads x 2 sequences does not cluster");
-    ec_cuda_attn_shape row = {8, 8, 128, 643, 0}, wide = {8, 8, 128, 1024, 0},
-                       gqa32 = {8, 2, 64, 512, 1}, gqa64 = {8, 2, 64, 640, 1},
-                       hd256 = {4, 2, 256, 643, 0};
-    for (int di = 0; di < 2; di++) {
-        check_attention_decode_fused(DTYPES[di], row, 600, ec_cuda_decode_split_len(643, 16), 1, 1);
-        check_attention_decode_fused(DTYPES[di], wide, 100, 64, 1, 1);
-        check_attention_decode_fused(DTYPES[di], wide, 1000, 64, 1, 0);
-        check_attention_decode_fused(DTYPES[di], gqa32, 300, 32, 1, 0);
-        check_attention_decode_fused(DTYPES[di], gqa64, 600, 64, 1, 1);
-        check_attention_decode_fused(DTYPES[di], hd256, 640, 64, 1, 1);
-    }
+    static const struct {
+        ec_cuda_attn_shape s;
+        int ctx, split_len, with_bias;
+    } cases[] = {
+        {{8, 8, 128, 643, 0}, 600, 64, 1},   {{8, 8, 128, 1024, 0}, 100, 64, 1},
+        {{8, 8, 128, 1024, 0}, 1000, 64, 0}, {{8, 2, 64, 512, 1}, 300, 32, 0},
+        {{8, 2, 64, 640, 1}, 600, 64, 1},    {{4, 2, 256, 643, 0}, 640, 64, 1},
+        {{8, 8, 128, 256, 0}, 200, 32, 1}, /* 8 splits: every sm_90 device */
+    };
+    for (int di = 0; di < 2; di++)
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            int splits = (cases[c].s.max_seq + cases[c].split_len - 1) / cases[c].split_len;
+            if (splits <= most)
+                check_attention_decode_fused(DTYPES[di], cases[c].s, cases[c].ctx,
+                                             cases[c].split_len, 1, cases[c].with_bias);
+        }
     /* more splits than a cluster holds: refused before any launch */
+    ec_cuda_attn_shape wide = {8, 8, 128, 17 * 64, 0};
     if (ec_cuda_attention_decode(EC_CUDA_F16, &wide, NULL, NULL, NULL, NULL, 1, 17, 64, 1, NULL,
                                  NULL, NULL, NULL, NULL, 0) == 0)
         fail_msg("a clustered decode attention of 17 splits was accepted");
