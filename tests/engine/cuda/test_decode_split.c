@@ -64,10 +64,11 @@ static void test_the_two_ends(void **state)
     assert_int_equal(ec_decode_split_len_for(650, 2048, 1056, 0), 672); /* rounded up to 32 */
 }
 
-/* Clusters of up to 16 blocks, where the wave would cut a row into more splits than a cluster
- * holds: a batch-1 row of 640 positions takes 10 splits of 64 instead of 20 of 32. Not where no
- * cluster of 8 holds 640 positions in splits of 64, nor one of 16 holds 1,025; nor where the wave
- * already gives a cluster's worth or fewer (512 positions, batch 8 and 64). */
+/* A row runs clustered where the wave would cut it into more splits than a cluster holds: at
+ * batch 1, 640 positions take 10 splits of 64 instead of 20 of 32. It keeps the wave's splits
+ * where a cluster's worth of splits of at most 64 positions cannot cover it (640 positions in
+ * clusters of 8, 1,025 in clusters of 16), and where the wave already gives a cluster's worth or
+ * fewer (512 positions, batch 8 and 64). */
 static void test_clusters(void **state)
 {
     (void)state;
