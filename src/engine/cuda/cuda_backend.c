@@ -560,29 +560,34 @@ static unsigned long long *stat_of(const cuda_state *s, int layer, int input)
  * synchronisation, so its decode call can be captured into a graph; the reference family
  * synchronises inside int8-mixed linears, as bitsandbytes does. A decode step's argmax leaves
  * d_step holding the next step's input (ec_cuda_argmax_feed). */
+/* A decode call's attention splits (ec_cuda_decode_split_len, ec_cuda_decode_clustered). */
+typedef struct {
+    int n, len;    /* splits of a row, positions per split */
+    int clustered; /* the fused kernel's splits meet in a thread block cluster */
+} decode_splits;
+
 /* Rope, KV append and attention of one layer: at decode in the fused family one kernel
  * (ec_cuda_attention_decode), else two, as eager frameworks launch them; calls of several
  * positions per sequence (prefill chunks) attend with the tiled kernel, in both families, as
- * the frameworks' fused attention does. n_splits and split_len are the decode splits (n = 1). */
+ * the frameworks' fused attention does. sp: the decode splits (n = 1). */
 static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int batch, int n,
-                     int n_splits, int split_len, void *kc, void *vc)
+                     decode_splits sp, void *kc, void *vc)
 {
     if (n == 1 && s->kernels == EC_KERNELS_FUSED)
-        return ec_cuda_attention_decode(
-            s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n_splits, split_len,
-            ec_cuda_decode_clustered(s->max_seq, s->cfg.n_heads * batch), kc, vc, s->part,
-            s->att_tickets, s->att, s->stream);
+        return ec_cuda_attention_decode(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos,
+                                        batch, sp.n, sp.len, sp.clustered, kc, vc, s->part,
+                                        s->att_tickets, s->att, s->stream);
     if (ec_cuda_rope_kv(s->dt, &s->shape, s->qkv, L->bqkv, s->inv_freq, pos, batch, n, s->q, kc,
                         vc, s->stream))
         return -1;
     if (n > 1)
         return ec_cuda_attention_prefill(s->dt, &s->shape, s->q, kc, vc, pos, batch, n, s->att,
                                          s->stream);
-    return ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, n_splits, split_len,
-                             s->part, s->att, s->stream);
+    return ec_cuda_attention(s->dt, &s->shape, s->q, kc, vc, pos, batch, sp.n, sp.len, s->part,
+                             s->att, s->stream);
 }
 
-static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split_len, int with_head)
+static int enqueue_step(cuda_state *s, int batch, int n, decode_splits sp, int with_head)
 {
     const ec_model_config *c = &s->cfg;
     int rows = batch * n, dim = c->dim;
@@ -603,7 +608,7 @@ static int enqueue_step(cuda_state *s, int batch, int n, int n_splits, int split
                                  ec_cuda_qlinear_sumsq(q, &L->wo, rows)};
         if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
                                    s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
-            attention(s, L, pos, batch, n, n_splits, split_len, kc, vc) ||
+            attention(s, L, pos, batch, n, sp, kc, vc) ||
             ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
             ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
                                    s->hidden_pad, stat_of(s, l, STAT_GU)) ||
@@ -638,12 +643,14 @@ static int upload_step(cuda_state *s, const int *tokens, int batch, int width, i
 }
 
 /* Enqueues a call of one position per sequence (a decode step, or a prefill chunk of one): its
- * attention in splits of split_len positions (ec_cuda_decode_split_len) covering max_seq. */
+ * attention in splits of ec_cuda_decode_split_len positions covering max_seq, clustered where
+ * ec_cuda_decode_clustered says. */
 static int enqueue_one(cuda_state *s, int batch, int with_head)
 {
-    int split_len = ec_cuda_decode_split_len(s->max_seq, s->cfg.n_heads * batch);
-    return enqueue_step(s, batch, 1, (s->max_seq + split_len - 1) / split_len, split_len,
-                        with_head);
+    int rows = s->cfg.n_heads * batch, len = ec_cuda_decode_split_len(s->max_seq, rows);
+    decode_splits sp = {(s->max_seq + len - 1) / len, len,
+                        ec_cuda_decode_clustered(s->max_seq, rows)};
+    return enqueue_step(s, batch, 1, sp, with_head);
 }
 
 static int decode_step(cuda_state *s, int batch)
@@ -684,7 +691,7 @@ static int prefill(cuda_state *s, const int *tokens, int batch, int n, int pos)
         int last = c0 + cn == n;
         if (c0 > 0) EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "prefill chunk at %d", pos + c0);
         if (upload_step(s, tokens, batch, n, c0, cn, pos + c0) ||
-            (cn == 1 ? enqueue_one(s, batch, last) : enqueue_step(s, batch, cn, 0, 0, last)))
+            (cn == 1 ? enqueue_one(s, batch, last) : enqueue_step(s, batch, cn, (decode_splits){0, 0, 0}, last)))
             return -1;
     }
     return 0;
