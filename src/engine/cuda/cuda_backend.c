@@ -21,8 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int ec_exp_room_now; /* EXPERIMENT, kernels_common.cuh */
-
 /* Token rows per prefill chunk: the activation arena holds one chunk, and the packed formats
  * decode every weight to 16-bit once per chunk (packed_linear), so at 2048 rows a batch-64
  * prefill of 512 positions decoded each weight 16 times and took 18 % longer than fp16's; at
@@ -608,12 +606,9 @@ static int enqueue_step(cuda_state *s, int batch, int n, decode_splits sp, int w
         ec_cuda_norm attn_norm = {s->x, (size_t)dim, L->attn_norm, c->norm_eps, carried};
         ec_cuda_norm ffn_norm = {s->x, (size_t)dim, L->ffn_norm, c->norm_eps,
                                  ec_cuda_qlinear_sumsq(q, &L->wo, rows)};
-        const char *room = getenv("ECOCOMPUTE_CUDA_QKV_ROOM");
-        ec_exp_room_now = rows == 1 && room ? atoi(room) : 0;
-        int bad = ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows,
-                                         s->qkv, s->qkv_dim, stat_of(s, l, STAT_QKV));
-        ec_exp_room_now = 0;
-        if (bad || attention(s, L, pos, batch, n, sp, kc, vc) ||
+        if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
+                                   s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
+            attention(s, L, pos, batch, n, sp, kc, vc) ||
             ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
             ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
                                    s->hidden_pad, stat_of(s, l, STAT_GU)) ||

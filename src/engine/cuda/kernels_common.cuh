@@ -429,9 +429,6 @@ static inline int ec_gemv_split(int pairs, int rounds)
  * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block instead, as many waves as that takes (the
  * grid before session 5; docs/performance.md compares the two). The residency is asked once per
  * kernel, device and thread. */
-/* EXPERIMENT: > 0 while the decode step launches the linear before the attention: its blocks
- * per SM at most (ECOCOMPUTE_CUDA_QKV_ROOM). */
-extern "C" int ec_exp_room_now;
 template <auto Kernel>
 static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t dyn_smem = 0)
 {
@@ -444,8 +441,6 @@ static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t d
             return 0;
         return ec_sm_count() * per_sm;
     });
-    if (ec_exp_room_now > 0 && resident > ec_exp_room_now * ec_sm_count())
-        resident = ec_exp_room_now * ec_sm_count();
     int slots = resident > 0 ? resident * per_block : units;
     int per_slot = (units + slots - 1) / slots;
     int used = (units + per_slot - 1) / per_slot;
