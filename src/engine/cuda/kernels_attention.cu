@@ -80,20 +80,15 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
             kr[u] = active && p < end ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
                                       : make_uint4(0, 0, 0, 0);
         }
-        float dot[KEYS];
-#pragma unroll
-        for (int u = 0; u < KEYS; u++) {
-            float kv[8];
-            ec_unpack8<T>(kr[u], kv);
-            dot[u] = 0.0f;
-#pragma unroll
-            for (int i = 0; i < 8; i++) dot[u] = fmaf(qv[i], kv[i], dot[u]);
-        }
-        ec_group_sum_n<KEYS>(dot, tpk);
 #pragma unroll
         for (int u = 0; u < KEYS; u++) {
             int p = p0 + g + u * groups;
-            if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot[u] / norm;
+            float kv[8], dot = 0.0f;
+            ec_unpack8<T>(kr[u], kv);
+#pragma unroll
+            for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
+            dot = ec_group_sum(dot, tpk);
+            if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
         }
     }
     __syncthreads();
@@ -388,13 +383,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     cg::cluster_group cluster = cg::this_cluster();
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
-    /* Relaxed: this arrival only says that the block runs. cg's arrive releases, a GPU-wide
-     * fence (MEMBAR.ALL.GPU) ahead of the prefetch (docs/performance.md, session 43). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-#else
     cluster.barrier_arrive();
-#endif
     float *parts = smem + attn_smem_floats(split_len); /* rank 0's: the row's partials */
     int used = decode_partial<T, ATTN_CLUSTER_KEYS>(
         s, qkv, bias, inv_freq, pos, split_len, tpk, k_cache, v_cache, prefetch_below, smem,

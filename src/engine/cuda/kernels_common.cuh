@@ -67,16 +67,6 @@ __device__ __forceinline__ float ec_group_sum(float v, int width)
     for (int o = width / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
-/* ec_group_sum of N values at once, each in the same order as alone: the N shuffles of a step
- * are independent, so they overlap instead of waiting on each other (width is not known at
- * compile time, so a loop of ec_group_sum calls would run one after another: the decode
- * attention's key rows, docs/performance.md, session 43). */
-template <int N> __device__ __forceinline__ void ec_group_sum_n(float (&v)[N], int width)
-{
-    for (int o = width / 2; o > 0; o /= 2)
-#pragma unroll
-        for (int i = 0; i < N; i++) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
-}
 /* Max over groups of `width` consecutive lanes (width a power of two <= 32). */
 __device__ __forceinline__ float ec_group_max(float v, int width)
 {
