@@ -18,7 +18,6 @@
 #include "kernels_rope.cuh"
 
 #include <cooperative_groups.h>
-#include <stdlib.h>
 
 namespace cg = cooperative_groups;
 
@@ -59,32 +58,9 @@ static size_t attn_cluster_smem_bytes(int split_len, int n_splits, int head_dim)
  * sum l; global, or another block's shared memory). Called by all ATTN_THREADS threads of the
  * block; smem holds attn_smem_bytes. KEYS changes only how many rows a group loads at once, not
  * the arithmetic or its order. */
-/* Lane group g's rows of the first round of a split (positions start + g + u * groups, u < KEYS,
- * below end): their 8 dimensions d0.. of R [max_seq][hd], zeros past end or for idle lanes. */
 template <typename T, int KEYS>
-__device__ __forceinline__ void load_round(const T *R, int p0, int end, int hd, int tpk,
-                                           uint4 (&r)[KEYS])
-{
-    int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
-    bool active = d0 < hd;
-#pragma unroll
-    for (int u = 0; u < KEYS; u++) {
-        int p = p0 + g + u * groups;
-        r[u] = active && p < end ? *reinterpret_cast<const uint4 *>(R + (size_t)p * hd + d0)
-                                 : make_uint4(0, 0, 0, 0);
-    }
-}
-
-/* EXPERIMENT (ECOCOMPUTE_CUDA_ATTN_EXP): the first round's key (PRE bit 1) and value (bit 2) rows
- * loaded before the query is known. */
-template <int KEYS> struct first_rows {
-    uint4 k[KEYS], v[KEYS];
-};
-
-template <typename T, int KEYS, int PRE = 0>
-__device__ __forceinline__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
-                             int tpk, float *smem, float *scratch, float *out,
-                             const first_rows<KEYS> &pre)
+__device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
+                             int tpk, float *smem, float *scratch, float *out)
 {
     int groups = ATTN_THREADS / tpk, g = threadIdx.x / tpk, d0 = (threadIdx.x % tpk) * 8;
     bool active = d0 < hd;
@@ -98,11 +74,11 @@ __device__ __forceinline__ void attend_split(int hd, const float *qrow, const T 
      * group loads KEYS rows before using any: decode is latency-bound here. */
     for (int p0 = start; p0 < end; p0 += groups * KEYS) {
         uint4 kr[KEYS];
-        if ((PRE & 1) && p0 == start) {
 #pragma unroll
-            for (int u = 0; u < KEYS; u++) kr[u] = pre.k[u];
-        } else {
-            load_round<T, KEYS>(K, p0, end, hd, tpk, kr);
+        for (int u = 0; u < KEYS; u++) {
+            int p = p0 + g + u * groups;
+            kr[u] = active && p < end ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
+                                      : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
         for (int u = 0; u < KEYS; u++) {
@@ -148,16 +124,13 @@ __device__ __forceinline__ void attend_split(int hd, const float *qrow, const T 
         for (int p0 = start + g; p0 < end; p0 += groups * KEYS) {
             uint4 vr[KEYS];
             float e[KEYS];
-            if ((PRE & 2) && p0 == start + g) {
-#pragma unroll
-                for (int u = 0; u < KEYS; u++) vr[u] = pre.v[u];
-            } else {
-                load_round<T, KEYS>(V, p0 - g, end, hd, tpk, vr);
-            }
 #pragma unroll
             for (int u = 0; u < KEYS; u++) {
                 int p = p0 + u * groups;
-                e[u] = p < end ? scores[p - start] : 0.0f;
+                bool in = p < end;
+                vr[u] = in ? *reinterpret_cast<const uint4 *>(V + (size_t)p * hd + d0)
+                           : make_uint4(0, 0, 0, 0);
+                e[u] = in ? scores[p - start] : 0.0f;
             }
 #pragma unroll
             for (int u = 0; u < KEYS; u++) {
@@ -225,8 +198,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     attend_split<T, ATTN_KEYS>(hd, q + ((size_t)b * s.n_heads + h) * hd, k_cache + head_off,
                                v_cache + head_off, start, min(start + split_len, len), tpk, smem,
                                scratch,
-                               part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2),
-                               first_rows<ATTN_KEYS>{});
+                               part + (((size_t)b * s.n_heads + h) * n_splits + split) * (hd + 2));
 }
 
 /* One block per (head, sequence), one thread per output dimension. */
@@ -314,13 +286,13 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * decode_partial is both kernels' block up to its partial, written to `out` [hd + 2]; it calls
  * after_wait() right after the PDL wait, in every block. Returns the splits the row uses, or 0
  * for a block whose split starts past the new position (it does nothing after the wait). */
-template <typename T, int KEYS, int PRE = 0, class AfterWait>
+template <typename T, int KEYS, class AfterWait>
 __device__ __forceinline__ int decode_partial(const ec_cuda_attn_shape &s, const float *qkv,
                                               const float *bias, const float *inv_freq,
                                               const int *pos, int split_len, int tpk, T *k_cache,
                                               T *v_cache, int prefetch_below, float *smem,
                                               float *scratch, float *s_q, AfterWait after_wait,
-                                              float *out, T *s_fresh = nullptr)
+                                              float *out)
 {
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
     /* The position is in place before the step's first kernel lets its successor launch (the
@@ -339,20 +311,11 @@ __device__ __forceinline__ int decode_partial(const ec_cuda_attn_shape &s, const
         ec_prefetch_l2(K + (size_t)start * hd, bytes);
         ec_prefetch_l2(V + (size_t)start * hd, bytes);
     }
-    int len = p + 1;
-    int end = min(start + split_len, len);
-    first_rows<KEYS> pre;
-    if (PRE & 4) { /* before the wait */
-        if (PRE & 1) load_round<T, KEYS>(K, start, end, hd, tpk, pre.k);
-        if (PRE & 2) load_round<T, KEYS>(V, start, end, hd, tpk, pre.v);
-    }
     ec_wait_inputs();
     after_wait();
+    int len = p + 1;
     if (start >= len) return 0; /* block-uniform */
-    if (!(PRE & 4)) {
-        if (PRE & 1) load_round<T, KEYS>(K, start, end, hd, tpk, pre.k);
-        if (PRE & 2) load_round<T, KEYS>(V, start, end, hd, tpk, pre.v);
-    }
+    int end = min(start + split_len, len);
     int q_dim = s.n_heads * hd, kv_dim = s.n_kv_heads * hd;
     const float *row = qkv + (size_t)b * (q_dim + 2 * kv_dim);
     ec_rope_pairing pr = ec_rope_pairing_of(s);
@@ -363,44 +326,17 @@ __device__ __forceinline__ int decode_partial(const ec_cuda_attn_shape &s, const
         s_q[d + pr.partner] = y.y;
         if (end == len) {
             y = ec_rope_rotate(row, bias, q_dim + kh * hd + d, pr.partner, sc);
-            T k0 = ec_from_f32<T>(y.x), k1 = ec_from_f32<T>(y.y);
-            K[(size_t)p * hd + d] = k0;
-            K[(size_t)p * hd + d + pr.partner] = k1;
-            if (PRE) {
-                s_fresh[d] = k0;
-                s_fresh[d + pr.partner] = k1;
-            }
+            K[(size_t)p * hd + d] = ec_from_f32<T>(y.x);
+            K[(size_t)p * hd + d + pr.partner] = ec_from_f32<T>(y.y);
         }
     }
     if (end == len)
         for (int d = threadIdx.x; d < hd; d += ATTN_THREADS) {
             int e = q_dim + kv_dim + kh * hd + d;
-            T v = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
-            V[(size_t)p * hd + d] = v;
-            if (PRE) s_fresh[EC_CUDA_MAX_HEAD_DIM + d] = v;
+            V[(size_t)p * hd + d] = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
         }
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
-    if (PRE && end == len) { /* the new row, loaded before it was written: from s_fresh */
-        int groups = ATTN_THREADS / tpk, i = p - start, d0 = (threadIdx.x % tpk) * 8;
-        bool mine = (int)threadIdx.x / tpk == i % groups && d0 < hd;
-        int at = mine ? i / groups : -1;
-        uint4 fk = make_uint4(0, 0, 0, 0), fv = fk;
-        if (mine) {
-            fk = *reinterpret_cast<const uint4 *>(s_fresh + d0);
-            fv = *reinterpret_cast<const uint4 *>(s_fresh + EC_CUDA_MAX_HEAD_DIM + d0);
-        }
-        /* selects, not a store under a condition, which the compiler turns into an indexed
-         * store that puts the rows in local memory */
-        auto pick = [](bool hit, uint4 a, uint4 b) {
-            return make_uint4(hit ? a.x : b.x, hit ? a.y : b.y, hit ? a.z : b.z, hit ? a.w : b.w);
-        };
-#pragma unroll
-        for (int u = 0; u < KEYS; u++) {
-            if (PRE & 1) pre.k[u] = pick(u == at, fk, pre.k[u]);
-            if (PRE & 2) pre.v[u] = pick(u == at, fv, pre.v[u]);
-        }
-    }
-    attend_split<T, KEYS, PRE>(hd, s_q, K, V, start, end, tpk, smem, scratch, out, pre);
+    attend_split<T, KEYS>(hd, s_q, K, V, start, end, tpk, smem, scratch, out);
     return (len + split_len - 1) / split_len;
 }
 
@@ -437,23 +373,22 @@ __global__ void __launch_bounds__(ATTN_THREADS)
  * into rank 0's shared memory before rank 0 runs (long since, by then). Blocks past the position
  * write nothing but still meet the final barrier. Dynamic shared memory: attn_cluster_smem_bytes
  * (the partials [gridDim.z][hd + 2] after the split's scores and table). */
-template <typename T, int PRE>
-__global__ void __maxnreg__(PRE & 2 ? 168 : 128)
+template <typename T>
+__global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_cluster_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                                const float *inv_freq, const int *pos, int split_len, int tpk,
                                T *k_cache, T *v_cache, T *out, int prefetch_below)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
-    __shared__ __align__(16) T s_fresh[PRE ? 2 * EC_CUDA_MAX_HEAD_DIM : 1];
     cg::cluster_group cluster = cg::this_cluster();
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
     cluster.barrier_arrive();
     float *parts = smem + attn_smem_floats(split_len); /* rank 0's: the row's partials */
-    int used = decode_partial<T, ATTN_CLUSTER_KEYS, PRE>(
+    int used = decode_partial<T, ATTN_CLUSTER_KEYS>(
         s, qkv, bias, inv_freq, pos, split_len, tpk, k_cache, v_cache, prefetch_below, smem,
         scratch, s_q, [&] { cluster.barrier_wait(); },
-        cluster.map_shared_rank(parts + split * (hd + 2), 0), s_fresh);
+        cluster.map_shared_rank(parts + split * (hd + 2), 0));
     cluster.sync(); /* every partial is in rank 0's shared memory (release, acquire) */
     if (split != 0) return;
     T *o = out + ((size_t)b * s.n_heads + h) * hd;
@@ -486,14 +421,8 @@ static int attn_cluster_max()
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
             major < 9)
             return 0;
-        const void *kernels[] = {(const void *)attn_decode_cluster_kernel<__half, 0>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 0>,
-                                 (const void *)attn_decode_cluster_kernel<__half, 1>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 1>,
-                                 (const void *)attn_decode_cluster_kernel<__half, 3>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 3>,
-                                 (const void *)attn_decode_cluster_kernel<__half, 7>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 7>};
+        const void *kernels[] = {(const void *)attn_decode_cluster_kernel<__half>,
+                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16>};
         for (const void *k : kernels)
             if (cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
                 cudaSuccess) {
@@ -514,7 +443,7 @@ static int attn_cluster_max()
             cfg.attrs = &attr;
             cfg.numAttrs = 1;
             int clusters = 0;
-            if (cudaOccupancyMaxActiveClusters(&clusters, attn_decode_cluster_kernel<__half, 0>,
+            if (cudaOccupancyMaxActiveClusters(&clusters, attn_decode_cluster_kernel<__half>,
                                                &cfg) == cudaSuccess &&
                 clusters > 0)
                 return size;
@@ -622,13 +551,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
         int prefetch_below = attn_prefetch_below(s, batch, sizeof(T));
         if (clustered) {
-            const char *exp = getenv("ECOCOMPUTE_CUDA_ATTN_EXP");
-            int pre = exp ? atoi(exp) : 0;
-            auto kernel = pre == 1   ? attn_decode_cluster_kernel<T, 1>
-                          : pre == 3 ? attn_decode_cluster_kernel<T, 3>
-                          : pre == 7 ? attn_decode_cluster_kernel<T, 7>
-                                     : attn_decode_cluster_kernel<T, 0>;
-            EC_CUDA_TRY(ec_launch_clustered(kernel, grid,
+            EC_CUDA_TRY(ec_launch_clustered(attn_decode_cluster_kernel<T>, grid,
                                             dim3(1, 1, (unsigned)n_splits), dim3(ATTN_THREADS),
                                             cluster_smem, stream, *s, qkv, bias, inv_freq, pos,
                                             split_len, keys_lanes(s->head_dim), (T *)k_cache,
