@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""ptxas_report.py — registers and spills of every CUDA kernel, as ptxas assigns them.
+"""ptxas_report.py — registers, spills and stack frames of every CUDA kernel, as ptxas sets them.
 
-  bench/ptxas_report.py [--build DIR] [--spills] [FILE.cu ...]
-  bench/ptxas_report.py --parse LOG [--spills]
+  bench/ptxas_report.py [--build DIR] [--spills | --local] [FILE.cu ...]
+  bench/ptxas_report.py --parse LOG [--spills | --local]
 
 Compiles each CUDA source of the library again with its exact command from DIR's
 compile_commands.json (default build-dev; CMake writes it at configure time) plus -Xptxas=-v,
 into a temporary directory, and prints one line per kernel and GPU target: registers, spill
-stores and spill loads (bytes), the target, the source file and the demangled kernel name.
-FILE.cu limits the run to sources whose path ends so (kernels_nf4.cu, cuda/linear.cu).
---spills prints only kernels that spill; --parse reads a saved `nvcc -Xptxas -v` log instead of
-compiling. Exit status 0 on success, 1 when a compile fails, 2 for usage errors.
+stores, spill loads and stack frame (bytes), the target, the source file and the demangled
+kernel name. FILE.cu limits the run to sources whose path ends so (kernels_nf4.cu,
+cuda/linear.cu). --spills prints only kernels that spill; --local those with any local memory,
+a stack frame or spills; --parse reads a saved `nvcc -Xptxas -v` log instead of compiling. Exit
+status 0 on success, 1 when a compile fails, 2 for usage errors.
 
 Why: a kernel that spills under a launch bound can cost far more than the bound saves (nf4-dq's
 two-row-tile kernels at 80 registers, docs/performance.md, session 37), and nothing else reports
-it. Needs no GPU.
+it. A stack frame without spills is local memory too: register arrays the compiler indexes at
+run time (session 43's first measurement of early attention loads kept its rows in 288 bytes of
+it, and spilled nothing). Needs no GPU.
 """
 import argparse
 import concurrent.futures
@@ -29,12 +32,13 @@ import tempfile
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
-SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers")
 
 
 def parse(log, source=""):
-    """Kernels of one ptxas -v log: dicts with name (mangled), target, registers, stores, loads.
+    """Kernels of one ptxas -v log: dicts with name (mangled), target, registers, stores, loads,
+    stack.
 
     ptxas prints, per entry function, "Compiling entry function NAME for TARGET", then
     "Function properties for NAME" with its stack and spill line, then "Used N registers".
@@ -52,13 +56,13 @@ def parse(log, source=""):
             continue
         m = SPILLS.search(line)
         if m and props_of:
-            spills[props_of] = (int(m.group(1)), int(m.group(2)))
+            spills[props_of] = (int(m.group(2)), int(m.group(3)), int(m.group(1)))
             continue
         m = USED.search(line)
         if m and entry:
-            stores, loads = spills.get(entry, (0, 0))
+            stores, loads, stack = spills.get(entry, (0, 0, 0))
             kernels.append({"name": entry, "target": target, "registers": int(m.group(1)),
-                            "stores": stores, "loads": loads, "source": source})
+                            "stores": stores, "loads": loads, "stack": stack, "source": source})
             entry = None
     return kernels
 
@@ -106,12 +110,15 @@ def run_one(entry, tmp):
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  bench/ptxas_report.py --spills\n"
+        epilog="examples:\n  bench/ptxas_report.py --spills\n  bench/ptxas_report.py --local\n"
                "  bench/ptxas_report.py --build build kernels_nf4.cu kernels_fp8.cu\n"
                "  nvcc ... -Xptxas=-v 2>log; bench/ptxas_report.py --parse log")
     ap.add_argument("--build", default="build-dev", help="configured build directory")
     ap.add_argument("--parse", metavar="LOG", help="read a saved ptxas -v log ('-': stdin)")
-    ap.add_argument("--spills", action="store_true", help="only kernels that spill")
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument("--spills", action="store_true", help="only kernels that spill")
+    only.add_argument("--local", action="store_true",
+                      help="only kernels with local memory: a stack frame or spills")
     ap.add_argument("files", nargs="*", help="sources to compile (path suffixes)")
     a = ap.parse_args()
     if a.parse and a.files:
@@ -137,10 +144,13 @@ def main():
 
     if a.spills:
         kernels = [k for k in kernels if k["stores"] or k["loads"]]
+    if a.local:
+        kernels = [k for k in kernels if k["stores"] or k["loads"] or k["stack"]]
     names = demangle(sorted({k["name"] for k in kernels}))
-    print("registers | spill stores (B) | spill loads (B) | target | source | kernel")
+    print("registers | spill stores (B) | spill loads (B) | stack frame (B) | target | source | "
+          "kernel")
     for k in sorted(kernels, key=lambda k: (k["source"], names[k["name"]], k["target"])):
-        print(f"{k['registers']} | {k['stores']} | {k['loads']} | {k['target']} | "
+        print(f"{k['registers']} | {k['stores']} | {k['loads']} | {k['stack']} | {k['target']} | "
               f"{k['source'] or '-'} | {names[k['name']]}")
     return 1 if failed else 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""test_ptxas_report.py — bench/ptxas_report.py's reading of a ptxas -v log: registers and spills
-per entry function and target, a non-inlined device function's properties not taken for a
-kernel's, --spills keeping only the kernels that spill; and its usage errors. (Compiling needs a
+"""test_ptxas_report.py — bench/ptxas_report.py's reading of a ptxas -v log: registers, spills and
+stack frames per entry function and target, a non-inlined device function's properties not
+taken for a kernel's, --spills keeping only the kernels that spill and --local those with a stack
+frame too; and its usage errors. (Compiling needs a
 configured CUDA build; the planted log is what nvcc -Xptxas=-v prints.)"""
 import tempfile
 import unittest
@@ -23,6 +24,10 @@ ptxas info    : Compiling entry function '_Z6spillyv' for 'sm_90a'
 ptxas info    : Function properties for _Z6spillyv
     304 bytes stack frame, 304 bytes spill stores, 76 bytes spill loads
 ptxas info    : Used 80 registers, used 1 barriers
+ptxas info    : Compiling entry function '_Z7stackedv' for 'sm_90a'
+ptxas info    : Function properties for _Z7stackedv
+    288 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 124 registers
 ptxas info    : Compiling entry function '_Z5tightv' for 'sm_80'
 ptxas info    : Function properties for _Z5tightv
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -32,24 +37,29 @@ ptxas info    : Used 96 registers
 
 class Parse(unittest.TestCase):
     def test_one_record_per_kernel_and_target(self):
-        got = [(k["name"], k["target"], k["registers"], k["stores"], k["loads"])
+        got = [(k["name"], k["target"], k["registers"], k["stores"], k["loads"], k["stack"])
                for k in ptxas_report.parse(LOG)]
-        self.assertEqual(got, [("_Z5tightv", "sm_90a", 128, 0, 0),
-                               ("_Z6spillyv", "sm_90a", 80, 304, 76),
-                               ("_Z5tightv", "sm_80", 96, 0, 0)])
+        self.assertEqual(got, [("_Z5tightv", "sm_90a", 128, 0, 0, 0),
+                               ("_Z6spillyv", "sm_90a", 80, 304, 76, 304),
+                               ("_Z7stackedv", "sm_90a", 124, 0, 0, 288),
+                               ("_Z5tightv", "sm_80", 96, 0, 0, 0)])
 
-    def test_table_and_spills_filter(self):
+    def test_table_and_filters(self):
         with tempfile.NamedTemporaryFile("w", suffix=".log") as f:
             f.write(LOG)
             f.flush()
             whole = run("--parse", f.name)
         self.assertEqual(whole.returncode, 0, whole.stderr)
         lines = whole.stdout.splitlines()
-        self.assertEqual(len(lines), 4)  # the header and three kernels
-        self.assertIn("80 | 304 | 76 | sm_90a | - | spilly()", lines)
+        self.assertEqual(len(lines), 5)  # the header and four kernels
+        self.assertIn("80 | 304 | 76 | 304 | sm_90a | - | spilly()", lines)
         spills = run("--parse", "-", "--spills", stdin=LOG)
         self.assertEqual(spills.stdout.splitlines()[1:],
-                         ["80 | 304 | 76 | sm_90a | - | spilly()"])
+                         ["80 | 304 | 76 | 304 | sm_90a | - | spilly()"])
+        local = run("--parse", "-", "--local", stdin=LOG)
+        self.assertEqual(local.stdout.splitlines()[1:],
+                         ["80 | 304 | 76 | 304 | sm_90a | - | spilly()",
+                          "124 | 0 | 0 | 288 | sm_90a | - | stacked()"])
 
 
 class UsageErrors(unittest.TestCase):
@@ -60,6 +70,9 @@ class UsageErrors(unittest.TestCase):
 
     def test_parse_with_sources(self):
         self.assertEqual(run("--parse", "-", "x.cu", stdin=LOG).returncode, 2)
+
+    def test_spills_and_local_together(self):
+        self.assertEqual(run("--parse", "-", "--spills", "--local", stdin=LOG).returncode, 2)
 
     def test_build_without_compile_commands(self):
         with tempfile.TemporaryDirectory() as d:
