@@ -32,7 +32,7 @@ import tempfile
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
-SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers")
 
 
@@ -43,24 +43,24 @@ def parse(log, source=""):
     ptxas prints, per entry function, "Compiling entry function NAME for TARGET", then
     "Function properties for NAME" with its stack and spill line, then "Used N registers".
     Non-inlined device functions have properties lines of their own; only entries are kept."""
-    kernels, entry, target, spills, props_of = [], None, None, {}, None
+    kernels, entry, target, frames, props_of = [], None, None, {}, None
     for line in log.splitlines():
         m = ENTRY.search(line)
         if m:
             entry, target = m.group(1), m.group(2)
-            spills.pop(entry, None)  # another target's compile of it said its own
+            frames.pop(entry, None)  # another target's compile of it said its own
             continue
         m = PROPERTIES.search(line)
         if m:
             props_of = m.group(1)
             continue
-        m = SPILLS.search(line)
+        m = FRAME.search(line)
         if m and props_of:
-            spills[props_of] = (int(m.group(2)), int(m.group(3)), int(m.group(1)))
+            frames[props_of] = (int(m.group(2)), int(m.group(3)), int(m.group(1)))
             continue
         m = USED.search(line)
         if m and entry:
-            stores, loads, stack = spills.get(entry, (0, 0, 0))
+            stores, loads, stack = frames.get(entry, (0, 0, 0))
             kernels.append({"name": entry, "target": target, "registers": int(m.group(1)),
                             "stores": stores, "loads": loads, "stack": stack, "source": source})
             entry = None

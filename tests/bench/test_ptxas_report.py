@@ -2,8 +2,8 @@
 """test_ptxas_report.py — bench/ptxas_report.py's reading of a ptxas -v log: registers, spills and
 stack frames per entry function and target, a non-inlined device function's properties not
 taken for a kernel's, --spills keeping only the kernels that spill and --local those with a stack
-frame too; and its usage errors. (Compiling needs a
-configured CUDA build; the planted log is what nvcc -Xptxas=-v prints.)"""
+frame too; and its usage errors. (Compiling needs a configured CUDA build; the planted log is
+what nvcc -Xptxas=-v prints.)"""
 import tempfile
 import unittest
 
