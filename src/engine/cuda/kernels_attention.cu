@@ -18,7 +18,6 @@
 #include "kernels_rope.cuh"
 
 #include <cooperative_groups.h>
-#include <stdlib.h>
 
 namespace cg = cooperative_groups;
 
@@ -59,7 +58,7 @@ static size_t attn_cluster_smem_bytes(int split_len, int n_splits, int head_dim)
  * sum l; global, or another block's shared memory). Called by all ATTN_THREADS threads of the
  * block; smem holds attn_smem_bytes. KEYS changes only how many rows a group loads at once, not
  * the arithmetic or its order. */
-template <typename T, int KEYS, bool SUMN = false>
+template <typename T, int KEYS>
 __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, int start, int end,
                              int tpk, float *smem, float *scratch, float *out)
 {
@@ -81,25 +80,6 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
             kr[u] = active && p < end ? *reinterpret_cast<const uint4 *>(K + (size_t)p * hd + d0)
                                       : make_uint4(0, 0, 0, 0);
         }
-        if (SUMN) { /* EXPERIMENT: the rows' group sums level by level, together */
-            float dot[KEYS];
-#pragma unroll
-            for (int u = 0; u < KEYS; u++) {
-                float kv[8];
-                ec_unpack8<T>(kr[u], kv);
-                dot[u] = 0.0f;
-#pragma unroll
-                for (int i = 0; i < 8; i++) dot[u] = fmaf(qv[i], kv[i], dot[u]);
-            }
-            for (int o = tpk / 2; o > 0; o /= 2)
-#pragma unroll
-                for (int u = 0; u < KEYS; u++) dot[u] += __shfl_xor_sync(0xffffffffu, dot[u], o);
-#pragma unroll
-            for (int u = 0; u < KEYS; u++) {
-                int p = p0 + g + u * groups;
-                if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot[u] / norm;
-            }
-        } else {
 #pragma unroll
         for (int u = 0; u < KEYS; u++) {
             int p = p0 + g + u * groups;
@@ -109,7 +89,6 @@ __device__ void attend_split(int hd, const float *qrow, const T *K, const T *V, 
             for (int i = 0; i < 8; i++) dot = fmaf(qv[i], kv[i], dot);
             dot = ec_group_sum(dot, tpk);
             if (p < end && threadIdx.x % tpk == 0) scores[p - start] = dot / norm;
-        }
         }
     }
     __syncthreads();
@@ -307,7 +286,7 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * decode_partial is both kernels' block up to its partial, written to `out` [hd + 2]; it calls
  * after_wait() right after the PDL wait, in every block. Returns the splits the row uses, or 0
  * for a block whose split starts past the new position (it does nothing after the wait). */
-template <typename T, int KEYS, bool SUMN = false, class AfterWait>
+template <typename T, int KEYS, class AfterWait>
 __device__ __forceinline__ int decode_partial(const ec_cuda_attn_shape &s, const float *qkv,
                                               const float *bias, const float *inv_freq,
                                               const int *pos, int split_len, int tpk, T *k_cache,
@@ -357,7 +336,7 @@ __device__ __forceinline__ int decode_partial(const ec_cuda_attn_shape &s, const
             V[(size_t)p * hd + d] = ec_from_f32<T>(row[e] + (bias ? bias[e] : 0.0f));
         }
     __syncthreads(); /* s_q, and this block's cache writes before its own reads of them */
-    attend_split<T, KEYS, SUMN>(hd, s_q, K, V, start, end, tpk, smem, scratch, out);
+    attend_split<T, KEYS>(hd, s_q, K, V, start, end, tpk, smem, scratch, out);
     return (len + split_len - 1) / split_len;
 }
 
@@ -394,7 +373,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
  * into rank 0's shared memory before rank 0 runs (long since, by then). Blocks past the position
  * write nothing but still meet the final barrier. Dynamic shared memory: attn_cluster_smem_bytes
  * (the partials [gridDim.z][hd + 2] after the split's scores and table). */
-template <typename T, int EXP>
+template <typename T>
 __global__ void __launch_bounds__(ATTN_THREADS)
     attn_decode_cluster_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,
                                const float *inv_freq, const int *pos, int split_len, int tpk,
@@ -404,12 +383,9 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     cg::cluster_group cluster = cg::this_cluster();
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
-    if (EXP & 2)
-        asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-    else
-        cluster.barrier_arrive();
+    cluster.barrier_arrive();
     float *parts = smem + attn_smem_floats(split_len); /* rank 0's: the row's partials */
-    int used = decode_partial<T, ATTN_CLUSTER_KEYS, (EXP & 1) != 0>(
+    int used = decode_partial<T, ATTN_CLUSTER_KEYS>(
         s, qkv, bias, inv_freq, pos, split_len, tpk, k_cache, v_cache, prefetch_below, smem,
         scratch, s_q, [&] { cluster.barrier_wait(); },
         cluster.map_shared_rank(parts + split * (hd + 2), 0));
@@ -445,14 +421,8 @@ static int attn_cluster_max()
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
             major < 9)
             return 0;
-        const void *kernels[] = {(const void *)attn_decode_cluster_kernel<__half, 0>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 0>,
-                                 (const void *)attn_decode_cluster_kernel<__half, 1>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 1>,
-                                 (const void *)attn_decode_cluster_kernel<__half, 2>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 2>,
-                                 (const void *)attn_decode_cluster_kernel<__half, 3>,
-                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16, 3>};
+        const void *kernels[] = {(const void *)attn_decode_cluster_kernel<__half>,
+                                 (const void *)attn_decode_cluster_kernel<__nv_bfloat16>};
         for (const void *k : kernels)
             if (cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
                 cudaSuccess) {
@@ -473,7 +443,7 @@ static int attn_cluster_max()
             cfg.attrs = &attr;
             cfg.numAttrs = 1;
             int clusters = 0;
-            if (cudaOccupancyMaxActiveClusters(&clusters, attn_decode_cluster_kernel<__half, 0>,
+            if (cudaOccupancyMaxActiveClusters(&clusters, attn_decode_cluster_kernel<__half>,
                                                &cfg) == cudaSuccess &&
                 clusters > 0)
                 return size;
@@ -581,13 +551,7 @@ extern "C" int ec_cuda_attention_decode(ec_cuda_dtype t, const ec_cuda_attn_shap
         dim3 grid((unsigned)s->n_heads, (unsigned)batch, (unsigned)n_splits);
         int prefetch_below = attn_prefetch_below(s, batch, sizeof(T));
         if (clustered) {
-            const char *exp = getenv("ECOCOMPUTE_CUDA_ATTN_EXP");
-            int e = exp ? atoi(exp) : 0;
-            auto kernel = e == 1   ? attn_decode_cluster_kernel<T, 1>
-                          : e == 2 ? attn_decode_cluster_kernel<T, 2>
-                          : e == 3 ? attn_decode_cluster_kernel<T, 3>
-                                   : attn_decode_cluster_kernel<T, 0>;
-            EC_CUDA_TRY(ec_launch_clustered(kernel, grid,
+            EC_CUDA_TRY(ec_launch_clustered(attn_decode_cluster_kernel<T>, grid,
                                             dim3(1, 1, (unsigned)n_splits), dim3(ATTN_THREADS),
                                             cluster_smem, stream, *s, qkv, bias, inv_freq, pos,
                                             split_len, keys_lanes(s->head_dim), (T *)k_cache,
