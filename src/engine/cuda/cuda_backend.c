@@ -555,11 +555,6 @@ static unsigned long long *stat_of(const cuda_state *s, int layer, int input)
     return s->stats + ((size_t)layer * EC_LINEAR_INPUTS + input) * 2;
 }
 
-/* Enqueues the layers (and, when with_head, the head and argmax) for `batch` sequences of n
- * positions whose position and tokens are already in d_step. The fused family does no host
- * synchronisation, so its decode call can be captured into a graph; the reference family
- * synchronises inside int8-mixed linears, as bitsandbytes does. A decode step's argmax leaves
- * d_step holding the next step's input (ec_cuda_argmax_feed). */
 /* A decode call's attention splits (ec_cuda_decode_split_len, ec_cuda_decode_clustered). */
 typedef struct {
     int n, len;    /* splits of a row, positions per split */
@@ -587,6 +582,11 @@ static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int bat
                              s->att, s->stream);
 }
 
+/* Enqueues the layers (and, when with_head, the head and argmax) for `batch` sequences of n
+ * positions whose position and tokens are already in d_step. The fused family does no host
+ * synchronisation, so its decode call can be captured into a graph; the reference family
+ * synchronises inside int8-mixed linears, as bitsandbytes does. A decode step's argmax leaves
+ * d_step holding the next step's input (ec_cuda_argmax_feed). */
 static int enqueue_step(cuda_state *s, int batch, int n, decode_splits sp, int with_head)
 {
     const ec_model_config *c = &s->cfg;
@@ -691,7 +691,8 @@ static int prefill(cuda_state *s, const int *tokens, int batch, int n, int pos)
         int last = c0 + cn == n;
         if (c0 > 0) EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "prefill chunk at %d", pos + c0);
         if (upload_step(s, tokens, batch, n, c0, cn, pos + c0) ||
-            (cn == 1 ? enqueue_one(s, batch, last) : enqueue_step(s, batch, cn, (decode_splits){0, 0, 0}, last)))
+            (cn == 1 ? enqueue_one(s, batch, last)
+                     : enqueue_step(s, batch, cn, (decode_splits){0, 0, 0}, last)))
             return -1;
     }
     return 0;

@@ -246,8 +246,8 @@ int ec_cuda_decode_split_len(int max_seq, int rows);
  * cover max_seq, the row takes those instead, and they meet in one cluster's shared memory
  * rather than through a ticket in global memory (ec_decode_clustered_for; at 640 positions and
  * batch 1, 10 splits of 64 instead of 20 of 32: steps 0.6-2.4 % shorter in every format,
- * docs/performance.md, session 42). Rows the wave already cuts into few splits keep the ticket: at batch 8 the
- * clustered kernel made fp8 steps 8 % longer. */
+ * docs/performance.md, session 42). Rows the wave already cuts into few splits keep the
+ * ticket: at batch 8 the clustered kernel made fp8 steps 8 % longer. */
 enum { EC_DECODE_MIN_SPLIT = 32, EC_DECODE_MAX_SPLITS = 64 };
 enum { EC_DECODE_MAX_CLUSTER = 16, EC_DECODE_CLUSTER_SPLIT = 64 };
 int ec_decode_split_len_for(int max_seq, int rows, int wave, int cluster_max);

@@ -279,9 +279,11 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  * the position and rope angles come before the wait and the combine's loads go out together
  * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows into registers
  * before the wait (session 14), or its V rows with its K rows (session 22), only reordered them
- * and measured slower. What pays is a bulk prefetch of the split's cached rows into L2 before
- * the wait (attn_prefetch_below), which costs the block two instructions and no registers: its
- * K and V loads then meet L2 instead of the HBM.
+ * and measured slower, as did the clustered kernel's first key and value rows loaded at or
+ * before the wait (session 43: 0.8-6 % slower steps, fp16 included). What pays is a bulk
+ * prefetch of the split's cached rows into L2 before the wait (attn_prefetch_below), which costs
+ * the block two instructions and no registers: its K and V loads then meet L2 instead of the
+ * HBM.
  *
  * decode_partial is both kernels' block up to its partial, written to `out` [hd + 2]; it calls
  * after_wait() right after the PDL wait, in every block. Returns the splits the row uses, or 0
@@ -383,6 +385,8 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     cg::cluster_group cluster = cg::this_cluster();
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
+    /* cg's arrive releases (a GPU-wide fence, 6 % of the kernel's stalls alone under ncu); a
+     * relaxed arrival measured no faster in the step (docs/performance.md, session 43) */
     cluster.barrier_arrive();
     float *parts = smem + attn_smem_floats(split_len); /* rank 0's: the row's partials */
     int used = decode_partial<T, ATTN_CLUSTER_KEYS>(

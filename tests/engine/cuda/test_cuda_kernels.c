@@ -456,8 +456,9 @@ static void check_attention_decode_fused(ec_cuda_dtype t, ec_cuda_attn_shape s, 
     char what[96];
     kernel_ok(ec_cuda_attention_prepare(split_len));
     for (int pos = ctx - 1; pos <= ctx; pos++) {
-        snprintf(what, sizeof what, "%s fused decode attention hd %d heads %d/%d pos %d split %d%s",
-                 dname(t), hd, s.n_heads, s.n_kv_heads, pos, split_len, clustered ? " clustered" : "");
+        snprintf(what, sizeof what,
+                 "%s fused decode attention hd %d heads %d/%d pos %d split %d%s", dname(t), hd,
+                 s.n_heads, s.n_kv_heads, pos, split_len, clustered ? " clustered" : "");
         for (int i = 0; i < batch * w; i++) qkv[i] = 2.0f * frand();
         CUDA_OK(cudaMemcpy(d_qkv, qkv, (size_t)batch * w * 4, cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemcpy(d_pos, &pos, sizeof pos, cudaMemcpyHostToDevice));
@@ -504,7 +505,8 @@ static void test_attention_decode_fused(void **state)
                                          ec_cuda_decode_split_len(ctxs[c] + 3, 1 << 20), 0, c & 1);
         }
     ec_cuda_attn_shape tiny = {4, 2, 8, 40, 0};
-    check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 0, 1); /* one split longer than the cache */
+    /* one split longer than the cache */
+    check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 0, 1);
 
     /* Clustered rows, as many as the device's clusters hold (sm_90 and up: 8 or more; on an
      * H100 16, where a batch-1 row of 640 positions must cluster): the policy's 11 splits of 64
