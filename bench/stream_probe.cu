@@ -23,6 +23,7 @@
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o stream_probe bench/stream_probe.cu &&
  *                ./stream_probe */
 #include "bench_cuda.h"
+#include "probe_sm90.cuh"
 
 #include <cuda_runtime.h>
 
@@ -35,14 +36,6 @@ enum { THREADS = 256, WARPS = THREADS / 32, CHUNK = 128, REPS = 200 };
 #define ROTATE_BYTES 400e6    /* 8 times the H100's 50 MB L2, as kernel_bench */
 #define PAD_SMEM (100 * 1024) /* two CTAs per SM, as qmma_kernel's registers allow */
 
-__device__ __forceinline__ void release_next()
-{
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-__device__ __forceinline__ void wait_previous()
-{
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-}
 __device__ __forceinline__ uint32_t xor4(uint4 v)
 {
     return v.x ^ v.y ^ v.z ^ v.w;
@@ -51,10 +44,6 @@ __device__ __forceinline__ uint32_t xor4(uint4 v)
 __device__ __forceinline__ void keep(uint32_t acc, uint32_t *out)
 {
     if (acc == 0x12345678u) *out = acc;
-}
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
 }
 
 __global__ void __launch_bounds__(THREADS)
@@ -221,19 +210,12 @@ __global__ void __launch_bounds__(THREADS)
     size_t p0 = blockIdx.x * per, p1 = p0 + per < pieces ? p0 + per : pieces;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+            mbar_init(&full[s], 1);
+        mbar_init_fence();
     }
     __syncthreads();
     auto issue = [&](size_t p, int s) {
-        asm volatile(
-            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(&full[s])),
-            "r"(PIECE)
-            : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-                     "[%1], %2, [%3];" ::"r"(smem_addr(stage + s * PIECE)),
-                     "l"(w + p * PIECE), "r"(PIECE), "r"(smem_addr(&full[s]))
-                     : "memory");
+        bulk_copy(stage + s * PIECE, w + p * PIECE, PIECE, &full[s]);
     };
     if (threadIdx.x == 0)
         for (int s = 0; s < STAGES && p0 + s < p1; s++)
@@ -241,13 +223,9 @@ __global__ void __launch_bounds__(THREADS)
     uint32_t acc = 0;
     for (size_t p = p0; p < p1; p++) {
         int s = (int)((p - p0) % STAGES);
-        uint32_t parity = (uint32_t)(((p - p0) / STAGES) & 1), done = 0;
-        while (!done)
-            asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; "
-                         "selp.u32 %0, 1, 0, q; }"
-                         : "=r"(done)
-                         : "r"(smem_addr(&full[s])), "r"(parity)
-                         : "memory");
+        uint32_t parity = (uint32_t)(((p - p0) / STAGES) & 1);
+        while (!mbar_test(&full[s], parity)) {
+        }
         const uint4 *v = reinterpret_cast<const uint4 *>(stage + s * PIECE);
 #pragma unroll
         for (int k = 0; k < PIECE / 16 / THREADS; k++)
