@@ -8,24 +8,27 @@
  * only once the previous kernel lets it launch. This probe measures the architecture without
  * those limits:
  * - one CTA per SM runs the whole step (a cooperative launch);
- * - its producer warp streams the CTA's rows of every weight, linear after linear, layer after
- *   layer, through a ring of shared-memory slots with bulk copies (TMA). Weights do not depend
- *   on activations, so the stream runs on while the consumers wait;
- * - its 8 consumer warps compute the real GEMVs. For each linear they wait at a grid-wide
- *   barrier for the previous one's outputs, load its input into shared memory (RMS-normalised
- *   before qkv and gate/up), and take the slots in turn.
+ * - its producer warp claims groups of rows of each linear in turn (from a counter per linear,
+ *   or statically: CTA b takes groups b, b + G, ...) and streams them through a ring of
+ *   16 KB shared-memory slots with bulk copies (TMA), tagging each slot with what it holds.
+ *   Weights do not depend on activations, so the stream runs on into the next linears while the
+ *   consumers wait;
+ * - its 4 or 8 consumer warps take whole slots in turn and compute the real GEMVs, one warp a
+ *   slot (a row in several slots adds its parts in shared memory). For each linear they wait at
+ *   a grid-wide barrier for the previous one's outputs, then load its input into shared memory
+ *   (RMS-normalised before qkv and gate/up).
  *
  * A layer is qkv, an optional stand-in for the attention, o (+ residual), gate/up (SiLU(gate) ·
  * up, rows interleaved) and down (+ residual). o's input is qkv's first dim outputs. The
  * attention stand-in waits a given time after qkv's barrier, then meets a second barrier, so the
  * rows show how much of such a latency the stream hides. Weights are e4m3 (fp8) or fp16;
- * activations and sums are fp32.
+ * activations and sums are fp32, on CUDA cores.
  *
- * The probe first checks the kernel against a CPU computation of the same layers on two small
- * shapes (one with rows split over two slots) and exits 1 on a mismatch or a timed-out wait. Then
- * for each shape, format and ring depth it prints µs per layer over a whole step (distinct weights
- * per layer, so no weight is in L2 at its turn; the median of 5 steps): loads only (the consumers
- * free each slot unread, with the barriers kept) and computing, without and with the attention
+ * The probe first checks every kernel against a CPU computation of the same layers on two small
+ * shapes (one with rows split over two slots) and exits 1 on a mismatch or a timed-out wait.
+ * Then for each shape and format it prints µs per layer over a whole step (distinct weights per
+ * layer, so no weight is in L2 at its turn; the median of 5 steps): loads only (the consumers
+ * free each slot unread, the barriers kept) and computing, without and with the attention
  * stand-in.
  *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o persistent_probe
@@ -45,14 +48,11 @@
 #include <vector>
 
 enum {
-    CONSUMERS = 256,          /* threads that compute: 8 warps */
-    WARPS = CONSUMERS / 32,   /* ... */
-    THREADS = CONSUMERS + 32, /* and one warp whose first thread issues the copies */
-    SLOT = 16384,             /* bytes of one ring slot */
-    SLOT_ROWS = 4,            /* whole rows in a slot, at most */
-    MAX_SLOTS = 12,           /* ring depth, at most */
-    CONSUMER_BARRIER = 1,     /* the named barrier of the consumer warps */
-    STEPS = 5,                /* timed steps per row of the table */
+    SLOT = 16384,         /* bytes of one ring slot */
+    SLOT_ROWS = 4,        /* whole rows in a slot, at most */
+    MAX_SLOTS = 12,       /* ring depth, at most */
+    CONSUMER_BARRIER = 1, /* the named barrier of the consumer warps */
+    STEPS = 5,            /* timed steps per row of the table */
 };
 enum { QKV, O, GATE_UP, DOWN, LINEARS };
 #define TIMEOUT_NS 500000000ull /* a wait this long is a bug: counted, and every wait then ends */
@@ -70,8 +70,8 @@ __host__ __device__ inline int linear_cols(Dims d, int l)
     return l == DOWN ? d.ffn : d.dim;
 }
 
-/* How a linear's rows of row_bytes pass through the slots: `rows` whole rows a slot (parts 1),
- * or one row a slot in `parts` pieces of `piece` bytes. */
+/* How a linear's rows of row_bytes pass through the slots: claims of `rows` whole rows, one slot
+ * each (parts 1), or claims of one row in `parts` slots of `piece` bytes. */
 struct Slicing {
     int row_bytes, parts, piece, rows;
 };
@@ -87,50 +87,44 @@ __host__ __device__ inline Slicing slicing_of(int row_bytes)
     s.piece = row_bytes / s.parts;
     return s;
 }
-/* CTA b's rows [r0, r1) of a linear: an even split of its units (gate/up: row pairs). */
-__host__ __device__ inline void cta_rows(Dims d, int l, int b, int ctas, int *r0, int *r1)
+__host__ __device__ inline int claims_of(Dims d, int l, const Slicing &s)
 {
-    int unit = l == GATE_UP ? 2 : 1, units = linear_rows(d, l) / unit;
-    *r0 = (int)((long long)b * units / ctas) * unit;
-    *r1 = (int)((long long)(b + 1) * units / ctas) * unit;
+    int rows = linear_rows(d, l);
+    return s.parts == 1 ? (rows + s.rows - 1) / s.rows : rows;
 }
-/* The k-th slot load of rows [r0, r1). */
+/* Slot load `part` of claim c, of a linear of `rows` rows. */
 struct Load {
-    int row, rows, part;
+    int row, rows;
     size_t offset;
     unsigned bytes;
 };
-__device__ inline int loads_of(const Slicing &s, int r0, int r1)
-{
-    return s.parts == 1 ? (r1 - r0 + s.rows - 1) / s.rows : (r1 - r0) * s.parts;
-}
-__device__ inline Load load_of(const Slicing &s, int r0, int r1, int k)
+__device__ inline Load load_of(const Slicing &s, int rows, int c, int part)
 {
     Load g;
-    if (s.parts == 1) {
-        g.row = r0 + k * s.rows;
-        g.rows = r1 - g.row < s.rows ? r1 - g.row : s.rows;
-        g.part = 0;
-    } else {
-        g.row = r0 + k / s.parts;
-        g.rows = 1;
-        g.part = k % s.parts;
-    }
-    g.offset = (size_t)g.row * s.row_bytes + (size_t)g.part * s.piece;
+    g.row = s.parts == 1 ? c * s.rows : c;
+    g.rows = s.parts > 1 ? 1 : rows - g.row < s.rows ? rows - g.row : s.rows;
+    g.offset = (size_t)g.row * s.row_bytes + (size_t)part * s.piece;
     g.bytes = (unsigned)(g.rows * s.piece);
     return g;
 }
+/* What a slot holds: linear `phase` (layer * LINEARS + linear) of the step, its claim and part,
+ * and the CTA's claim count so far (seq). */
+struct Tag {
+    int phase, claim, seq, part;
+};
 
 struct Step {
     Dims d;
     int layers, slots;
     int compute;             /* 0: the consumers free each slot unread */
+    int dynamic;             /* 1: CTAs claim row groups from a counter; 0: CTA b takes b + j G */
     unsigned attention_ns;   /* the attention stand-in's wait; 0: none */
     const uint8_t *const *w; /* [layers][LINEARS] row-major [rows][cols] weights */
     const float *norm;       /* [layers][2][dim]: before qkv, before gate/up */
     float *h;                /* [dim] the residual stream, in and out */
     float *qkv;              /* [dim + 2 kv_dim] */
     float *act;              /* [ffn] SiLU(gate) · up */
+    unsigned *claims;        /* [layers][LINEARS] claims taken, 0 at launch */
     unsigned *arrivals;      /* the grid barrier's count, 0 at launch */
     unsigned *timeouts;      /* waits that ran past TIMEOUT_NS */
 };
@@ -145,9 +139,9 @@ __device__ __forceinline__ bool timed_out(const unsigned *timeouts)
 {
     return *(const volatile unsigned *)timeouts != 0;
 }
-__device__ __forceinline__ void consumers_sync()
+template <int CONSUMERS> __device__ __forceinline__ void consumers_sync()
 {
-    asm volatile("bar.sync %0, %1;" ::"n"((int)CONSUMER_BARRIER), "n"((int)CONSUMERS) : "memory");
+    asm volatile("bar.sync %0, %1;" ::"n"((int)CONSUMER_BARRIER), "n"(CONSUMERS) : "memory");
 }
 __device__ __forceinline__ float warp_sum(float v)
 {
@@ -163,8 +157,8 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned *p)
     return v;
 }
 
-/* Waits for the phase of bar with this parity; after a timeout anywhere, returns at once. */
-__device__ void wait_slot(uint64_t *bar, uint32_t parity, unsigned *timeouts)
+/* The producer's wait for a free slot; after a timeout anywhere, returns at once. */
+__device__ void wait_free(uint64_t *bar, uint32_t parity, unsigned *timeouts)
 {
     if (mbar_test(bar, parity)) return;
     uint64_t t0 = now_ns();
@@ -174,11 +168,28 @@ __device__ void wait_slot(uint64_t *bar, uint32_t parity, unsigned *timeouts)
             return;
         }
 }
+/* A consumer's wait for load k in its slot: false if it will never come (the producer has
+ * issued all `issued` loads of the step) or after a timeout. */
+__device__ bool wait_load(uint64_t *bar, uint32_t parity, unsigned k, const unsigned *issued,
+                          unsigned *timeouts)
+{
+    if (mbar_test(bar, parity)) return true;
+    uint64_t t0 = now_ns();
+    while (!mbar_test(bar, parity)) {
+        if (*(const volatile unsigned *)issued <= k || timed_out(timeouts)) return false;
+        if (now_ns() - t0 > TIMEOUT_NS) {
+            atomicAdd(timeouts, 1u);
+            return false;
+        }
+    }
+    return true;
+}
 /* The consumers of every CTA meet: the n-th barrier of the launch returns once every CTA's
  * thread 0 has arrived n times. Writes before it are visible after it. */
+template <int CONSUMERS>
 __device__ void grid_sync(unsigned *arrivals, unsigned n, unsigned *timeouts)
 {
-    consumers_sync();
+    consumers_sync<CONSUMERS>();
     if (threadIdx.x == 0) {
         __threadfence();
         atomicAdd(arrivals, 1u);
@@ -190,11 +201,12 @@ __device__ void grid_sync(unsigned *arrivals, unsigned n, unsigned *timeouts)
             }
         __threadfence();
     }
-    consumers_sync();
+    consumers_sync<CONSUMERS>();
 }
 
 /* xs [n] = src (written by other CTAs in this launch: read past L1), times rsqrt(mean square +
  * 1e-5) · norm where norm is given. */
+template <int CONSUMERS>
 __device__ void load_input(float *xs, const float *src, int n, const float *norm, float *partial)
 {
     float squares = 0.0f;
@@ -206,168 +218,190 @@ __device__ void load_input(float *xs, const float *src, int n, const float *norm
     if (norm) {
         squares = warp_sum(squares);
         if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = squares;
-        consumers_sync();
+        consumers_sync<CONSUMERS>();
         float total = 0.0f;
-        for (int w = 0; w < WARPS; w++)
+        for (int w = 0; w < CONSUMERS / 32; w++)
             total += partial[w];
         float inv = rsqrtf(total / n + 1e-5f);
         for (int i = threadIdx.x; i < n; i += CONSUMERS) /* this thread's own elements */
             xs[i] = xs[i] * inv * norm[i];
     }
-    consumers_sync();
+    consumers_sync<CONSUMERS>();
 }
 
-/* The dot product of one 16-byte piece of weights with its activations x [16 / ELEM]. */
+/* The dot product of one 16-byte piece of weights with its 16 / ELEM activations. */
 template <int ELEM> __device__ __forceinline__ float dot_piece(uint4 w, const float *x)
 {
     const uint32_t *u = reinterpret_cast<const uint32_t *>(&w);
-    const float4 *x4 = reinterpret_cast<const float4 *>(x);
     float d = 0.0f;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        float v[4];
         if (ELEM == 1) {
             __half2 lo = __half2(__nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(u[k] & 0xffffu),
                                                             __NV_E4M3)),
                     hi = __half2(
                         __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(u[k] >> 16), __NV_E4M3));
             float2 a = __half22float2(lo), b = __half22float2(hi);
-            v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
-            float4 xv = x4[k];
-            d = fmaf(v[0], xv.x, fmaf(v[1], xv.y, fmaf(v[2], xv.z, fmaf(v[3], xv.w, d))));
+            d = fmaf(a.x, x[4 * k],
+                     fmaf(a.y, x[4 * k + 1], fmaf(b.x, x[4 * k + 2], fmaf(b.y, x[4 * k + 3], d))));
         } else {
             float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u[k]));
-            float2 xv = reinterpret_cast<const float2 *>(x)[k];
-            d = fmaf(a.x, xv.x, fmaf(a.y, xv.y, d));
+            d = fmaf(a.x, x[2 * k], fmaf(a.y, x[2 * k + 1], d));
         }
     }
     return d;
 }
 
-/* One linear's row sums, finished: stored, added to the residual or through SiLU · up. */
+/* A finished row of qkv (stored), o or down (added to the residual rows, which only the claim's
+ * CTA writes). */
 __device__ __forceinline__ void finish_row(const Step &st, int l, int row, float v)
 {
     if (l == QKV)
         st.qkv[row] = v;
-    else /* o and down, the residual rows this CTA alone writes */
+    else
         st.h[row] = __ldcg(st.h + row) + v;
 }
-
-template <int ELEM> __global__ void __launch_bounds__(THREADS, 1) step_kernel(Step st)
+/* v[i] for a lane-dependent i, without indexing registers. */
+__device__ __forceinline__ float pick(const float (&v)[SLOT_ROWS], int i)
 {
+    float r = 0.0f;
+#pragma unroll
+    for (int j = 0; j < SLOT_ROWS; j++)
+        if (j == i) r = v[j];
+    return r;
+}
+
+/* CW consumer warps, each taking whole slots in turn (warp w: loads w, w + CW, ...), and a
+ * producer warp. */
+template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) step_kernel(Step st)
+{
+    constexpr int CONSUMERS = CW * 32;
     extern __shared__ __align__(128) uint8_t smem[];
     uint8_t *ring = smem;                                                  /* [slots][SLOT] */
     float *xs = reinterpret_cast<float *>(smem + (size_t)st.slots * SLOT); /* [max(dim, ffn)] */
     __shared__ __align__(8) uint64_t full[MAX_SLOTS], empty[MAX_SLOTS];
-    __shared__ float sums[2][WARPS][SLOT_ROWS], partial[WARPS];
+    __shared__ Tag tags[MAX_SLOTS];
+    /* a row in parts: its sum so far and parts added, by claim seq; claims in flight are fewer
+     * than the slots plus the warps finishing one */
+    __shared__ float row_sum[2 * MAX_SLOTS], partial[CW];
+    __shared__ unsigned row_parts[2 * MAX_SLOTS], issued;
     if (threadIdx.x == 0) {
         for (int s = 0; s < st.slots; s++) {
             mbar_init(&full[s], 1);
             mbar_init(&empty[s], 1);
         }
         mbar_init_fence();
+        for (int i = 0; i < 2 * MAX_SLOTS; i++)
+            row_sum[i] = 0.0f, row_parts[i] = 0;
+        issued = ~0u;
     }
     __syncthreads();
     const Dims d = st.d;
+    const int phases = st.layers * LINEARS;
 
-    if (threadIdx.x >= CONSUMERS) { /* the producer: every load of the step, in order */
+    if (threadIdx.x >= CONSUMERS) { /* the producer: its CTA's claims, linear after linear */
         if (threadIdx.x != CONSUMERS) return;
         unsigned k = 0;
-        for (int layer = 0; layer < st.layers; layer++)
-            for (int l = 0; l < LINEARS; l++) {
-                Slicing s = slicing_of(linear_cols(d, l) * ELEM);
-                int r0, r1;
-                cta_rows(d, l, blockIdx.x, gridDim.x, &r0, &r1);
-                const uint8_t *w = st.w[layer * LINEARS + l];
-                for (int i = 0, n = loads_of(s, r0, r1); i < n; i++, k++) {
+        int seq = 0;
+        for (int ph = 0; ph < phases; ph++) {
+            int l = ph % LINEARS, rows = linear_rows(d, l);
+            Slicing s = slicing_of(linear_cols(d, l) * ELEM);
+            int n = claims_of(d, l, s);
+            unsigned *counter = st.claims + ph;
+            int c = st.dynamic ? (int)atomicAdd(counter, 1u) : (int)blockIdx.x;
+            while (c < n) {
+                /* the next claim's round trip overlaps this one's waits for free slots */
+                int next = st.dynamic ? (int)atomicAdd(counter, 1u) : c + (int)gridDim.x;
+                for (int part = 0; part < s.parts; part++, k++) {
                     unsigned slot = k % st.slots, use = k / st.slots;
-                    if (use > 0) wait_slot(&empty[slot], (use - 1) & 1, st.timeouts);
-                    Load g = load_of(s, r0, r1, i);
-                    bulk_copy(ring + (size_t)slot * SLOT, w + g.offset, g.bytes, &full[slot]);
+                    if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
+                    tags[slot] = Tag{ph, c, seq, part}; /* published by the copy's arrival */
+                    Load g = load_of(s, rows, c, part);
+                    bulk_copy(ring + (size_t)slot * SLOT, st.w[ph] + g.offset, g.bytes,
+                              &full[slot]);
                 }
+                seq++;
+                c = next;
             }
+        }
+        *(volatile unsigned *)&issued = k;
         return;
     }
 
-    unsigned k = 0, barriers = 0;
-    int buf = 0, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    for (int layer = 0; layer < st.layers; layer++) {
-        const float *norm = st.norm + (size_t)layer * 2 * d.dim;
-        for (int l = 0; l < LINEARS; l++) {
-            if (l == O && st.attention_ns) {
-                if (threadIdx.x == 0)
-                    for (uint64_t t0 = now_ns(); now_ns() - t0 < st.attention_ns;) {
-                    }
-                grid_sync(st.arrivals, ++barriers, st.timeouts);
-            }
-            int cols = linear_cols(d, l);
-            if (st.compute)
-                load_input(xs,
-                           l == O      ? st.qkv
-                           : l == DOWN ? st.act
-                                       : st.h,
-                           cols,
-                           l == QKV       ? norm
-                           : l == GATE_UP ? norm + d.dim
-                                          : nullptr,
-                           partial);
-            Slicing s = slicing_of(cols * ELEM);
-            int r0, r1;
-            cta_rows(d, l, blockIdx.x, gridDim.x, &r0, &r1);
-            float row_sum = 0.0f; /* thread 0's: a row's pieces so far (parts > 1) */
-            for (int i = 0, n = loads_of(s, r0, r1); i < n; i++, k++) {
-                unsigned slot = k % st.slots, use = k / st.slots;
-                wait_slot(&full[slot], use & 1, st.timeouts);
-                Load g = load_of(s, r0, r1, i);
-                if (!st.compute) {
-                    consumers_sync();
-                    if (threadIdx.x == 0) mbar_arrive(&empty[slot]);
-                    continue;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    unsigned k = warp, barriers = 0;
+    for (int ph = 0; ph < phases; ph++) {
+        int layer = ph / LINEARS, l = ph % LINEARS;
+        if (l == O && st.attention_ns) {
+            if (threadIdx.x == 0)
+                for (uint64_t t0 = now_ns(); now_ns() - t0 < st.attention_ns;) {
                 }
-                float acc[SLOT_ROWS] = {0.0f, 0.0f, 0.0f, 0.0f};
-                const uint4 *v = reinterpret_cast<const uint4 *>(ring + (size_t)slot * SLOT);
-                int per_row = s.piece / 16, col0 = g.part * s.piece / ELEM;
-                for (int q = threadIdx.x; q < g.rows * per_row; q += CONSUMERS) {
-                    int r = q / per_row;
-                    float dot = dot_piece<ELEM>(v[q], xs + col0 + (q - r * per_row) * (16 / ELEM));
-#pragma unroll
-                    for (int rr = 0; rr < SLOT_ROWS; rr++)
-                        if (rr == r) acc[rr] += dot;
-                }
-#pragma unroll
-                for (int rr = 0; rr < SLOT_ROWS; rr++) {
-                    float a = warp_sum(acc[rr]);
-                    if (lane == 0) sums[buf][warp][rr] = a;
-                }
-                consumers_sync(); /* the slot is read, its row sums are in shared memory */
-                if (threadIdx.x == 0) mbar_arrive(&empty[slot]);
-                auto row_total = [&](int r) {
-                    float t = 0.0f;
-                    for (int w = 0; w < WARPS; w++)
-                        t += sums[buf][w][r];
-                    return t;
-                };
-                if (l == GATE_UP) { /* rows gate_j, up_j interleaved; slots hold whole pairs */
-                    int j = threadIdx.x;
-                    if (2 * j < g.rows) {
-                        float gate = row_total(2 * j), up = row_total(2 * j + 1);
-                        st.act[g.row / 2 + j] = gate / (1.0f + expf(-gate)) * up;
-                    }
-                } else if (s.parts > 1) {
-                    if (threadIdx.x == 0) {
-                        row_sum += row_total(0);
-                        if (g.part == s.parts - 1) {
-                            finish_row(st, l, g.row, row_sum);
-                            row_sum = 0.0f;
-                        }
-                    }
-                } else if ((int)threadIdx.x < g.rows) {
-                    finish_row(st, l, g.row + threadIdx.x, row_total(threadIdx.x));
-                }
-                buf ^= 1; /* the next load's sums go to the other half while these are read */
-            }
-            grid_sync(st.arrivals, ++barriers, st.timeouts);
+            grid_sync<CONSUMERS>(st.arrivals, ++barriers, st.timeouts);
         }
+        int cols = linear_cols(d, l), rows = linear_rows(d, l);
+        if (st.compute) {
+            const float *norm = st.norm + (size_t)layer * 2 * d.dim;
+            load_input<CONSUMERS>(xs,
+                                  l == O      ? st.qkv
+                                  : l == DOWN ? st.act
+                                              : st.h,
+                                  cols,
+                                  l == QKV       ? norm
+                                  : l == GATE_UP ? norm + d.dim
+                                                 : nullptr,
+                                  partial);
+        }
+        Slicing s = slicing_of(cols * ELEM);
+        for (;; k += CW) {
+            unsigned slot = k % st.slots;
+            if (!wait_load(&full[slot], (k / st.slots) & 1, k, &issued, st.timeouts)) break;
+            Tag tag = tags[slot];
+            if (tag.phase != ph) break; /* the next linear's: after the barrier */
+            if (!st.compute) {
+                __syncwarp();
+                if (lane == 0) mbar_arrive(&empty[slot]);
+                continue;
+            }
+            Load g = load_of(s, rows, tag.claim, tag.part);
+            const uint4 *v = reinterpret_cast<const uint4 *>(ring + (size_t)slot * SLOT);
+            const float *x = xs + tag.part * s.piece / ELEM;
+            int per_row = s.piece / 16;
+            float acc[SLOT_ROWS] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (int p = lane; p < per_row; p += 32) {
+                float xv[16 / ELEM];
+#pragma unroll
+                for (int i = 0; i < 16 / ELEM; i += 4)
+                    *reinterpret_cast<float4 *>(xv + i) =
+                        *reinterpret_cast<const float4 *>(x + p * (16 / ELEM) + i);
+#pragma unroll
+                for (int r = 0; r < SLOT_ROWS; r++)
+                    if (r < g.rows) acc[r] += dot_piece<ELEM>(v[r * per_row + p], xv);
+            }
+            __syncwarp(); /* every lane has read the slot */
+            if (lane == 0) mbar_arrive(&empty[slot]);
+#pragma unroll
+            for (int r = 0; r < SLOT_ROWS; r++)
+                acc[r] = warp_sum(acc[r]);
+            if (l == GATE_UP) { /* rows gate_j, up_j interleaved; claims hold whole pairs */
+                if (2 * lane < g.rows) {
+                    float gate = pick(acc, 2 * lane), up = pick(acc, 2 * lane + 1);
+                    st.act[g.row / 2 + lane] = gate / (1.0f + expf(-gate)) * up;
+                }
+            } else if (s.parts > 1) {
+                if (lane == 0) {
+                    int a = tag.seq % (2 * MAX_SLOTS);
+                    atomicAdd(&row_sum[a], acc[0]);
+                    __threadfence_block(); /* the sum before the count */
+                    if (atomicAdd(&row_parts[a], 1u) == (unsigned)s.parts - 1) {
+                        row_parts[a] = 0;
+                        finish_row(st, l, g.row, atomicExch(&row_sum[a], 0.0f));
+                    }
+                }
+            } else if (lane < g.rows) {
+                finish_row(st, l, g.row + lane, pick(acc, lane));
+            }
+        }
+        grid_sync<CONSUMERS>(st.arrivals, ++barriers, st.timeouts);
     }
 }
 
@@ -447,6 +481,21 @@ static void step_on_cpu(Dims d, int layers, int elem, const std::vector<std::vec
     }
 }
 
+/* The kernel of a format and a number of consumer warps. */
+typedef void (*StepKernel)(Step);
+static StepKernel step_kernel_for(int elem, int warps)
+{
+    if (elem == 1) return warps == 4 ? step_kernel<1, 4> : step_kernel<1, 8>;
+    return warps == 4 ? step_kernel<2, 4> : step_kernel<2, 8>;
+}
+static const int WARP_COUNTS[] = {4, 8};
+
+/* How one step runs. */
+struct Variant {
+    int compute, dynamic, warps, slots;
+    double attention_us;
+};
+
 /* One shape and format on the device: weights, activations, and the launch. */
 struct Model {
     Dims d;
@@ -454,7 +503,7 @@ struct Model {
     std::vector<uint8_t *> w;
     const uint8_t **w_dev;
     float *norm, *h, *qkv, *act;
-    unsigned *counters; /* arrivals, timeouts */
+    unsigned *counters; /* [layers][LINEARS] claims, then arrivals, then timeouts */
     std::vector<float> h0, norm_host;
     size_t layer_bytes = 0;
 
@@ -467,13 +516,20 @@ struct Model {
                     gate_up.row_bytes);
             exit(1);
         }
-        int optin;
+        int optin, static_bytes = 0;
         CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-        cudaFuncAttributes fa;
-        CHECK(cudaFuncGetAttributes(&fa, step_kernel<1>)); /* both formats: the same arrays */
-        int dynamic = optin - (int)fa.sharedSizeBytes;
-        max_slots = (int)((dynamic - input_bytes()) / SLOT);
-        if (max_slots > MAX_SLOTS) max_slots = MAX_SLOTS;
+        for (int e = 1; e <= 2; e++)
+            for (int warps : WARP_COUNTS) {
+                cudaFuncAttributes fa;
+                CHECK(cudaFuncGetAttributes(&fa, step_kernel_for(e, warps)));
+                static_bytes = std::max(static_bytes, (int)fa.sharedSizeBytes);
+            }
+        int dynamic = optin - static_bytes;
+        max_slots = std::min((int)MAX_SLOTS, (int)((dynamic - input_bytes()) / SLOT));
+        for (int e = 1; e <= 2; e++)
+            for (int warps : WARP_COUNTS)
+                CHECK(cudaFuncSetAttribute(step_kernel_for(e, warps),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic));
         for (int layer = 0; layer < layers; layer++)
             for (int l = 0; l < LINEARS; l++) {
                 size_t n = (size_t)linear_rows(d, l) * linear_cols(d, l);
@@ -498,10 +554,8 @@ struct Model {
         CHECK(cudaMalloc(&h, d.dim * sizeof(float)));
         CHECK(cudaMalloc(&qkv, linear_rows(d, QKV) * sizeof(float)));
         CHECK(cudaMalloc(&act, d.ffn * sizeof(float)));
-        CHECK(cudaMalloc(&counters, 2 * sizeof(unsigned)));
-        CHECK(cudaMemset(counters, 0, 2 * sizeof(unsigned)));
-        for (auto *k : {(const void *)step_kernel<1>, (const void *)step_kernel<2>})
-            CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic));
+        CHECK(cudaMalloc(&counters, counter_count() * sizeof(unsigned)));
+        CHECK(cudaMemset(counters, 0, counter_count() * sizeof(unsigned)));
     }
     ~Model()
     {
@@ -515,21 +569,26 @@ struct Model {
         CHECK(cudaFree(counters));
     }
     size_t input_bytes() const { return (size_t)std::max(d.dim, d.ffn) * sizeof(float); }
+    size_t counter_count() const { return (size_t)layers * LINEARS + 2; }
 
     /* One step from h0; µs of the kernel alone. */
-    double run(int slots, int compute, unsigned attention_ns, cudaStream_t st)
+    double run(const Variant &v, cudaStream_t st)
     {
-        Step s = {d,    layers, slots, compute, attention_ns, w_dev,
-                  norm, h,      qkv,   act,     counters,     counters + 1};
+        unsigned *claims = counters, *arrivals = claims + layers * LINEARS,
+                 *timeouts = arrivals + 1;
+        Step s = {
+            d,        layers,  v.slots, v.compute, v.dynamic, (unsigned)(v.attention_us * 1e3),
+            w_dev,    norm,    h,       qkv,       act,       claims,
+            arrivals, timeouts};
         CHECK(cudaMemcpyAsync(h, h0.data(), d.dim * sizeof(float), cudaMemcpyHostToDevice, st));
-        CHECK(cudaMemsetAsync(counters, 0, sizeof(unsigned), st)); /* arrivals */
+        CHECK(cudaMemsetAsync(counters, 0, (counter_count() - 1) * sizeof(unsigned), st));
         cudaLaunchAttribute coop;
         coop.id = cudaLaunchAttributeCooperative;
         coop.val.cooperative = 1;
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(ctas);
-        cfg.blockDim = dim3(THREADS);
-        cfg.dynamicSmemBytes = (size_t)slots * SLOT + input_bytes();
+        cfg.blockDim = dim3((v.warps + 1) * 32);
+        cfg.dynamicSmemBytes = (size_t)v.slots * SLOT + input_bytes();
         cfg.stream = st;
         cfg.attrs = &coop;
         cfg.numAttrs = 1;
@@ -537,27 +596,29 @@ struct Model {
         CHECK(cudaEventCreate(&a));
         CHECK(cudaEventCreate(&b));
         CHECK(cudaEventRecord(a, st));
-        CHECK(cudaLaunchKernelEx(&cfg, elem == 1 ? step_kernel<1> : step_kernel<2>, s));
+        CHECK(cudaLaunchKernelEx(&cfg, step_kernel_for(elem, v.warps), s));
         CHECK(cudaEventRecord(b, st));
         CHECK(cudaEventSynchronize(b));
         float ms;
         CHECK(cudaEventElapsedTime(&ms, a, b));
         CHECK(cudaEventDestroy(a));
         CHECK(cudaEventDestroy(b));
-        unsigned timeouts;
-        CHECK(cudaMemcpy(&timeouts, counters + 1, sizeof timeouts, cudaMemcpyDeviceToHost));
-        if (timeouts) {
-            fprintf(stderr, "persistent_probe: %u waits timed out (dim %d, %s, %d slots)\n",
-                    timeouts, d.dim, elem == 1 ? "fp8" : "fp16", slots);
+        unsigned n_timeouts;
+        CHECK(cudaMemcpy(&n_timeouts, timeouts, sizeof n_timeouts, cudaMemcpyDeviceToHost));
+        if (n_timeouts) {
+            fprintf(stderr,
+                    "persistent_probe: %u waits timed out (dim %d, %s, %d warps, %d slots, %s)\n",
+                    n_timeouts, d.dim, elem == 1 ? "fp8" : "fp16", v.warps, v.slots,
+                    v.dynamic ? "dynamic" : "static");
             exit(1);
         }
         return 1e3 * ms;
     }
 
     /* The largest difference from the CPU's step, relative to the largest |h|. */
-    double check(int slots, unsigned attention_ns, cudaStream_t st)
+    double check(const Variant &v, cudaStream_t st)
     {
-        run(slots, 1, attention_ns, st);
+        run(v, st);
         std::vector<float> got(d.dim);
         CHECK(cudaMemcpy(got.data(), h, d.dim * sizeof(float), cudaMemcpyDeviceToHost));
         std::vector<std::vector<uint8_t>> host(w.size());
@@ -588,21 +649,26 @@ int main(int argc, char **argv)
     CHECK(cudaStreamCreate(&st));
 
     /* The check: rows of the fp16 down weight of the second shape (18,432 bytes) take two
-     * slots; the attention stand-in adds its barrier; 4 slots and the deepest ring wrap at other
-     * points. */
+     * slots; the attention stand-in adds its barrier; the shallowest ring (a slot per warp, the
+     * fewest that cannot deadlock) and the deepest wrap at other points. */
     const Dims small[] = {{256, 64, 768}, {512, 128, 9216}};
     bool ok = true;
     for (const Dims &d : small)
         for (int elem = 1; elem <= 2; elem++) {
             Model m(d, 2, elem);
-            for (int slots : {4, m.max_slots}) {
-                double err = m.check(slots, slots == 4 ? 0 : 1000, st);
-                bool pass = err < 1e-4;
-                printf("check dim %d ffn %d %s, %2d slots: max |gpu - cpu| / max |h| = %.2e %s\n",
-                       d.dim, d.ffn, elem == 1 ? "fp8 " : "fp16", slots, err,
-                       pass ? "ok" : "MISMATCH");
-                ok &= pass;
-            }
+            for (int warps : WARP_COUNTS)
+                for (int dynamic = 0; dynamic <= 1; dynamic++)
+                    for (int slots : {warps, m.max_slots}) {
+                        Variant v = {1, dynamic, warps, slots, slots == warps ? 0.0 : 1.0};
+                        double err = m.check(v, st);
+                        bool pass = err < 1e-4;
+                        printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots: max |gpu - "
+                               "cpu| / max |h| = %.2e %s\n",
+                               d.dim, d.ffn, elem == 1 ? "fp8 " : "fp16", warps,
+                               dynamic ? "dynamic" : "static", slots, err,
+                               pass ? "ok" : "MISMATCH");
+                        ok &= pass;
+                    }
         }
     if (!ok) return 1;
 
@@ -610,29 +676,36 @@ int main(int argc, char **argv)
         const char *name;
         Dims d;
     } shapes[] = {{"Llama-3.1-8B", {4096, 1024, 14336}}, {"Llama-2-7B", {4096, 4096, 11008}}};
-    printf("\n%-13s %-5s %5s %-9s %9s | %10s %9s %6s %14s\n", "shape", "fmt", "slots", "mode",
-           "attn us", "us/layer", "MB/layer", "TB/s", "over bytes us");
+    printf("\n%-13s %-5s %-8s %-8s %5s %5s %7s | %9s %8s %6s %11s\n", "shape", "fmt", "mode",
+           "claims", "warps", "slots", "attn us", "us/layer", "MB/layer", "TB/s", "over bytes");
     for (auto &shape : shapes)
         for (int elem = 1; elem <= 2; elem++) {
             Model m(shape.d, 32, elem);
             double bytes_us = m.layer_bytes / (STREAM_TBPS * 1e6);
-            for (int slots : {4, m.max_slots})
-                for (int compute = 0; compute <= 1; compute++)
-                    for (double att : {0.0, attention_us}) {
-                        if (!compute && att > 0) continue; /* loads only: the ceiling */
-                        std::vector<double> t;
-                        for (int i = 0; i < STEPS; i++)
-                            t.push_back(m.run(slots, compute, (unsigned)(att * 1e3), st) /
-                                        m.layers);
-                        std::sort(t.begin(), t.end());
-                        double us = t[STEPS / 2];
-                        printf("%-13s %-5s %5d %-9s %9.1f | %10.2f %9.1f %6.2f %14.2f\n",
-                               shape.name, elem == 1 ? "fp8" : "fp16", slots,
-                               compute ? "compute" : "loads", att, us, m.layer_bytes / 1e6,
-                               m.layer_bytes / us / 1e6, us - att - bytes_us);
-                    }
+            int deep = m.max_slots;
+            const Variant variants[] = {
+                {0, 0, 4, deep, 0},
+                {0, 1, 4, deep, 0},
+                {1, 0, 4, deep, 0},
+                {1, 1, 4, deep, 0},
+                {1, 1, 8, deep, 0},
+                {1, 1, 4, deep, attention_us},
+                {1, 1, 8, deep, attention_us},
+            };
+            for (const Variant &v : variants) {
+                std::vector<double> t;
+                for (int i = 0; i < STEPS; i++)
+                    t.push_back(m.run(v, st) / m.layers);
+                std::sort(t.begin(), t.end());
+                double us = t[STEPS / 2];
+                printf("%-13s %-5s %-8s %-8s %5d %5d %7.1f | %9.2f %8.1f %6.2f %11.2f\n",
+                       shape.name, elem == 1 ? "fp8" : "fp16", v.compute ? "compute" : "loads",
+                       v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.attention_us, us,
+                       m.layer_bytes / 1e6, m.layer_bytes / us / 1e6,
+                       us - v.attention_us - bytes_us);
+            }
         }
-    printf("\nover bytes: µs per layer beyond its weights at %.2f TB/s and the attention's wait\n",
+    printf("\nover bytes: µs a layer beyond its weights at %.2f TB/s and the attention's wait\n",
            STREAM_TBPS);
     return 0;
 }
