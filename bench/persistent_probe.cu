@@ -25,7 +25,8 @@
  * activations and sums are fp32, on CUDA cores.
  *
  * The probe first checks every kernel against a CPU computation of the same layers on two small
- * shapes (one with rows split over two slots) and exits 1 on a mismatch or a timed-out wait.
+ * shapes (one with rows split over two slots), and that it ends when it only loads; it exits 1
+ * on a mismatch or a timed-out wait.
  * Then for each shape and format it prints µs per layer over a whole step (distinct weights per
  * layer, so no weight is in L2 at its turn; the median of 5 steps): loads only (the consumers
  * free each slot unread, the barriers kept) and computing, without and with the attention
@@ -107,9 +108,10 @@ __device__ inline Load load_of(const Slicing &s, int rows, int c, int part)
     g.bytes = (unsigned)(g.rows * s.piece);
     return g;
 }
-/* What a slot holds: linear `phase` (layer * LINEARS + linear) of the step, its claim and part,
- * and the CTA's claim count so far (seq). */
+/* What a slot holds: the CTA's load number `load`, of linear `phase` (layer * LINEARS +
+ * linear) of the step, its claim and part, and the CTA's claim count so far (seq). */
 struct Tag {
+    unsigned load;
     int phase, claim, seq, part;
 };
 
@@ -169,13 +171,19 @@ __device__ void wait_free(uint64_t *bar, uint32_t parity, unsigned *timeouts)
         }
 }
 /* A consumer's wait for load k in its slot: false if it will never come (the producer has
- * issued all `issued` loads of the step) or after a timeout. */
-__device__ bool wait_load(uint64_t *bar, uint32_t parity, unsigned k, const unsigned *issued,
-                          unsigned *timeouts)
+ * issued all `issued` loads of the step) or after a timeout. A warp takes every CW-th load, so
+ * it may wait for a slot's use u before use u - 1 has landed, when the parity test answers for
+ * use u - 2: the slot's tag tells. The producer writes use u's tag only once use u - 1 has been
+ * read, so a tag of k and a completed phase of k's parity mean load k has landed. */
+__device__ bool wait_load(uint64_t *bar, uint32_t parity, unsigned k, const Tag *tag,
+                          const unsigned *issued, unsigned *timeouts)
 {
-    if (mbar_test(bar, parity)) return true;
+    auto landed = [&] {
+        return mbar_test(bar, parity) && *(const volatile unsigned *)&tag->load == k;
+    };
+    if (landed()) return true;
     uint64_t t0 = now_ns();
-    while (!mbar_test(bar, parity)) {
+    while (!landed()) {
         if (*(const volatile unsigned *)issued <= k || timed_out(timeouts)) return false;
         if (now_ns() - t0 > TIMEOUT_NS) {
             atomicAdd(timeouts, 1u);
@@ -289,6 +297,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
         for (int s = 0; s < st.slots; s++) {
             mbar_init(&full[s], 1);
             mbar_init(&empty[s], 1);
+            tags[s].load = ~0u; /* no load yet */
         }
         mbar_init_fence();
         for (int i = 0; i < 2 * MAX_SLOTS; i++)
@@ -315,7 +324,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 for (int part = 0; part < s.parts; part++, k++) {
                     unsigned slot = k % st.slots, use = k / st.slots;
                     if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
-                    tags[slot] = Tag{ph, c, seq, part}; /* published by the copy's arrival */
+                    tags[slot] = Tag{k, ph, c, seq, part}; /* published by the copy's arrival */
                     Load g = load_of(s, rows, c, part);
                     bulk_copy(ring + (size_t)slot * SLOT, st.w[ph] + g.offset, g.bytes,
                               &full[slot]);
@@ -354,7 +363,8 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
         Slicing s = slicing_of(cols * ELEM);
         for (;; k += CW) {
             unsigned slot = k % st.slots;
-            if (!wait_load(&full[slot], (k / st.slots) & 1, k, &issued, st.timeouts)) break;
+            if (!wait_load(&full[slot], (k / st.slots) & 1, k, &tags[slot], &issued, st.timeouts))
+                break;
             Tag tag = tags[slot];
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
             if (!st.compute) {
@@ -661,6 +671,7 @@ int main(int argc, char **argv)
                     for (int slots : {warps, m.max_slots}) {
                         Variant v = {1, dynamic, warps, slots, slots == warps ? 0.0 : 1.0};
                         double err = m.check(v, st);
+                        m.run(Variant{0, dynamic, warps, slots, 0.0}, st); /* ends, unread */
                         bool pass = err < 1e-4;
                         printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots: max |gpu - "
                                "cpu| / max |h| = %.2e %s\n",
