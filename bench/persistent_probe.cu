@@ -702,10 +702,11 @@ int main(int argc, char **argv)
                         Variant v = {1, dynamic, warps, slots, slots == warps ? 0.0 : 1.0};
                         double err = m.check(v, st);
                         m.run(Variant{0, dynamic, warps, slots, 0.0}, st); /* ends, unread */
-                        /* The tensor cores add products with truncation: the engine's tests
-                         * allow 1e-5 sum|x w| a row (docs/performance.md: its nf4 and fp8
-                         * tests), about 1e-3 of a sum of 9,216 random-sign terms. A weight
-                         * piece met with the wrong inputs, or lost, moves h by its own size. */
+                        /* The tensor cores add products with truncation: the engine's GPU
+                         * tests allow 1e-5 sum|x w| a row (tests/engine/cuda/
+                         * test_cuda_nf4_fp8.c), about 1e-3 of a sum of 9,216 random-sign
+                         * terms. A weight piece met with the wrong inputs, or lost, moves h by
+                         * its own size. */
                         bool pass = err < 2e-3;
                         printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots: max |gpu - "
                                "cpu| / max |h| = %.2e %s\n",
