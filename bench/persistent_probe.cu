@@ -8,10 +8,10 @@
  * only once the previous kernel lets it launch. This probe measures the architecture without
  * those limits:
  * - one CTA per SM runs the whole step (a cooperative launch);
- * - its producer warp claims groups of 8 rows of each linear in turn (from a counter per linear,
- *   or statically: CTA b takes groups b, b + G, ...) and streams them through a ring of
- *   16 KB shared-memory slots with bulk copies (TMA), a slot per piece of up to 2 KB of each of
- *   the 8 rows, tagging each slot with what it holds. Weights do not depend on activations, so
+ * - its producer warp claims groups of 16 rows of each linear in turn (from a counter per
+ *   linear, or statically: CTA b takes groups b, b + G, ...) and streams them through a ring of
+ *   9 KB shared-memory slots with bulk copies (TMA), a slot per piece of up to 512 bytes of each
+ *   of the 16 rows, tagging each slot with what it holds. Weights do not depend on activations, so
  *   the stream runs on into the next linears while the consumers wait;
  * - its 4 or 8 consumer warps take whole slots in turn and compute the real GEMVs, one warp a
  *   slot; a claim's pieces add up in shared memory. For each linear they wait at a grid-wide
@@ -50,11 +50,12 @@
 #include <vector>
 
 enum {
-    TILE_ROWS = 8,                     /* rows of a claim: mma's n */
-    PIECE_MAX = 2048,                  /* bytes of a row in one slot, at most */
-    ROW_STRIDE_MAX = PIECE_MAX + 32,   /* ... apart in the slot (see Slicing) */
+    TILE_ROWS = 16,                    /* rows of a claim: mma's m */
+    PIECE_MAX = 512,                   /* bytes of a row in one slot, at most */
+    ROW_STRIDE_MAX = PIECE_MAX + 64,   /* ... apart in the slot (see Slicing) */
     SLOT = TILE_ROWS * ROW_STRIDE_MAX, /* bytes of one ring slot */
-    MAX_SLOTS = 12,                    /* ring depth, at most */
+    CHUNK = 32,                        /* columns of a lane's load in each of its two rows */
+    MAX_SLOTS = 24,                    /* ring depth, at most */
     NORM_FLOAT4 = 8,                   /* a normalised input's float4s a consumer holds */
     CONSUMER_BARRIER = 1,              /* the named barrier of the consumer warps */
     STEPS = 5,                         /* timed steps per row of the table */
@@ -74,36 +75,32 @@ __host__ __device__ inline int linear_cols(Dims d, int l)
 {
     return l == DOWN ? d.ffn : d.dim;
 }
-/* Columns of one mma pass over a lane's 8-byte load: 2 k-steps of e4m3, 1 of fp16. */
-__host__ __device__ inline int chunk_cols(int elem)
-{
-    return elem == 1 ? 32 : 16;
-}
 
 /* How a linear passes through the slots: a claim is TILE_ROWS rows, in `parts` slots of
- * `piece_cols` columns each. A slot holds the claim's 8 row pieces `stride` bytes apart, a
- * stride of 32 modulo 128 so that a half-warp's 8-byte loads from 4 rows meet no bank twice.
- * piece_cols is 0 where no piece fits (a divisor of cols, a whole number of chunks, at most
- * PIECE_MAX bytes). */
+ * `piece_cols` columns each (the last part: what is left). A slot holds the claim's 16 row
+ * pieces `stride` bytes apart, 32 elem modulo 128, so that the lanes of one shared-memory
+ * wavefront (8-byte loads from 4 rows, or 16-byte loads from 2) meet no bank twice. The
+ * columns must be a whole number of CHUNKs. */
 struct Slicing {
-    int piece_cols, parts, piece_bytes, stride;
+    int cols, piece_cols, parts, stride;
 };
 __host__ __device__ inline Slicing slicing_of(int cols, int elem)
 {
-    Slicing s = {0, 0, 0, 0};
-    for (int c = PIECE_MAX / elem; c >= chunk_cols(elem); c -= chunk_cols(elem))
-        if (cols % c == 0) {
-            s.piece_cols = c;
-            break;
-        }
-    if (!s.piece_cols) return s;
-    s.parts = cols / s.piece_cols;
-    s.piece_bytes = s.piece_cols * elem;
-    s.stride = (s.piece_bytes + 127) / 128 * 128 + 32;
+    Slicing s;
+    s.cols = cols;
+    s.piece_cols = cols < PIECE_MAX / elem ? cols : PIECE_MAX / elem;
+    s.parts = (cols + s.piece_cols - 1) / s.piece_cols;
+    s.stride = (s.piece_cols * elem + 127) / 128 * 128 + 32 * elem;
     return s;
 }
+/* Columns of part p. */
+__host__ __device__ inline int part_cols(const Slicing &s, int p)
+{
+    int left = s.cols - p * s.piece_cols;
+    return left < s.piece_cols ? left : s.piece_cols;
+}
 /* What a slot holds: the CTA's load number `load`, of linear `phase` (layer * LINEARS +
- * linear) of the step, its claim (rows 8 claim ..) and part, and the CTA's claim count so far
+ * linear) of the step, its claim (rows 16 claim ..) and part, and the CTA's claim count so far
  * (seq). */
 struct Tag {
     unsigned load;
@@ -250,13 +247,13 @@ __device__ void load_input(__half *xs, const float *src, int n, const float *nor
 }
 
 /* c += A B on tensor cores, m16n8k16, fp16 operands, fp32 sums. */
-__device__ __forceinline__ void mma16816(float (&c)[4], uint32_t a0, uint32_t a2, uint32_t b0,
-                                         uint32_t b1)
+__device__ __forceinline__ void mma16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                         uint32_t a3, uint32_t b0, uint32_t b1)
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, "
                  "%6, %7}, {%8, %9}, {%0, %1, %2, %3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 /* Two e4m3 codes (low byte first) as an fp16 pair. */
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t codes)
@@ -265,34 +262,43 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t codes)
     return (uint32_t)h.x | (uint32_t)h.y << 16;
 }
 
-/* A slot's 8 row pieces against x [piece_cols] (fp16), as y = x W^T on tensor cores: W is B
- * (k = columns, n = the 8 rows) and x is row 0 of A. Lane (g, t) = (lane / 4, lane % 4) loads 8
- * bytes of row g at column base + 8t / ELEM and feeds them to k-steps whose k = 2t, 2t + 1, 2t + 8,
- * 2t + 9 stand for 4 of those columns; lanes 0-3 load x at the same columns. The sum does not
- * care which columns a k-step holds. Returns in lanes 0-3: rows 2t and 2t + 1 of the part. */
+/* A slot's 16 row pieces of `cols` columns against x [cols] (fp16), as y = W x on tensor cores
+ * the way the engine's batch-1 kernels do it: W is A (m = the 16 rows, k = columns), x is column
+ * 0 of B. Lane (g, t) = (lane / 4, lane % 4) loads 8 columns from column base + 8t of rows g
+ * and g + 8 and feeds them to two k-steps whose k = 2t, 2t + 1, 2t + 8, 2t + 9 stand for 4 of
+ * them; lanes 0-3 load x at the same columns. The sum does not care which columns a k-step
+ * holds. The two k-steps add into separate sums, so that the mma chain is two deep. Returns in
+ * lanes 4g: rows g and g + 8 of the part. */
 template <int ELEM>
-__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, const Slicing &s, const __half *x)
+__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int stride, int cols,
+                                            const __half *x)
 {
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const uint8_t *row = slot + g * s.stride;
-    float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int base = 0; base < s.piece_cols; base += chunk_cols(ELEM)) {
-        uint2 w = *reinterpret_cast<const uint2 *>(row + base * ELEM + 8 * t);
-        if (ELEM == 1) {
-            uint4 xv = g == 0 ? *reinterpret_cast<const uint4 *>(x + base + 8 * t)
-                              : make_uint4(0, 0, 0, 0);
-            mma16816(c, xv.x, xv.y, e4m3x2_to_f16x2(w.x & 0xffffu), e4m3x2_to_f16x2(w.x >> 16));
-            mma16816(c, xv.z, xv.w, e4m3x2_to_f16x2(w.y & 0xffffu), e4m3x2_to_f16x2(w.y >> 16));
-        } else {
-            uint2 xv =
-                g == 0 ? *reinterpret_cast<const uint2 *>(x + base + 4 * t) : make_uint2(0, 0);
-            mma16816(c, xv.x, xv.y, w.x, w.y);
+    const uint8_t *lo = slot + g * stride + 8 * ELEM * t, *hi = lo + 8 * stride;
+    float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int base = 0; base < cols; base += CHUNK) {
+        uint4 xv =
+            g == 0 ? *reinterpret_cast<const uint4 *>(x + base + 8 * t) : make_uint4(0, 0, 0, 0);
+        uint32_t a[2][4]; /* [row g, row g + 8][columns 0-1, 2-3, 4-5, 6-7], fp16 pairs */
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *row = (h ? hi : lo) + base * ELEM;
+            if (ELEM == 1) {
+                uint2 w = *reinterpret_cast<const uint2 *>(row);
+                a[h][0] = e4m3x2_to_f16x2(w.x & 0xffffu), a[h][1] = e4m3x2_to_f16x2(w.x >> 16);
+                a[h][2] = e4m3x2_to_f16x2(w.y & 0xffffu), a[h][3] = e4m3x2_to_f16x2(w.y >> 16);
+            } else {
+                uint4 w = *reinterpret_cast<const uint4 *>(row);
+                a[h][0] = w.x, a[h][1] = w.y, a[h][2] = w.z, a[h][3] = w.w;
+            }
         }
+        mma16816(c0, a[0][0], a[1][0], a[0][1], a[1][1], xv.x, xv.y);
+        mma16816(c1, a[0][2], a[1][2], a[0][3], a[1][3], xv.z, xv.w);
     }
-    return make_float2(c[0], c[1]);
+    return make_float2(c0[0] + c1[0], c0[2] + c1[2]);
 }
 
-/* A claim's finished rows y [8] (rows 8 claim ..): qkv stores them, o and down add them to the
+/* A claim's finished rows y [16] (rows 16 claim ..): qkv stores them, o and down add them to the
  * residual (rows only the claim's CTA writes), gate/up's interleaved pairs give SiLU(gate) · up. */
 __device__ void finish_claim(const Step &st, int l, int claim, const float (&y)[TILE_ROWS])
 {
@@ -357,11 +363,12 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                     if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
                     tags[slot] = Tag{k, ph, c, seq, part}; /* published by the arrival below */
                     uint8_t *dst = ring + (size_t)slot * SLOT;
-                    mbar_expect(&full[slot], TILE_ROWS * s.piece_bytes);
+                    unsigned bytes = part_cols(s, part) * ELEM;
+                    mbar_expect(&full[slot], TILE_ROWS * bytes);
                     for (int r = 0; r < TILE_ROWS; r++)
                         bulk_copy_on(dst + r * s.stride,
-                                     src + ((size_t)r * cols + part * s.piece_cols) * ELEM,
-                                     s.piece_bytes, &full[slot]);
+                                     src + ((size_t)r * cols + part * s.piece_cols) * ELEM, bytes,
+                                     &full[slot]);
                 }
                 seq++;
                 c = next;
@@ -400,16 +407,17 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 break;
             Tag tag = tags[slot];
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
-            float2 y = st.compute ? slot_rows<ELEM>(ring + (size_t)slot * SLOT, s,
-                                                    xs + tag.part * s.piece_cols)
-                                  : make_float2(0.0f, 0.0f);
+            float2 y = st.compute
+                           ? slot_rows<ELEM>(ring + (size_t)slot * SLOT, s.stride,
+                                             part_cols(s, tag.part), xs + tag.part * s.piece_cols)
+                           : make_float2(0.0f, 0.0f);
             __syncwarp(); /* every lane has read the slot */
             if (lane == 0) mbar_arrive(&empty[slot]);
             if (!st.compute) continue;
             int a = tag.seq % (2 * MAX_SLOTS);
-            if (lane < 4) {
-                atomicAdd(&row_sum[a][2 * lane], y.x);
-                atomicAdd(&row_sum[a][2 * lane + 1], y.y);
+            if (lane % 4 == 0) {
+                atomicAdd(&row_sum[a][lane / 4], y.x);
+                atomicAdd(&row_sum[a][lane / 4 + 8], y.y);
                 __threadfence_block(); /* the sums before the count */
             }
             __syncwarp();
@@ -543,7 +551,7 @@ struct Model {
     {
         CHECK(cudaDeviceGetAttribute(&ctas, cudaDevAttrMultiProcessorCount, 0));
         for (int l = 0; l < LINEARS; l++)
-            if (linear_rows(d, l) % TILE_ROWS || !slicing_of(linear_cols(d, l), elem).parts) {
+            if (linear_rows(d, l) % TILE_ROWS || linear_cols(d, l) % CHUNK) {
                 fprintf(stderr, "persistent_probe: linear %d (%d x %d) does not tile\n", l,
                         linear_rows(d, l), linear_cols(d, l));
                 exit(1);
@@ -687,8 +695,8 @@ int main(int argc, char **argv)
     cudaStream_t st;
     CHECK(cudaStreamCreate(&st));
 
-    /* The check: every linear of the first shape fits one slot a claim; in the second each
-     * takes 2-9 (e4m3: 1152 and 1536 columns a slot; fp16: 768 and 1024). The attention
+    /* The check: the first shape's linears take 1-3 slots a claim, the last one shorter where
+     * 512 bytes do not divide a row; the second's 5-36. The attention
      * stand-in adds its barrier; the shallowest ring (a slot per warp, the fewest that cannot
      * deadlock) and the deepest wrap at other points. */
     const Dims small[] = {{256, 64, 768}, {2304, 256, 9216}};
