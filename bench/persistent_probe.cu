@@ -10,9 +10,11 @@
  * - one CTA per SM runs the whole step (a cooperative launch);
  * - its producer warp claims groups of 16 rows of each linear in turn (from a counter per
  *   linear, or statically: CTA b takes groups b, b + G, ...) and streams them through a ring of
- *   9 KB shared-memory slots with bulk copies (TMA), a slot per piece of up to 512 bytes of each
- *   of the 16 rows, tagging each slot with what it holds. Weights do not depend on activations, so
- *   the stream runs on into the next linears while the consumers wait;
+ *   8 KB shared-memory slots with bulk copies (TMA), a slot per piece of up to 512 bytes of each
+ *   of the 16 rows, tagging each slot with what it holds. The weights are stored tile-major, so
+ *   that a slot is one copy (16 copies of 512 bytes streamed at half the rate). Weights do not
+ *   depend on activations, so the stream runs on into the next linears while the consumers
+ *   wait;
  * - its 4 or 8 consumer warps take whole slots in turn and compute the real GEMVs, one warp a
  *   slot; a claim's pieces add up in shared memory. For each linear they wait at a grid-wide
  *   barrier for the previous one's outputs, then load its input into shared memory
@@ -50,15 +52,14 @@
 #include <vector>
 
 enum {
-    TILE_ROWS = 16,                    /* rows of a claim: mma's m */
-    PIECE_MAX = 512,                   /* bytes of a row in one slot, at most */
-    ROW_STRIDE_MAX = PIECE_MAX + 64,   /* ... apart in the slot (see Slicing) */
-    SLOT = TILE_ROWS * ROW_STRIDE_MAX, /* bytes of one ring slot */
-    CHUNK = 32,                        /* columns of a lane's load in each of its two rows */
-    MAX_SLOTS = 24,                    /* ring depth, at most */
-    NORM_FLOAT4 = 8,                   /* a normalised input's float4s a consumer holds */
-    CONSUMER_BARRIER = 1,              /* the named barrier of the consumer warps */
-    STEPS = 5,                         /* timed steps per row of the table */
+    TILE_ROWS = 16,               /* rows of a claim: mma's m */
+    PIECE_MAX = 512,              /* bytes of a row in one slot, at most */
+    SLOT = TILE_ROWS * PIECE_MAX, /* bytes of one ring slot */
+    CHUNK = 32,                   /* columns of a lane's load in each of its two rows */
+    MAX_SLOTS = 24,               /* ring depth, at most */
+    NORM_FLOAT4 = 8,              /* a normalised input's float4s a consumer holds */
+    CONSUMER_BARRIER = 1,         /* the named barrier of the consumer warps */
+    STEPS = 5,                    /* timed steps per row of the table */
 };
 enum { QKV, O, GATE_UP, DOWN, LINEARS };
 #define TIMEOUT_NS 500000000ull /* a wait this long is a bug: counted, and every wait then ends */
@@ -77,12 +78,12 @@ __host__ __device__ inline int linear_cols(Dims d, int l)
 }
 
 /* How a linear passes through the slots: a claim is TILE_ROWS rows, in `parts` slots of
- * `piece_cols` columns each (the last part: what is left). A slot holds the claim's 16 row
- * pieces `stride` bytes apart, 32 elem modulo 128, so that the lanes of one shared-memory
- * wavefront (8-byte loads from 4 rows, or 16-byte loads from 2) meet no bank twice. The
- * columns must be a whole number of CHUNKs. */
+ * `piece_cols` columns each (the last part: what is left). The weights are stored tile-major so
+ * that a slot is one bulk copy: claim after claim, part after part, the part's 16 row pieces one
+ * after another (a layout made once at load, as Marlin repacks its weights). The columns must be
+ * a whole number of CHUNKs. */
 struct Slicing {
-    int cols, piece_cols, parts, stride;
+    int cols, piece_cols, parts;
 };
 __host__ __device__ inline Slicing slicing_of(int cols, int elem)
 {
@@ -90,7 +91,6 @@ __host__ __device__ inline Slicing slicing_of(int cols, int elem)
     s.cols = cols;
     s.piece_cols = cols < PIECE_MAX / elem ? cols : PIECE_MAX / elem;
     s.parts = (cols + s.piece_cols - 1) / s.piece_cols;
-    s.stride = (s.piece_cols * elem + 127) / 128 * 128 + 32 * elem;
     return s;
 }
 /* Columns of part p. */
@@ -98,6 +98,13 @@ __host__ __device__ inline int part_cols(const Slicing &s, int p)
 {
     int left = s.cols - p * s.piece_cols;
     return left < s.piece_cols ? left : s.piece_cols;
+}
+/* Where weight (row r, column c) is stored, in weights from the linear's start. */
+__host__ __device__ inline size_t tiled_index(const Slicing &s, int r, int c)
+{
+    int part = c / s.piece_cols;
+    return (size_t)(r / TILE_ROWS) * TILE_ROWS * s.cols + (size_t)part * TILE_ROWS * s.piece_cols +
+           (size_t)(r % TILE_ROWS) * part_cols(s, part) + c % s.piece_cols;
 }
 /* What a slot holds: the CTA's load number `load`, of linear `phase` (layer * LINEARS +
  * linear) of the step, its claim (rows 16 claim ..) and part, and the CTA's claim count so far
@@ -262,19 +269,18 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t codes)
     return (uint32_t)h.x | (uint32_t)h.y << 16;
 }
 
-/* A slot's 16 row pieces of `cols` columns against x [cols] (fp16), as y = W x on tensor cores
- * the way the engine's batch-1 kernels do it: W is A (m = the 16 rows, k = columns), x is column
- * 0 of B. Lane (g, t) = (lane / 4, lane % 4) loads 8 columns from column base + 8t of rows g
- * and g + 8 and feeds them to two k-steps whose k = 2t, 2t + 1, 2t + 8, 2t + 9 stand for 4 of
- * them; lanes 0-3 load x at the same columns. The sum does not care which columns a k-step
+/* A slot's 16 row pieces of `cols` columns, one after another, against x [cols] (fp16), as y = W x
+ * on tensor cores the way the engine's batch-1 kernels do it: W is A (m = the 16 rows, k =
+ * columns), x is column 0 of B. Lane (g, t) = (lane / 4, lane % 4) loads 8 columns from column base
+ * + 8t of rows g and g + 8 and feeds them to two k-steps whose k = 2t, 2t + 1, 2t + 8, 2t + 9 stand
+ * for 4 of them; lanes 0-3 load x at the same columns. The sum does not care which columns a k-step
  * holds. The two k-steps add into separate sums, so that the mma chain is two deep. Returns in
  * lanes 4g: rows g and g + 8 of the part. */
 template <int ELEM>
-__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int stride, int cols,
-                                            const __half *x)
+__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x)
 {
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const uint8_t *lo = slot + g * stride + 8 * ELEM * t, *hi = lo + 8 * stride;
+    const uint8_t *lo = slot + (g * cols + 8 * t) * ELEM, *hi = lo + 8 * cols * ELEM;
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int base = 0; base < cols; base += CHUNK) {
         uint4 xv =
@@ -363,12 +369,8 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                     if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
                     tags[slot] = Tag{k, ph, c, seq, part}; /* published by the arrival below */
                     uint8_t *dst = ring + (size_t)slot * SLOT;
-                    unsigned bytes = part_cols(s, part) * ELEM;
-                    mbar_expect(&full[slot], TILE_ROWS * bytes);
-                    for (int r = 0; r < TILE_ROWS; r++)
-                        bulk_copy_on(dst + r * s.stride,
-                                     src + ((size_t)r * cols + part * s.piece_cols) * ELEM, bytes,
-                                     &full[slot]);
+                    bulk_copy(dst, src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
+                              TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
                 }
                 seq++;
                 c = next;
@@ -408,8 +410,8 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             Tag tag = tags[slot];
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
             float2 y = st.compute
-                           ? slot_rows<ELEM>(ring + (size_t)slot * SLOT, s.stride,
-                                             part_cols(s, tag.part), xs + tag.part * s.piece_cols)
+                           ? slot_rows<ELEM>(ring + (size_t)slot * SLOT, part_cols(s, tag.part),
+                                             xs + tag.part * s.piece_cols)
                            : make_float2(0.0f, 0.0f);
             __syncwarp(); /* every lane has read the slot */
             if (lane == 0) mbar_arrive(&empty[slot]);
@@ -479,11 +481,12 @@ static void step_on_cpu(Dims d, int layers, int elem, const std::vector<std::vec
     auto gemv = [&](int layer, int l, const std::vector<double> &in, std::vector<double> &out) {
         int rows = linear_rows(d, l), cols = linear_cols(d, l);
         const std::vector<uint8_t> &m = w[layer * LINEARS + l];
+        Slicing s = slicing_of(cols, elem);
         out.assign(rows, 0.0);
         std::vector<float> row(cols);
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++)
-                row[c] = weight_value(m.data(), (size_t)r * cols + c, elem);
+                row[c] = weight_value(m.data(), tiled_index(s, r, c), elem);
             for (int c = 0; c < cols; c++)
                 out[r] += row[c] * in[c];
         }

@@ -47,30 +47,17 @@ __device__ __forceinline__ bool mbar_test(uint64_t *bar, uint32_t parity)
     return done != 0;
 }
 
-/* Arms bar, an mbarrier of one arrival, to complete its phase once `bytes` have landed through
- * bulk_copy_on calls; this is its arrival. */
-__device__ __forceinline__ void mbar_expect(uint64_t *bar, unsigned bytes)
+/* Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from src to dst; bar, an
+ * mbarrier of one arrival, completes its phase when they have landed. */
+__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
                  "r"(bytes)
                  : "memory");
-}
-/* Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from src to dst, counted
- * against bar's expected bytes. */
-__device__ __forceinline__ void bulk_copy_on(void *dst, const void *src, unsigned bytes,
-                                             uint64_t *bar)
-{
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
                  "%2, [%3];" ::"r"(smem_addr(dst)),
                  "l"(src), "r"(bytes), "r"(smem_addr(bar))
                  : "memory");
-}
-/* One copy that alone completes bar's phase. */
-__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes,
-                                          uint64_t *bar)
-{
-    mbar_expect(bar, bytes);
-    bulk_copy_on(dst, src, bytes, bar);
 }
 
 #endif
