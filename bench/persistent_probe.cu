@@ -62,8 +62,10 @@ enum {
     STEPS = 5,                    /* timed steps per row of the table */
 };
 enum { QKV, O, GATE_UP, DOWN, LINEARS };
-#define TIMEOUT_NS 500000000ull /* a wait this long is a bug: counted, and every wait then ends */
-#define STREAM_TBPS 3.15        /* what the HBM gives a plain stream (session 36) */
+/* A wait this long (about 0.5 s) is a bug: counted, and every wait then ends; a wait looks at
+ * the count every CHECK_CYCLES (about 0.5 ms). */
+static constexpr long long TIMEOUT_CYCLES = 1000000000ll, CHECK_CYCLES = 1ll << 20;
+#define STREAM_TBPS 3.15 /* what the HBM gives a plain stream (session 36) */
 
 struct Dims {
     int dim, kv_dim, ffn;
@@ -127,7 +129,7 @@ struct Step {
     float *act;              /* [ffn] SiLU(gate) · up */
     unsigned *claims;        /* [layers][LINEARS] claims taken, 0 at launch */
     unsigned *arrivals;      /* the grid barrier's count, 0 at launch */
-    unsigned *timeouts;      /* waits that ran past TIMEOUT_NS */
+    unsigned *timeouts;      /* waits that ran past TIMEOUT_CYCLES */
 };
 
 __device__ __forceinline__ uint64_t now_ns()
@@ -136,10 +138,27 @@ __device__ __forceinline__ uint64_t now_ns()
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
-__device__ __forceinline__ bool timed_out(const unsigned *timeouts)
-{
-    return *(const volatile unsigned *)timeouts != 0;
-}
+/* A wait's patience: over() once any wait of the launch has timed out, or this one has waited
+ * TIMEOUT_CYCLES (then counted). The count is in global memory, an L2 round trip away, so a
+ * wait reads it only every CHECK_CYCLES: polled at every turn it delayed each wait by up to a
+ * round trip. */
+struct Patience {
+    long long next = 0, deadline = 0; /* set at the first look */
+    __device__ bool over(unsigned *timeouts)
+    {
+        long long now = clock64();
+        if (!deadline) {
+            next = now + CHECK_CYCLES;
+            deadline = now + TIMEOUT_CYCLES;
+        }
+        if (now < next) return false;
+        next = now + CHECK_CYCLES;
+        if (*(volatile unsigned *)timeouts) return true;
+        if (now < deadline) return false;
+        atomicAdd(timeouts, 1u);
+        return true;
+    }
+};
 template <int CONSUMERS> __device__ __forceinline__ void consumers_sync()
 {
     asm volatile("bar.sync %0, %1;" ::"n"((int)CONSUMER_BARRIER), "n"(CONSUMERS) : "memory");
@@ -161,13 +180,8 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned *p)
 /* The producer's wait for a free slot; after a timeout anywhere, returns at once. */
 __device__ void wait_free(uint64_t *bar, uint32_t parity, unsigned *timeouts)
 {
-    if (mbar_test(bar, parity)) return;
-    uint64_t t0 = now_ns();
-    while (!mbar_test(bar, parity))
-        if (timed_out(timeouts) || now_ns() - t0 > TIMEOUT_NS) {
-            atomicAdd(timeouts, 1u);
-            return;
-        }
+    for (Patience p; !mbar_test(bar, parity) && !p.over(timeouts);) {
+    }
 }
 /* A consumer's wait for load k in its slot: false if it will never come (the producer has
  * issued all `issued` loads of the step) or after a timeout. A warp takes every CW-th load, so
@@ -177,18 +191,8 @@ __device__ void wait_free(uint64_t *bar, uint32_t parity, unsigned *timeouts)
 __device__ bool wait_load(uint64_t *bar, uint32_t parity, unsigned k, const Tag *tag,
                           const unsigned *issued, unsigned *timeouts)
 {
-    auto landed = [&] {
-        return mbar_test(bar, parity) && *(const volatile unsigned *)&tag->load == k;
-    };
-    if (landed()) return true;
-    uint64_t t0 = now_ns();
-    while (!landed()) {
-        if (*(const volatile unsigned *)issued <= k || timed_out(timeouts)) return false;
-        if (now_ns() - t0 > TIMEOUT_NS) {
-            atomicAdd(timeouts, 1u);
-            return false;
-        }
-    }
+    for (Patience p; !(mbar_test(bar, parity) && *(const volatile unsigned *)&tag->load == k);)
+        if (*(const volatile unsigned *)issued <= k || p.over(timeouts)) return false;
     return true;
 }
 /* The consumers of every CTA meet: the n-th barrier of the launch returns once every CTA's
@@ -200,12 +204,8 @@ __device__ void grid_sync(unsigned *arrivals, unsigned n, unsigned *timeouts)
     if (threadIdx.x == 0) {
         __threadfence();
         atomicAdd(arrivals, 1u);
-        uint64_t t0 = now_ns();
-        while (load_acquire(arrivals) < n * gridDim.x)
-            if (timed_out(timeouts) || now_ns() - t0 > TIMEOUT_NS) {
-                atomicAdd(timeouts, 1u);
-                break;
-            }
+        for (Patience p; load_acquire(arrivals) < n * gridDim.x && !p.over(timeouts);) {
+        }
         __threadfence();
     }
     consumers_sync<CONSUMERS>();
