@@ -304,18 +304,25 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
     return make_float2(c0[0] + c1[0], c0[2] + c1[2]);
 }
 
-/* A claim's finished rows y [16] (rows 16 claim ..): qkv stores them, o and down add them to the
- * residual (rows only the claim's CTA writes), gate/up's interleaved pairs give SiLU(gate) · up. */
-__device__ void finish_claim(const Step &st, int l, int claim, const float (&y)[TILE_ROWS])
+/* A claim's rows, finished by a warp's lanes 0-15 at once from their sums (which they reset):
+ * qkv stores them, o and down add them to the residual (rows only the claim's CTA writes),
+ * gate/up's interleaved pairs give SiLU(gate) · up. One lane doing them in turn waited 16 L2
+ * round trips for the residual, and the ring behind it. */
+__device__ void finish_claim(const Step &st, int l, int claim, float (&sums)[TILE_ROWS])
 {
-    int row0 = claim * TILE_ROWS;
-    for (int r = 0; r < TILE_ROWS; r++) {
+    int lane = threadIdx.x % 32, row = claim * TILE_ROWS + lane;
+    if (l == GATE_UP) {
+        if (lane < TILE_ROWS / 2) {
+            float gate = atomicExch(&sums[2 * lane], 0.0f),
+                  up = atomicExch(&sums[2 * lane + 1], 0.0f);
+            st.act[claim * TILE_ROWS / 2 + lane] = gate / (1.0f + expf(-gate)) * up;
+        }
+    } else if (lane < TILE_ROWS) {
+        float y = atomicExch(&sums[lane], 0.0f);
         if (l == QKV)
-            st.qkv[row0 + r] = y[r];
-        else if (l == GATE_UP) {
-            if (r % 2) st.act[(row0 + r) / 2] = y[r - 1] / (1.0f + expf(-y[r - 1])) * y[r];
-        } else
-            st.h[row0 + r] = __ldcg(st.h + row0 + r) + y[r];
+            st.qkv[row] = y;
+        else
+            st.h[row] = __ldcg(st.h + row) + y;
     }
 }
 
@@ -423,12 +430,11 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 __threadfence_block(); /* the sums before the count */
             }
             __syncwarp();
-            if (lane == 0 && atomicAdd(&row_parts[a], 1u) == (unsigned)s.parts - 1) {
-                float rows[TILE_ROWS];
-                for (int r = 0; r < TILE_ROWS; r++)
-                    rows[r] = atomicExch(&row_sum[a][r], 0.0f);
-                row_parts[a] = 0;
-                finish_claim(st, l, tag.claim, rows);
+            unsigned last = lane == 0 && atomicAdd(&row_parts[a], 1u) == (unsigned)s.parts - 1;
+            if (__shfl_sync(0xffffffffu, last, 0)) { /* every part's sums are in */
+                __threadfence_block();
+                finish_claim(st, l, tag.claim, row_sum[a]);
+                if (lane == 0) row_parts[a] = 0;
             }
         }
         grid_sync<CONSUMERS>(st.arrivals, ++barriers, st.timeouts);
