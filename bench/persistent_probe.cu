@@ -57,7 +57,7 @@ enum {
     SLOT = TILE_ROWS * PIECE_MAX, /* bytes of one ring slot */
     CHUNK = 32,                   /* columns of a lane's load in each of its two rows */
     MAX_SLOTS = 24,               /* ring depth, at most */
-    NORM_FLOAT4 = 8,              /* a normalised input's float4s a consumer holds */
+    BATCH = 8,                    /* float4 of a linear's input a consumer loads at once */
     CONSUMER_BARRIER = 1,         /* the named barrier of the consumer warps */
     STEPS = 5,                    /* timed steps per row of the table */
 };
@@ -212,44 +212,51 @@ __device__ void grid_sync(unsigned *arrivals, unsigned n, unsigned *timeouts)
 }
 
 /* xs [n] = fp16 of src (written by other CTAs in this launch: read past L1), times
- * rsqrt(mean square + 1e-5) · norm where norm is given (then n <= 4 NORM_FLOAT4 CONSUMERS). */
+ * rsqrt(mean square + 1e-5) · norm where norm is given (then n <= 4 BATCH CONSUMERS). Each
+ * thread requests BATCH float4 before it uses any: a loop storing each to shared memory before
+ * the next load (the compiler cannot tell the two apart) waited an L2 round trip per float4. */
 template <int CONSUMERS>
 __device__ void load_input(__half *xs, const float *src, int n, const float *norm, float *partial)
 {
-    auto store4 = [&](int i, float4 v) {
-        reinterpret_cast<__half2 *>(xs + i)[0] = __floats2half2_rn(v.x, v.y);
-        reinterpret_cast<__half2 *>(xs + i)[1] = __floats2half2_rn(v.z, v.w);
+    float4 v[BATCH], g[BATCH];
+    auto at = [](int i0, int j) { return i0 + 4 * ((int)threadIdx.x + j * CONSUMERS); };
+    auto load = [&](int i0, const float *from, float4(&to)[BATCH]) {
+#pragma unroll
+        for (int j = 0; j < BATCH; j++)
+            to[j] = at(i0, j) < n ? __ldcg(reinterpret_cast<const float4 *>(from + at(i0, j)))
+                                  : make_float4(0, 0, 0, 0);
+    };
+    auto store = [&](int i0, float scale) {
+#pragma unroll
+        for (int j = 0; j < BATCH; j++)
+            if (at(i0, j) < n) {
+                __half2 *to = reinterpret_cast<__half2 *>(xs + at(i0, j));
+                float4 w = norm ? g[j] : make_float4(1, 1, 1, 1);
+                to[0] = __floats2half2_rn(v[j].x * scale * w.x, v[j].y * scale * w.y);
+                to[1] = __floats2half2_rn(v[j].z * scale * w.z, v[j].w * scale * w.w);
+            }
     };
     if (!norm) {
-        for (int i = 4 * threadIdx.x; i < n; i += 4 * CONSUMERS)
-            store4(i, __ldcg(reinterpret_cast<const float4 *>(src + i)));
+        for (int i0 = 0; i0 < n; i0 += 4 * BATCH * CONSUMERS) {
+            load(i0, src, v);
+            store(i0, 1.0f);
+        }
         consumers_sync<CONSUMERS>();
         return;
     }
-    float4 v[NORM_FLOAT4];
+    load(0, src, v);
+    load(0, norm, g);
     float squares = 0.0f;
 #pragma unroll
-    for (int j = 0; j < NORM_FLOAT4; j++) {
-        int i = 4 * (threadIdx.x + j * CONSUMERS);
-        v[j] = i < n ? __ldcg(reinterpret_cast<const float4 *>(src + i)) : make_float4(0, 0, 0, 0);
+    for (int j = 0; j < BATCH; j++)
         squares += v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
-    }
     squares = warp_sum(squares);
     if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = squares;
     consumers_sync<CONSUMERS>();
     float total = 0.0f;
     for (int w = 0; w < CONSUMERS / 32; w++)
         total += partial[w];
-    float inv = rsqrtf(total / n + 1e-5f);
-#pragma unroll
-    for (int j = 0; j < NORM_FLOAT4; j++) {
-        int i = 4 * (threadIdx.x + j * CONSUMERS);
-        if (i < n) {
-            float4 g = __ldg(reinterpret_cast<const float4 *>(norm + i));
-            store4(i, make_float4(v[j].x * inv * g.x, v[j].y * inv * g.y, v[j].z * inv * g.z,
-                                  v[j].w * inv * g.w));
-        }
-    }
+    store(0, rsqrtf(total / n + 1e-5f));
     consumers_sync<CONSUMERS>();
 }
 
@@ -565,7 +572,7 @@ struct Model {
                         linear_rows(d, l), linear_cols(d, l));
                 exit(1);
             }
-        if (d.dim > 4 * NORM_FLOAT4 * 32 * WARP_COUNTS[0]) {
+        if (d.dim > 4 * BATCH * 32 * WARP_COUNTS[0]) {
             fprintf(stderr, "persistent_probe: dim %d is too wide to normalise\n", d.dim);
             exit(1);
         }
