@@ -32,8 +32,8 @@
  * on a mismatch or a timed-out wait.
  * Then for each shape and format it prints µs per layer over a whole step (distinct weights per
  * layer, so no weight is in L2 at its turn; the median of 5 steps): loads only (the consumers
- * free each slot unread, the barriers kept) and computing, without and with the attention
- * stand-in.
+ * free each slot unread, the barriers kept), math only (the producer copies nothing: the
+ * consumers' own speed) and both, without and with the attention stand-in.
  *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o persistent_probe
  *                bench/persistent_probe.cu && ./persistent_probe [attention µs, default 9] */
@@ -119,7 +119,8 @@ struct Tag {
 struct Step {
     Dims d;
     int layers, slots;
-    int compute;             /* 0: the consumers free each slot unread */
+    int copy;                /* 0: the producer only marks each slot landed (MATH) */
+    int compute;             /* 0: the consumers free each slot unread (LOADS) */
     int dynamic;             /* 1: CTAs claim row groups from a counter; 0: CTA b takes b + j G */
     unsigned attention_ns;   /* the attention stand-in's wait; 0: none */
     const uint8_t *const *w; /* [layers][LINEARS] row-major [rows][cols] weights */
@@ -382,9 +383,12 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                     unsigned slot = k % st.slots, use = k / st.slots;
                     if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
                     tags[slot] = Tag{k, ph, c, seq, part}; /* published by the arrival below */
-                    uint8_t *dst = ring + (size_t)slot * SLOT;
-                    bulk_copy(dst, src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
-                              TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
+                    if (st.copy)
+                        bulk_copy(ring + (size_t)slot * SLOT,
+                                  src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
+                                  TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
+                    else
+                        mbar_arrive(&full[slot]);
                 }
                 seq++;
                 c = next;
@@ -546,9 +550,13 @@ static StepKernel step_kernel_for(int elem, int warps)
 }
 static const int WARP_COUNTS[] = {4, 8};
 
-/* How one step runs. */
+/* How one step runs: the weights streamed and the GEMVs computed, the weights only streamed, or
+ * the GEMVs only computed (on whatever the slots hold: the consumers' own speed). */
+enum Mode { COMPUTE, LOADS, MATH };
+static const char *const MODE_NAMES[] = {"compute", "loads", "math"};
 struct Variant {
-    int compute, dynamic, warps, slots;
+    Mode mode;
+    int dynamic, warps, slots;
     double attention_us;
 };
 
@@ -636,10 +644,21 @@ struct Model {
     {
         unsigned *claims = counters, *arrivals = claims + layers * LINEARS,
                  *timeouts = arrivals + 1;
-        Step s = {
-            d,        layers,  v.slots, v.compute, v.dynamic, (unsigned)(v.attention_us * 1e3),
-            w_dev,    norm,    h,       qkv,       act,       claims,
-            arrivals, timeouts};
+        Step s = {d,
+                  layers,
+                  v.slots,
+                  v.mode != MATH,
+                  v.mode != LOADS,
+                  v.dynamic,
+                  (unsigned)(v.attention_us * 1e3),
+                  w_dev,
+                  norm,
+                  h,
+                  qkv,
+                  act,
+                  claims,
+                  arrivals,
+                  timeouts};
         CHECK(cudaMemcpyAsync(h, h0.data(), d.dim * sizeof(float), cudaMemcpyHostToDevice, st));
         CHECK(cudaMemsetAsync(counters, 0, (counter_count() - 1) * sizeof(unsigned), st));
         cudaLaunchAttribute coop;
@@ -723,9 +742,10 @@ int main(int argc, char **argv)
             for (int warps : WARP_COUNTS)
                 for (int dynamic = 0; dynamic <= 1; dynamic++)
                     for (int slots : {warps, m.max_slots}) {
-                        Variant v = {1, dynamic, warps, slots, slots == warps ? 0.0 : 1.0};
+                        Variant v = {COMPUTE, dynamic, warps, slots, slots == warps ? 0.0 : 1.0};
                         double err = m.check(v, st);
-                        m.run(Variant{0, dynamic, warps, slots, 0.0}, st); /* ends, unread */
+                        for (Mode mode : {LOADS, MATH}) /* these end too */
+                            m.run(Variant{mode, dynamic, warps, slots, 0.0}, st);
                         /* The tensor cores add products with truncation: the engine's GPU
                          * tests allow 1e-5 sum|x w| a row (tests/engine/cuda/
                          * test_cuda_nf4_fp8.c), about 1e-3 of a sum of 9,216 random-sign
@@ -754,13 +774,14 @@ int main(int argc, char **argv)
             double bytes_us = m.layer_bytes / (STREAM_TBPS * 1e6);
             int deep = m.max_slots;
             const Variant variants[] = {
-                {0, 0, 4, deep, 0},
-                {0, 1, 4, deep, 0},
-                {1, 0, 4, deep, 0},
-                {1, 1, 4, deep, 0},
-                {1, 1, 8, deep, 0},
-                {1, 1, 4, deep, attention_us},
-                {1, 1, 8, deep, attention_us},
+                {LOADS, 0, 4, deep, 0},
+                {LOADS, 1, 4, deep, 0},
+                {MATH, 1, 4, deep, 0},
+                {MATH, 1, 8, deep, 0},
+                {COMPUTE, 1, 4, deep, 0},
+                {COMPUTE, 1, 8, deep, 0},
+                {COMPUTE, 1, 4, deep, attention_us},
+                {COMPUTE, 1, 8, deep, attention_us},
             };
             for (const Variant &v : variants) {
                 std::vector<double> t;
@@ -769,7 +790,7 @@ int main(int argc, char **argv)
                 std::sort(t.begin(), t.end());
                 double us = t[STEPS / 2];
                 printf("%-13s %-5s %-8s %-8s %5d %5d %7.1f | %9.2f %8.1f %6.2f %11.2f\n",
-                       shape.name, elem == 1 ? "fp8" : "fp16", v.compute ? "compute" : "loads",
+                       shape.name, elem == 1 ? "fp8" : "fp16", MODE_NAMES[v.mode],
                        v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.attention_us, us,
                        m.layer_bytes / 1e6, m.layer_bytes / us / 1e6,
                        us - v.attention_us - bytes_us);
