@@ -15,7 +15,7 @@
  *   that a slot is one copy (16 copies of 512 bytes streamed at half the rate). Weights do not
  *   depend on activations, so the stream runs on into the next linears while the consumers
  *   wait;
- * - its 4 or 8 consumer warps take whole slots in turn and compute the real GEMVs, one warp a
+ * - its 4, 8 or 16 consumer warps take whole slots in turn and compute the real GEMVs, one warp a
  *   slot; a claim's pieces add up in shared memory. For each linear they wait at a grid-wide
  *   barrier for the previous one's outputs, then load its input into shared memory
  *   (RMS-normalised before qkv and gate/up).
@@ -277,13 +277,14 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t codes)
     return (uint32_t)h.x | (uint32_t)h.y << 16;
 }
 
-/* A slot's 16 row pieces of `cols` columns, one after another, against x [cols] (fp16), as y = W x
- * on tensor cores the way the engine's batch-1 kernels do it: W is A (m = the 16 rows, k =
- * columns), x is column 0 of B. Lane (g, t) = (lane / 4, lane % 4) loads 8 columns from column base
- * + 8t of rows g and g + 8 and feeds them to two k-steps whose k = 2t, 2t + 1, 2t + 8, 2t + 9 stand
- * for 4 of them; lanes 0-3 load x at the same columns. The sum does not care which columns a k-step
- * holds. The two k-steps add into separate sums, so that the mma chain is two deep. Returns in
- * lanes 4g: rows g and g + 8 of the part. */
+/* A slot's 16 row pieces of `cols` columns, one after another, against x [cols] (fp16), as
+ * y = W x on tensor cores the way the engine's batch-1 kernels do it: W is A (m = the 16 rows,
+ * k = columns), x is every column of B (a lane loads x as lane t of its row does, without a
+ * branch). Lane (g, t) = (lane / 4, lane % 4) loads 8 columns from column base + 8t of rows g and
+ * g + 8 and feeds them to two k-steps whose k = 2t, 2t + 1, 2t + 8, 2t + 9 stand for 4 of them,
+ * with x at the same columns. The sum does not care which columns a k-step holds. The two k-steps
+ * add into separate sums, so that the mma chain is two deep. Returns in lanes 4g: rows g and
+ * g + 8 of the part. */
 template <int ELEM>
 __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x)
 {
@@ -291,8 +292,7 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
     const uint8_t *lo = slot + (g * cols + 8 * t) * ELEM, *hi = lo + 8 * cols * ELEM;
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int base = 0; base < cols; base += CHUNK) {
-        uint4 xv =
-            g == 0 ? *reinterpret_cast<const uint4 *>(x + base + 8 * t) : make_uint4(0, 0, 0, 0);
+        uint4 xv = *reinterpret_cast<const uint4 *>(x + base + 8 * t);
         uint32_t a[2][4]; /* [row g, row g + 8][columns 0-1, 2-3, 4-5, 6-7], fp16 pairs */
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -545,10 +545,11 @@ static void step_on_cpu(Dims d, int layers, int elem, const std::vector<std::vec
 typedef void (*StepKernel)(Step);
 static StepKernel step_kernel_for(int elem, int warps)
 {
-    if (elem == 1) return warps == 4 ? step_kernel<1, 4> : step_kernel<1, 8>;
-    return warps == 4 ? step_kernel<2, 4> : step_kernel<2, 8>;
+    if (elem == 1)
+        return warps == 4 ? step_kernel<1, 4> : warps == 8 ? step_kernel<1, 8> : step_kernel<1, 16>;
+    return warps == 4 ? step_kernel<2, 4> : warps == 8 ? step_kernel<2, 8> : step_kernel<2, 16>;
 }
-static const int WARP_COUNTS[] = {4, 8};
+static const int WARP_COUNTS[] = {4, 8, 16};
 
 /* How one step runs: the weights streamed and the GEMVs computed, the weights only streamed, or
  * the GEMVs only computed (on whatever the slots hold: the consumers' own speed). */
@@ -774,14 +775,10 @@ int main(int argc, char **argv)
             double bytes_us = m.layer_bytes / (STREAM_TBPS * 1e6);
             int deep = m.max_slots;
             const Variant variants[] = {
-                {LOADS, 0, 4, deep, 0},
-                {LOADS, 1, 4, deep, 0},
-                {MATH, 1, 4, deep, 0},
-                {MATH, 1, 8, deep, 0},
-                {COMPUTE, 1, 4, deep, 0},
-                {COMPUTE, 1, 8, deep, 0},
-                {COMPUTE, 1, 4, deep, attention_us},
-                {COMPUTE, 1, 8, deep, attention_us},
+                {LOADS, 0, 4, deep, 0},    {LOADS, 1, 4, deep, 0},
+                {MATH, 1, 8, deep, 0},     {MATH, 1, 16, deep, 0},
+                {COMPUTE, 1, 4, deep, 0},  {COMPUTE, 1, 8, deep, 0},
+                {COMPUTE, 1, 16, deep, 0}, {COMPUTE, 1, 16, deep, attention_us},
             };
             for (const Variant &v : variants) {
                 std::vector<double> t;
