@@ -33,7 +33,8 @@
  * Then for each shape and format it prints µs per layer over a whole step (distinct weights per
  * layer, so no weight is in L2 at its turn; the median of 5 steps): loads only (the consumers
  * free each slot unread, the barriers kept), math only (the producer copies nothing: the
- * consumers' own speed) and both, without and with the attention stand-in.
+ * consumers' own speed) and both, without and with the attention stand-in; and where the SM
+ * cycles went (clock64 around each wait, barrier and input load).
  *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o persistent_probe
  *                bench/persistent_probe.cu && ./persistent_probe [attention µs, default 9] */
@@ -131,7 +132,11 @@ struct Step {
     unsigned *claims;        /* [layers][LINEARS] claims taken, 0 at launch */
     unsigned *arrivals;      /* the grid barrier's count, 0 at launch */
     unsigned *timeouts;      /* waits that ran past TIMEOUT_CYCLES */
+    long long *cycles;       /* [CTAs][CYCLE_KINDS]: where each CTA's SM cycles went */
 };
+/* RUN: the consumers' whole run; the producer's waits for a free slot; the consumer warps' waits
+ * for their next load (their mean); the consumers' grid barriers; their input loads. */
+enum { RUN, PRODUCER_WAIT, DATA_WAIT, BARRIER, INPUT, CYCLE_KINDS };
 
 __device__ __forceinline__ uint64_t now_ns()
 {
@@ -348,6 +353,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
      * the slots plus the warps finishing one */
     __shared__ float row_sum[2 * MAX_SLOTS][TILE_ROWS], partial[CW];
     __shared__ unsigned row_parts[2 * MAX_SLOTS], issued;
+    __shared__ long long data_wait; /* the consumer warps' waits, added up */
     if (threadIdx.x == 0) {
         for (int s = 0; s < st.slots; s++) {
             mbar_init(&full[s], 1);
@@ -361,8 +367,11 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             row_parts[i] = 0;
         }
         issued = ~0u;
+        data_wait = 0;
     }
     __syncthreads();
+    const long long start = clock64();
+    long long *cycles = st.cycles + (size_t)blockIdx.x * CYCLE_KINDS;
     const Dims d = st.d;
     const int phases = st.layers * LINEARS;
 
@@ -370,6 +379,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
         if (threadIdx.x != CONSUMERS) return;
         unsigned k = 0;
         int seq = 0;
+        long long waited = 0;
         for (int ph = 0; ph < phases; ph++) {
             int l = ph % LINEARS, cols = linear_cols(d, l), n = linear_rows(d, l) / TILE_ROWS;
             Slicing s = slicing_of(cols, ELEM);
@@ -381,7 +391,9 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 const uint8_t *src = st.w[ph] + (size_t)c * TILE_ROWS * cols * ELEM;
                 for (int part = 0; part < s.parts; part++, k++) {
                     unsigned slot = k % st.slots, use = k / st.slots;
+                    long long t = clock64();
                     if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
+                    waited += clock64() - t;
                     tags[slot] = Tag{k, ph, c, seq, part}; /* published by the arrival below */
                     if (st.copy)
                         bulk_copy(ring + (size_t)slot * SLOT,
@@ -395,36 +407,49 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             }
         }
         *(volatile unsigned *)&issued = k;
+        cycles[PRODUCER_WAIT] = waited;
         return;
     }
 
     const int lane = threadIdx.x % 32;
     unsigned k = threadIdx.x / 32, barriers = 0;
+    long long waited = 0, in_barriers = 0, in_inputs = 0; /* (the latter two: thread 0's) */
+    auto timed = [](long long &into, auto &&what) {
+        long long t = clock64();
+        what();
+        into += clock64() - t;
+    };
     for (int ph = 0; ph < phases; ph++) {
         int layer = ph / LINEARS, l = ph % LINEARS, cols = linear_cols(d, l);
         if (l == O && st.attention_ns) {
             if (threadIdx.x == 0)
                 for (uint64_t t0 = now_ns(); now_ns() - t0 < st.attention_ns;) {
                 }
-            grid_sync<CONSUMERS>(st.arrivals, ++barriers, st.timeouts);
+            timed(in_barriers, [&] { grid_sync<CONSUMERS>(st.arrivals, ++barriers, st.timeouts); });
         }
         if (st.compute) {
             const float *norm = st.norm + (size_t)layer * 2 * d.dim;
-            load_input<CONSUMERS>(xs,
-                                  l == O      ? st.qkv
-                                  : l == DOWN ? st.act
-                                              : st.h,
-                                  cols,
-                                  l == QKV       ? norm
-                                  : l == GATE_UP ? norm + d.dim
-                                                 : nullptr,
-                                  partial);
+            timed(in_inputs, [&] {
+                load_input<CONSUMERS>(xs,
+                                      l == O      ? st.qkv
+                                      : l == DOWN ? st.act
+                                                  : st.h,
+                                      cols,
+                                      l == QKV       ? norm
+                                      : l == GATE_UP ? norm + d.dim
+                                                     : nullptr,
+                                      partial);
+            });
         }
         Slicing s = slicing_of(cols, ELEM);
         for (;; k += CW) {
             unsigned slot = k % st.slots;
-            if (!wait_load(&full[slot], (k / st.slots) & 1, k, &tags[slot], &issued, st.timeouts))
-                break;
+            bool landed;
+            timed(waited, [&] {
+                landed = wait_load(&full[slot], (k / st.slots) & 1, k, &tags[slot], &issued,
+                                   st.timeouts);
+            });
+            if (!landed) break;
             Tag tag = tags[slot];
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
             float2 y = st.compute
@@ -448,7 +473,15 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 if (lane == 0) row_parts[a] = 0;
             }
         }
-        grid_sync<CONSUMERS>(st.arrivals, ++barriers, st.timeouts);
+        timed(in_barriers, [&] { grid_sync<CONSUMERS>(st.arrivals, ++barriers, st.timeouts); });
+    }
+    if (lane == 0) atomicAdd((unsigned long long *)&data_wait, (unsigned long long)waited);
+    consumers_sync<CONSUMERS>();
+    if (threadIdx.x == 0) {
+        cycles[RUN] = clock64() - start;
+        cycles[DATA_WAIT] = data_wait / CW;
+        cycles[BARRIER] = in_barriers;
+        cycles[INPUT] = in_inputs;
     }
 }
 
@@ -568,7 +601,9 @@ struct Model {
     std::vector<uint8_t *> w;
     const uint8_t **w_dev;
     float *norm, *h, *qkv, *act;
-    unsigned *counters; /* [layers][LINEARS] claims, then arrivals, then timeouts */
+    unsigned *counters;             /* [layers][LINEARS] claims, then arrivals, then timeouts */
+    long long *cycles;              /* [ctas][CYCLE_KINDS] */
+    double share[CYCLE_KINDS] = {}; /* the last step's: each kind's mean share of RUN */
     std::vector<float> h0, norm_host;
     size_t layer_bytes = 0;
 
@@ -625,6 +660,7 @@ struct Model {
         CHECK(cudaMalloc(&act, d.ffn * sizeof(float)));
         CHECK(cudaMalloc(&counters, counter_count() * sizeof(unsigned)));
         CHECK(cudaMemset(counters, 0, counter_count() * sizeof(unsigned)));
+        CHECK(cudaMalloc(&cycles, (size_t)ctas * CYCLE_KINDS * sizeof(long long)));
     }
     ~Model()
     {
@@ -636,6 +672,7 @@ struct Model {
         CHECK(cudaFree(qkv));
         CHECK(cudaFree(act));
         CHECK(cudaFree(counters));
+        CHECK(cudaFree(cycles));
     }
     size_t input_bytes() const { return (size_t)std::max(d.dim, d.ffn) * sizeof(__half); }
     size_t counter_count() const { return (size_t)layers * LINEARS + 2; }
@@ -659,7 +696,8 @@ struct Model {
                   act,
                   claims,
                   arrivals,
-                  timeouts};
+                  timeouts,
+                  cycles};
         CHECK(cudaMemcpyAsync(h, h0.data(), d.dim * sizeof(float), cudaMemcpyHostToDevice, st));
         CHECK(cudaMemsetAsync(counters, 0, (counter_count() - 1) * sizeof(unsigned), st));
         cudaLaunchAttribute coop;
@@ -691,6 +729,13 @@ struct Model {
                     n_timeouts, d.dim, elem == 1 ? "fp8" : "fp16", v.warps, v.slots,
                     v.dynamic ? "dynamic" : "static");
             exit(1);
+        }
+        std::vector<long long> c((size_t)ctas * CYCLE_KINDS);
+        CHECK(cudaMemcpy(c.data(), cycles, c.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+        for (int kind = 0; kind < CYCLE_KINDS; kind++) {
+            share[kind] = 0;
+            for (int b = 0; b < ctas; b++)
+                share[kind] += (double)c[b * CYCLE_KINDS + kind] / c[b * CYCLE_KINDS + RUN] / ctas;
         }
         return 1e3 * ms;
     }
@@ -767,8 +812,9 @@ int main(int argc, char **argv)
         const char *name;
         Dims d;
     } shapes[] = {{"Llama-3.1-8B", {4096, 1024, 14336}}, {"Llama-2-7B", {4096, 4096, 11008}}};
-    printf("\n%-13s %-5s %-8s %-8s %5s %5s %7s | %9s %8s %6s %11s\n", "shape", "fmt", "mode",
-           "claims", "warps", "slots", "attn us", "us/layer", "MB/layer", "TB/s", "over bytes");
+    printf("\n%-13s %-5s %-8s %-8s %5s %5s %7s | %9s %8s %6s %11s | %5s %5s %5s %5s\n", "shape",
+           "fmt", "mode", "claims", "warps", "slots", "attn us", "us/layer", "MB/layer", "TB/s",
+           "over bytes", "prodw", "dataw", "barr", "input");
     for (auto &shape : shapes)
         for (int elem = 1; elem <= 2; elem++) {
             Model m(shape.d, 32, elem);
@@ -786,14 +832,19 @@ int main(int argc, char **argv)
                     t.push_back(m.run(v, st) / m.layers);
                 std::sort(t.begin(), t.end());
                 double us = t[STEPS / 2];
-                printf("%-13s %-5s %-8s %-8s %5d %5d %7.1f | %9.2f %8.1f %6.2f %11.2f\n",
+                printf("%-13s %-5s %-8s %-8s %5d %5d %7.1f | %9.2f %8.1f %6.2f %11.2f | %4.0f%% "
+                       "%4.0f%% %4.0f%% %4.0f%%\n",
                        shape.name, elem == 1 ? "fp8" : "fp16", MODE_NAMES[v.mode],
                        v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.attention_us, us,
                        m.layer_bytes / 1e6, m.layer_bytes / us / 1e6,
-                       us - v.attention_us - bytes_us);
+                       us - v.attention_us - bytes_us, 100 * m.share[PRODUCER_WAIT],
+                       100 * m.share[DATA_WAIT], 100 * m.share[BARRIER], 100 * m.share[INPUT]);
             }
         }
-    printf("\nover bytes: µs a layer beyond its weights at %.2f TB/s and the attention's wait\n",
+    printf("\nover bytes: µs a layer beyond its weights at %.2f TB/s and the attention's wait\n"
+           "the last step's SM cycles, mean over CTAs, as shares of the consumers' run: prodw the\n"
+           "producer waiting for a free slot, dataw a consumer warp waiting for its next load,\n"
+           "barr the grid barriers, input loading each linear's input\n",
            STREAM_TBPS);
     return 0;
 }
