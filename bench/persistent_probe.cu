@@ -8,17 +8,17 @@
  * only once the previous kernel lets it launch. This probe measures the architecture without
  * those limits:
  * - one CTA per SM runs the whole step (a cooperative launch);
- * - its producer warp claims groups of 16 rows of each linear in turn (from a counter per
- *   linear, or statically: CTA b takes groups b, b + G, ...) and streams them through a ring of
- *   8 KB shared-memory slots with bulk copies (TMA), a slot per piece of up to 512 bytes of each
- *   of the 16 rows, tagging each slot with what it holds. The weights are stored tile-major, so
- *   that a slot is one copy (16 copies of 512 bytes streamed at half the rate). Weights do not
- *   depend on activations, so the stream runs on into the next linears while the consumers
- *   wait;
+ * - its producer warp claims work from each linear in turn (from a counter per linear, or
+ *   statically: CTA b takes claims b, b + G, ...): a group of 16 rows, and for qkv, o and down
+ *   at most 4 slots of its columns. It streams them through a ring of 8 KB shared-memory slots
+ *   with bulk copies (TMA), a slot per piece of up to 512 bytes of each of the 16 rows, tagging
+ *   each slot with what it holds. The weights are stored tile-major, so that a slot is one copy
+ *   (16 copies of 512 bytes streamed at half the rate). Weights do not depend on activations, so
+ *   the stream runs on into the next linears while the consumers wait;
  * - its 4, 8 or 16 consumer warps take whole slots in turn and compute the real GEMVs, one warp a
- *   slot; a claim's pieces add up in shared memory. For each linear they wait at a grid-wide
- *   barrier for the previous one's outputs, then load its input into shared memory
- *   (RMS-normalised before qkv and gate/up).
+ *   slot; a claim's pieces add up in shared memory, and claims of one row group in global
+ *   memory. For each linear they wait at a grid-wide barrier for the previous one's outputs,
+ *   then load its input into shared memory (RMS-normalised before qkv and gate/up).
  *
  * A layer is qkv, an optional stand-in for the attention, o (+ residual), gate/up (SiLU(gate) ·
  * up, rows interleaved) and down (+ residual). o's input is qkv's first dim outputs. The
@@ -28,13 +28,12 @@
  * at batch 1.
  *
  * The probe first checks every kernel against a CPU computation of the same layers on two small
- * shapes (one with rows split over two slots), and that it ends when it only loads; it exits 1
- * on a mismatch or a timed-out wait.
- * Then for each shape and format it prints µs per layer over a whole step (distinct weights per
- * layer, so no weight is in L2 at its turn; the median of 5 steps): loads only (the consumers
- * free each slot unread, the barriers kept), math only (the producer copies nothing: the
- * consumers' own speed) and both, without and with the attention stand-in; and where the SM
- * cycles went (clock64 around each wait, barrier and input load).
+ * shapes (rows in 1-36 slots), and that it ends when it only loads or only computes; it exits 1
+ * on a mismatch or a timed-out wait. Then for each shape and format it prints µs per layer over a
+ * whole step (distinct weights per layer, so no weight is in L2 at its turn; the median of 5
+ * steps): loads only (the consumers free each slot unread, the barriers kept), math only (the
+ * producer copies nothing: the consumers' own speed) and both, without and with the attention
+ * stand-in; and where the SM cycles went (clock64 around each wait, barrier and input load).
  *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o persistent_probe
  *                bench/persistent_probe.cu && ./persistent_probe [attention µs, default 9] */
@@ -57,6 +56,7 @@ enum {
     PIECE_MAX = 512,              /* bytes of a row in one slot, at most */
     SLOT = TILE_ROWS * PIECE_MAX, /* bytes of one ring slot */
     CHUNK = 32,                   /* columns of a lane's load in each of its two rows */
+    CLAIM_PARTS = 4,              /* slots of a claim, at most, where its sums may be added */
     MAX_SLOTS = 24,               /* ring depth, at most */
     BATCH = 8,                    /* float4 of a linear's input a consumer loads at once */
     CONSUMER_BARRIER = 1,         /* the named barrier of the consumer warps */
@@ -102,6 +102,21 @@ __host__ __device__ inline int part_cols(const Slicing &s, int p)
     int left = s.cols - p * s.piece_cols;
     return left < s.piece_cols ? left : s.piece_cols;
 }
+/* A linear's claims: `per_group` claims of at most `parts` parts each for each group of 16 rows.
+ * qkv, o and down add their claims' sums into their outputs in global memory, so a claim is at
+ * most CLAIM_PARTS slots; gate/up's SiLU needs whole rows. A claim of all the columns (28 slots
+ * for down in e4m3) kept its CTA at work up to ~10 µs after the others had finished the linear. */
+struct Claims {
+    int groups, per_group, parts;
+};
+__host__ __device__ inline Claims claims_of(Dims d, int l, const Slicing &s)
+{
+    Claims c;
+    c.groups = linear_rows(d, l) / TILE_ROWS;
+    c.parts = l == GATE_UP || s.parts < CLAIM_PARTS ? s.parts : CLAIM_PARTS;
+    c.per_group = (s.parts + c.parts - 1) / c.parts;
+    return c;
+}
 /* Where weight (row r, column c) is stored, in weights from the linear's start. */
 __host__ __device__ inline size_t tiled_index(const Slicing &s, int r, int c)
 {
@@ -110,7 +125,7 @@ __host__ __device__ inline size_t tiled_index(const Slicing &s, int r, int c)
            (size_t)(r % TILE_ROWS) * part_cols(s, part) + c % s.piece_cols;
 }
 /* What a slot holds: the CTA's load number `load`, of linear `phase` (layer * LINEARS +
- * linear) of the step, its claim (rows 16 claim ..) and part, and the CTA's claim count so far
+ * linear) of the step, its claim (see Claims) and part, and the CTA's claim count so far
  * (seq). */
 struct Tag {
     unsigned load;
@@ -317,25 +332,21 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
     return make_float2(c0[0] + c1[0], c0[2] + c1[2]);
 }
 
-/* A claim's rows, finished by a warp's lanes 0-15 at once from their sums (which they reset):
- * qkv stores them, o and down add them to the residual (rows only the claim's CTA writes),
- * gate/up's interleaved pairs give SiLU(gate) · up. One lane doing them in turn waited 16 L2
- * round trips for the residual, and the ring behind it. */
-__device__ void finish_claim(const Step &st, int l, int claim, float (&sums)[TILE_ROWS])
+/* A claim's sums for row group `group`, finished by a warp's lanes 0-15 at once (which reset
+ * them): qkv adds them to its outputs (zeroed before), o and down to the residual, gate/up's
+ * interleaved pairs give SiLU(gate) · up. One lane doing them in turn waited 16 L2 round trips
+ * for the residual, and the ring behind it. */
+__device__ void finish_claim(const Step &st, int l, int group, float (&sums)[TILE_ROWS])
 {
-    int lane = threadIdx.x % 32, row = claim * TILE_ROWS + lane;
+    int lane = threadIdx.x % 32, row = group * TILE_ROWS + lane;
     if (l == GATE_UP) {
         if (lane < TILE_ROWS / 2) {
             float gate = atomicExch(&sums[2 * lane], 0.0f),
                   up = atomicExch(&sums[2 * lane + 1], 0.0f);
-            st.act[claim * TILE_ROWS / 2 + lane] = gate / (1.0f + expf(-gate)) * up;
+            st.act[group * TILE_ROWS / 2 + lane] = gate / (1.0f + expf(-gate)) * up;
         }
     } else if (lane < TILE_ROWS) {
-        float y = atomicExch(&sums[lane], 0.0f);
-        if (l == QKV)
-            st.qkv[row] = y;
-        else
-            st.h[row] = __ldcg(st.h + row) + y;
+        atomicAdd(l == QKV ? st.qkv + row : st.h + row, atomicExch(&sums[lane], 0.0f));
     }
 }
 
@@ -381,15 +392,19 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
         int seq = 0;
         long long waited = 0;
         for (int ph = 0; ph < phases; ph++) {
-            int l = ph % LINEARS, cols = linear_cols(d, l), n = linear_rows(d, l) / TILE_ROWS;
+            int l = ph % LINEARS, cols = linear_cols(d, l);
             Slicing s = slicing_of(cols, ELEM);
+            Claims cl = claims_of(d, l, s);
+            int n = cl.groups * cl.per_group;
             unsigned *counter = st.claims + ph;
             int c = st.dynamic ? (int)atomicAdd(counter, 1u) : (int)blockIdx.x;
             while (c < n) {
                 /* the next claim's round trip overlaps this one's waits for free slots */
                 int next = st.dynamic ? (int)atomicAdd(counter, 1u) : c + (int)gridDim.x;
-                const uint8_t *src = st.w[ph] + (size_t)c * TILE_ROWS * cols * ELEM;
-                for (int part = 0; part < s.parts; part++, k++) {
+                const uint8_t *src =
+                    st.w[ph] + (size_t)(c / cl.per_group) * TILE_ROWS * cols * ELEM;
+                int first = c % cl.per_group * cl.parts, end = min(first + cl.parts, s.parts);
+                for (int part = first; part < end; part++, k++) {
                     unsigned slot = k % st.slots, use = k / st.slots;
                     long long t = clock64();
                     if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
@@ -441,7 +456,12 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                                       partial);
             });
         }
+        if (l == GATE_UP && st.compute) /* every CTA has read qkv: zero it for the next layer */
+            for (int i = blockIdx.x * CONSUMERS + threadIdx.x; i < linear_rows(d, QKV);
+                 i += gridDim.x * CONSUMERS)
+                st.qkv[i] = 0.0f;
         Slicing s = slicing_of(cols, ELEM);
+        Claims cl = claims_of(d, l, s);
         for (;; k += CW) {
             unsigned slot = k % st.slots;
             bool landed;
@@ -466,10 +486,12 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 __threadfence_block(); /* the sums before the count */
             }
             __syncwarp();
-            unsigned last = lane == 0 && atomicAdd(&row_parts[a], 1u) == (unsigned)s.parts - 1;
+            int first = tag.claim % cl.per_group * cl.parts,
+                parts = min(first + cl.parts, s.parts) - first;
+            unsigned last = lane == 0 && atomicAdd(&row_parts[a], 1u) == (unsigned)parts - 1;
             if (__shfl_sync(0xffffffffu, last, 0)) { /* every part's sums are in */
                 __threadfence_block();
-                finish_claim(st, l, tag.claim, row_sum[a]);
+                finish_claim(st, l, tag.claim / cl.per_group, row_sum[a]);
                 if (lane == 0) row_parts[a] = 0;
             }
         }
@@ -700,6 +722,7 @@ struct Model {
                   cycles};
         CHECK(cudaMemcpyAsync(h, h0.data(), d.dim * sizeof(float), cudaMemcpyHostToDevice, st));
         CHECK(cudaMemsetAsync(counters, 0, (counter_count() - 1) * sizeof(unsigned), st));
+        CHECK(cudaMemsetAsync(qkv, 0, linear_rows(d, QKV) * sizeof(float), st));
         cudaLaunchAttribute coop;
         coop.id = cudaLaunchAttributeCooperative;
         coop.val.cooperative = 1;
