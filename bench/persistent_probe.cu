@@ -35,6 +35,9 @@
  * producer copies nothing: the consumers' own speed) and both, without and with the attention
  * stand-in; and where the SM cycles went (clock64 around each wait, barrier and input load).
  *
+ * `persistent_probe profile` runs one e4m3 step of Llama-3.1-8B in math mode and one in compute
+ * mode (8 warps) and nothing else, for a profiler.
+ *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o persistent_probe
  *                bench/persistent_probe.cu && ./persistent_probe [attention µs, default 9] */
 #include "bench_cuda.h"
@@ -49,6 +52,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <vector>
 
 enum {
@@ -791,13 +795,23 @@ struct Model {
 
 int main(int argc, char **argv)
 {
-    double attention_us = argc > 1 ? atof(argv[1]) : 9.0;
+    bool profile = argc == 2 && !strcmp(argv[1], "profile");
+    double attention_us = argc > 1 && !profile ? atof(argv[1]) : 9.0;
     if (argc > 2 || !(attention_us > 0 && attention_us < 1000)) {
-        fprintf(stderr, "usage: persistent_probe [attention µs, 0 < µs < 1000, default 9]\n");
+        fprintf(stderr, "usage: persistent_probe [attention µs, 0 < µs < 1000, default 9]\n"
+                        "       persistent_probe profile   (one e4m3 step of Llama-3.1-8B in "
+                        "math mode, one in compute mode, 8 warps: for a profiler)\n");
         return 2;
     }
     cudaStream_t st;
     CHECK(cudaStreamCreate(&st));
+    if (profile) {
+        Model m({4096, 1024, 14336}, 32, 1);
+        for (Mode mode : {MATH, COMPUTE})
+            printf("%s: %.2f µs a layer\n", MODE_NAMES[mode],
+                   m.run(Variant{mode, 1, 8, m.max_slots, 0.0}, st) / m.layers);
+        return 0;
+    }
 
     /* The check: the first shape's linears take 1-3 slots a claim, the last one shorter where
      * 512 bytes do not divide a row; the second's 5-36. The attention
