@@ -144,7 +144,7 @@ struct Step {
     int compute;             /* 0: the consumers free each slot unread (LOADS) */
     int dynamic;             /* 1: CTAs claim row groups from a counter; 0: CTA b takes b + j G */
     unsigned attention_ns;   /* the attention stand-in's wait; 0: none */
-    const uint8_t *const *w; /* [layers][LINEARS] row-major [rows][cols] weights */
+    const uint8_t *const *w; /* [layers][LINEARS] [rows][cols] weights, tile-major (tiled_index) */
     const float *norm;       /* [layers][2][dim]: before qkv, before gate/up */
     float *h;                /* [dim] the residual stream, in and out */
     float *qkv;              /* [dim + 2 kv_dim] */
@@ -540,7 +540,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
 
 /* ---- host ---- */
 
-/* Deterministic weights: e4m3 codes of magnitude 1/16 .. 15/16, or fp16 of ±(1/64 .. 1/2). */
+/* A 32-bit hash: the probe's weights, norms and first residual row come from it. */
 __host__ __device__ inline uint32_t mix(uint32_t x)
 {
     x ^= x >> 16;
@@ -550,6 +550,7 @@ __host__ __device__ inline uint32_t mix(uint32_t x)
     x ^= x >> 16;
     return x;
 }
+/* n weights: e4m3 codes of magnitude 1/16 .. 15/16, or fp16 of ±(1/64 .. 1/2), random signs. */
 __global__ void fill_weights(uint8_t *w, size_t n, int elem, uint32_t seed)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -580,7 +581,7 @@ static float weight_value(const uint8_t *w, size_t i, int elem)
 static void step_on_cpu(Dims d, int layers, int elem, const std::vector<std::vector<uint8_t>> &w,
                         const std::vector<float> &norm, std::vector<double> &h)
 {
-    std::vector<double> x, qkv(linear_rows(d, QKV)), act(d.ffn);
+    std::vector<double> qkv(linear_rows(d, QKV)), act(d.ffn);
     auto gemv = [&](int layer, int l, const std::vector<double> &in, std::vector<double> &out) {
         int rows = linear_rows(d, l), cols = linear_cols(d, l);
         const std::vector<uint8_t> &m = w[layer * LINEARS + l];
@@ -634,7 +635,7 @@ static StepKernel step_kernel_for(int elem, int warps)
     if (elem == 1) return warps == 4 ? step_kernel<1, 4> : step_kernel<1, 8>;
     return warps == 4 ? step_kernel<2, 4> : step_kernel<2, 8>;
 }
-/* (16 warps measured slower than 8 in every call of session 44, and now spill.) */
+/* (16 warps measured slower than 8 in session 44, and would spill with 4 chunks in flight.) */
 static const int WARP_COUNTS[] = {4, 8};
 
 /* How one step runs: the weights streamed and the GEMVs computed, the weights only streamed, or
