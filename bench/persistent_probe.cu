@@ -15,8 +15,8 @@
  *   each slot with what it holds. The weights are stored tile-major, so that a slot is one copy
  *   (16 copies of 512 bytes streamed at half the rate). Weights do not depend on activations, so
  *   the stream runs on into the next linears while the consumers wait;
- * - its 4 or 8 consumer warps take whole slots in turn and compute the real GEMVs, one warp a
- *   slot; a claim's pieces add up in shared memory, and claims of one row group in global
+ * - its 4 or 8 consumer warps each take the next whole slot and compute the real GEMVs, one
+ *   warp a slot; a claim's pieces add up in shared memory, and claims of one row group in global
  *   memory. For each linear they wait at a grid-wide barrier for the previous one's outputs,
  *   then load its input into shared memory (RMS-normalised before qkv and gate/up).
  *
@@ -210,10 +210,10 @@ __device__ void wait_free(uint64_t *bar, uint32_t parity, unsigned *timeouts)
     }
 }
 /* A consumer's wait for load k in its slot: false if it will never come (the producer has
- * issued all `issued` loads of the step) or after a timeout. A warp takes every CW-th load, so
- * it may wait for a slot's use u before use u - 1 has landed, when the parity test answers for
- * use u - 2: the slot's tag tells. The producer writes use u's tag only once use u - 1 has been
- * read, so a tag of k and a completed phase of k's parity mean load k has landed. */
+ * issued all `issued` loads of the step) or after a timeout. A warp may take load k, a slot's
+ * use u, before use u - 1 has landed, when the parity test answers for use u - 2: the slot's
+ * tag tells. The producer writes use u's tag only once use u - 1 has been read, so a tag of k
+ * and a completed phase of k's parity mean load k has landed. */
 __device__ bool wait_load(uint64_t *bar, uint32_t parity, unsigned k, const Tag *tag,
                           const unsigned *issued, unsigned *timeouts)
 {
@@ -381,8 +381,7 @@ __device__ void finish_claim(const Step &st, int l, int group, float (&sums)[TIL
     }
 }
 
-/* CW consumer warps, each taking whole slots in turn (warp w: loads w, w + CW, ...), and a
- * producer warp. */
+/* CW consumer warps, each taking the next whole slot, and a producer warp. */
 template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) step_kernel(Step st)
 {
     constexpr int CONSUMERS = CW * 32;
@@ -394,7 +393,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
     /* a claim's row sums so far and parts added, by claim seq: claims in flight are fewer than
      * the slots plus the warps finishing one */
     __shared__ float row_sum[2 * MAX_SLOTS][TILE_ROWS], partial[CW];
-    __shared__ unsigned row_parts[2 * MAX_SLOTS], issued;
+    __shared__ unsigned row_parts[2 * MAX_SLOTS], issued, next_load;
     __shared__ long long data_wait; /* the consumer warps' waits, added up */
     if (threadIdx.x == 0) {
         for (int s = 0; s < st.slots; s++) {
@@ -409,6 +408,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             row_parts[i] = 0;
         }
         issued = ~0u;
+        next_load = 0;
         data_wait = 0;
     }
     __syncthreads();
@@ -458,7 +458,14 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
     }
 
     const int lane = threadIdx.x % 32;
-    unsigned k = threadIdx.x / 32, barriers = 0;
+    /* a warp takes the next load not yet taken: in a fixed turn, one slow warp held up the
+     * loads behind its own */
+    auto take = [&] {
+        unsigned mine = 0;
+        if (lane == 0) mine = atomicAdd(&next_load, 1u);
+        return __shfl_sync(0xffffffffu, mine, 0);
+    };
+    unsigned k = take(), barriers = 0;
     long long waited = 0, in_barriers = 0, in_inputs = 0; /* (the latter two: thread 0's) */
     auto timed = [](long long &into, auto &&what) {
         long long t = clock64();
@@ -493,7 +500,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 st.qkv[i] = 0.0f;
         Slicing s = slicing_of(cols, ELEM);
         Claims cl = claims_of(d, l, s);
-        for (;; k += CW) {
+        for (;; k = take()) {
             unsigned slot = k % st.slots;
             bool landed;
             timed(waited, [&] {
