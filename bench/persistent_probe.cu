@@ -38,9 +38,10 @@
  * `persistent_probe profile` runs one e4m3 step of Llama-3.1-8B in math mode and one in compute
  * mode (8 warps) and nothing else, for a profiler.
  *
- * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -o persistent_probe
+ * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -Isrc -Iinclude -o persistent_probe
  *                bench/persistent_probe.cu && ./persistent_probe [attention µs, default 9] */
 #include "bench_cuda.h"
+#include "engine/cuda/kernels_quant.cuh" /* the engine's mma, e4m3 pairs, warp sums, barriers */
 #include "probe_sm90.cuh"
 
 #include <cuda_fp16.h>
@@ -187,14 +188,7 @@ struct Patience {
 };
 template <int CONSUMERS> __device__ __forceinline__ void consumers_sync()
 {
-    asm volatile("bar.sync %0, %1;" ::"n"((int)CONSUMER_BARRIER), "n"(CONSUMERS) : "memory");
-}
-__device__ __forceinline__ float warp_sum(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
+    ec_named_barrier(CONSUMER_BARRIER, CONSUMERS);
 }
 __device__ __forceinline__ unsigned load_acquire(const unsigned *p)
 {
@@ -276,7 +270,7 @@ __device__ void load_input(__half *xs, const float *src, int n, const float *nor
 #pragma unroll
     for (int j = 0; j < BATCH; j++)
         squares += v[j].x * v[j].x + v[j].y * v[j].y + v[j].z * v[j].z + v[j].w * v[j].w;
-    squares = warp_sum(squares);
+    squares = ec_warp_sum(squares);
     if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = squares;
     consumers_sync<CONSUMERS>();
     float total = 0.0f;
@@ -284,22 +278,6 @@ __device__ void load_input(__half *xs, const float *src, int n, const float *nor
         total += partial[w];
     store(0, rsqrtf(total / n + 1e-5f));
     consumers_sync<CONSUMERS>();
-}
-
-/* c += A B on tensor cores, m16n8k16, fp16 operands, fp32 sums. */
-__device__ __forceinline__ void mma16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, "
-                 "%6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-/* Two e4m3 codes (low byte first) as an fp16 pair. */
-__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t codes)
-{
-    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)codes, __NV_E4M3);
-    return (uint32_t)h.x | (uint32_t)h.y << 16;
 }
 
 /* A slot's 16 row pieces of `cols` columns, one after another, against x [cols] (fp16), as
@@ -338,21 +316,21 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
         }
 #pragma unroll
         for (int u = 0; u < n.value; u++) {
-            uint32_t a[2][4]; /* [row g, row g + 8][columns 0-1, 2-3, 4-5, 6-7], fp16 pairs */
+            uint4 a[2]; /* rows g, g + 8: columns 0-1, 2-3, 4-5, 6-7 as fp16 pairs */
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 if (ELEM == 1) {
-                    a[h][0] = e4m3x2_to_f16x2(w[u][h].x & 0xffffu);
-                    a[h][1] = e4m3x2_to_f16x2(w[u][h].x >> 16);
-                    a[h][2] = e4m3x2_to_f16x2(w[u][h].y & 0xffffu);
-                    a[h][3] = e4m3x2_to_f16x2(w[u][h].y >> 16);
+                    uint2 lo = ec_e4m3x4_to_half2x2(w[u][h].x),
+                          hi = ec_e4m3x4_to_half2x2(w[u][h].y);
+                    a[h] = make_uint4(lo.x, lo.y, hi.x, hi.y);
                 } else {
-                    a[h][0] = w[u][h].x, a[h][1] = w[u][h].y, a[h][2] = w[u][h].z;
-                    a[h][3] = w[u][h].w;
+                    a[h] = w[u][h];
                 }
             }
-            mma16816(c0, a[0][0], a[1][0], a[0][1], a[1][1], xv[u].x, xv[u].y);
-            mma16816(c1, a[0][2], a[1][2], a[0][3], a[1][3], xv[u].z, xv[u].w);
+            const uint32_t k0[4] = {a[0].x, a[1].x, a[0].y, a[1].y},
+                           k1[4] = {a[0].z, a[1].z, a[0].w, a[1].w};
+            ec_mma16816<__half>(c0, k0, make_uint2(xv[u].x, xv[u].y));
+            ec_mma16816<__half>(c1, k1, make_uint2(xv[u].z, xv[u].w));
         }
     };
     int base = 0;
