@@ -36,7 +36,7 @@
  * stand-in; and where the SM cycles went (clock64 around each wait, barrier and input load).
  *
  * `persistent_probe profile` runs one e4m3 step of Llama-3.1-8B in math mode and one in compute
- * mode (8 warps) and nothing else, for a profiler.
+ * mode (8 warps), unswizzled and then swizzled, and nothing else, for a profiler.
  *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -Isrc -Iinclude -o persistent_probe
  *                bench/persistent_probe.cu && ./persistent_probe [attention µs, default 9] */
@@ -123,12 +123,22 @@ __host__ __device__ inline Claims claims_of(Dims d, int l, const Slicing &s)
     c.per_group = (s.parts + c.parts - 1) / c.parts;
     return c;
 }
-/* Where weight (row r, column c) is stored, in weights from the linear's start. */
-__host__ __device__ inline size_t tiled_index(const Slicing &s, int r, int c)
+/* The bytes a slot row's pieces are XORed with (bits 5-6: its 32-byte units swapped within
+ * each 128 bytes), so that the 8 rows g of a warp's load fall on different banks. Unswizzled,
+ * rows 512 bytes apart share their banks: every weight load of the consumers was an 8-way
+ * conflict. Rows of whole 128-byte lines only (shorter rows are a few lines in all). */
+__host__ __device__ inline int row_swizzle(int swizzle, int row_in_tile, int row_bytes)
 {
-    int part = c / s.piece_cols;
+    return swizzle && row_bytes % 128 == 0 ? 32 * (row_in_tile % 4) : 0;
+}
+/* Where weight (row r, column c) is stored, in weights of `elem` bytes from the linear's
+ * start. */
+__host__ __device__ inline size_t tiled_index(const Slicing &s, int elem, int swizzle, int r, int c)
+{
+    int part = c / s.piece_cols, pc = part_cols(s, part);
+    int byte = (c % s.piece_cols) * elem ^ row_swizzle(swizzle, r % TILE_ROWS, pc * elem);
     return (size_t)(r / TILE_ROWS) * TILE_ROWS * s.cols + (size_t)part * TILE_ROWS * s.piece_cols +
-           (size_t)(r % TILE_ROWS) * part_cols(s, part) + c % s.piece_cols;
+           (size_t)(r % TILE_ROWS) * pc + byte / elem;
 }
 /* What a slot holds: the CTA's load number `load`, of linear `phase` (layer * LINEARS +
  * linear) of the step, its claim (see Claims) and part, and the CTA's claim count so far
@@ -145,6 +155,7 @@ struct Step {
     int compute;             /* 0: the consumers free each slot unread (LOADS) */
     int dynamic;             /* 1: CTAs claim row groups from a counter; 0: CTA b takes b + j G */
     unsigned attention_ns;   /* the attention stand-in's wait; 0: none */
+    int swizzle;             /* 1: slot rows swizzled (row_swizzle) */
     const uint8_t *const *w; /* [layers][LINEARS] [rows][cols] weights, tile-major (tiled_index) */
     const float *norm;       /* [layers][2][dim]: before qkv, before gate/up */
     float *h;                /* [dim] the residual stream, in and out */
@@ -289,10 +300,12 @@ __device__ void load_input(__half *xs, const float *src, int n, const float *nor
  * add into separate sums, so that the mma chain is two deep. Returns in lanes 4g: rows g and
  * g + 8 of the part. */
 template <int ELEM>
-__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x)
+__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x,
+                                            int swizzle)
 {
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const uint8_t *lo = slot + (g * cols + 8 * t) * ELEM, *hi = lo + 8 * cols * ELEM;
+    const uint8_t *lo = slot + g * cols * ELEM, *hi = lo + 8 * cols * ELEM;
+    int sw = row_swizzle(swizzle, g, cols * ELEM); /* rows g and g + 8 alike */
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     /* U chunks' loads go out before any is used: one chunk at a time, each warp waited out
      * every load's latency (ncu, session 44: a quarter of the issue slots busy) */
@@ -305,7 +318,7 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
             xv[u] = *reinterpret_cast<const uint4 *>(x + at + 8 * t);
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const uint8_t *row = (h ? hi : lo) + at * ELEM;
+                const uint8_t *row = (h ? hi : lo) + ((at + 8 * t) * ELEM ^ sw);
                 if (ELEM == 1) {
                     uint2 v = *reinterpret_cast<const uint2 *>(row);
                     w[u][h] = make_uint4(v.x, v.y, 0, 0);
@@ -490,7 +503,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
             float2 y = st.compute
                            ? slot_rows<ELEM>(ring + (size_t)slot * SLOT, part_cols(s, tag.part),
-                                             xs + tag.part * s.piece_cols)
+                                             xs + tag.part * s.piece_cols, st.swizzle)
                            : make_float2(0.0f, 0.0f);
             __syncwarp(); /* every lane has read the slot */
             if (lane == 0) mbar_arrive(&empty[slot]);
@@ -563,8 +576,9 @@ static float weight_value(const uint8_t *w, size_t i, int elem)
 
 /* The step as the kernel computes it, on copies of the device's weights: each linear's input
  * in fp16 (normalised in float), its sums and the residual in double. */
-static void step_on_cpu(Dims d, int layers, int elem, const std::vector<std::vector<uint8_t>> &w,
-                        const std::vector<float> &norm, std::vector<double> &h)
+static void step_on_cpu(Dims d, int layers, int elem, int swizzle,
+                        const std::vector<std::vector<uint8_t>> &w, const std::vector<float> &norm,
+                        std::vector<double> &h)
 {
     std::vector<double> qkv(linear_rows(d, QKV)), act(d.ffn);
     auto gemv = [&](int layer, int l, const std::vector<double> &in, std::vector<double> &out) {
@@ -575,7 +589,7 @@ static void step_on_cpu(Dims d, int layers, int elem, const std::vector<std::vec
         std::vector<float> row(cols);
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++)
-                row[c] = weight_value(m.data(), tiled_index(s, r, c), elem);
+                row[c] = weight_value(m.data(), tiled_index(s, elem, swizzle, r, c), elem);
             for (int c = 0; c < cols; c++)
                 out[r] += row[c] * in[c];
         }
@@ -631,6 +645,7 @@ struct Variant {
     Mode mode;
     int dynamic, warps, slots;
     double attention_us;
+    int swizzle;
 };
 
 /* One shape and format on the device: weights, activations, and the launch. */
@@ -728,6 +743,7 @@ struct Model {
                   v.mode != LOADS,
                   v.dynamic,
                   (unsigned)(v.attention_us * 1e3),
+                  v.swizzle,
                   w_dev,
                   norm,
                   h,
@@ -783,6 +799,7 @@ struct Model {
     /* The largest difference from the CPU's step, relative to the largest |h|. */
     double check(const Variant &v, cudaStream_t st)
     {
+        std::vector<double> &want = wanted[v.swizzle];
         if (want.empty()) {
             std::vector<std::vector<uint8_t>> host(w.size());
             for (size_t i = 0; i < w.size(); i++) {
@@ -791,7 +808,7 @@ struct Model {
                 CHECK(cudaMemcpy(host[i].data(), w[i], host[i].size(), cudaMemcpyDeviceToHost));
             }
             want.assign(h0.begin(), h0.end());
-            step_on_cpu(d, layers, elem, host, norm_host, want);
+            step_on_cpu(d, layers, elem, v.swizzle, host, norm_host, want);
         }
         run(v, st);
         std::vector<float> got(d.dim);
@@ -803,7 +820,7 @@ struct Model {
         }
         return err / scale;
     }
-    std::vector<double> want; /* the CPU's step, once computed */
+    std::vector<double> wanted[2]; /* the CPU's step, once computed, by swizzle */
 };
 
 int main(int argc, char **argv)
@@ -813,16 +830,17 @@ int main(int argc, char **argv)
     if (argc > 2 || !(attention_us > 0 && attention_us < 1000)) {
         fprintf(stderr, "usage: persistent_probe [attention µs, 0 < µs < 1000, default 9]\n"
                         "       persistent_probe profile   (one e4m3 step of Llama-3.1-8B in "
-                        "math mode, one in compute mode, 8 warps: for a profiler)\n");
+                        "math mode, one in compute mode, 8 warps, unswizzled then swizzled: for a profiler)\n");
         return 2;
     }
     cudaStream_t st;
     CHECK(cudaStreamCreate(&st));
     if (profile) {
         Model m({4096, 1024, 14336}, 32, 1);
-        for (Mode mode : {MATH, COMPUTE})
-            printf("%s: %.2f µs a layer\n", MODE_NAMES[mode],
-                   m.run(Variant{mode, 1, 8, m.max_slots, 0.0}, st) / m.layers);
+        for (int swizzle = 0; swizzle <= 1; swizzle++)
+            for (Mode mode : {MATH, COMPUTE})
+                printf("%s, swizzle %d: %.2f µs a layer\n", MODE_NAMES[mode], swizzle,
+                       m.run(Variant{mode, 1, 8, m.max_slots, 0.0, swizzle}, st) / m.layers);
         return 0;
     }
 
@@ -835,23 +853,25 @@ int main(int argc, char **argv)
     for (const Dims &d : small)
         for (int elem = 1; elem <= 2; elem++) {
             Model m(d, 2, elem);
+            for (int swizzle = 0; swizzle <= 1; swizzle++)
             for (int warps : WARP_COUNTS)
                 for (int dynamic = 0; dynamic <= 1; dynamic++)
                     for (int slots : {warps, m.max_slots}) {
-                        Variant v = {COMPUTE, dynamic, warps, slots, slots == warps ? 0.0 : 1.0};
+                        Variant v = {COMPUTE, dynamic, warps, slots, slots == warps ? 0.0 : 1.0,
+                                     swizzle};
                         double err = m.check(v, st);
                         for (Mode mode : {LOADS, MATH}) /* these end too */
-                            m.run(Variant{mode, dynamic, warps, slots, 0.0}, st);
+                            m.run(Variant{mode, dynamic, warps, slots, 0.0, swizzle}, st);
                         /* The tensor cores add products with truncation: the engine's GPU
                          * tests allow 1e-5 sum|x w| a row (tests/engine/cuda/
                          * test_cuda_nf4_fp8.c), about 1e-3 of a sum of 9,216 random-sign
                          * terms. A weight piece met with the wrong inputs, or lost, moves h by
                          * its own size. */
                         bool pass = err < 2e-3;
-                        printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots: max |gpu - "
-                               "cpu| / max |h| = %.2e %s\n",
+                        printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots, swizzle %d: "
+                               "max |gpu - cpu| / max |h| = %.2e %s\n",
                                d.dim, d.ffn, elem == 1 ? "fp8 " : "fp16", warps,
-                               dynamic ? "dynamic" : "static", slots, err,
+                               dynamic ? "dynamic" : "static", slots, swizzle, err,
                                pass ? "ok" : "MISMATCH");
                         ok &= pass;
                     }
@@ -862,8 +882,9 @@ int main(int argc, char **argv)
         const char *name;
         Dims d;
     } shapes[] = {{"Llama-3.1-8B", {4096, 1024, 14336}}, {"Llama-2-7B", {4096, 4096, 11008}}};
-    printf("\n%-13s %-5s %-8s %-8s %5s %5s %7s | %9s %8s %6s %11s | %5s %5s %5s %5s\n", "shape",
-           "fmt", "mode", "claims", "warps", "slots", "attn us", "us/layer", "MB/layer", "TB/s",
+    printf("\n%-13s %-5s %-8s %-8s %5s %5s %3s %7s | %9s %8s %6s %11s | %5s %5s %5s %5s\n",
+           "shape", "fmt", "mode", "claims", "warps", "slots", "swz", "attn us", "us/layer",
+           "MB/layer", "TB/s",
            "over bytes", "prodw", "dataw", "barr", "input");
     for (auto &shape : shapes)
         for (int elem = 1; elem <= 2; elem++) {
@@ -871,9 +892,11 @@ int main(int argc, char **argv)
             double bytes_us = m.layer_bytes / (STREAM_TBPS * 1e6);
             int deep = m.max_slots;
             const Variant variants[] = {
-                {LOADS, 0, 4, deep, 0},   {LOADS, 1, 4, deep, 0},
-                {MATH, 1, 8, deep, 0},    {COMPUTE, 1, 4, deep, 0},
-                {COMPUTE, 1, 8, deep, 0}, {COMPUTE, 1, 8, deep, attention_us},
+                {LOADS, 0, 4, deep, 0, 1},    {LOADS, 1, 4, deep, 0, 1},
+                {MATH, 1, 8, deep, 0, 0},     {MATH, 1, 8, deep, 0, 1},
+                {MATH, 1, 4, deep, 0, 1},     {COMPUTE, 1, 4, deep, 0, 1},
+                {COMPUTE, 1, 8, deep, 0, 0},  {COMPUTE, 1, 8, deep, 0, 1},
+                {COMPUTE, 1, 8, deep, attention_us, 1},
             };
             for (const Variant &v : variants) {
                 std::vector<double> t;
@@ -881,10 +904,11 @@ int main(int argc, char **argv)
                     t.push_back(m.run(v, st) / m.layers);
                 std::sort(t.begin(), t.end());
                 double us = t[STEPS / 2];
-                printf("%-13s %-5s %-8s %-8s %5d %5d %7.1f | %9.2f %8.1f %6.2f %11.2f | %4.0f%% "
+                printf("%-13s %-5s %-8s %-8s %5d %5d %3d %7.1f | %9.2f %8.1f %6.2f %11.2f | %4.0f%% "
                        "%4.0f%% %4.0f%% %4.0f%%\n",
                        shape.name, elem == 1 ? "fp8" : "fp16", MODE_NAMES[v.mode],
-                       v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.attention_us, us,
+                       v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.swizzle,
+                       v.attention_us, us,
                        m.layer_bytes / 1e6, m.layer_bytes / us / 1e6,
                        us - v.attention_us - bytes_us, 100 * m.share[PRODUCER_WAIT],
                        100 * m.share[DATA_WAIT], 100 * m.share[BARRIER], 100 * m.share[INPUT]);
