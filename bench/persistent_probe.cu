@@ -151,6 +151,8 @@ struct Tag {
 struct Step {
     Dims d;
     int layers, slots;
+    unsigned slots_magic;    /* ceil(2^32 / slots), slots >= 2: k / slots = __umulhi(k, magic),
+                                exactly for the k of a step (below 2^32 / slots^2) */
     int copy;                /* 0: the producer only marks each slot landed (MATH) */
     int compute;             /* 0: the consumers free each slot unread (LOADS) */
     int dynamic;             /* 1: CTAs claim row groups from a counter; 0: CTA b takes b + j G */
@@ -299,7 +301,7 @@ __device__ void load_input(__half *xs, const float *src, int n, const float *nor
  * with x at the same columns. The sum does not care which columns a k-step holds. The two k-steps
  * add into separate sums, so that the mma chain is two deep. Returns in lanes 4g: rows g and
  * g + 8 of the part. */
-template <int ELEM>
+template <int ELEM, int U>
 __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x,
                                             int swizzle)
 {
@@ -309,7 +311,6 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     /* U chunks' loads go out before any is used: one chunk at a time, each warp waited out
      * every load's latency (ncu, session 44: a quarter of the issue slots busy) */
-    constexpr int U = 4;
     auto chunks = [&](int base, auto n) {
         uint4 xv[n.value], w[n.value][2]; /* w: rows g, g + 8 (e4m3: the low 8 bytes) */
 #pragma unroll
@@ -376,6 +377,7 @@ __device__ void finish_claim(const Step &st, int l, int group, float (&sums)[TIL
 template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) step_kernel(Step st)
 {
     constexpr int CONSUMERS = CW * 32;
+    constexpr int CHUNKS_IN_FLIGHT = 4; /* a lane's */
     extern __shared__ __align__(128) uint8_t smem[];
     uint8_t *ring = smem;                                                    /* [slots][SLOT] */
     __half *xs = reinterpret_cast<__half *>(smem + (size_t)st.slots * SLOT); /* [max(dim, ffn)] */
@@ -410,7 +412,9 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
 
     if (threadIdx.x >= CONSUMERS) { /* the producer: its CTA's claims, linear after linear */
         if (threadIdx.x != CONSUMERS) return;
-        unsigned k = 0;
+        /* load k fills slot k % slots for its use k / slots, kept as counters: the producer's
+         * per-slot work is what a slot's 8 KB allow at the stream's rate (about 600 cycles) */
+        unsigned k = 0, slot = 0, use = 0;
         int seq = 0;
         long long waited = 0;
         for (int ph = 0; ph < phases; ph++) {
@@ -427,10 +431,11 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                     st.w[ph] + (size_t)(c / cl.per_group) * TILE_ROWS * cols * ELEM;
                 int first = c % cl.per_group * cl.parts, end = min(first + cl.parts, s.parts);
                 for (int part = first; part < end; part++, k++) {
-                    unsigned slot = k % st.slots, use = k / st.slots;
-                    long long t = clock64();
-                    if (use > 0) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
-                    waited += clock64() - t;
+                    if (use > 0 && !mbar_test(&empty[slot], (use - 1) & 1)) {
+                        long long t = clock64();
+                        wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
+                        waited += clock64() - t;
+                    }
                     tags[slot] = Tag{k, ph, c, seq, part}; /* published by the arrival below */
                     if (st.copy)
                         bulk_copy(ring + (size_t)slot * SLOT,
@@ -438,6 +443,10 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                                   TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
                     else
                         mbar_arrive(&full[slot]);
+                    if (++slot == (unsigned)st.slots) {
+                        slot = 0;
+                        use++;
+                    }
                 }
                 seq++;
                 c = next;
@@ -492,17 +501,16 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
         Slicing s = slicing_of(cols, ELEM);
         Claims cl = claims_of(d, l, s);
         for (;; k = take()) {
-            unsigned slot = k % st.slots;
+            unsigned use = __umulhi(k, st.slots_magic), slot = k - use * st.slots;
             bool landed;
             timed(waited, [&] {
-                landed = wait_load(&full[slot], (k / st.slots) & 1, k, &tags[slot], &issued,
-                                   st.timeouts);
+                landed = wait_load(&full[slot], use & 1, k, &tags[slot], &issued, st.timeouts);
             });
             if (!landed) break;
             Tag tag = tags[slot];
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
             float2 y = st.compute
-                           ? slot_rows<ELEM>(ring + (size_t)slot * SLOT, part_cols(s, tag.part),
+                           ? slot_rows<ELEM, CHUNKS_IN_FLIGHT>(ring + (size_t)slot * SLOT, part_cols(s, tag.part),
                                              xs + tag.part * s.piece_cols, st.swizzle)
                            : make_float2(0.0f, 0.0f);
             __syncwarp(); /* every lane has read the slot */
@@ -629,13 +637,16 @@ static void step_on_cpu(Dims d, int layers, int elem, int swizzle,
 
 /* The kernel of a format and a number of consumer warps. */
 typedef void (*StepKernel)(Step);
+template <int ELEM> static StepKernel step_kernel_of(int warps)
+{
+    return warps == 4 ? step_kernel<ELEM, 4> : warps == 8 ? step_kernel<ELEM, 8> : step_kernel<ELEM, 12>;
+}
 static StepKernel step_kernel_for(int elem, int warps)
 {
-    if (elem == 1) return warps == 4 ? step_kernel<1, 4> : step_kernel<1, 8>;
-    return warps == 4 ? step_kernel<2, 4> : step_kernel<2, 8>;
+    return elem == 1 ? step_kernel_of<1>(warps) : step_kernel_of<2>(warps);
 }
-/* (16 warps measured slower than 8 in session 44, and would spill with 4 chunks in flight.) */
-static const int WARP_COUNTS[] = {4, 8};
+/* (16 warps, measured slower than 8 and 12, spill at 96 registers.) */
+static const int WARP_COUNTS[] = {4, 8, 12};
 
 /* How one step runs: the weights streamed and the GEMVs computed, the weights only streamed, or
  * the GEMVs only computed (on whatever the slots hold: the consumers' own speed). */
@@ -739,6 +750,7 @@ struct Model {
         Step s = {d,
                   layers,
                   v.slots,
+                  (unsigned)((((uint64_t)1 << 32) + v.slots - 1) / v.slots),
                   v.mode != MATH,
                   v.mode != LOADS,
                   v.dynamic,
@@ -893,10 +905,10 @@ int main(int argc, char **argv)
             int deep = m.max_slots;
             const Variant variants[] = {
                 {LOADS, 0, 4, deep, 0, 1},    {LOADS, 1, 4, deep, 0, 1},
-                {MATH, 1, 8, deep, 0, 0},     {MATH, 1, 8, deep, 0, 1},
-                {MATH, 1, 4, deep, 0, 1},     {COMPUTE, 1, 4, deep, 0, 1},
-                {COMPUTE, 1, 8, deep, 0, 0},  {COMPUTE, 1, 8, deep, 0, 1},
-                {COMPUTE, 1, 8, deep, attention_us, 1},
+                {MATH, 1, 8, deep, 0, 1},     {MATH, 1, 12, deep, 0, 1},
+                {COMPUTE, 1, 4, deep, 0, 1},  {COMPUTE, 1, 8, deep, 0, 1},
+                {COMPUTE, 1, 12, deep, 0, 1}, {COMPUTE, 1, 8, deep, attention_us, 1},
+                {COMPUTE, 1, 12, deep, attention_us, 1},
             };
             for (const Variant &v : variants) {
                 std::vector<double> t;
