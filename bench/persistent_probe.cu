@@ -36,7 +36,7 @@
  * stand-in; and where the SM cycles went (clock64 around each wait, barrier and input load).
  *
  * `persistent_probe profile` runs one e4m3 step of Llama-3.1-8B in math mode and one in compute
- * mode (8 warps), unswizzled and then swizzled, and nothing else, for a profiler.
+ * mode (8 warps) and nothing else, for a profiler.
  *
  * build and run: nvcc -O2 -std=c++17 -arch=sm_90a -Isrc -Iinclude -o persistent_probe
  *                bench/persistent_probe.cu && ./persistent_probe [attention µs, default 9] */
@@ -126,17 +126,18 @@ __host__ __device__ inline Claims claims_of(Dims d, int l, const Slicing &s)
 /* The bytes a slot row's pieces are XORed with (bits 5-6: its 32-byte units swapped within
  * each 128 bytes), so that the 8 rows g of a warp's load fall on different banks. Unswizzled,
  * rows 512 bytes apart share their banks: every weight load of the consumers was an 8-way
- * conflict. Rows of whole 128-byte lines only (shorter rows are a few lines in all). */
-__host__ __device__ inline int row_swizzle(int swizzle, int row_in_tile, int row_bytes)
+ * conflict (ncu: 165 M of 280 M shared-load wavefronts of an e4m3 step, 0.5 M of 116 M
+ * swizzled). Rows of whole 128-byte lines only (shorter rows are a few lines in all). */
+__host__ __device__ inline int row_swizzle(int row_in_tile, int row_bytes)
 {
-    return swizzle && row_bytes % 128 == 0 ? 32 * (row_in_tile % 4) : 0;
+    return row_bytes % 128 == 0 ? 32 * (row_in_tile % 4) : 0;
 }
 /* Where weight (row r, column c) is stored, in weights of `elem` bytes from the linear's
  * start. */
-__host__ __device__ inline size_t tiled_index(const Slicing &s, int elem, int swizzle, int r, int c)
+__host__ __device__ inline size_t tiled_index(const Slicing &s, int elem, int r, int c)
 {
     int part = c / s.piece_cols, pc = part_cols(s, part);
-    int byte = (c % s.piece_cols) * elem ^ row_swizzle(swizzle, r % TILE_ROWS, pc * elem);
+    int byte = (c % s.piece_cols) * elem ^ row_swizzle(r % TILE_ROWS, pc * elem);
     return (size_t)(r / TILE_ROWS) * TILE_ROWS * s.cols + (size_t)part * TILE_ROWS * s.piece_cols +
            (size_t)(r % TILE_ROWS) * pc + byte / elem;
 }
@@ -151,13 +152,13 @@ struct Tag {
 struct Step {
     Dims d;
     int layers, slots;
+    int producer_lanes;      /* parts of a claim the producer issues at once, at most */
     unsigned slots_magic;    /* ceil(2^32 / slots), slots >= 2: k / slots = __umulhi(k, magic),
                                 exactly for the k of a step (below 2^32 / slots^2) */
     int copy;                /* 0: the producer only marks each slot landed (MATH) */
     int compute;             /* 0: the consumers free each slot unread (LOADS) */
     int dynamic;             /* 1: CTAs claim row groups from a counter; 0: CTA b takes b + j G */
     unsigned attention_ns;   /* the attention stand-in's wait; 0: none */
-    int swizzle;             /* 1: slot rows swizzled (row_swizzle) */
     const uint8_t *const *w; /* [layers][LINEARS] [rows][cols] weights, tile-major (tiled_index) */
     const float *norm;       /* [layers][2][dim]: before qkv, before gate/up */
     float *h;                /* [dim] the residual stream, in and out */
@@ -302,12 +303,11 @@ __device__ void load_input(__half *xs, const float *src, int n, const float *nor
  * add into separate sums, so that the mma chain is two deep. Returns in lanes 4g: rows g and
  * g + 8 of the part. */
 template <int ELEM, int U>
-__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x,
-                                            int swizzle)
+__device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x)
 {
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const uint8_t *lo = slot + g * cols * ELEM, *hi = lo + 8 * cols * ELEM;
-    int sw = row_swizzle(swizzle, g, cols * ELEM); /* rows g and g + 8 alike */
+    int sw = row_swizzle(g, cols * ELEM); /* rows g and g + 8 alike */
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     /* U chunks' loads go out before any is used: one chunk at a time, each warp waited out
      * every load's latency (ncu, session 44: a quarter of the issue slots busy) */
@@ -411,49 +411,60 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
     const int phases = st.layers * LINEARS;
 
     if (threadIdx.x >= CONSUMERS) { /* the producer: its CTA's claims, linear after linear */
-        if (threadIdx.x != CONSUMERS) return;
-        /* load k fills slot k % slots for its use k / slots, kept as counters: the producer's
-         * per-slot work is what a slot's 8 KB allow at the stream's rate (about 600 cycles) */
-        unsigned k = 0, slot = 0, use = 0;
+        /* Load k fills slot k % slots for its use k / slots. A lane a part: lanes issue up to
+         * `batch` parts of a claim at once. The producer's work for a slot (its wait, tag and
+         * copy, a few hundred cycles of one thread's dependent instructions) is what a slot's
+         * 8 KB allow at the stream's rate (about 600 cycles an SM). */
+        const int lane = threadIdx.x % 32, batch = min(st.producer_lanes, st.slots);
+        unsigned k = 0;
         int seq = 0;
         long long waited = 0;
         for (int ph = 0; ph < phases; ph++) {
             int l = ph % LINEARS, cols = linear_cols(d, l);
             Slicing s = slicing_of(cols, ELEM);
             Claims cl = claims_of(d, l, s);
-            int n = cl.groups * cl.per_group;
+            int n = cl.groups * cl.per_group, c = 0;
             unsigned *counter = st.claims + ph;
-            int c = st.dynamic ? (int)atomicAdd(counter, 1u) : (int)blockIdx.x;
+            if (lane == 0) c = st.dynamic ? (int)atomicAdd(counter, 1u) : (int)blockIdx.x;
+            c = __shfl_sync(0xffffffffu, c, 0);
             while (c < n) {
                 /* the next claim's round trip overlaps this one's waits for free slots */
-                int next = st.dynamic ? (int)atomicAdd(counter, 1u) : c + (int)gridDim.x;
+                int next = 0;
+                if (lane == 0) next = st.dynamic ? (int)atomicAdd(counter, 1u) : c + (int)gridDim.x;
                 const uint8_t *src =
                     st.w[ph] + (size_t)(c / cl.per_group) * TILE_ROWS * cols * ELEM;
                 int first = c % cl.per_group * cl.parts, end = min(first + cl.parts, s.parts);
-                for (int part = first; part < end; part++, k++) {
-                    if (use > 0 && !mbar_test(&empty[slot], (use - 1) & 1)) {
+                for (int p0 = first; p0 < end; p0 += batch) {
+                    int part = p0 + lane;
+                    bool mine = lane < batch && part < end;
+                    unsigned kk = k + lane, use = __umulhi(kk, st.slots_magic),
+                             slot = kk - use * st.slots;
+                    bool wait = mine && use > 0 && !mbar_test(&empty[slot], (use - 1) & 1);
+                    if (__any_sync(0xffffffffu, wait)) {
                         long long t = clock64();
-                        wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
+                        if (wait) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
+                        __syncwarp();
                         waited += clock64() - t;
                     }
-                    tags[slot] = Tag{k, ph, c, seq, part}; /* published by the arrival below */
-                    if (st.copy)
-                        bulk_copy(ring + (size_t)slot * SLOT,
-                                  src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
-                                  TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
-                    else
-                        mbar_arrive(&full[slot]);
-                    if (++slot == (unsigned)st.slots) {
-                        slot = 0;
-                        use++;
+                    if (mine) {
+                        tags[slot] = Tag{kk, ph, c, seq, part}; /* published by the arrival */
+                        if (st.copy)
+                            bulk_copy(ring + (size_t)slot * SLOT,
+                                      src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
+                                      TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
+                        else
+                            mbar_arrive(&full[slot]);
                     }
+                    k += min(batch, end - p0);
                 }
                 seq++;
-                c = next;
+                c = __shfl_sync(0xffffffffu, next, 0);
             }
         }
-        *(volatile unsigned *)&issued = k;
-        cycles[PRODUCER_WAIT] = waited;
+        if (lane == 0) {
+            *(volatile unsigned *)&issued = k;
+            cycles[PRODUCER_WAIT] = waited;
+        }
         return;
     }
 
@@ -511,7 +522,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
             float2 y = st.compute
                            ? slot_rows<ELEM, CHUNKS_IN_FLIGHT>(ring + (size_t)slot * SLOT, part_cols(s, tag.part),
-                                             xs + tag.part * s.piece_cols, st.swizzle)
+                                             xs + tag.part * s.piece_cols)
                            : make_float2(0.0f, 0.0f);
             __syncwarp(); /* every lane has read the slot */
             if (lane == 0) mbar_arrive(&empty[slot]);
@@ -584,9 +595,8 @@ static float weight_value(const uint8_t *w, size_t i, int elem)
 
 /* The step as the kernel computes it, on copies of the device's weights: each linear's input
  * in fp16 (normalised in float), its sums and the residual in double. */
-static void step_on_cpu(Dims d, int layers, int elem, int swizzle,
-                        const std::vector<std::vector<uint8_t>> &w, const std::vector<float> &norm,
-                        std::vector<double> &h)
+static void step_on_cpu(Dims d, int layers, int elem, const std::vector<std::vector<uint8_t>> &w,
+                        const std::vector<float> &norm, std::vector<double> &h)
 {
     std::vector<double> qkv(linear_rows(d, QKV)), act(d.ffn);
     auto gemv = [&](int layer, int l, const std::vector<double> &in, std::vector<double> &out) {
@@ -597,7 +607,7 @@ static void step_on_cpu(Dims d, int layers, int elem, int swizzle,
         std::vector<float> row(cols);
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++)
-                row[c] = weight_value(m.data(), tiled_index(s, elem, swizzle, r, c), elem);
+                row[c] = weight_value(m.data(), tiled_index(s, elem, r, c), elem);
             for (int c = 0; c < cols; c++)
                 out[r] += row[c] * in[c];
         }
@@ -656,7 +666,7 @@ struct Variant {
     Mode mode;
     int dynamic, warps, slots;
     double attention_us;
-    int swizzle;
+    int producer_lanes;
 };
 
 /* One shape and format on the device: weights, activations, and the launch. */
@@ -750,12 +760,12 @@ struct Model {
         Step s = {d,
                   layers,
                   v.slots,
+                  v.producer_lanes,
                   (unsigned)((((uint64_t)1 << 32) + v.slots - 1) / v.slots),
                   v.mode != MATH,
                   v.mode != LOADS,
                   v.dynamic,
                   (unsigned)(v.attention_us * 1e3),
-                  v.swizzle,
                   w_dev,
                   norm,
                   h,
@@ -811,7 +821,6 @@ struct Model {
     /* The largest difference from the CPU's step, relative to the largest |h|. */
     double check(const Variant &v, cudaStream_t st)
     {
-        std::vector<double> &want = wanted[v.swizzle];
         if (want.empty()) {
             std::vector<std::vector<uint8_t>> host(w.size());
             for (size_t i = 0; i < w.size(); i++) {
@@ -820,7 +829,7 @@ struct Model {
                 CHECK(cudaMemcpy(host[i].data(), w[i], host[i].size(), cudaMemcpyDeviceToHost));
             }
             want.assign(h0.begin(), h0.end());
-            step_on_cpu(d, layers, elem, v.swizzle, host, norm_host, want);
+            step_on_cpu(d, layers, elem, host, norm_host, want);
         }
         run(v, st);
         std::vector<float> got(d.dim);
@@ -832,7 +841,7 @@ struct Model {
         }
         return err / scale;
     }
-    std::vector<double> wanted[2]; /* the CPU's step, once computed, by swizzle */
+    std::vector<double> want; /* the CPU's step, once computed */
 };
 
 int main(int argc, char **argv)
@@ -842,17 +851,16 @@ int main(int argc, char **argv)
     if (argc > 2 || !(attention_us > 0 && attention_us < 1000)) {
         fprintf(stderr, "usage: persistent_probe [attention µs, 0 < µs < 1000, default 9]\n"
                         "       persistent_probe profile   (one e4m3 step of Llama-3.1-8B in "
-                        "math mode, one in compute mode, 8 warps, unswizzled then swizzled: for a profiler)\n");
+                        "math mode, one in compute mode, 8 warps: for a profiler)\n");
         return 2;
     }
     cudaStream_t st;
     CHECK(cudaStreamCreate(&st));
     if (profile) {
         Model m({4096, 1024, 14336}, 32, 1);
-        for (int swizzle = 0; swizzle <= 1; swizzle++)
-            for (Mode mode : {MATH, COMPUTE})
-                printf("%s, swizzle %d: %.2f µs a layer\n", MODE_NAMES[mode], swizzle,
-                       m.run(Variant{mode, 1, 8, m.max_slots, 0.0, swizzle}, st) / m.layers);
+        for (Mode mode : {MATH, COMPUTE})
+            printf("%s: %.2f µs a layer\n", MODE_NAMES[mode],
+                   m.run(Variant{mode, 1, 8, m.max_slots, 0.0, 32}, st) / m.layers);
         return 0;
     }
 
@@ -865,25 +873,25 @@ int main(int argc, char **argv)
     for (const Dims &d : small)
         for (int elem = 1; elem <= 2; elem++) {
             Model m(d, 2, elem);
-            for (int swizzle = 0; swizzle <= 1; swizzle++)
+            for (int lanes : {1, 32})
             for (int warps : WARP_COUNTS)
                 for (int dynamic = 0; dynamic <= 1; dynamic++)
                     for (int slots : {warps, m.max_slots}) {
                         Variant v = {COMPUTE, dynamic, warps, slots, slots == warps ? 0.0 : 1.0,
-                                     swizzle};
+                                     lanes};
                         double err = m.check(v, st);
                         for (Mode mode : {LOADS, MATH}) /* these end too */
-                            m.run(Variant{mode, dynamic, warps, slots, 0.0, swizzle}, st);
+                            m.run(Variant{mode, dynamic, warps, slots, 0.0, lanes}, st);
                         /* The tensor cores add products with truncation: the engine's GPU
                          * tests allow 1e-5 sum|x w| a row (tests/engine/cuda/
                          * test_cuda_nf4_fp8.c), about 1e-3 of a sum of 9,216 random-sign
                          * terms. A weight piece met with the wrong inputs, or lost, moves h by
                          * its own size. */
                         bool pass = err < 2e-3;
-                        printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots, swizzle %d: "
+                        printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots, %2d lanes: "
                                "max |gpu - cpu| / max |h| = %.2e %s\n",
                                d.dim, d.ffn, elem == 1 ? "fp8 " : "fp16", warps,
-                               dynamic ? "dynamic" : "static", slots, swizzle, err,
+                               dynamic ? "dynamic" : "static", slots, lanes, err,
                                pass ? "ok" : "MISMATCH");
                         ok &= pass;
                     }
@@ -895,7 +903,7 @@ int main(int argc, char **argv)
         Dims d;
     } shapes[] = {{"Llama-3.1-8B", {4096, 1024, 14336}}, {"Llama-2-7B", {4096, 4096, 11008}}};
     printf("\n%-13s %-5s %-8s %-8s %5s %5s %3s %7s | %9s %8s %6s %11s | %5s %5s %5s %5s\n",
-           "shape", "fmt", "mode", "claims", "warps", "slots", "swz", "attn us", "us/layer",
+           "shape", "fmt", "mode", "claims", "warps", "slots", "lns", "attn us", "us/layer",
            "MB/layer", "TB/s",
            "over bytes", "prodw", "dataw", "barr", "input");
     for (auto &shape : shapes)
@@ -904,11 +912,13 @@ int main(int argc, char **argv)
             double bytes_us = m.layer_bytes / (STREAM_TBPS * 1e6);
             int deep = m.max_slots;
             const Variant variants[] = {
-                {LOADS, 0, 4, deep, 0, 1},    {LOADS, 1, 4, deep, 0, 1},
-                {MATH, 1, 8, deep, 0, 1},     {MATH, 1, 12, deep, 0, 1},
-                {COMPUTE, 1, 4, deep, 0, 1},  {COMPUTE, 1, 8, deep, 0, 1},
-                {COMPUTE, 1, 12, deep, 0, 1}, {COMPUTE, 1, 8, deep, attention_us, 1},
-                {COMPUTE, 1, 12, deep, attention_us, 1},
+                {LOADS, 0, 4, deep, 0, 1},     {LOADS, 1, 4, deep, 0, 1},
+                {LOADS, 1, 4, deep, 0, 32},    {MATH, 1, 8, deep, 0, 1},
+                {MATH, 1, 8, deep, 0, 32},     {MATH, 1, 12, deep, 0, 32},
+                {COMPUTE, 1, 8, deep, 0, 1},   {COMPUTE, 1, 4, deep, 0, 32},
+                {COMPUTE, 1, 8, deep, 0, 32},  {COMPUTE, 1, 12, deep, 0, 32},
+                {COMPUTE, 1, 8, deep, attention_us, 32},
+                {COMPUTE, 1, 12, deep, attention_us, 32},
             };
             for (const Variant &v : variants) {
                 std::vector<double> t;
@@ -919,7 +929,7 @@ int main(int argc, char **argv)
                 printf("%-13s %-5s %-8s %-8s %5d %5d %3d %7.1f | %9.2f %8.1f %6.2f %11.2f | %4.0f%% "
                        "%4.0f%% %4.0f%% %4.0f%%\n",
                        shape.name, elem == 1 ? "fp8" : "fp16", MODE_NAMES[v.mode],
-                       v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.swizzle,
+                       v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.producer_lanes,
                        v.attention_us, us,
                        m.layer_bytes / 1e6, m.layer_bytes / us / 1e6,
                        us - v.attention_us - bytes_us, 100 * m.share[PRODUCER_WAIT],
