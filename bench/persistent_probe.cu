@@ -211,12 +211,6 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned *p)
     return v;
 }
 
-/* The producer's wait for a free slot; after a timeout anywhere, returns at once. */
-__device__ void wait_free(uint64_t *bar, uint32_t parity, unsigned *timeouts)
-{
-    for (Patience p; !mbar_test(bar, parity) && !p.over(timeouts);) {
-    }
-}
 /* A consumer's wait for load k in its slot: false if it will never come (the producer has
  * issued all `issued` loads of the step) or after a timeout. A warp may take load k, a slot's
  * use u, before use u - 1 has landed, when the parity test answers for use u - 2: the slot's
@@ -436,25 +430,29 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 int first = c % cl.per_group * cl.parts, end = min(first + cl.parts, s.parts);
                 for (int p0 = first; p0 < end; p0 += batch) {
                     int part = p0 + lane;
-                    bool mine = lane < batch && part < end;
                     unsigned kk = k + lane, use = __umulhi(kk, st.slots_magic),
                              slot = kk - use * st.slots;
-                    bool wait = mine && use > 0 && !mbar_test(&empty[slot], (use - 1) & 1);
-                    if (__any_sync(0xffffffffu, wait)) {
+                    /* each lane issues as soon as its own slot is free: a lane that waited for
+                     * the batch's other slots could wait for a load that a consumer holds
+                     * across the grid barrier, itself waiting for this lane's load */
+                    if (lane < batch && part < end) {
                         long long t = clock64();
-                        if (wait) wait_free(&empty[slot], (use - 1) & 1, st.timeouts);
-                        __syncwarp();
-                        waited += clock64() - t;
+                        for (Patience p;;) {
+                            if (use == 0 || mbar_test(&empty[slot], (use - 1) & 1)) {
+                                waited += clock64() - t;
+                                tags[slot] = Tag{kk, ph, c, seq, part}; /* published by the arrival */
+                                if (st.copy)
+                                    bulk_copy(ring + (size_t)slot * SLOT,
+                                              src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
+                                              TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
+                                else
+                                    mbar_arrive(&full[slot]);
+                                break;
+                            }
+                            if (p.over(st.timeouts)) break;
+                        }
                     }
-                    if (mine) {
-                        tags[slot] = Tag{kk, ph, c, seq, part}; /* published by the arrival */
-                        if (st.copy)
-                            bulk_copy(ring + (size_t)slot * SLOT,
-                                      src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
-                                      TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
-                        else
-                            mbar_arrive(&full[slot]);
-                    }
+                    __syncwarp();
                     k += min(batch, end - p0);
                 }
                 seq++;
@@ -463,7 +461,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
         }
         if (lane == 0) {
             *(volatile unsigned *)&issued = k;
-            cycles[PRODUCER_WAIT] = waited;
+            cycles[PRODUCER_WAIT] = waited; /* lane 0's: it has a part in every batch */
         }
         return;
     }
