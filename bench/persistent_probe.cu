@@ -409,7 +409,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
          * `batch` parts of a claim at once. The producer's work for a slot (its wait, tag and
          * copy, a few hundred cycles of one thread's dependent instructions) is what a slot's
          * 8 KB allow at the stream's rate (about 600 cycles an SM). */
-        const int lane = threadIdx.x % 32, batch = min(32, st.slots);
+        const int lane = threadIdx.x % 32, batch = min(32, st.in_flight);
         unsigned k = 0;
         int seq = 0;
         long long waited = 0;
@@ -434,7 +434,9 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                              slot = kk - use * st.slots;
                     /* each lane issues as soon as its own slot is free: a lane that waited for
                      * the batch's other slots could wait for a load that a consumer holds
-                     * across the grid barrier, itself waiting for this lane's load */
+                     * across the grid barrier, itself waiting for this lane's load. (A batch is
+                     * at most in_flight parts: a lane's issue is not sure to precede the
+                     * batch's end, so no lane may wait for a load of its own batch.) */
                     /* ... and load kk - in_flight has landed */
                     unsigned back = kk - st.in_flight, back_use = __umulhi(back, st.slots_magic),
                              back_slot = back - back_use * st.slots;
