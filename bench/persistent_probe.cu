@@ -405,11 +405,11 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
     const int phases = st.layers * LINEARS;
 
     if (threadIdx.x >= CONSUMERS) { /* the producer: its CTA's claims, linear after linear */
-        /* Load k fills slot k % slots for its use k / slots. A lane a part: lanes issue up to
-         * `batch` parts of a claim at once. The producer's work for a slot (its wait, tag and
-         * copy, a few hundred cycles of one thread's dependent instructions) is what a slot's
-         * 8 KB allow at the stream's rate (about 600 cycles an SM). */
-        const int lane = threadIdx.x % 32, batch = min(32, st.in_flight);
+        /* Load k fills slot k % slots for its use k / slots. A lane a part: the warp issues
+         * the ready parts of a claim at once. One thread's wait, tag and copy for each slot,
+         * a few hundred cycles of dependent instructions, were about what a slot's 8 KB allow
+         * at the stream's rate (about 600 cycles an SM). */
+        const int lane = threadIdx.x % 32;
         unsigned k = 0;
         int seq = 0;
         long long waited = 0;
@@ -428,39 +428,43 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 const uint8_t *src =
                     st.w[ph] + (size_t)(c / cl.per_group) * TILE_ROWS * cols * ELEM;
                 int first = c % cl.per_group * cl.parts, end = min(first + cl.parts, s.parts);
-                for (int p0 = first; p0 < end; p0 += batch) {
+                Patience p;
+                for (int p0 = first; p0 < end;) {
+                    /* Lane j looks at part p0 + j, load k + j: ready once its slot is free (the
+                     * slot's last load read) and load k + j - in_flight has landed. The lanes
+                     * ready from lane 0 on issue, in order as one thread would: a lane that
+                     * waited for another could wait for a load that a consumer holds across
+                     * the grid barrier, itself waiting for this lane's load. */
                     int part = p0 + lane;
                     unsigned kk = k + lane, use = __umulhi(kk, st.slots_magic),
-                             slot = kk - use * st.slots;
-                    /* each lane issues as soon as its own slot is free: a lane that waited for
-                     * the batch's other slots could wait for a load that a consumer holds
-                     * across the grid barrier, itself waiting for this lane's load. (A batch is
-                     * at most in_flight parts: a lane's issue is not sure to precede the
-                     * batch's end, so no lane may wait for a load of its own batch.) */
-                    /* ... and load kk - in_flight has landed */
-                    unsigned back = kk - st.in_flight, back_use = __umulhi(back, st.slots_magic),
+                             slot = kk - use * st.slots, back = kk - st.in_flight,
+                             back_use = __umulhi(back, st.slots_magic),
                              back_slot = back - back_use * st.slots;
-                    bool gated = kk >= (unsigned)st.in_flight;
-                    if (lane < batch && part < end) {
+                    bool valid = part < end && lane < st.in_flight;
+                    bool ready = valid && (use == 0 || mbar_ready(&empty[slot], (use - 1) & 1)) &&
+                                 (kk < (unsigned)st.in_flight ||
+                                  mbar_ready(&full[back_slot], back_use & 1));
+                    unsigned not_ready = ~__ballot_sync(0xffffffffu, ready);
+                    int issue = not_ready ? __ffs(not_ready) - 1 : 32;
+                    if (issue == 0) {
                         long long t = clock64();
-                        for (Patience p;;) {
-                            if ((use == 0 || mbar_test(&empty[slot], (use - 1) & 1)) &&
-                                (!gated || mbar_test(&full[back_slot], back_use & 1))) {
-                                waited += clock64() - t;
-                                tags[slot] = Tag{kk, ph, c, seq, part}; /* published by the arrival */
-                                if (st.copy)
-                                    bulk_copy(ring + (size_t)slot * SLOT,
-                                              src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
-                                              TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
-                                else
-                                    mbar_arrive(&full[slot]);
-                                break;
-                            }
-                            if (p.over(st.timeouts)) break;
-                        }
+                        bool over = p.over(st.timeouts);
+                        waited += clock64() - t;
+                        if (!over) continue;
+                        issue = __popc(__ballot_sync(0xffffffffu, valid)); /* to end the step */
                     }
-                    __syncwarp();
-                    k += min(batch, end - p0);
+                    if (lane < issue) {
+                        tags[slot] = Tag{kk, ph, c, seq, part}; /* published by the arrival */
+                        if (st.copy)
+                            bulk_copy(ring + (size_t)slot * SLOT,
+                                      src + (size_t)part * TILE_ROWS * s.piece_cols * ELEM,
+                                      TILE_ROWS * part_cols(s, part) * ELEM, &full[slot]);
+                        else
+                            mbar_arrive(&full[slot]);
+                    }
+                    k += issue;
+                    p0 += issue;
+                    p = Patience();
                 }
                 seq++;
                 c = __shfl_sync(0xffffffffu, next, 0);
@@ -468,7 +472,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
         }
         if (lane == 0) {
             *(volatile unsigned *)&issued = k;
-            cycles[PRODUCER_WAIT] = waited; /* lane 0's: it has a part in every batch */
+            cycles[PRODUCER_WAIT] = waited;
         }
         return;
     }

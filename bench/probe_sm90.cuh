@@ -47,6 +47,19 @@ __device__ __forceinline__ bool mbar_test(uint64_t *bar, uint32_t parity)
     return done != 0;
 }
 
+/* The same, without waiting: mbarrier.test_wait never suspends the thread (try_wait may, for a
+ * while, which would hold up a warp's other lanes). */
+__device__ __forceinline__ bool mbar_ready(uint64_t *bar, uint32_t parity)
+{
+    uint32_t done;
+    asm volatile("{ .reg .pred q; mbarrier.test_wait.parity.shared::cta.b64 q, [%1], %2; "
+                 "selp.u32 %0, 1, 0, q; }"
+                 : "=r"(done)
+                 : "r"(smem_addr(bar)), "r"(parity)
+                 : "memory");
+    return done != 0;
+}
+
 /* Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from src to dst; bar, an
  * mbarrier of one arrival, completes its phase when they have landed. */
 __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar)
