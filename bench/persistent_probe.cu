@@ -64,6 +64,7 @@ enum {
     CHUNK = 32,                   /* columns of a lane's load in each of its two rows */
     CLAIM_PARTS = 4,              /* slots of a claim, at most, where its sums may be added */
     MAX_SLOTS = 24,               /* ring depth, at most */
+    MAX_LAYERS = 32,
     BATCH = 8,                    /* float4 of a linear's input a consumer loads at once */
     CONSUMER_BARRIER = 1,         /* the named barrier of the consumer warps */
     STEPS = 5,                    /* timed steps per row of the table */
@@ -211,17 +212,20 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned *p)
     return v;
 }
 
-/* A consumer's wait for load k in its slot: false if it will never come (the producer has
- * issued all `issued` loads of the step) or after a timeout. A warp may take load k, a slot's
+/* A consumer's wait for load k of linear `phase` in its slot: false once the producer has
+ * issued all of the linear's loads before k (phase_end) or after a timeout. A warp that waited
+ * for its next load to land before it knew the load was the next linear's held its CTA's
+ * arrival at the grid barrier behind the next linear's stream. A warp may take load k, a slot's
  * use u, before use u - 1 has landed, when the parity test answers for use u - 2: the slot's
  * tag tells. The producer writes use u's tag only once use u - 1 has been read, so a tag of k
  * and a completed phase of k's parity mean load k has landed. */
 __device__ bool wait_load(uint64_t *bar, uint32_t parity, unsigned k, const Tag *tag,
-                          const unsigned *issued, unsigned *timeouts)
+                          const unsigned *phase_end, unsigned *timeouts)
 {
-    for (Patience p; !(mbar_test(bar, parity) && *(const volatile unsigned *)&tag->load == k);)
-        if (*(const volatile unsigned *)issued <= k || p.over(timeouts)) return false;
-    return true;
+    for (Patience p; *(const volatile unsigned *)phase_end > k;)
+        if (mbar_test(bar, parity) && *(const volatile unsigned *)&tag->load == k) return true;
+        else if (p.over(timeouts)) break;
+    return false;
 }
 /* The consumers of every CTA meet: the n-th barrier of the launch returns once every CTA's
  * thread 0 has arrived n times. Writes before it are visible after it. */
@@ -380,7 +384,9 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
     /* a claim's row sums so far and parts added, by claim seq: claims in flight are fewer than
      * the slots plus the warps finishing one */
     __shared__ float row_sum[2 * MAX_SLOTS][TILE_ROWS], partial[CW];
-    __shared__ unsigned row_parts[2 * MAX_SLOTS], issued, next_load;
+    __shared__ unsigned row_parts[2 * MAX_SLOTS], next_load;
+    /* the CTA's loads of linears 0..ph, once the producer has issued them all */
+    __shared__ unsigned phase_end[MAX_LAYERS * LINEARS];
     __shared__ long long data_wait; /* the consumer warps' waits, added up */
     if (threadIdx.x == 0) {
         for (int s = 0; s < st.slots; s++) {
@@ -394,7 +400,8 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 row_sum[i][r] = 0.0f;
             row_parts[i] = 0;
         }
-        issued = ~0u;
+        for (int ph = 0; ph < st.layers * LINEARS; ph++)
+            phase_end[ph] = ~0u;
         next_load = 0;
         data_wait = 0;
     }
@@ -469,9 +476,9 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                 seq++;
                 c = __shfl_sync(0xffffffffu, next, 0);
             }
+            if (lane == 0) *(volatile unsigned *)&phase_end[ph] = k;
         }
         if (lane == 0) {
-            *(volatile unsigned *)&issued = k;
             cycles[PRODUCER_WAIT] = waited;
         }
         return;
@@ -524,7 +531,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             unsigned use = __umulhi(k, st.slots_magic), slot = k - use * st.slots;
             bool landed;
             timed(waited, [&] {
-                landed = wait_load(&full[slot], use & 1, k, &tags[slot], &issued, st.timeouts);
+                landed = wait_load(&full[slot], use & 1, k, &tags[slot], &phase_end[ph], st.timeouts);
             });
             if (!landed) break;
             Tag tag = tags[slot];
@@ -694,6 +701,10 @@ struct Model {
     Model(Dims d_, int layers_, int elem_) : d(d_), layers(layers_), elem(elem_)
     {
         CHECK(cudaDeviceGetAttribute(&ctas, cudaDevAttrMultiProcessorCount, 0));
+        if (layers > MAX_LAYERS) {
+            fprintf(stderr, "persistent_probe: %d layers, at most %d\n", layers, (int)MAX_LAYERS);
+            exit(1);
+        }
         for (int l = 0; l < LINEARS; l++)
             if (linear_rows(d, l) % TILE_ROWS || linear_cols(d, l) % CHUNK) {
                 fprintf(stderr, "persistent_probe: linear %d (%d x %d) does not tile\n", l,
