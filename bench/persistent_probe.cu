@@ -65,7 +65,7 @@ enum {
     CLAIM_PARTS = 4,              /* slots of a claim, at most, where its sums may be added */
     MAX_SLOTS = 24,               /* ring depth, at most */
     MAX_LAYERS = 32,
-    BATCH = 16,                   /* float4 of a linear's input a consumer loads at once */
+    BATCH = 8,                    /* float4 of a linear's input a consumer loads at once */
     CONSUMER_BARRIER = 1,         /* the named barrier of the consumer warps */
     STEPS = 5,                    /* timed steps per row of the table */
 };
@@ -671,7 +671,7 @@ static StepKernel step_kernel_for(int elem, int warps)
 {
     return elem == 1 ? step_kernel_of<1>(warps) : step_kernel_of<2>(warps);
 }
-/* (12 and 16 warps were slower than 8 in session 45, and spill with 16 float4 of input.) */
+/* (12 and 16 warps were slower than 8 in session 45.) */
 static const int WARP_COUNTS[] = {4, 8};
 
 /* How one step runs: the weights streamed and the GEMVs computed, the weights only streamed, or
