@@ -12,13 +12,16 @@
  *   statically: CTA b takes claims b, b + G, ...): a group of 16 rows, and for qkv, o and down
  *   at most 4 slots of its columns. It streams them through a ring of 8 KB shared-memory slots
  *   with bulk copies (TMA), a slot per piece of up to 512 bytes of each of the 16 rows, tagging
- *   each slot with what it holds. The weights are stored tile-major, so that a slot is one copy
- *   (16 copies of 512 bytes streamed at half the rate). Weights do not depend on activations, so
- *   the stream runs on into the next linears while the consumers wait;
+ *   each slot with what it holds; a lane a slot, so that one thread's per-slot work does not
+ *   pace the stream, and at most `in_flight` copies not yet landed. The weights are stored
+ *   tile-major, so that a slot is one copy (16 copies of 512 bytes streamed at half the rate),
+ *   with each row's 32-byte units swizzled against bank conflicts. Weights do not depend on
+ *   activations, so the stream runs on into the next linears while the consumers wait;
  * - its 4 or 8 consumer warps each take the next whole slot and compute the real GEMVs, one
  *   warp a slot; a claim's pieces add up in shared memory, and claims of one row group in global
- *   memory. For each linear they wait at a grid-wide barrier for the previous one's outputs,
- *   then load its input into shared memory (RMS-normalised before qkv and gate/up).
+ *   memory. For each linear they wait at a grid-wide barrier for the previous one's outputs
+ *   (learning from the producer's count of a linear's loads when their next load is the next
+ *   linear's), then load its input into shared memory (RMS-normalised before qkv and gate/up).
  *
  * A layer is qkv, an optional stand-in for the attention, o (+ residual), gate/up (SiLU(gate) ·
  * up, rows interleaved) and down (+ residual). o's input is qkv's first dim outputs. The
@@ -64,7 +67,7 @@ enum {
     CHUNK = 32,                   /* columns of a lane's load in each of its two rows */
     CLAIM_PARTS = 4,              /* slots of a claim, at most, where its sums may be added */
     MAX_SLOTS = 24,               /* ring depth, at most */
-    MAX_LAYERS = 32,
+    MAX_LAYERS = 32,              /* of a step */
     BATCH = 8,                    /* float4 of a linear's input a consumer loads at once */
     CONSUMER_BARRIER = 1,         /* the named barrier of the consumer warps */
     STEPS = 5,                    /* timed steps per row of the table */
@@ -153,7 +156,8 @@ struct Tag {
 struct Step {
     Dims d;
     int layers, slots;
-    int in_flight;           /* loads issued and not landed, at most */
+    int in_flight;           /* loads issued and not landed, at most (6: loads only at 3.17-3.20
+                                TB/s against 3.13-3.16 with the whole ring, session 45) */
     unsigned slots_magic;    /* ceil(2^32 / slots), slots >= 2: k / slots = __umulhi(k, magic),
                                 exactly for the k of a step (below 2^32 / slots^2) */
     int copy;                /* 0: the producer only marks each slot landed (MATH) */
@@ -223,13 +227,16 @@ __device__ bool wait_load(uint64_t *bar, uint32_t parity, unsigned k, const Tag 
                           const unsigned *phase_end, unsigned *timeouts)
 {
     for (Patience p; *(const volatile unsigned *)phase_end > k;)
-        if (mbar_test(bar, parity) && *(const volatile unsigned *)&tag->load == k) return true;
-        else if (p.over(timeouts)) break;
+        if (mbar_test(bar, parity) && *(const volatile unsigned *)&tag->load == k)
+            return true;
+        else if (p.over(timeouts))
+            break;
     return false;
 }
 /* The consumers of every CTA meet: the n-th barrier of the launch returns once every CTA's
  * thread 0 has arrived n times. Writes before it are visible after it. */
-template <int CONSUMERS> __device__ void grid_sync(unsigned *arrivals, unsigned n, unsigned *timeouts)
+template <int CONSUMERS>
+__device__ void grid_sync(unsigned *arrivals, unsigned n, unsigned *timeouts)
 {
     consumers_sync<CONSUMERS>();
     if (threadIdx.x == 0) {
@@ -448,9 +455,9 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                              back_use = __umulhi(back, st.slots_magic),
                              back_slot = back - back_use * st.slots;
                     bool valid = part < end && lane < st.in_flight;
-                    bool ready = valid && (use == 0 || mbar_ready(&empty[slot], (use - 1) & 1)) &&
-                                 (kk < (unsigned)st.in_flight ||
-                                  mbar_ready(&full[back_slot], back_use & 1));
+                    bool ready =
+                        valid && (use == 0 || mbar_ready(&empty[slot], (use - 1) & 1)) &&
+                        (kk < (unsigned)st.in_flight || mbar_ready(&full[back_slot], back_use & 1));
                     unsigned not_ready = ~__ballot_sync(0xffffffffu, ready);
                     int issue = not_ready ? __ffs(not_ready) - 1 : 32;
                     if (issue == 0) {
@@ -531,15 +538,16 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             unsigned use = __umulhi(k, st.slots_magic), slot = k - use * st.slots;
             bool landed;
             timed(waited, [&] {
-                landed = wait_load(&full[slot], use & 1, k, &tags[slot], &phase_end[ph], st.timeouts);
+                landed =
+                    wait_load(&full[slot], use & 1, k, &tags[slot], &phase_end[ph], st.timeouts);
             });
             if (!landed) break;
             Tag tag = tags[slot];
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
-            float2 y = st.compute
-                           ? slot_rows<ELEM, CHUNKS_IN_FLIGHT>(ring + (size_t)slot * SLOT, part_cols(s, tag.part),
-                                             xs + tag.part * s.piece_cols)
-                           : make_float2(0.0f, 0.0f);
+            float2 y = st.compute ? slot_rows<ELEM, CHUNKS_IN_FLIGHT>(ring + (size_t)slot * SLOT,
+                                                                      part_cols(s, tag.part),
+                                                                      xs + tag.part * s.piece_cols)
+                                  : make_float2(0.0f, 0.0f);
             __syncwarp(); /* every lane has read the slot */
             if (lane == 0) mbar_arrive(&empty[slot]);
             if (!st.compute) continue;
@@ -880,7 +888,7 @@ int main(int argc, char **argv)
         Model m({4096, 1024, 14336}, 32, 1);
         for (Mode mode : {MATH, COMPUTE})
             printf("%s: %.2f µs a layer\n", MODE_NAMES[mode],
-                   m.run(Variant{mode, 1, 8, m.max_slots, 0.0, m.max_slots}, st) / m.layers);
+                   m.run(Variant{mode, 1, 8, m.max_slots, 0.0, 6}, st) / m.layers);
         return 0;
     }
 
@@ -894,28 +902,29 @@ int main(int argc, char **argv)
         for (int elem = 1; elem <= 2; elem++) {
             Model m(d, 2, elem);
             for (int capped : {0, 1})
-            for (int warps : WARP_COUNTS)
-                for (int dynamic = 0; dynamic <= 1; dynamic++)
-                    for (int slots : {warps, m.max_slots}) {
-                        int in_flight = capped ? 3 : slots;
-                        Variant v = {COMPUTE, dynamic, warps, slots, slots == warps ? 0.0 : 1.0,
-                                     in_flight};
-                        double err = m.check(v, st);
-                        for (Mode mode : {LOADS, MATH}) /* these end too */
-                            m.run(Variant{mode, dynamic, warps, slots, 0.0, in_flight}, st);
-                        /* The tensor cores add products with truncation: the engine's GPU
-                         * tests allow 1e-5 sum|x w| a row (tests/engine/cuda/
-                         * test_cuda_nf4_fp8.c), about 1e-3 of a sum of 9,216 random-sign
-                         * terms. A weight piece met with the wrong inputs, or lost, moves h by
-                         * its own size. */
-                        bool pass = err < 2e-3;
-                        printf("check dim %d ffn %d %s, %d warps, %-7s %2d slots, %2d in flight: "
-                               "max |gpu - cpu| / max |h| = %.2e %s\n",
-                               d.dim, d.ffn, elem == 1 ? "fp8 " : "fp16", warps,
-                               dynamic ? "dynamic" : "static", slots, in_flight, err,
-                               pass ? "ok" : "MISMATCH");
-                        ok &= pass;
-                    }
+                for (int warps : WARP_COUNTS)
+                    for (int dynamic = 0; dynamic <= 1; dynamic++)
+                        for (int slots : {warps, m.max_slots}) {
+                            int in_flight = capped ? 3 : slots;
+                            double attention_us = slots == warps ? 0.0 : 1.0;
+                            Variant v = {COMPUTE, dynamic, warps, slots, attention_us, in_flight};
+                            double err = m.check(v, st);
+                            for (Mode mode : {LOADS, MATH}) /* these end too */
+                                m.run(Variant{mode, dynamic, warps, slots, 0.0, in_flight}, st);
+                            /* The tensor cores add products with truncation: the engine's GPU
+                             * tests allow 1e-5 sum|x w| a row (tests/engine/cuda/
+                             * test_cuda_nf4_fp8.c), about 1e-3 of a sum of 9,216 random-sign
+                             * terms. A weight piece met with the wrong inputs, or lost, moves h by
+                             * its own size. */
+                            bool pass = err < 2e-3;
+                            printf(
+                                "check dim %d ffn %d %s, %d warps, %-7s %2d slots, %2d in flight: "
+                                "max |gpu - cpu| / max |h| = %.2e %s\n",
+                                d.dim, d.ffn, elem == 1 ? "fp8 " : "fp16", warps,
+                                dynamic ? "dynamic" : "static", slots, in_flight, err,
+                                pass ? "ok" : "MISMATCH");
+                            ok &= pass;
+                        }
         }
     if (!ok) return 1;
 
@@ -923,20 +932,19 @@ int main(int argc, char **argv)
         const char *name;
         Dims d;
     } shapes[] = {{"Llama-3.1-8B", {4096, 1024, 14336}}, {"Llama-2-7B", {4096, 4096, 11008}}};
-    printf("\n%-13s %-5s %-8s %-8s %5s %5s %4s %7s | %9s %8s %6s %11s | %5s %5s %5s %5s\n",
-           "shape", "fmt", "mode", "claims", "warps", "slots", "infl", "attn us", "us/layer",
-           "MB/layer", "TB/s",
-           "over bytes", "prodw", "dataw", "barr", "input");
+    printf("\n%-13s %-5s %-8s %-8s %5s %5s %4s %7s | %9s %8s %6s %11s | %5s %5s %5s %5s\n", "shape",
+           "fmt", "mode", "claims", "warps", "slots", "infl", "attn us", "us/layer", "MB/layer",
+           "TB/s", "over bytes", "prodw", "dataw", "barr", "input");
     for (auto &shape : shapes)
         for (int elem = 1; elem <= 2; elem++) {
             Model m(shape.d, 32, elem);
             double bytes_us = m.layer_bytes / (STREAM_TBPS * 1e6);
             int deep = m.max_slots;
             const Variant variants[] = {
-                {LOADS, 0, 4, deep, 0, deep},   {LOADS, 1, 4, deep, 0, deep},
-                {LOADS, 1, 4, deep, 0, 6},      {MATH, 1, 8, deep, 0, deep},
-                {COMPUTE, 1, 4, deep, 0, 6},    {COMPUTE, 1, 8, deep, 0, deep},
-                {COMPUTE, 1, 8, deep, 0, 6},    {COMPUTE, 1, 8, deep, attention_us, 6},
+                {LOADS, 0, 4, deep, 0, deep}, {LOADS, 1, 4, deep, 0, deep},
+                {LOADS, 1, 4, deep, 0, 6},    {MATH, 1, 8, deep, 0, deep},
+                {COMPUTE, 1, 4, deep, 0, 6},  {COMPUTE, 1, 8, deep, 0, deep},
+                {COMPUTE, 1, 8, deep, 0, 6},  {COMPUTE, 1, 8, deep, attention_us, 6},
             };
             for (const Variant &v : variants) {
                 std::vector<double> t;
@@ -944,14 +952,14 @@ int main(int argc, char **argv)
                     t.push_back(m.run(v, st) / m.layers);
                 std::sort(t.begin(), t.end());
                 double us = t[STEPS / 2];
-                printf("%-13s %-5s %-8s %-8s %5d %5d %4d %7.1f | %9.2f %8.1f %6.2f %11.2f | %4.0f%% "
-                       "%4.0f%% %4.0f%% %4.0f%%\n",
-                       shape.name, elem == 1 ? "fp8" : "fp16", MODE_NAMES[v.mode],
-                       v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.in_flight,
-                       v.attention_us, us,
-                       m.layer_bytes / 1e6, m.layer_bytes / us / 1e6,
-                       us - v.attention_us - bytes_us, 100 * m.share[PRODUCER_WAIT],
-                       100 * m.share[DATA_WAIT], 100 * m.share[BARRIER], 100 * m.share[INPUT]);
+                printf(
+                    "%-13s %-5s %-8s %-8s %5d %5d %4d %7.1f | %9.2f %8.1f %6.2f %11.2f | %4.0f%% "
+                    "%4.0f%% %4.0f%% %4.0f%%\n",
+                    shape.name, elem == 1 ? "fp8" : "fp16", MODE_NAMES[v.mode],
+                    v.dynamic ? "dynamic" : "static", v.warps, v.slots, v.in_flight, v.attention_us,
+                    us, m.layer_bytes / 1e6, m.layer_bytes / us / 1e6,
+                    us - v.attention_us - bytes_us, 100 * m.share[PRODUCER_WAIT],
+                    100 * m.share[DATA_WAIT], 100 * m.share[BARRIER], 100 * m.share[INPUT]);
             }
         }
     printf("\nover bytes: µs a layer beyond its weights at %.2f TB/s and the attention's wait\n"
