@@ -35,30 +35,28 @@ __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
-/* Whether the phase of bar with this parity has completed. */
+/* Whether the phase of bar with this parity has completed: mbar_test with try_wait, which may
+ * suspend the thread for a while until it has; mbar_ready with test_wait, which never does (a
+ * lane that waited would hold up its warp's other lanes). */
+#define PROBE_MBAR_PARITY(op)                                                                      \
+    asm volatile("{ .reg .pred q; mbarrier." op ".parity.shared::cta.b64 q, [%1], %2; "            \
+                 "selp.u32 %0, 1, 0, q; }"                                                         \
+                 : "=r"(done)                                                                      \
+                 : "r"(smem_addr(bar)), "r"(parity)                                                \
+                 : "memory")
 __device__ __forceinline__ bool mbar_test(uint64_t *bar, uint32_t parity)
 {
     uint32_t done;
-    asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; "
-                 "selp.u32 %0, 1, 0, q; }"
-                 : "=r"(done)
-                 : "r"(smem_addr(bar)), "r"(parity)
-                 : "memory");
+    PROBE_MBAR_PARITY("try_wait");
     return done != 0;
 }
-
-/* The same, without waiting: mbarrier.test_wait never suspends the thread (try_wait may, for a
- * while, which would hold up a warp's other lanes). */
 __device__ __forceinline__ bool mbar_ready(uint64_t *bar, uint32_t parity)
 {
     uint32_t done;
-    asm volatile("{ .reg .pred q; mbarrier.test_wait.parity.shared::cta.b64 q, [%1], %2; "
-                 "selp.u32 %0, 1, 0, q; }"
-                 : "=r"(done)
-                 : "r"(smem_addr(bar)), "r"(parity)
-                 : "memory");
+    PROBE_MBAR_PARITY("test_wait");
     return done != 0;
 }
+#undef PROBE_MBAR_PARITY
 
 /* Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from src to dst; bar, an
  * mbarrier of one arrival, completes its phase when they have landed. */
