@@ -307,7 +307,7 @@ __device__ void load_input(__half *xs, const float *src, int n, const float *nor
  * with x at the same columns. The sum does not care which columns a k-step holds. The two k-steps
  * add into separate sums, so that the mma chain is two deep. Returns in lanes 4g: rows g and
  * g + 8 of the part. */
-template <int ELEM, int U>
+template <int ELEM>
 __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const __half *x)
 {
     int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -316,6 +316,7 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     /* U chunks' loads go out before any is used: one chunk at a time, each warp waited out
      * every load's latency (ncu, session 44: a quarter of the issue slots busy) */
+    constexpr int U = 4;
     auto chunks = [&](int base, auto n) {
         uint4 xv[n.value], w[n.value][2]; /* w: rows g, g + 8 (e4m3: the low 8 bytes) */
 #pragma unroll
@@ -382,7 +383,6 @@ __device__ void finish_claim(const Step &st, int l, int group, float (&sums)[TIL
 template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) step_kernel(Step st)
 {
     constexpr int CONSUMERS = CW * 32;
-    constexpr int CHUNKS_IN_FLIGHT = 4; /* a lane's */
     extern __shared__ __align__(128) uint8_t smem[];
     uint8_t *ring = smem;                                                    /* [slots][SLOT] */
     __half *xs = reinterpret_cast<__half *>(smem + (size_t)st.slots * SLOT); /* [max(dim, ffn)] */
@@ -544,10 +544,10 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
             if (!landed) break;
             Tag tag = tags[slot];
             if (tag.phase != ph) break; /* the next linear's: after the barrier */
-            float2 y = st.compute ? slot_rows<ELEM, CHUNKS_IN_FLIGHT>(ring + (size_t)slot * SLOT,
-                                                                      part_cols(s, tag.part),
-                                                                      xs + tag.part * s.piece_cols)
-                                  : make_float2(0.0f, 0.0f);
+            float2 y = st.compute
+                           ? slot_rows<ELEM>(ring + (size_t)slot * SLOT, part_cols(s, tag.part),
+                                             xs + tag.part * s.piece_cols)
+                           : make_float2(0.0f, 0.0f);
             __syncwarp(); /* every lane has read the slot */
             if (lane == 0) mbar_arrive(&empty[slot]);
             if (!st.compute) continue;
