@@ -174,8 +174,9 @@ struct Step {
     unsigned *timeouts;      /* waits that ran past TIMEOUT_CYCLES */
     long long *cycles;       /* [CTAs][CYCLE_KINDS]: where each CTA's SM cycles went */
 };
-/* RUN: the consumers' whole run; the producer's waits for a free slot; the consumer warps' waits
- * for their next load (their mean); the consumers' grid barriers; their input loads. */
+/* RUN: the consumers' whole run; the producer's waits for a free slot or a landed load; the
+ * consumer warps' waits for their next load (their mean); the consumers' grid barriers; their
+ * input loads. */
 enum { RUN, PRODUCER_WAIT, DATA_WAIT, BARRIER, INPUT, CYCLE_KINDS };
 
 __device__ __forceinline__ uint64_t now_ns()
@@ -443,6 +444,7 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                     st.w[ph] + (size_t)(c / cl.per_group) * TILE_ROWS * cols * ELEM;
                 int first = c % cl.per_group * cl.parts, end = min(first + cl.parts, s.parts);
                 Patience p;
+                long long waiting_since = 0; /* since no lane was ready */
                 for (int p0 = first; p0 < end;) {
                     /* Lane j looks at part p0 + j, load k + j: ready once its slot is free (the
                      * slot's last load read) and load k + j - in_flight has landed. The lanes
@@ -461,11 +463,13 @@ template <int ELEM, int CW> __global__ void __launch_bounds__((CW + 1) * 32, 1) 
                     unsigned not_ready = ~__ballot_sync(0xffffffffu, ready);
                     int issue = not_ready ? __ffs(not_ready) - 1 : 32;
                     if (issue == 0) {
-                        long long t = clock64();
-                        bool over = p.over(st.timeouts);
-                        waited += clock64() - t;
-                        if (!over) continue;
+                        if (!waiting_since) waiting_since = clock64();
+                        if (!p.over(st.timeouts)) continue;
                         issue = __popc(__ballot_sync(0xffffffffu, valid)); /* to end the step */
+                    }
+                    if (waiting_since) {
+                        waited += clock64() - waiting_since;
+                        waiting_since = 0;
                     }
                     if (lane < issue) {
                         tags[slot] = Tag{kk, ph, c, seq, part}; /* published by the arrival */
@@ -964,7 +968,8 @@ int main(int argc, char **argv)
         }
     printf("\nover bytes: µs a layer beyond its weights at %.2f TB/s and the attention's wait\n"
            "the last step's SM cycles, mean over CTAs, as shares of the consumers' run: prodw the\n"
-           "producer waiting for a free slot, dataw a consumer warp waiting for its next load,\n"
+           "producer waiting for a free slot or a landed load, dataw a consumer warp waiting for\n"
+           "its next load, "
            "barr the grid barriers, input loading each linear's input\n",
            STREAM_TBPS);
     return 0;
