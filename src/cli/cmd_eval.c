@@ -174,8 +174,8 @@ static void add_nll(void *ctx, int t, const float *logits)
 /* Reads the text file and tokenizes it (no BOS: each window adds its own). */
 static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **tokens, int *n)
 {
-    FILE *f = fopen(e->ppl_file, "rb");
-    if (!f) return cli_fail(CMD, "--ppl: cannot open %s", e->ppl_file);
+    FILE *f = ec_fopen_regular(e->ppl_file);
+    if (!f) return cli_fail(CMD, "--ppl: %s", ec_last_error());
     char *text = NULL;
     size_t len = 0, cap = 0, got;
     char chunk[65536];

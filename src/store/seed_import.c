@@ -110,11 +110,14 @@ static double num(const char *s)
     return *end || end == s ? NAN : v;
 }
 
-static int inum(const char *s)
+/* A count read from a file: a whole number in [0, 1e9], else -1 (unknown). Checked before the
+ * cast, since converting an out-of-range double to an integer is undefined behaviour. */
+static int whole(double v)
 {
-    double v = num(s);
     return isfinite(v) && v >= 0 && v <= 1e9 && v == floor(v) ? (int)v : -1;
 }
+
+static int inum(const char *s) { return whole(num(s)); }
 
 /* Our precision name for a source's spelling; "" when not recognised (kept unknown). */
 static void set_precision(ec_run_record *r, const char *text)
@@ -190,7 +193,7 @@ static int csv_batch_raw(const ec_csv *c, recs *rs)
         r->avg_power_w = dcol(&x, "avg_power_w");
         r->gpu_energy_j = dcol(&x, "total_energy_j");
         double tok = dcol(&x, "tokens_generated");
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = whole(tok);
         set_energy(r, dcol(&x, "energy_per_1k_tokens_j"));
         r->run_index = run_index_of(rs, r);
     }
@@ -371,7 +374,7 @@ static int csv_rtxpro_runs(const ec_csv *c, recs *rs)
         r->prompt_len = inum(col(&x, "prompt_tokens_per_sample"));
         r->gen_len = inum(col(&x, "max_new_tokens"));
         double tok = dcol(&x, "generated_tokens_total");
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = whole(tok);
         r->total_time_s = dcol(&x, "elapsed_s");
         r->tok_s = dcol(&x, "throughput_tok_s");
         r->gpu_energy_j = dcol(&x, "energy_j");
@@ -686,7 +689,7 @@ static int json_a800_energy(const cJSON *root, recs *rs)
         r->run_index = k++;
         double tok = jnum(x, "tokens");
         /* Generation stopped at EOS: the count differs by configuration (not length-pinned). */
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = whole(tok);
         r->tok_s = jnum(x, "throughput_tok_s");
         r->avg_power_w = jnum(x, "avg_power_w");
         set_energy(r, jnum(x, "energy_per_1k_tokens"));
@@ -738,8 +741,8 @@ static int json_rtxpro_summary(const cJSON *root, recs *rs)
     set_model(r, RTXPRO_E2E_MODEL);
     set_precision(r, jstr(root, "precision"));
     double b = jnum(root, "batch"), g = jnum(root, "max_new_tokens");
-    r->batch = isfinite(b) ? (int)b : -1;
-    r->gen_len = isfinite(g) ? (int)g : -1;
+    r->batch = whole(b);
+    r->gen_len = whole(g);
     r->prompt_len = RTXPRO_E2E_PROMPT;
     r->tok_s = jnum(root, "throughput_tok_s_mean");
     r->avg_power_w = jnum(root, "avg_power_w_mean");
@@ -791,7 +794,7 @@ static int json_meta_results(const cJSON *root, recs *rs)
             set_precision(r, prec);
             COPY(r->kernels, "bitsandbytes");
             r->batch = batch;
-            r->gen_len = isfinite(gen_len) ? (int)gen_len : -1;
+            r->gen_len = whole(gen_len);
             r->tok_s = jnum(cfg, "throughput_mean");
             r->avg_power_w = jnum(cfg, "power_mean");
             set_energy(r, jnum(cfg, "energy_per_1k"));
@@ -897,11 +900,8 @@ static int read_json(const char *path, const char *text, recs *rs)
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ec_set_error("%s: cannot open", path);
-        return NULL;
-    }
+    FILE *f = ec_fopen_regular(path);
+    if (!f) return NULL;
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {

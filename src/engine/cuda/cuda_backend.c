@@ -371,7 +371,7 @@ static int upload_int8(const upload_job *j, const float *host, int rows, int col
     const char *name = ec_tensor_kind_name(j->kind);
     ec_qmatrix q;
     if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
-        return ec_set_error("%s (layer %d): %s", name, j->layer, ec_last_error());
+        return ec_error_context("%s (layer %d)", name, j->layer);
     int8_t *dst = (int8_t *)w->data + (size_t)j->row0 * w->ld;
     cudaError_t e = cudaMemcpy2DAsync(dst, (size_t)w->ld, q.data, (size_t)cols, (size_t)cols,
                                       (size_t)rows, cudaMemcpyHostToDevice, st);
@@ -402,7 +402,7 @@ static int upload_packed(const upload_job *j, const float *host, int rows, int c
                             name, j->layer, rows, cols, j->row0, w->rows, w->cols);
     ec_qmatrix q;
     if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
-        return ec_set_error("%s (layer %d): %s", name, j->layer, ec_last_error());
+        return ec_error_context("%s (layer %d)", name, j->layer);
     size_t nb = (size_t)(cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK, r0 = (size_t)j->row0;
     size_t nsc = w->prec == EC_PREC_FP8 ? (size_t)rows : (size_t)rows * nb;
     size_t n2 = ((size_t)rows * nb + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK;
