@@ -371,8 +371,7 @@ PY
         ;;
     ncu-sass)
         # One of the ncu step's linears (ncu_linears), with the source counters (--set full):
-        # the details page, then the SASS page read by bench/ncu_sass_report.py
-        # (docs/performance.md, session 40).
+        # the details page, then the SASS page read by bench/ncu_sass_report.py.
         ncu=${NCU:-/usr/local/cuda/bin/ncu}
         command -v "$ncu" >/dev/null || { echo "ncu-sass: no $ncu"; continue; }
         mkdir -p "$out/ncu"

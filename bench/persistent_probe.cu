@@ -76,7 +76,7 @@ enum { QKV, O, GATE_UP, DOWN, LINEARS };
 /* A wait this long (about 0.5 s) is a bug: counted, and every wait then ends; a wait looks at
  * the count every CHECK_CYCLES (about 0.5 ms). */
 static constexpr long long TIMEOUT_CYCLES = 1000000000ll, CHECK_CYCLES = 1ll << 20;
-#define STREAM_TBPS 3.15 /* what the HBM gives a plain stream (session 36) */
+#define STREAM_TBPS 3.15 /* what the HBM gives a plain stream */
 
 struct Dims {
     int dim, kv_dim, ffn;
