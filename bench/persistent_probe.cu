@@ -3,8 +3,9 @@
  *
  * The engine runs a batch-1 step as 7-9 kernels a layer, chained under PDL. Each linear takes
  * 2.5-3.6 µs more than a kernel that only loads its weights, and besides their bytes the
- * quantized formats spend that cost per kernel and the attention's latency (docs/results.md). A kernel can request its weights before its wait only into registers, and
- * only once the previous kernel lets it launch. This probe measures the architecture without
+ * quantized formats spend that cost per kernel and the attention's latency (docs/results.md).
+ * A kernel can request its weights before its wait only into registers, and only once the
+ * previous kernel lets it launch. This probe measures the architecture without
  * those limits:
  * - one CTA per SM runs the whole step (a cooperative launch);
  * - its producer warp claims work from each linear in turn (from a counter per linear, or
