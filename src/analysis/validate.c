@@ -3,7 +3,8 @@
  * published data (docs/analysis.md §6 lists each with the files that show it): energy figures
  * that do not follow from power and time, comparisons across energy definitions, throughput
  * faster than the memory allows, outputs of different lengths compared as equals, summaries that
- * do not match their runs, and values copied between tables. Tolerances and their defaults: docs/analysis.md §4. */
+ * do not match their runs, and values copied between tables. Tolerances and their defaults:
+ * docs/analysis.md §4. */
 #include "ecocompute/analysis.h"
 
 #include <ctype.h>
