@@ -1,9 +1,10 @@
 /* validate.c — internal-consistency checks of a dataset of run records (ours or imported), each a
- * function that appends findings. They look for the kinds of problems found in the seeds' data
- * (research/seed-repositories.md §7): energy figures that do not follow from power and time,
- * comparisons across energy definitions, throughput faster than the memory allows, outputs of
- * different lengths compared as equals, summaries that do not match their runs, and values copied
- * between tables. Tolerances and their defaults: docs/analysis.md §4. */
+ * function that appends findings. They look for the kinds of problems found in the seeds'
+ * published data (docs/analysis.md §6 lists each with the files that show it): energy figures
+ * that do not follow from power and time, comparisons across energy definitions, throughput
+ * faster than the memory allows, outputs of different lengths compared as equals, summaries that
+ * do not match their runs, and values copied between tables. Tolerances and their defaults:
+ * docs/analysis.md §4. */
 #include "ecocompute/analysis.h"
 
 #include <ctype.h>

@@ -3,8 +3,9 @@
  * Each file type is recognised by the columns or keys it must have. Facts a file does not carry
  * but its experiment states elsewhere (the GPU and model of the A800 batch sweep, written in the
  * sibling metadata JSON; the GPU of the RTX PRO 6000 runs) are constants of the mapping, cited
- * next to each. Energy definitions follow research/seed-repositories.md §4: which sources
- * subtracted idle power (net), which did not (gross), and which cannot be told (unknown).
+ * next to each. Energy definitions follow each source's own measurement script and the identity
+ * its numbers satisfy (docs/analysis.md §5): which sources subtracted idle power (net), which
+ * did not (gross), and which cannot be told (unknown).
  * Nothing is invented: a value a file does not give stays unknown (NaN / -1 / ""). */
 #include "store/seed_import.h"
 
@@ -21,7 +22,7 @@
 #include "ecocompute/common.h"
 #include "ecocompute/store.h"
 
-/* Licences of the seed repositories (research/seed-repositories.md §6). */
+/* Licences of the seed repositories, as each repository (or its site) states them. */
 #define LIC_ECO_AI "CC-BY-4.0"      /* hongping-zh/ecocompute-ai: LICENSE file */
 #define LIC_DYN_EVAL "MIT"          /* hongping-zh/ecocompute-dynamic-eval */
 #define LIC_QUANT_ENERGY "CC-BY-4.0" /* quant-energy: no LICENSE file; its site: data CC BY 4.0 */

@@ -24,14 +24,14 @@
 /* Token rows per prefill chunk: the activation arena holds one chunk, and the packed formats
  * decode every weight to 16-bit once per chunk (packed_linear), so at 2048 rows a batch-64
  * prefill of 512 positions decoded each weight 16 times and took 18 % longer than fp16's; at
- * 8192, 4 % (docs/performance.md, session 16; 2 % since session 28's faster decode pass). One
+ * 8192, 2 % (with the whole-weight decode pass at the memory's rate, kernels_dequant.cu). One
  * chunk of 32768 rows, which holds that whole prefill, was no faster for nf4 and fp8 and made
- * fp16's prefill 2 % slower (session 28: its attention took longer). Where the device lacks the
+ * fp16's prefill 2 % slower (its attention took longer). Where the device lacks the
  * memory for 8192, the chunk halves down to PREFILL_MIN_TOKENS. int8-mixed stays at
  * PREFILL_MIN_TOKENS: a column is an outlier when any token of the call crosses the threshold, so
  * larger chunks send more of the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill
- * 4.4 s -> 8.5 s at 8192 with session 16's CUDA-core outlier epilogue; not measured again with
- * session 17's tensor-core one). */
+ * 4.4 s -> 8.5 s at 8192 with a CUDA-core outlier epilogue; not measured again with the
+ * tensor-core one). */
 enum {
     PREFILL_TOKENS = 8192,
     PREFILL_MIN_TOKENS = 2048,
