@@ -164,6 +164,12 @@ typedef struct {
 /* The export columns, in file order; *n gets their number. */
 const ec_column *ec_run_columns(size_t *n);
 
+/* Whether every number of r is in its column's range: finite; energies, times and counts not
+ * negative; powers, throughput and gross J/1k above zero; batch and gen_len at least 1 (net
+ * energies may be negative; unknown values always pass). Returns 0, or -1 with *why naming the
+ * column, its value and the rule ("tok_s = inf: must be finite"). */
+int ec_run_record_check(const ec_run_record *r, char *why, size_t len);
+
 /* A record with every number NaN, every count -1, every text "" (the "unknown" values). */
 void ec_run_record_init(ec_run_record *r);
 /* Writes records as an export: CSV (header + one row per run) or JSON

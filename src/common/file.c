@@ -79,7 +79,7 @@ int ec_output_check(const char *path, const char *what, const char *const *signa
         size_t n = squeeze(signatures[i], strlen(signatures[i]), want, sizeof want);
         if (n && !strncmp(have, want, n)) return 0; /* a previous output of the same kind */
     }
-    if (got == 0 || force) return 0;
+    if (got == 0 || force > 0) return 0;
     return ec_set_error("%s exists and is not a previous %s; refusing to write over it (choose "
                         "another path%s)",
                         path, what, force < 0 ? "" : ", or --force to replace it");

@@ -564,5 +564,15 @@ int ec_dataset_read(const char *path, ec_run_record **out, size_t *n)
         if (rc > 0) rc = read_foreign(path, out, n);
     }
     free(data);
+    /* A value no measurement can have is an error of the file, never a number to average. */
+    char why[256];
+    for (size_t i = 0; rc == 0 && i < *n; i++)
+        if (ec_run_record_check(&(*out)[i], why, sizeof why) != 0) {
+            rc = ec_set_error("%s: record %zu (%s %s, batch %d): %s", path, i + 1, (*out)[i].model,
+                              (*out)[i].precision, (*out)[i].batch, why);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+        }
     return rc;
 }

@@ -111,11 +111,13 @@ static double num(const char *s)
     return *end || end == s ? NAN : v;
 }
 
-/* A count read from a file: a whole number in [0, 1e9], else -1 (unknown). Checked before the
- * cast, since converting an out-of-range double to an integer is undefined behaviour. */
+/* A count read from a file: a whole number in [0, 1e9]; -1 when absent (unknown); -2 when
+ * present but not such a number, which the record check (ec_run_record_check) then refuses.
+ * Checked before the cast: converting an out-of-range double to an int is undefined. */
 static int whole(double v)
 {
-    return isfinite(v) && v >= 0 && v <= 1e9 && v == floor(v) ? (int)v : -1;
+    if (isnan(v)) return -1;
+    return isfinite(v) && v >= 0 && v <= 1e9 && v == floor(v) ? (int)v : -2;
 }
 
 static int inum(const char *s) { return whole(num(s)); }
