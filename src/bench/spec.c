@@ -27,6 +27,8 @@ void ec_bench_spec_default(ec_bench_spec *s)
     s->cv_tok_pct = EC_BENCH_DEFAULT_CV_TOK_PCT;
     s->cv_power_pct = EC_BENCH_DEFAULT_CV_POWER_PCT;
     s->max_reruns = EC_BENCH_DEFAULT_RERUNS;
+    s->min_window_s = EC_BENCH_MIN_WINDOW_AUTO;
+    s->max_uncert_pct = EC_BENCH_DEFAULT_MAX_UNCERT_PCT;
     s->idle_s = EC_BENCH_DEFAULT_IDLE_S;
     s->stabilize_s = EC_BENCH_DEFAULT_STABILIZE_S;
     s->stabilize_max_s = EC_BENCH_DEFAULT_STABILIZE_MAX_S;
@@ -47,8 +49,16 @@ void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len)
     /* Other weights are another measurement; only named when set, so the keys of sweeps stored
      * before the option existed still match. */
     if (n > 0 && (size_t)n < len && (s->outliers >= 0 || s->outlier_mag > 0.0f))
-        snprintf(out + n, len - (size_t)n, " outliers=%d:%g", s->outliers,
-                 (double)s->outlier_mag);
+        n += snprintf(out + n, len - (size_t)n, " outliers=%d:%g", s->outliers,
+                      (double)s->outlier_mag);
+    /* Repeated phases measure the same thing more surely; a sweep with min_window 0 keeps the
+     * keys of sweeps stored before windows were lengthened. */
+    if (n > 0 && (size_t)n < len && s->min_window_s != 0) {
+        char window[32] = "auto";
+        if (s->min_window_s > 0) snprintf(window, sizeof window, "%g", s->min_window_s);
+        snprintf(out + n, len - (size_t)n, " min_window=%s max_uncert=%g", window,
+                 s->max_uncert_pct);
+    }
 }
 
 static void add_ints(cJSON *o, const char *key, const int *v, int n)
@@ -79,6 +89,8 @@ char *ec_bench_spec_to_json(const ec_bench_spec *s)
     cJSON_AddNumberToObject(o, "cv_tok_pct", s->cv_tok_pct);
     cJSON_AddNumberToObject(o, "cv_power_pct", s->cv_power_pct);
     cJSON_AddNumberToObject(o, "max_reruns", s->max_reruns);
+    cJSON_AddNumberToObject(o, "min_window_s", s->min_window_s);
+    cJSON_AddNumberToObject(o, "max_uncert_pct", s->max_uncert_pct);
     cJSON_AddNumberToObject(o, "idle_s", s->idle_s);
     cJSON_AddNumberToObject(o, "stabilize_s", s->stabilize_s);
     cJSON_AddBoolToObject(o, "stabilize_auto", s->stabilize_auto);
@@ -189,6 +201,8 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_number(o, "cv_tok_pct", 0, 1e9, &s->cv_tok_pct) ||
              get_number(o, "cv_power_pct", 0, 1e9, &s->cv_power_pct) ||
              get_number(o, "max_reruns", 0, 1000, &reruns) ||
+             get_number(o, "min_window_s", -1, 3600, &s->min_window_s) ||
+             get_number(o, "max_uncert_pct", 0, 100, &s->max_uncert_pct) ||
              get_number(o, "idle_s", 0, 86400, &s->idle_s) ||
              get_number(o, "stabilize_s", 0, 86400, &s->stabilize_s) ||
              get_number(o, "stabilize_max_s", 0, 86400, &s->stabilize_max_s) ||

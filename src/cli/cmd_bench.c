@@ -71,6 +71,12 @@ static void usage(void)
         "  --cv-power PCT       gate: CV of average GPU power below PCT %% (default %g)\n"
         "  --reruns N           re-measure a configuration failing a gate up to N times "
         "(default %d)\n"
+        "  --min-window S|auto  repeat each phase inside its measured window until the window\n"
+        "                       lasts S seconds (energy and time are then divided by the\n"
+        "                       repetitions); auto: %d updates of the GPU energy counter (5 s\n"
+        "                       at H100/H200's 0.1 s), none without one; 0: one phase a window\n"
+        "  --max-uncert PCT     gate: a run's energy uncertainty (1 sd, from the counter's\n"
+        "                       update period and the window) below PCT %% (default %g)\n"
         "  --seed S             synthetic weights and prompts (default 1)\n"
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
         "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
@@ -95,7 +101,8 @@ static void usage(void)
         EC_BENCH_DEFAULT_PROMPT_LEN, EC_BENCH_DEFAULT_GEN, EC_BENCH_DEFAULT_WARMUP,
         EC_BENCH_DEFAULT_RUNS, EC_BENCH_DEFAULT_IDLE_S, EC_BENCH_DEFAULT_STABILIZE_S,
         EC_BENCH_DEFAULT_STABILIZE_MAX_S, EC_BENCH_DEFAULT_CV_TOK_PCT,
-        EC_BENCH_DEFAULT_CV_POWER_PCT, EC_BENCH_DEFAULT_RERUNS, (double)EC_INT8_THRESHOLD,
+        EC_BENCH_DEFAULT_CV_POWER_PCT, EC_BENCH_DEFAULT_RERUNS, EC_BENCH_MIN_WINDOW_PERIODS,
+        EC_BENCH_DEFAULT_MAX_UNCERT_PCT, (double)EC_INT8_THRESHOLD,
         ec_store_default_path());
 }
 
@@ -183,6 +190,7 @@ static const char *const valued[] = {
     "--gen",        "--device",    "--config",    "--tag",       "--warmup",
     "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
     "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
+    "--min-window", "--max-uncert",
     "--gpu",        "--interval",  "--trace",     "--db",        "--format",
     NULL};
 
@@ -262,6 +270,13 @@ static int apply(bench_args *a, const char *flag, const char *val)
           : !strcmp(flag, "--stabilize-max") ? &s->stabilize_max_s
           : !strcmp(flag, "--cv-tok")        ? &s->cv_tok_pct
                                              : &s->cv_power_pct) = d;
+    } else if (!strcmp(flag, "--min-window")) {
+        if (!strcmp(val, "auto"))
+            s->min_window_s = EC_BENCH_MIN_WINDOW_AUTO;
+        else if (cli_parse_double(CMD, flag, val, 0, 3600, &s->min_window_s))
+            return EXIT_USAGE;
+    } else if (!strcmp(flag, "--max-uncert")) {
+        if (cli_parse_double(CMD, flag, val, 0, 100, &s->max_uncert_pct)) return EXIT_USAGE;
     } else if (!strcmp(flag, "--int8-threshold")) {
         if (cli_parse_double(CMD, flag, val, 0, 1e6, &d) != 0) return EXIT_USAGE;
         s->int8_threshold = (float)d;

@@ -29,10 +29,20 @@ int ec_decode_stepwise(ec_backend *b, int *tokens, int ld, int batch, int pos, i
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
                 const ec_phase_hooks *hooks, ec_generate_stats *stats)
 {
+    return ec_generate_repeated(b, prompts, batch, prompt_len, gen, out, 1, 1, hooks, stats);
+}
+
+int ec_generate_repeated(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen,
+                         int *out, int prefill_reps, int decode_reps, const ec_phase_hooks *hooks,
+                         ec_generate_stats *stats)
+{
     if (batch < 1 || prompt_len < 1 || gen < 1)
         return ec_set_error("generate: batch (%d), prompt length (%d) and new tokens (%d) must "
                             "all be >= 1",
                             batch, prompt_len, gen);
+    if (prefill_reps < 1 || decode_reps < 1)
+        return ec_set_error("generate: repetitions (%d prefill, %d decode) must be >= 1",
+                            prefill_reps, decode_reps);
     int *next = malloc((size_t)batch * sizeof *next);
     if (!next) return ec_set_error("generate: out of memory");
     /* One-time set-up (a GPU backend's decode graph) stays out of both timed phases. */
@@ -43,7 +53,8 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
     }
     phase_hook(hooks, EC_PHASE_PREFILL, 1);
     double t0 = ec_now_s();
-    rc = b->ops->forward(b, prompts, batch, prompt_len, 0, next, NULL);
+    for (int r = 0; rc == 0 && r < prefill_reps; r++)
+        rc = b->ops->forward(b, prompts, batch, prompt_len, 0, next, NULL);
     if (rc == 0) rc = b->ops->synchronize(b);
     double prefill_s = ec_now_s() - t0;
     phase_hook(hooks, EC_PHASE_PREFILL, 0);
@@ -55,14 +66,19 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
         phase_hook(hooks, EC_PHASE_DECODE, 1);
         t0 = ec_now_s();
         /* Token g-1 of each sequence sits at position prompt_len + g - 1 and predicts token g. */
-        rc = b->ops->decode ? b->ops->decode(b, out, gen, batch, prompt_len, gen - 1)
-                            : ec_decode_stepwise(b, out, gen, batch, prompt_len, gen - 1);
+        for (int r = 0; rc == 0 && r < decode_reps; r++)
+            rc = b->ops->decode ? b->ops->decode(b, out, gen, batch, prompt_len, gen - 1)
+                                : ec_decode_stepwise(b, out, gen, batch, prompt_len, gen - 1);
         if (rc == 0) rc = b->ops->synchronize(b);
         double decode_s = ec_now_s() - t0;
         phase_hook(hooks, EC_PHASE_DECODE, 0);
         if (rc == 0 && stats) {
-            stats->prefill_s = prefill_s;
-            stats->decode_s = decode_s;
+            stats->prefill_reps = prefill_reps;
+            stats->decode_reps = decode_reps;
+            stats->prefill_window_s = prefill_s;
+            stats->decode_window_s = decode_s;
+            stats->prefill_s = prefill_s / prefill_reps;
+            stats->decode_s = decode_s / decode_reps;
             stats->prefill_tokens = (long)batch * prompt_len;
             stats->decode_tokens = (long)batch * (gen - 1);
         }

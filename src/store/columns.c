@@ -70,6 +70,14 @@ static const ec_column columns[] = {
     COL("disagreement_pct", EC_COL_REAL, "%", disagreement_pct, "(integrated - counter) / counter x 100"),
     COL("perplexity", EC_COL_REAL, "", perplexity, "perplexity, when measured or reported"),
     COL("kl_vs_f32", EC_COL_REAL, "nats", kl_vs_f32, "mean KL of next-token distributions vs float32"),
+    COL("prefill_repeats", EC_COL_INT, "", prefill.repeats, "prefill phases inside the measured window (figures are per phase)"),
+    COL("decode_repeats", EC_COL_INT, "", decode.repeats, "decode phases inside the measured window (figures are per phase)"),
+    COL("prefill_gpu_energy_uncert_j", EC_COL_REAL, "J", prefill.gpu_energy_uncert_j, "1 standard uncertainty of prefill_gpu_energy_j"),
+    COL("decode_gpu_energy_uncert_j", EC_COL_REAL, "J", decode.gpu_energy_uncert_j, "1 standard uncertainty of decode_gpu_energy_j"),
+    COL("gpu_energy_uncert_j", EC_COL_REAL, "J", gpu_energy_uncert_j, "1 standard uncertainty of gpu_energy_j"),
+    COL("j_per_request_gross", EC_COL_REAL, "J", j_per_request_gross, "GPU energy of one sequence (prefill + decode at prompt_len and gen_len), gross"),
+    COL("j_per_request_net", EC_COL_REAL, "J", j_per_request_net, "the same, net of idle"),
+    COL("counter_period_s", EC_COL_REAL, "s", counter_period_s, "update period of the GPU energy counter, measured at the sweep's start"),
 };
 
 const ec_column *ec_run_columns(size_t *n)
@@ -83,13 +91,13 @@ const ec_column *ec_run_columns(size_t *n)
 /* Columns that may be negative: net energies are gross minus an idle estimate, and differ from
  * zero by noise in either direction; the disagreement is a signed percentage. */
 static const char *const signed_columns[] = {"gpu_energy_net_j", "j_per_1k_net",
-                                             "disagreement_pct", NULL};
+                                             "j_per_request_net", "disagreement_pct", NULL};
 /* Columns that must be above zero: a board draws power, a run takes time and produces tokens.
  * A phase's energy and power may read 0: a phase shorter than one update of the counter. */
 static const char *const positive_columns[] = {
     "power_limit_w", "params_b",   "idle_power_w",   "avg_power_w",     "peak_power_w",
     "total_time_s",  "gpu_energy_j", "tok_s",        "sm_mhz_avg",      "perplexity",
-    "j_per_1k_gross", "energy_j_per_1k", NULL};
+    "j_per_1k_gross", "energy_j_per_1k", "j_per_request_gross", NULL};
 
 static int listed(const char *const *list, const char *name)
 {
@@ -132,7 +140,8 @@ int ec_run_record_check(const ec_run_record *r, char *why, size_t len)
                 memcpy(&v, p, sizeof v);
             }
             if (!strcmp(c[j].name, "run_id") || v == -1) continue; /* -1: unknown */
-            int at_least_one = !strcmp(base, "batch") || !strcmp(base, "gen_len");
+            int at_least_one =
+                !strcmp(base, "batch") || !strcmp(base, "gen_len") || !strcmp(base, "repeats");
             if (v < -1) {
                 snprintf(why, len, "%s: not a whole number in range", c[j].name);
                 return -1;

@@ -126,7 +126,7 @@ static int migrate(ec_store *s)
  * -1 with a message; *fresh says the file holds nothing yet (a new database). */
 static int check_file(ec_store *s, int *fresh)
 {
-    long long app, version, tables;
+    long long app = 0, version = 0, tables = 0;
     if (query_int(s, "PRAGMA application_id", &app) != 0 ||
         query_int(s, "PRAGMA user_version", &version) != 0 ||
         query_int(s, "SELECT count(*) FROM sqlite_master", &tables) != 0) {
