@@ -107,6 +107,13 @@ static int parse_args(int argc, char **argv, exporter_args *a, int *rc)
         } else if (cli_parse_double(CMD, f, v, 0, 1e9, &a->duration_s))
             return -1;
     }
+    const char *colon = a->listen ? strrchr(a->listen, ':') : NULL;
+    if (a->listen && (!colon || colon == a->listen || !colon[1] ||
+                      strspn(colon + 1, "0123456789") != strlen(colon + 1))) {
+        *rc = cli_usage_error(CMD, "--listen '%s': expected ADDR:PORT, e.g. %s", a->listen,
+                              DEFAULT_LISTEN);
+        return -1;
+    }
     if (a->textfile && !ends_with(a->textfile, ".prom")) {
         *rc = cli_usage_error(CMD, "--textfile '%s' must end in .prom (node_exporter reads only "
                                    "*.prom files)",
