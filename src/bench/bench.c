@@ -101,18 +101,20 @@ static int sweep_size(const ec_bench_spec *s)
 }
 
 /* Enumerates the configurations (model outermost, generation length innermost), so that one
- * loaded backend serves a run of consecutive configurations. */
-static void enumerate(const ec_bench_spec *s, sweep_item *items)
+ * loaded backend serves a run of consecutive configurations; keeps those of the spec's shard
+ * (by canonical position) and returns how many. */
+static int enumerate(const ec_bench_spec *s, sweep_item *items)
 {
-    int k = 0;
+    int k = 0, kept = 0;
     for (int a = 0; a < s->nmodels; a++)
         for (int b = 0; b < s->nprecisions; b++)
             for (int c = 0; c < s->nkernels; c++)
                 for (int d = 0; d < s->nbatches; d++)
                     for (int e = 0; e < s->nprompt_lens; e++)
                         for (int f = 0; f < s->ngens; f++, k++) {
-                            memset(&items[k], 0, sizeof items[k]);
-                            ec_bench_config *x = &items[k].c;
+                            if (!ec_bench_in_shard(s, k)) continue;
+                            memset(&items[kept], 0, sizeof items[kept]);
+                            ec_bench_config *x = &items[kept++].c;
                             x->model = s->models[a];
                             x->precision = s->precisions[b];
                             x->kernels = s->kernels[c];
@@ -120,6 +122,7 @@ static void enumerate(const ec_bench_spec *s, sweep_item *items)
                             x->prompt_len = s->prompt_lens[e];
                             x->gen = s->gens[f];
                         }
+    return kept;
 }
 
 static void make_key(const ec_bench_spec *s, ec_meter *m, const ec_bench_config *c,
@@ -627,8 +630,14 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
         rc = ec_set_error("out of memory");
         goto done;
     }
+    n = enumerate(spec, items);
+    if (n == 0) {
+        rc = ec_set_error("shard %d/%d of this sweep is empty (it has fewer configurations)",
+                          spec->shard_index, spec->shard_count);
+        goto done;
+    }
     out->configs = n;
-    enumerate(spec, items);
+    b.ps.configs = n;
     /* Every configuration of the sweep is recorded before the first run, so the database
      * always knows the whole plan (and what is still pending). */
     for (int i = 0; i < n; i++) {
@@ -676,7 +685,7 @@ int ec_bench_load_sweep(const ec_bench_spec *spec, ec_meter *m, ec_store *st, ec
     int count = sweep_size(spec);
     sweep_item *items = calloc(count > 0 ? (size_t)count : 1, sizeof *items);
     if (!items) return ec_set_error("out of memory");
-    enumerate(spec, items);
+    count = enumerate(spec, items);
     int rc = 0;
     for (int i = 0; i < count && rc == 0; i++) {
         ec_run_record *r;
