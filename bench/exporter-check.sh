@@ -12,10 +12,13 @@
 # The counter itself moves about every 100 ms, so each edge carries up to ~0.1 s × board power;
 # the default window (~30 s or more) keeps that below ~0.5 %.
 # Usage: bash bench/exporter-check.sh [RUNS] [GEN]     (defaults 20 and 1024)
+# ECOCOMPUTE_BIN picks the binary (default build/ecocompute); ECOCOMPUTE_BENCH_BIN another one for
+# bench and export (a CUDA build, when the exporter's build has no CUDA backend).
 set -u
 runs=${1:-20}
 gen=${2:-1024}
-bin=build/ecocompute
+bin=${ECOCOMPUTE_BIN:-build/ecocompute}
+bench_bin=${ECOCOMPUTE_BENCH_BIN:-$bin}
 out=$(mktemp -d /tmp/exporter_check.XXXXXX)
 [ -x "$bin" ] || { echo "exporter-check: $bin not found; build first" >&2; exit 1; }
 command -v curl >/dev/null || { echo "exporter-check: curl is needed" >&2; exit 1; }
@@ -46,7 +49,7 @@ energy_now() {
 
 echo "exporter-check: bench, $runs runs of TinyLlama-1.1B fp16 fused batch 4, gen $gen, on cuda:0"
 # bench's progress lines (stderr, not a terminal) end each measured run with "run K/N:".
-"$bin" bench --db "$out/bench.db" --model TinyLlama-1.1B --precision fp16 --kernels fused \
+"$bench_bin" bench --db "$out/bench.db" --model TinyLlama-1.1B --precision fp16 --kernels fused \
   --batch 4 --prompt-len 64 --gen "$gen" --device cuda:0 --gpu 0 --warmup 2 --runs "$runs" \
   --idle 0 --stabilize 0 --reruns 0 --cv-tok 100 --cv-power 100 2>&1 >"$out/bench.out" |
   while IFS= read -r line; do
@@ -58,7 +61,7 @@ echo "exporter-check: bench, $runs runs of TinyLlama-1.1B fp16 fused batch 4, ge
   done
 [ -s "$out/e_begin" ] && [ -s "$out/e_end" ] || {
   echo "exporter-check: bench did not report runs 1 and $runs:" >&2; tail -5 "$out/bench.err" >&2; exit 1; }
-"$bin" export --db "$out/bench.db" --format csv >"$out/runs.csv" || exit 1
+"$bench_bin" export --db "$out/bench.db" --format csv >"$out/runs.csv" || exit 1
 
 python3 - "$out" "$runs" <<'EOF'
 import csv, sys
