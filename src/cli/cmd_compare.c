@@ -202,11 +202,43 @@ static void config_label(const ec_run_record *k, char *buf, size_t len)
              k->prompt_len, k->gen_len);
 }
 
+/* The columns of one change (energy or tok/s) in the full table. */
+typedef struct {
+    int base, now, delta, pct, lo, hi, p;
+} change_columns;
+
+/* Adds base_Q, new_Q, delta_Q, delta_Q_pct, delta_Q_ci_lo_pct, delta_Q_ci_hi_pct and Q_p for the
+ * quantity Q (label: its unit). */
+static void add_change_columns(ec_table *t, const char *q, const char *label, change_columns *c)
+{
+    static const char *const keys[] = {"base_%s", "new_%s", "delta_%s", "delta_%s_pct",
+                                       "delta_%s_ci_lo_pct", "delta_%s_ci_hi_pct", "%s_p"};
+    static const char *const labels[] = {"Base %s", "New %s", "Δ %s", "Δ %s %%",
+                                         "CI lo %s %%", "CI hi %s %%", "p %s"};
+    int *cols[] = {&c->base, &c->now, &c->delta, &c->pct, &c->lo, &c->hi, &c->p};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        char key[64], lab[64];
+        snprintf(key, sizeof key, keys[i], q);
+        snprintf(lab, sizeof lab, labels[i], label);
+        *cols[i] = ec_table_column(t, key, lab);
+    }
+}
+
+static void change_cells(ec_table *t, const change_columns *c, const change *x)
+{
+    ec_table_number(t, c->base, "%.2f", x->base.mean);
+    ec_table_number(t, c->now, "%.2f", x->now.mean);
+    ec_table_number(t, c->delta, "%.2f", x->delta);
+    ec_table_number(t, c->pct, "%.2f", x->pct);
+    ec_table_number(t, c->lo, "%.2f", x->pct_lo);
+    ec_table_number(t, c->hi, "%.2f", x->pct_hi);
+    ec_table_number(t, c->p, "%.3g", x->p);
+}
+
 /* The full table (JSON/CSV): every figure in its own column. */
 static ec_table *full_table(const row *rows, size_t n, const options *o)
 {
     ec_table *t = ec_table_new();
-    const char *unit = o->net ? "net" : "gross";
     int c_gpu = ec_table_column(t, "gpu", "GPU");
     int c_model = ec_table_column(t, "model", "Model");
     int c_prec = ec_table_column(t, "precision", "Precision");
@@ -217,19 +249,9 @@ static ec_table *full_table(const row *rows, size_t n, const options *o)
     int c_nb = ec_table_column(t, "base_runs", "Base runs");
     int c_nn = ec_table_column(t, "new_runs", "New runs");
     int c_def = ec_table_column(t, "energy_definition", "Energy");
-    int c_eb = ec_table_column(t, "base_j_per_1k", "Base J/1k tok");
-    int c_en = ec_table_column(t, "new_j_per_1k", "New J/1k tok");
-    int c_ed = ec_table_column(t, "delta_j_per_1k", "Δ J/1k tok");
-    int c_ep = ec_table_column(t, "delta_energy_pct", "Δ energy %");
-    int c_el = ec_table_column(t, "delta_energy_ci_lo_pct", "CI lo %");
-    int c_eh = ec_table_column(t, "delta_energy_ci_hi_pct", "CI hi %");
-    int c_epv = ec_table_column(t, "energy_p", "p");
-    int c_tb = ec_table_column(t, "base_tok_s", "Base tok/s");
-    int c_tn = ec_table_column(t, "new_tok_s", "New tok/s");
-    int c_tp = ec_table_column(t, "delta_tok_s_pct", "Δ tok/s %");
-    int c_tl = ec_table_column(t, "delta_tok_s_ci_lo_pct", "CI lo %");
-    int c_th = ec_table_column(t, "delta_tok_s_ci_hi_pct", "CI hi %");
-    int c_tpv = ec_table_column(t, "tok_s_p", "p (tok/s)");
+    change_columns ce, ct;
+    add_change_columns(t, "j_per_1k", "J/1k tok", &ce);
+    add_change_columns(t, "tok_s", "tok/s", &ct);
     int c_v = ec_table_column(t, "verdict", "Verdict");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
@@ -244,20 +266,9 @@ static ec_table *full_table(const row *rows, size_t n, const options *o)
         ec_table_number(t, c_gen, "%.0f", k->gen_len);
         ec_table_number(t, c_nb, "%.0f", (double)r->energy.base.n);
         ec_table_number(t, c_nn, "%.0f", (double)r->energy.now.n);
-        ec_table_text(t, c_def, "%s", unit);
-        ec_table_number(t, c_eb, "%.2f", r->energy.base.mean);
-        ec_table_number(t, c_en, "%.2f", r->energy.now.mean);
-        ec_table_number(t, c_ed, "%.2f", r->energy.delta);
-        ec_table_number(t, c_ep, "%.2f", r->energy.pct);
-        ec_table_number(t, c_el, "%.2f", r->energy.pct_lo);
-        ec_table_number(t, c_eh, "%.2f", r->energy.pct_hi);
-        ec_table_number(t, c_epv, "%.3g", r->energy.p);
-        ec_table_number(t, c_tb, "%.2f", r->tok.base.mean);
-        ec_table_number(t, c_tn, "%.2f", r->tok.now.mean);
-        ec_table_number(t, c_tp, "%.2f", r->tok.pct);
-        ec_table_number(t, c_tl, "%.2f", r->tok.pct_lo);
-        ec_table_number(t, c_th, "%.2f", r->tok.pct_hi);
-        ec_table_number(t, c_tpv, "%.3g", r->tok.p);
+        ec_table_text(t, c_def, "%s", o->net ? "net" : "gross");
+        change_cells(t, &ce, &r->energy);
+        change_cells(t, &ct, &r->tok);
         ec_table_text(t, c_v, "%s", verdict_names[r->v]);
     }
     return t;

@@ -58,7 +58,7 @@ check "only in BASE: not compared" '[ -z "$(verdict "$tmp/out.csv" 6)" ] && grep
 check "delta +20.00 % with a CI around it" \
   'awk -F, "NR > 1 && \$5 == 1 { exit !(\$14 == 20.00 && \$15 < 20 && \$16 > 20 && \$17 < 0.001) }" "$tmp/out.csv"'
 check "delta tok/s reported (-16.67 % for +20 % energy)" \
-  'awk -F, "NR > 1 && \$5 == 1 { exit !(\$20 == -16.67) }" "$tmp/out.csv"'
+  'awk -F, "NR > 1 && \$5 == 1 { exit !(\$21 == -16.67) }" "$tmp/out.csv"'
 check "stderr summary counts 1 worse, 1 better" 'grep -q "1 worse beyond +5 % at p < 0.05, 1 better, 1 with too few runs" "$tmp/err"'
 
 "$bin" compare "$tmp/base.csv" "$tmp/new.csv" --max-regression 25 >/dev/null 2>&1
