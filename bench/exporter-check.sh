@@ -13,8 +13,13 @@
 # the default window (~30 s or more) keeps that below ~0.5 %.
 # Usage: bash bench/exporter-check.sh [RUNS] [GEN]     (defaults 20 and 1024)
 # ECOCOMPUTE_BIN picks the binary (default build/ecocompute); ECOCOMPUTE_BENCH_BIN another one for
-# bench and export (a CUDA build, when the exporter's build has no CUDA backend).
+# bench and export (a CUDA build, when the exporter's build has no CUDA backend). MODEL, BATCH and
+# DEVICE override the configuration (a dry run of the plumbing without a GPU: the fake NVML,
+# DEVICE=cpu MODEL=tiny; its % is meaningless there, the gaps between tiny runs dominate).
 set -u
+model=${MODEL:-TinyLlama-1.1B}
+batch=${BATCH:-4}
+device=${DEVICE:-cuda:0}
 runs=${1:-20}
 gen=${2:-1024}
 bin=${ECOCOMPUTE_BIN:-build/ecocompute}
@@ -47,10 +52,10 @@ energy_now() {
   curl -s "$url" | awk '/^ecocompute_gpu_energy_joules_total\{gpu="0"/ { print $NF }'
 }
 
-echo "exporter-check: bench, $runs runs of TinyLlama-1.1B fp16 fused batch 4, gen $gen, on cuda:0"
+echo "exporter-check: bench, $runs runs of $model fp16 fused batch $batch, gen $gen, on $device"
 # bench's progress lines (stderr, not a terminal) end each measured run with "run K/N:".
-"$bench_bin" bench --db "$out/bench.db" --model TinyLlama-1.1B --precision fp16 --kernels fused \
-  --batch 4 --prompt-len 64 --gen "$gen" --device cuda:0 --gpu 0 --warmup 2 --runs "$runs" \
+"$bench_bin" bench --db "$out/bench.db" --model "$model" --precision fp16 --kernels fused \
+  --batch "$batch" --prompt-len 64 --gen "$gen" --device "$device" --gpu 0 --warmup 2 --runs "$runs" \
   --idle 0 --stabilize 0 --reruns 0 --cv-tok 100 --cv-power 100 2>&1 >"$out/bench.out" |
   while IFS= read -r line; do
     printf '%s\n' "$line" >>"$out/bench.err"
