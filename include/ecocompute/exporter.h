@@ -32,8 +32,8 @@ void ec_exporter_options_default(ec_exporter_options *o);
 
 /* One GPU in a snapshot. */
 typedef struct {
-    int up;             /* 1: the last reading answered; 0: lost or failing */
-    ec_gpu_sample s;    /* the last reading (s.valid says which values it holds) */
+    int up;          /* 1: the last reading answered; 0: lost or failing */
+    ec_gpu_sample s; /* the last reading (s.valid says which values it holds) */
 } ec_exporter_gpu;
 
 /* Everything one exposition is made of. */
@@ -41,14 +41,14 @@ typedef struct {
     int ngpus;
     const ec_gpu_info *info[EC_METER_MAX_GPUS]; /* identity, from the meter (labels) */
     ec_exporter_gpu gpus[EC_METER_MAX_GPUS];
-    int cpu_available;             /* RAPL readable */
+    int cpu_available;                /* RAPL readable */
     double cpu_package_j, cpu_dram_j; /* since the exporter started, J (dram NaN: no zone) */
-    double read_duration_s;        /* how long reading every GPU took, s */
-    double age_s;                  /* now − when the snapshot's reading finished, s */
-    unsigned long reads;           /* complete readings since start */
-    double scrape_duration_s;      /* this scrape up to rendering, s (filled by the scrape) */
+    double read_duration_s;           /* how long reading every GPU took, s */
+    double age_s;                     /* now − when the snapshot's reading finished, s */
+    unsigned long reads;              /* complete readings since start */
+    double scrape_duration_s;         /* this scrape up to rendering, s (filled by the scrape) */
     const char *driver_version;
-    const char *version;           /* ecocompute's */
+    const char *version; /* ecocompute's */
 } ec_exporter_snapshot;
 
 typedef struct ec_exporter ec_exporter;

@@ -225,7 +225,8 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_number(o, "outliers", -1, 1 << 20, &outl) ||
              get_number(o, "outlier_mag", 0, 1e6, &mag);
     const cJSON *shard = cJSON_GetObjectItemCaseSensitive(o, "shard");
-    if (!rc && shard && (!cJSON_IsString(shard) || ec_bench_spec_parse_shard(shard->valuestring, s)))
+    if (!rc && shard &&
+        (!cJSON_IsString(shard) || ec_bench_spec_parse_shard(shard->valuestring, s)))
         rc = ec_set_error("sweep: 'shard' must be \"I/N\" with 1 <= I <= N");
     if (!rc && aut && !cJSON_IsBool(aut))
         rc = ec_set_error("sweep: 'stabilize_auto' must be true or false");

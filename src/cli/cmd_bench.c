@@ -95,7 +95,7 @@ static void usage(void)
         "  ecocompute bench --model tiny --gen 32 --prompt-len 16 --runs 5 --warmup 1 --idle 0 "
         "--stabilize 0\n"
         "  ecocompute bench --resume\n"
-        "  ecocompute bench --model tiny --batch 1,2,4,8 --shard 2/4 --db shard2.db   # a job array\n",
+        "  ecocompute bench --model tiny --batch 1,2,4,8 --shard 2/4 --db shard2.db  # job array\n",
         EC_BENCH_DEFAULT_PROMPT_LEN, EC_BENCH_DEFAULT_GEN, EC_BENCH_DEFAULT_WARMUP,
         EC_BENCH_DEFAULT_RUNS, EC_BENCH_DEFAULT_IDLE_S, EC_BENCH_DEFAULT_STABILIZE_S,
         EC_BENCH_DEFAULT_STABILIZE_MAX_S, EC_BENCH_DEFAULT_CV_TOK_PCT,
@@ -271,7 +271,8 @@ static int apply(bench_args *a, const char *flag, const char *val)
     } else if (!strcmp(flag, "--format")) {
         if (cli_parse_format(CMD, val, &a->fmt) != 0) return EXIT_USAGE;
     } else if (!strcmp(flag, "--shard")) {
-        if (ec_bench_spec_parse_shard(val, s) != 0) return cli_usage_error(CMD, "--%s", ec_last_error());
+        if (ec_bench_spec_parse_shard(val, s) != 0)
+            return cli_usage_error(CMD, "--%s", ec_last_error());
     }
     /* --config, --db and --trace were taken in the first pass. */
     return 0;

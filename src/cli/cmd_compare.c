@@ -15,31 +15,33 @@
 
 static void usage(void)
 {
-    printf("usage: ecocompute compare BASE NEW [--max-regression PCT] [--alpha A] [--energy gross|net]\n"
-           "                          [--format table|md|json|csv]\n\n"
-           "BASE and NEW are results databases, export files (CSV/JSON) or folders of exports.\n"
-           "Configurations (GPU, model, precision, kernels, batch, prompt and generation length)\n"
-           "measured in both are compared run against run: mean energy per 1000 generated tokens\n"
-           "(J, gross by default; net = idle-subtracted) and decode tok/s, each with the change in\n"
-           "%%, a (1 - alpha) confidence interval and Welch's t-test p-value. Verdicts (energy):\n"
-           "  worse                  p < alpha and the energy rose by more than --max-regression\n"
-           "  better                 p < alpha and the energy fell by more than --max-regression\n"
-           "  within threshold       p < alpha, but the change is within +-max-regression\n"
-           "  no significant change  p >= alpha\n"
-           "  too few runs           fewer than 2 runs on a side (no variance, no test)\n"
-           "(the table says WORSE, better, within, no change, too few). Configurations are\n"
-           "labelled MODEL PRECISION KERNELS bBATCH PROMPT+GEN; J/1k = J per 1000 generated tokens.\n"
-           "Exit status: 1 when any configuration is 'worse' (or nothing could be compared),\n"
-           "0 otherwise, 2 on a usage error. Configurations in only one dataset are counted on\n"
-           "stderr, not compared.\n\n"
-           "  --max-regression PCT  tolerated energy increase, %% (default 5)\n"
-           "  --alpha A             significance level of the tests and 1 - CI level (default 0.05)\n"
-           "  --energy gross|net    which energy to compare (default gross: what the board drew)\n"
-           "  --format F            table (default), md (a comment-ready summary), json or csv\n\n"
-           "examples:\n"
-           "  ecocompute compare base.db change.db\n"
-           "  ecocompute compare base.csv change.csv --max-regression 3 --format md >comment.md\n"
-           "  ecocompute compare results/main/ results/pr-123/ --format json\n");
+    printf(
+        "usage: ecocompute compare BASE NEW [--max-regression PCT] [--alpha A] [--energy "
+        "gross|net]\n"
+        "                          [--format table|md|json|csv]\n\n"
+        "BASE and NEW are results databases, export files (CSV/JSON) or folders of exports.\n"
+        "Configurations (GPU, model, precision, kernels, batch, prompt and generation length)\n"
+        "measured in both are compared run against run: mean energy per 1000 generated tokens\n"
+        "(J, gross by default; net = idle-subtracted) and decode tok/s, each with the change in\n"
+        "%%, a (1 - alpha) confidence interval and Welch's t-test p-value. Verdicts (energy):\n"
+        "  worse                  p < alpha and the energy rose by more than --max-regression\n"
+        "  better                 p < alpha and the energy fell by more than --max-regression\n"
+        "  within threshold       p < alpha, but the change is within +-max-regression\n"
+        "  no significant change  p >= alpha\n"
+        "  too few runs           fewer than 2 runs on a side (no variance, no test)\n"
+        "(the table says WORSE, better, within, no change, too few). Configurations are\n"
+        "labelled MODEL PRECISION KERNELS bBATCH PROMPT+GEN; J/1k = J per 1000 generated tokens.\n"
+        "Exit status: 1 when any configuration is 'worse' (or nothing could be compared),\n"
+        "0 otherwise, 2 on a usage error. Configurations in only one dataset are counted on\n"
+        "stderr, not compared.\n\n"
+        "  --max-regression PCT  tolerated energy increase, %% (default 5)\n"
+        "  --alpha A             significance level of the tests and 1 - CI level (default 0.05)\n"
+        "  --energy gross|net    which energy to compare (default gross: what the board drew)\n"
+        "  --format F            table (default), md (a comment-ready summary), json or csv\n\n"
+        "examples:\n"
+        "  ecocompute compare base.db change.db\n"
+        "  ecocompute compare base.csv change.csv --max-regression 3 --format md >comment.md\n"
+        "  ecocompute compare results/main/ results/pr-123/ --format json\n");
 }
 
 typedef enum { V_TOO_FEW = 0, V_UNCHANGED, V_WITHIN, V_BETTER, V_WORSE } verdict;
@@ -51,9 +53,9 @@ static const char *const verdict_short[] = {"too few", "no change", "within", "b
 /* One side's change: NEW vs BASE, with its test. */
 typedef struct {
     ec_summary base, now;
-    int tested;                 /* Welch test possible (n >= 2 each, nonzero spread) */
-    double delta, pct;          /* mean(new) - mean(base); 100 * delta / mean(base) */
-    double pct_lo, pct_hi, p;   /* (1 - alpha) CI of pct; two-sided p */
+    int tested;               /* Welch test possible (n >= 2 each, nonzero spread) */
+    double delta, pct;        /* mean(new) - mean(base); 100 * delta / mean(base) */
+    double pct_lo, pct_hi, p; /* (1 - alpha) CI of pct; two-sided p */
 } change;
 
 typedef struct {
@@ -143,7 +145,8 @@ static int build_rows(const ec_run_record *b, size_t nb, const ec_run_record *w,
     }
     size_t most = nb > nw ? nb : nw;
     row *rows = calloc(ngb ? ngb : 1, sizeof *rows);
-    double *xb = malloc((most ? most : 1) * sizeof *xb), *xw = malloc((most ? most : 1) * sizeof *xw);
+    double *xb = malloc((most ? most : 1) * sizeof *xb),
+           *xw = malloc((most ? most : 1) * sizeof *xw);
     const ec_run_record **seen = calloc(ngb ? ngb : 1, sizeof *seen);
     int rc = rows && xb && xw && seen ? 0 : ec_set_error("out of memory");
     size_t n = 0, nseen = 0;
@@ -211,9 +214,10 @@ typedef struct {
  * quantity Q (label: its unit). */
 static void add_change_columns(ec_table *t, const char *q, const char *label, change_columns *c)
 {
-    static const char *const keys[] = {"base_%s", "new_%s", "delta_%s", "delta_%s_pct",
-                                       "delta_%s_ci_lo_pct", "delta_%s_ci_hi_pct", "%s_p"};
-    static const char *const labels[] = {"Base %s", "New %s", "Δ %s", "Δ %s %%",
+    static const char *const keys[] = {
+        "base_%s", "new_%s", "delta_%s", "delta_%s_pct", "delta_%s_ci_lo_pct", "delta_%s_ci_hi_pct",
+        "%s_p"};
+    static const char *const labels[] = {"Base %s",     "New %s",      "Δ %s", "Δ %s %%",
                                          "CI lo %s %%", "CI hi %s %%", "p %s"};
     int *cols[] = {&c->base, &c->now, &c->delta, &c->pct, &c->lo, &c->hi, &c->p};
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
@@ -315,8 +319,8 @@ static ec_table *short_table(const row *rows, size_t n, const options *o)
     return t;
 }
 
-static void print_markdown(const row *rows, size_t n, const options *o, size_t worse,
-                           size_t better, FILE *out)
+static void print_markdown(const row *rows, size_t n, const options *o, size_t worse, size_t better,
+                           FILE *out)
 {
     const char *def = o->net ? "net (idle-subtracted)" : "gross";
     if (worse)
@@ -426,7 +430,8 @@ int cmd_compare(int argc, char **argv)
         if (o.markdown)
             print_markdown(rows, n, &o, worse, better, stdout);
         else {
-            ec_table *t = o.fmt == EC_FORMAT_TABLE ? short_table(rows, n, &o) : full_table(rows, n, &o);
+            ec_table *t =
+                o.fmt == EC_FORMAT_TABLE ? short_table(rows, n, &o) : full_table(rows, n, &o);
             ec_table_print(t, o.fmt, stdout);
             ec_table_free(t);
         }

@@ -18,37 +18,38 @@
 
 static void usage(void)
 {
-    printf("usage: ecocompute exporter [--listen ADDR:PORT] [--textfile PATH.prom] [--once]\n"
-           "                           [--interval S] [--max-read-ms MS] [--gpus LIST] "
-           "[--duration S]\n\n"
-           "Exposes every selected GPU's energy counter (J, gross, since driver load), instant and\n"
-           "1 s average power (W), temperature, SM/memory clocks (Hz), utilisation, clock event\n"
-           "(throttle) reasons, memory used, and RAPL CPU package/DRAM energy (J, gross) in\n"
-           "Prometheus' text format. Names follow Prometheus (base units, _total counters) and\n"
-           "mirror DCGM exporter fields (docs/fleet.md). A scrape waits at most --max-read-ms for\n"
-           "fresh NVML readings, then serves the last ones (ecocompute_snapshot_age_seconds says\n"
-           "how old); a lost GPU reads ecocompute_gpu_up 0.\n\n"
-           "  --listen ADDR:PORT  serve GET /metrics and /healthz (default %s; port 0 picks\n"
-           "                      a free one, printed on stderr). Loopback unless you mean it.\n"
-           "  --textfile PATH     rewrite PATH (must end in .prom) every --interval, atomically,\n"
-           "                      for node_exporter's textfile collector; without --listen, no\n"
-           "                      HTTP is served. Never replaces a file it did not write.\n"
-           "  --once              write one exposition (to --textfile, else stdout) and exit\n"
-           "  --interval S        refresh readings (and the textfile) every S s (default 1)\n"
-           "  --max-read-ms MS    longest a scrape waits for NVML, ms (default 200)\n"
-           "  --gpus LIST         GPUs to read: \"0,1\", UUIDs or PCI bus ids (default all)\n"
-           "  --duration S        stop after S s (default: run until SIGTERM or SIGINT)\n\n"
-           "Data on stdout is the Prometheus exposition itself (--once); messages go to stderr.\n\n"
-           "examples:\n"
-           "  ecocompute exporter                              # http://127.0.0.1:9464/metrics\n"
-           "  ecocompute exporter --listen 0.0.0.0:9464 --gpus 0,1\n"
-           "  ecocompute exporter --textfile /var/lib/node_exporter/textfile/ecocompute.prom\n"
-           "  ecocompute exporter --once | grep energy_joules_total\n",
-           DEFAULT_LISTEN);
+    printf(
+        "usage: ecocompute exporter [--listen ADDR:PORT] [--textfile PATH.prom] [--once]\n"
+        "                           [--interval S] [--max-read-ms MS] [--gpus LIST] "
+        "[--duration S]\n\n"
+        "Exposes every selected GPU's energy counter (J, gross, since driver load), instant and\n"
+        "1 s average power (W), temperature, SM/memory clocks (Hz), utilisation, clock event\n"
+        "(throttle) reasons, memory used, and RAPL CPU package/DRAM energy (J, gross) in\n"
+        "Prometheus' text format. Names follow Prometheus (base units, _total counters) and\n"
+        "mirror DCGM exporter fields (docs/fleet.md). A scrape waits at most --max-read-ms for\n"
+        "fresh NVML readings, then serves the last ones (ecocompute_snapshot_age_seconds says\n"
+        "how old); a lost GPU reads ecocompute_gpu_up 0.\n\n"
+        "  --listen ADDR:PORT  serve GET /metrics and /healthz (default %s; port 0 picks\n"
+        "                      a free one, printed on stderr). Loopback unless you mean it.\n"
+        "  --textfile PATH     rewrite PATH (must end in .prom) every --interval, atomically,\n"
+        "                      for node_exporter's textfile collector; without --listen, no\n"
+        "                      HTTP is served. Never replaces a file it did not write.\n"
+        "  --once              write one exposition (to --textfile, else stdout) and exit\n"
+        "  --interval S        refresh readings (and the textfile) every S s (default 1)\n"
+        "  --max-read-ms MS    longest a scrape waits for NVML, ms (default 200)\n"
+        "  --gpus LIST         GPUs to read: \"0,1\", UUIDs or PCI bus ids (default all)\n"
+        "  --duration S        stop after S s (default: run until SIGTERM or SIGINT)\n\n"
+        "Data on stdout is the Prometheus exposition itself (--once); messages go to stderr.\n\n"
+        "examples:\n"
+        "  ecocompute exporter                              # http://127.0.0.1:9464/metrics\n"
+        "  ecocompute exporter --listen 0.0.0.0:9464 --gpus 0,1\n"
+        "  ecocompute exporter --textfile /var/lib/node_exporter/textfile/ecocompute.prom\n"
+        "  ecocompute exporter --once | grep energy_joules_total\n",
+        DEFAULT_LISTEN);
 }
 
 typedef struct {
-    const char *listen;  /* NULL: not given */
+    const char *listen; /* NULL: not given */
     const char *textfile;
     const char *gpus;
     int once;
@@ -78,14 +79,14 @@ static int parse_args(int argc, char **argv, exporter_args *a, int *rc)
             a->once = 1;
             continue;
         }
-        static const char *const valued[] = {"--listen", "--textfile", "--gpus", "--interval",
-                                             "--max-read-ms", "--duration"};
+        static const char *const valued[] = {"--listen",   "--textfile",    "--gpus",
+                                             "--interval", "--max-read-ms", "--duration"};
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
             known |= !strcmp(f, valued[k]);
         if (!known) {
-            *rc = cli_usage_error(CMD, f[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'",
-                                  f);
+            *rc = cli_usage_error(
+                CMD, f[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", f);
             return -1;
         }
         if (i + 1 >= argc) {
@@ -115,8 +116,9 @@ static int parse_args(int argc, char **argv, exporter_args *a, int *rc)
         return -1;
     }
     if (a->textfile && !ends_with(a->textfile, ".prom")) {
-        *rc = cli_usage_error(CMD, "--textfile '%s' must end in .prom (node_exporter reads only "
-                                   "*.prom files)",
+        *rc = cli_usage_error(CMD,
+                              "--textfile '%s' must end in .prom (node_exporter reads only "
+                              "*.prom files)",
                               a->textfile);
         return -1;
     }
@@ -134,13 +136,15 @@ static int write_once(ec_exporter *x, const exporter_args *a, int in_loop)
     size_t len;
     char *text = ec_exporter_scrape(x, &len);
     if (!text && in_loop) {
-        fprintf(stderr, "ecocompute exporter: %s; textfile not rewritten this time\n", ec_last_error());
+        fprintf(stderr, "ecocompute exporter: %s; textfile not rewritten this time\n",
+                ec_last_error());
         return EXIT_OK;
     }
     if (!text) return cli_fail(CMD, "%s", ec_last_error());
     int rc = EXIT_OK;
     if (a->textfile) {
-        if (ec_textfile_write(a->textfile, text, len) != 0) rc = cli_fail(CMD, "%s", ec_last_error());
+        if (ec_textfile_write(a->textfile, text, len) != 0)
+            rc = cli_fail(CMD, "%s", ec_last_error());
     } else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
         rc = cli_fail(CMD, "cannot write to stdout");
     free(text);
@@ -166,7 +170,8 @@ static int serve(ec_exporter *x, const exporter_args *a, const sigset_t *stop_se
         fprintf(stderr, "ecocompute exporter: serving http://%.*s:%d/metrics\n",
                 (int)(strrchr(listen, ':') - listen), listen, ec_http_port(h));
     }
-    if (a->textfile) fprintf(stderr, "ecocompute exporter: writing %s every %g s\n", a->textfile, a->interval_s);
+    if (a->textfile)
+        fprintf(stderr, "ecocompute exporter: writing %s every %g s\n", a->textfile, a->interval_s);
     double end = a->duration_s > 0 ? ec_now_s() + a->duration_s : 0;
     int rc = EXIT_OK, sig = 0;
     while (rc == EXIT_OK && !sig) {

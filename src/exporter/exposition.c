@@ -93,8 +93,8 @@ static double v_mem_total(const ec_exporter_gpu *g, const ec_gpu_info *i)
 }
 
 static const gpu_family gpu_families[] = {
-    {"ecocompute_gpu_up", GAUGE, "1 when the GPU answered the last reading, 0 when it is lost or failing.",
-     0, v_up, "%.0f"},
+    {"ecocompute_gpu_up", GAUGE,
+     "1 when the GPU answered the last reading, 0 when it is lost or failing.", 0, v_up, "%.0f"},
     {"ecocompute_gpu_energy_joules_total", COUNTER,
      "Energy the board drew since the driver loaded, gross, J (NVML energy counter; "
      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION / 1000).",
@@ -108,8 +108,8 @@ static const gpu_family gpu_families[] = {
     {"ecocompute_gpu_power_limit_watts", GAUGE,
      "Enforced power limit, W (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).", EC_SAMPLE_POWER_INSTANT,
      v_limit, "%.3f"},
-    {"ecocompute_gpu_temperature_celsius", GAUGE, "GPU temperature, degrees C (DCGM_FI_DEV_GPU_TEMP).",
-     EC_SAMPLE_TEMP, v_temp, "%.0f"},
+    {"ecocompute_gpu_temperature_celsius", GAUGE,
+     "GPU temperature, degrees C (DCGM_FI_DEV_GPU_TEMP).", EC_SAMPLE_TEMP, v_temp, "%.0f"},
     {"ecocompute_gpu_sm_clock_hertz", GAUGE, "SM clock, Hz (DCGM_FI_DEV_SM_CLOCK x 1e6).",
      EC_SAMPLE_SM_CLOCK, v_sm_hz, "%.0f"},
     {"ecocompute_gpu_memory_clock_hertz", GAUGE, "Memory clock, Hz (DCGM_FI_DEV_MEM_CLOCK x 1e6).",
@@ -129,8 +129,8 @@ static const gpu_family gpu_families[] = {
      "1 when any clock event reason other than GpuIdle is active (power, thermal, ...).",
      EC_SAMPLE_CLOCK_REASONS, v_throttled, "%.0f"},
     {"ecocompute_gpu_memory_used_bytes", GAUGE,
-     "Framebuffer memory in use, bytes (DCGM_FI_DEV_FB_USED x 2^20).", EC_SAMPLE_MEMORY,
-     v_mem_used, "%.0f"},
+     "Framebuffer memory in use, bytes (DCGM_FI_DEV_FB_USED x 2^20).", EC_SAMPLE_MEMORY, v_mem_used,
+     "%.0f"},
     {"ecocompute_gpu_memory_total_bytes", GAUGE,
      "Framebuffer memory in all, bytes (DCGM_FI_DEV_FB_TOTAL x 2^20).", EC_SAMPLE_MEMORY,
      v_mem_total, "%.0f"},

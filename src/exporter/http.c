@@ -125,9 +125,9 @@ ec_http_server *ec_http_start(const char *listen, ec_exporter *x)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-                                 ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, 64u,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                                 MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 10u, MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     freeaddrinfo(ai);
     if (!h->daemon) {

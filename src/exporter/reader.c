@@ -17,13 +17,13 @@ struct ec_exporter {
     ec_meter *meter;
     ec_exporter_options opt;
     pthread_t thread;
-    pthread_mutex_t mu;  /* guards everything below */
-    pthread_cond_t cv;   /* signalled on a request, on a published snapshot and on stop */
+    pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t cv;  /* signalled on a request, on a published snapshot and on stop */
     int stop;
     unsigned long requested; /* scrapes that asked for fresh readings */
     unsigned long served;    /* requests covered by the published snapshot */
     ec_exporter_snapshot snap;
-    double snap_done_s;      /* when the published snapshot's reading finished */
+    double snap_done_s; /* when the published snapshot's reading finished */
     int have_snap;
 };
 
@@ -74,7 +74,8 @@ static void *reader_main(void *arg)
         int due = !x->have_snap || x->requested > x->served ||
                   ec_now_s() - x->snap_done_s >= x->opt.interval_s;
         if (!due) {
-            struct timespec until = deadline_after(x->opt.interval_s - (ec_now_s() - x->snap_done_s));
+            struct timespec until =
+                deadline_after(x->opt.interval_s - (ec_now_s() - x->snap_done_s));
             pthread_cond_timedwait(&x->cv, &x->mu, &until);
             continue;
         }

@@ -398,7 +398,8 @@ static void test_spec_shard(void **state)
     free(json);
     assert_int_equal(back.shard_index, 4);
     assert_int_equal(back.shard_count, 4);
-    assert_int_equal(ec_bench_spec_from_json("{\"models\": [\"tiny\"], \"shard\": \"5/4\"}", &back), -1);
+    assert_int_equal(ec_bench_spec_from_json("{\"models\": [\"tiny\"], \"shard\": \"5/4\"}", &back),
+                     -1);
     /* An unsharded spec names no shard, so it reads as before the option existed. */
     ec_bench_spec_default(&s);
     json = ec_bench_spec_to_json(&s);

@@ -33,17 +33,16 @@ static void make_snapshot(ec_exporter_snapshot *s, int lost)
     snprintf(infos[1].name, sizeof infos[1].name, "odd \"name\" \\ here");
     snprintf(infos[0].name, sizeof infos[0].name, "H100");
     s->gpus[0].up = 1;
-    s->gpus[0].s = (ec_gpu_sample){.energy_mj = 1234567,
-                                  .power_instant_w = 250.5,
-                                  .power_avg_w = 240,
-                                  .sm_mhz = 1980,
-                                  .temp_c = 55,
-                                  .clock_event_reasons = 0x4,
-                                  .util_gpu_pct = 90,
-                                  .valid = EC_SAMPLE_ENERGY | EC_SAMPLE_POWER_INSTANT |
-                                           EC_SAMPLE_POWER_AVERAGE | EC_SAMPLE_SM_CLOCK |
-                                           EC_SAMPLE_TEMP | EC_SAMPLE_CLOCK_REASONS |
-                                           EC_SAMPLE_UTIL};
+    s->gpus[0].s = (ec_gpu_sample){
+        .energy_mj = 1234567,
+        .power_instant_w = 250.5,
+        .power_avg_w = 240,
+        .sm_mhz = 1980,
+        .temp_c = 55,
+        .clock_event_reasons = 0x4,
+        .util_gpu_pct = 90,
+        .valid = EC_SAMPLE_ENERGY | EC_SAMPLE_POWER_INSTANT | EC_SAMPLE_POWER_AVERAGE |
+                 EC_SAMPLE_SM_CLOCK | EC_SAMPLE_TEMP | EC_SAMPLE_CLOCK_REASONS | EC_SAMPLE_UTIL};
     s->gpus[1].up = !lost;
     s->gpus[1].s.valid = lost ? EC_SAMPLE_LOST : EC_SAMPLE_POWER_INSTANT;
     s->gpus[1].s.power_instant_w = 100;
@@ -76,10 +75,13 @@ static void test_families_and_values(void **state)
     /* Both GPUs report instant power under one family header. */
     assert_int_equal(count(t, "# TYPE ecocompute_gpu_power_watts gauge"), 1);
     assert_int_equal(count(t, "\necocompute_gpu_power_watts{"), 2);
-    assert_non_null(strstr(t, "ecocompute_gpu_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-0\",name=\"H100\"} "
-                              "1980000000\n"));
-    assert_non_null(strstr(t, "ecocompute_gpu_utilization_ratio{gpu=\"0\",uuid=\"GPU-0\",name=\"H100\"} 0.90\n"));
-    assert_non_null(strstr(t, "ecocompute_gpu_throttled{gpu=\"0\",uuid=\"GPU-0\",name=\"H100\"} 1\n"));
+    assert_non_null(strstr(t,
+                           "ecocompute_gpu_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-0\",name=\"H100\"} "
+                           "1980000000\n"));
+    assert_non_null(strstr(
+        t, "ecocompute_gpu_utilization_ratio{gpu=\"0\",uuid=\"GPU-0\",name=\"H100\"} 0.90\n"));
+    assert_non_null(
+        strstr(t, "ecocompute_gpu_throttled{gpu=\"0\",uuid=\"GPU-0\",name=\"H100\"} 1\n"));
     /* Label values escape quotes and backslashes. */
     assert_non_null(strstr(t, "name=\"odd \\\"name\\\" \\\\ here\""));
     /* GPU 1 read no energy: no sample at all rather than a 0. Memory was read by neither. */
