@@ -4,9 +4,9 @@
 # installed here: the CUDA backend is built when nvcc is found (see README).
 set -euo pipefail
 # python3 and jq: the end-to-end tests read JSON and SQLite with them; libclang-rt-dev: clang's
-# sanitizer and fuzzer runtimes.
+# sanitizer and fuzzer runtimes; libmicrohttpd-dev: the exporter's HTTP server; curl: its tests.
 pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang
-      libclang-rt-dev python3 jq)
+      libclang-rt-dev python3 jq libmicrohttpd-dev curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

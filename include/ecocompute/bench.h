@@ -76,6 +76,9 @@ typedef struct {
     int outliers;          /* synthetic weights: injected outlier hidden dims, -1 = the catalog's */
     float outlier_mag;     /* ... and their magnitude, 0 = the catalog's */
     char tag[64];          /* names a separate measurement of the same sweep ("" = none) */
+    /* a part of the sweep (a cluster job array): the configurations whose 0-based position k in
+     * the sweep's canonical order has k mod shard_count == shard_index - 1; 0/0 = all */
+    int shard_index, shard_count; /* 1..count, count >= 1 */
 } ec_bench_spec;
 void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, fused, b=1 */
 /* The spec as JSON (stored with each session so that `bench --resume` can run it again);
@@ -83,6 +86,12 @@ void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, 
 char *ec_bench_spec_to_json(const ec_bench_spec *s);
 /* Reads such JSON over the defaults: "models" is required, any other key may be left out. */
 int ec_bench_spec_from_json(const char *json, ec_bench_spec *s);
+/* Reads "I/N" (1 <= I <= N <= 100000) into the spec's shard. Returns 0 or -1 (ec_last_error). */
+int ec_bench_spec_parse_shard(const char *text, ec_bench_spec *s);
+/* 1 when the configuration at 0-based canonical position k belongs to the spec's shard. The shard
+ * is not part of a configuration's identity: the shards of a sweep store exactly the keys the
+ * whole sweep would, so merged shard databases equal the unsharded sweep. */
+int ec_bench_in_shard(const ec_bench_spec *s, int k);
 /* The protocol parameters that identify a configuration besides its own values. */
 void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len);
 

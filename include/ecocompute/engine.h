@@ -121,10 +121,11 @@ int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, in
  * for the GPU's energy counter (a counter that updates every 0.1 s cannot time a 0.1 s phase):
  * the prefill call prefill_reps times over the same prompts, then the whole decode phase
  * decode_reps times from the same KV position (each repetition rewrites the same cache positions
- * and, greedy, yields the same tokens). Stats give one phase's time and the windows'. */
+ * and, greedy, yields the same tokens); then each phase once more at a time until its window
+ * lasts min_window_s. Stats give one phase's time, the repetitions and the windows' time. */
 int ec_generate_repeated(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen,
-                         int *out, int prefill_reps, int decode_reps, const ec_phase_hooks *hooks,
-                         ec_generate_stats *stats);
+                         int *out, int prefill_reps, int decode_reps, double min_window_s,
+                         const ec_phase_hooks *hooks, ec_generate_stats *stats);
 /* ops->decode's contract through one forward call per step, each token back on the host before
  * the next step starts (what eager frameworks do). */
 int ec_decode_stepwise(ec_backend *b, int *tokens, int ld, int batch, int pos, int steps);

@@ -68,6 +68,7 @@ enum {
     EC_SAMPLE_CLOCK_REASONS = 1u << 6,
     EC_SAMPLE_UTIL = 1u << 7,
     EC_SAMPLE_LOST = 1u << 8, /* the GPU answered NVML_ERROR_GPU_IS_LOST */
+    EC_SAMPLE_MEMORY = 1u << 9,
 };
 
 /* One reading of one GPU. */
@@ -80,6 +81,7 @@ typedef struct {
     unsigned sm_mhz, mem_mhz;               /* current clocks, MHz */
     int temp_c;                             /* °C */
     unsigned util_gpu_pct, util_mem_pct;    /* % */
+    unsigned long long mem_used_bytes, mem_total_bytes; /* framebuffer memory, bytes */
     unsigned valid;                         /* EC_SAMPLE_* bits */
     int gpu;                                /* position in the meter's selection */
     unsigned long tick;                     /* sampler tick number (same for all GPUs of a tick) */
@@ -170,6 +172,11 @@ double ec_meter_interval_s(const ec_meter *m);
 
 /* CLOCK_MONOTONIC time at which the meter was opened, s: the zero of the trace's t_s column. */
 double ec_meter_t0_s(const ec_meter *m);
+
+/* CPU package and DRAM energy (RAPL) accumulated since the meter was opened, read now, J; *dram_j
+ * is NaN on hosts without a DRAM zone. Returns 0, or -1 when RAPL is unavailable (see
+ * ec_meter_cpu_unavailable). Call at least every few minutes so the counters' wraps are seen. */
+int ec_meter_cpu_energy(ec_meter *m, double *package_j, double *dram_j);
 
 /* Reads GPU i now, directly (not from the sampler). Returns 0, or -1 when i is out of range. */
 int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out);

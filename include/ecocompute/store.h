@@ -176,8 +176,9 @@ void ec_run_record_init(ec_run_record *r);
  * ({"ecocompute_export": "runs", "schema_version": N, "columns": [...], "rows": [...]}).
  * EC_FORMAT_TABLE writes a human table of the main columns. */
 int ec_dataset_write(FILE *out, ec_format fmt, const ec_run_record *r, size_t n);
-/* Reads an ecocompute export (CSV or JSON, detected from the content) into records (free()
- * *out); any other file goes to the readers of the seeds' published files. */
+/* Reads an ecocompute export (CSV or JSON, detected from the content) or a results database (its
+ * stored runs, as ec_store_load_runs) into records (free() *out); any other file goes to the
+ * readers of the seeds' published files. */
 int ec_dataset_read(const char *path, ec_run_record **out, size_t *n);
 /* The same from memory; name is used in messages. Exports only (no foreign formats). */
 int ec_dataset_parse(const char *name, const char *data, size_t len, ec_run_record **out,

@@ -102,18 +102,20 @@ static int sweep_size(const ec_bench_spec *s)
 }
 
 /* Enumerates the configurations (model outermost, generation length innermost), so that one
- * loaded backend serves a run of consecutive configurations. */
-static void enumerate(const ec_bench_spec *s, sweep_item *items)
+ * loaded backend serves a run of consecutive configurations; keeps those of the spec's shard
+ * (by canonical position) and returns how many. */
+static int enumerate(const ec_bench_spec *s, sweep_item *items)
 {
-    int k = 0;
+    int k = 0, kept = 0;
     for (int a = 0; a < s->nmodels; a++)
         for (int b = 0; b < s->nprecisions; b++)
             for (int c = 0; c < s->nkernels; c++)
                 for (int d = 0; d < s->nbatches; d++)
                     for (int e = 0; e < s->nprompt_lens; e++)
                         for (int f = 0; f < s->ngens; f++, k++) {
-                            memset(&items[k], 0, sizeof items[k]);
-                            ec_bench_config *x = &items[k].c;
+                            if (!ec_bench_in_shard(s, k)) continue;
+                            memset(&items[kept], 0, sizeof items[kept]);
+                            ec_bench_config *x = &items[kept++].c;
                             x->model = s->models[a];
                             x->precision = s->precisions[b];
                             x->kernels = s->kernels[c];
@@ -121,6 +123,7 @@ static void enumerate(const ec_bench_spec *s, sweep_item *items)
                             x->prompt_len = s->prompt_lens[e];
                             x->gen = s->gens[f];
                         }
+    return kept;
 }
 
 static void make_key(const ec_bench_spec *s, ec_meter *m, const ec_bench_config *c,
@@ -249,6 +252,7 @@ typedef struct {
     const ec_model *model;
     int *prompts, *out; /* [batch][prompt_len], [batch][gen] */
     int aligned;             /* phase windows at counter updates (a GPU counter is metered) */
+    double min_window_s;     /* each phase's window at least this long, s */
     double counter_period_s; /* NaN without a GPU counter */
 } run_ctx;
 
@@ -263,7 +267,8 @@ static int measure_run(run_ctx *x, const sweep_item *it, int run_index, ec_run_r
     ec_generate_stats st;
     double wall = ec_wall_s();
     int rc = ec_generate_repeated(x->backend, x->prompts, c->batch, c->prompt_len, c->gen, x->out,
-                                  it->prefill_reps, it->decode_reps, &hooks, &st);
+                                  it->prefill_reps, it->decode_reps, x->min_window_s, &hooks,
+                                  &st);
     if (rc != 0) return -1;
     const ec_window_result *wp = &pm.res[EC_PHASE_PREFILL], *wd = &pm.res[EC_PHASE_DECODE];
 
@@ -583,9 +588,16 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
     }
     ec_prompt_synthetic(s->seed, ec_model_config_of(b->model)->vocab_size, c->batch,
                         c->prompt_len, b->prompts);
-    run_ctx x = {s,          b->env,     &b->session,
-                 b->backend, b->model,   b->prompts,
-                 b->gen_out, isfinite(b->counter_period_s), b->counter_period_s};
+    run_ctx x = {.spec = s,
+                 .env = b->env,
+                 .session = &b->session,
+                 .backend = b->backend,
+                 .model = b->model,
+                 .prompts = b->prompts,
+                 .out = b->gen_out,
+                 .aligned = isfinite(b->counter_period_s),
+                 .min_window_s = b->min_window_s,
+                 .counter_period_s = b->counter_period_s};
     while (it->st.gate == EC_GATE_PENDING && !stopped(b->env)) {
         /* (A configuration stopped after its last run but before its gate needs no wait.) */
         if (!*first && it->st.committed < s->runs) {
@@ -713,8 +725,14 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
         rc = ec_set_error("out of memory");
         goto done;
     }
+    n = enumerate(spec, items);
+    if (n == 0) {
+        rc = ec_set_error("shard %d/%d of this sweep is empty (it has fewer configurations)",
+                          spec->shard_index, spec->shard_count);
+        goto done;
+    }
     out->configs = n;
-    enumerate(spec, items);
+    b.ps.configs = n;
     /* The counter's period sets how long a window must be (DESIGN §4: ~0.1 s updates). */
     b.counter_period_s = ec_meter_gpu_count(env->meter) > 0 ? ec_meter_counter_period_s(env->meter)
                                                            : NAN;
@@ -769,7 +787,7 @@ int ec_bench_load_sweep(const ec_bench_spec *spec, ec_meter *m, ec_store *st, ec
     int count = sweep_size(spec);
     sweep_item *items = calloc(count > 0 ? (size_t)count : 1, sizeof *items);
     if (!items) return ec_set_error("out of memory");
-    enumerate(spec, items);
+    count = enumerate(spec, items);
     int rc = 0;
     for (int i = 0; i < count && rc == 0; i++) {
         ec_run_record *r;

@@ -37,6 +37,27 @@ void ec_bench_spec_default(ec_bench_spec *s)
     s->outliers = -1;
 }
 
+int ec_bench_spec_parse_shard(const char *text, ec_bench_spec *s)
+{
+    char *end;
+    long i = strtol(text, &end, 10), n = 0;
+    if (end != text && *end == '/') {
+        const char *d = end + 1;
+        n = strtol(d, &end, 10);
+        if (end == d) n = 0;
+    }
+    if (*end || n < 1 || n > 100000 || i < 1 || i > n)
+        return ec_set_error("shard '%s': expected I/N with 1 <= I <= N (e.g. 2/8)", text);
+    s->shard_index = (int)i;
+    s->shard_count = (int)n;
+    return 0;
+}
+
+int ec_bench_in_shard(const ec_bench_spec *s, int k)
+{
+    return s->shard_count <= 1 || k % s->shard_count == s->shard_index - 1;
+}
+
 void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len)
 {
     /* Idle and stabilization are left out: they shape a session, not what a run measures, so a
@@ -101,6 +122,12 @@ char *ec_bench_spec_to_json(const ec_bench_spec *s)
     cJSON_AddNumberToObject(o, "outliers", s->outliers);
     cJSON_AddNumberToObject(o, "outlier_mag", (double)s->outlier_mag);
     cJSON_AddStringToObject(o, "tag", s->tag);
+    /* Only a sharded sweep names its shard, so unsharded specs read as before. */
+    if (s->shard_count > 1) {
+        char shard[32];
+        snprintf(shard, sizeof shard, "%d/%d", s->shard_index, s->shard_count);
+        cJSON_AddStringToObject(o, "shard", shard);
+    }
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -211,6 +238,10 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_number(o, "int8_threshold", 0, 1e6, &thr) ||
              get_number(o, "outliers", -1, 1 << 20, &outl) ||
              get_number(o, "outlier_mag", 0, 1e6, &mag);
+    const cJSON *shard = cJSON_GetObjectItemCaseSensitive(o, "shard");
+    if (!rc && shard &&
+        (!cJSON_IsString(shard) || ec_bench_spec_parse_shard(shard->valuestring, s)))
+        rc = ec_set_error("sweep: 'shard' must be \"I/N\" with 1 <= I <= N");
     if (!rc && aut && !cJSON_IsBool(aut))
         rc = ec_set_error("sweep: 'stabilize_auto' must be true or false");
     cJSON_Delete(o);

@@ -58,7 +58,10 @@ static void usage(void)
         "  --device D           cpu | cuda[:N] (default cpu)\n"
         "  --config FILE        the sweep as JSON (keys as in the stored sweep, see\n"
         "                       docs/measurement.md); flags given as well override it\n"
-        "  --tag NAME           measure the same sweep again as a separate set (default none)\n\n"
+        "  --tag NAME           measure the same sweep again as a separate set (default none)\n"
+        "  --shard I/N          measure only part I of N (1-based): the configurations at\n"
+        "                       positions k (0-based, sweep order) with k mod N = I-1; give\n"
+        "                       each part its own --db and merge them with `ecocompute import`\n\n"
         "protocol:\n"
         "  --warmup N           warm-up runs per configuration, not stored (default %d)\n"
         "  --runs N             measured runs per configuration (default %d)\n"
@@ -97,7 +100,8 @@ static void usage(void)
         "--device cuda\n"
         "  ecocompute bench --model tiny --gen 32 --prompt-len 16 --runs 5 --warmup 1 --idle 0 "
         "--stabilize 0\n"
-        "  ecocompute bench --resume\n",
+        "  ecocompute bench --resume\n"
+        "  ecocompute bench --model tiny --batch 1,2,4,8 --shard 2/4 --db shard2.db  # job array\n",
         EC_BENCH_DEFAULT_PROMPT_LEN, EC_BENCH_DEFAULT_GEN, EC_BENCH_DEFAULT_WARMUP,
         EC_BENCH_DEFAULT_RUNS, EC_BENCH_DEFAULT_IDLE_S, EC_BENCH_DEFAULT_STABILIZE_S,
         EC_BENCH_DEFAULT_STABILIZE_MAX_S, EC_BENCH_DEFAULT_CV_TOK_PCT,
@@ -191,7 +195,7 @@ static const char *const valued[] = {
     "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
     "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
     "--min-window", "--max-uncert",
-    "--gpu",        "--interval",  "--trace",     "--db",        "--format",
+    "--gpu",        "--interval",  "--trace",     "--db",        "--format",    "--shard",
     NULL};
 
 /* What --resume may take: where to store and how to meter, never what to measure. */
@@ -289,6 +293,9 @@ static int apply(bench_args *a, const char *flag, const char *val)
         if (cli_parse_double(CMD, flag, val, 1, 1000, &a->interval_ms) != 0) return EXIT_USAGE;
     } else if (!strcmp(flag, "--format")) {
         if (cli_parse_format(CMD, val, &a->fmt) != 0) return EXIT_USAGE;
+    } else if (!strcmp(flag, "--shard")) {
+        if (ec_bench_spec_parse_shard(val, s) != 0)
+            return cli_usage_error(CMD, "--%s", ec_last_error());
     }
     /* --config, --db and --trace were taken in the first pass. */
     return 0;

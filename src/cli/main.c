@@ -19,6 +19,9 @@ const cli_command cli_commands[] = {
      cmd_analyze},
     {"validate", "check a dataset for internal consistency (energy, roofline, summaries)",
      cmd_validate},
+    {"compare", "energy-regression gate: per configuration, NEW vs BASE with Welch tests",
+     cmd_compare},
+    {"exporter", "serve live GPU/CPU energy telemetry to Prometheus (or a textfile)", cmd_exporter},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };

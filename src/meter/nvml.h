@@ -64,6 +64,10 @@ typedef struct {
 } nvmlUtilization_t;
 
 typedef struct {
+    unsigned long long total, free, used; /* bytes (nvmlMemory_t, version 1) */
+} nvmlMemory_t;
+
+typedef struct {
     unsigned int version; /* sizeof | 1 << 24 */
     int sensorType;
     int temperature;
@@ -99,6 +103,7 @@ typedef struct {
     nvmlReturn_t (*DeviceGetTemperature)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
     nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
+    nvmlReturn_t (*DeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
 } ec_nvml;
 
 /* Calls an optional entry point; a missing one reads as FUNCTION_NOT_FOUND so callers check one
