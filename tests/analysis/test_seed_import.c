@@ -1,6 +1,7 @@
 /* test_seed_import.c — every seed-data file type imports with the expected number of records
  * and spot-checked values, source, licence and energy definition; files that carry no
- * measurements are refused with a clear message. Skips (77) without ../shared/seed-data. */
+ * measurements are refused with a clear message. The files are the seeds' own, in
+ * tests/data/seed-data (their layout kept; tests/data/README.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "ecocompute/common.h"
 #include "store/seed_import.h"
+#include "test_data.h"
 
 static char root[1024];
 
@@ -193,12 +195,11 @@ static void refuses_non_data(void **state)
 
 int main(void)
 {
-    const char *shared = getenv("EC_SHARED_DIR");
     struct stat st;
-    if (!shared || snprintf(root, sizeof root, "%s/seed-data", shared) >= (int)sizeof root ||
-        stat(root, &st) || !S_ISDIR(st.st_mode)) {
-        printf("seed-data not found (EC_SHARED_DIR): skipped\n");
-        return 77;
+    test_data_path(root, sizeof root, "seed-data");
+    if (stat(root, &st) || !S_ISDIR(st.st_mode)) {
+        printf("test data %s not found\n", root);
+        return 1;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_file_type),
