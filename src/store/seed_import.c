@@ -116,6 +116,13 @@ static int inum(const char *s)
     return isfinite(v) && v >= 0 && v <= 1e9 && v == floor(v) ? (int)v : -1;
 }
 
+/* A count read as a number (tokens, batch, lengths), truncated; -1 (unknown) when it is not
+ * finite or outside 0..1e9, since converting such a double to an integer is undefined. */
+static long count_of(double v)
+{
+    return isfinite(v) && v >= 0 && v <= 1e9 ? (long)v : -1;
+}
+
 /* Our precision name for a source's spelling; "" when not recognised (kept unknown). */
 static void set_precision(ec_run_record *r, const char *text)
 {
@@ -190,7 +197,7 @@ static int csv_batch_raw(const ec_csv *c, recs *rs)
         r->avg_power_w = dcol(&x, "avg_power_w");
         r->gpu_energy_j = dcol(&x, "total_energy_j");
         double tok = dcol(&x, "tokens_generated");
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = count_of(tok);
         set_energy(r, dcol(&x, "energy_per_1k_tokens_j"));
         r->run_index = run_index_of(rs, r);
     }
@@ -371,7 +378,7 @@ static int csv_rtxpro_runs(const ec_csv *c, recs *rs)
         r->prompt_len = inum(col(&x, "prompt_tokens_per_sample"));
         r->gen_len = inum(col(&x, "max_new_tokens"));
         double tok = dcol(&x, "generated_tokens_total");
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = count_of(tok);
         r->total_time_s = dcol(&x, "elapsed_s");
         r->tok_s = dcol(&x, "throughput_tok_s");
         r->gpu_energy_j = dcol(&x, "energy_j");
@@ -686,7 +693,7 @@ static int json_a800_energy(const cJSON *root, recs *rs)
         r->run_index = k++;
         double tok = jnum(x, "tokens");
         /* Generation stopped at EOS: the count differs by configuration (not length-pinned). */
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = count_of(tok);
         r->tok_s = jnum(x, "throughput_tok_s");
         r->avg_power_w = jnum(x, "avg_power_w");
         set_energy(r, jnum(x, "energy_per_1k_tokens"));
@@ -738,8 +745,8 @@ static int json_rtxpro_summary(const cJSON *root, recs *rs)
     set_model(r, RTXPRO_E2E_MODEL);
     set_precision(r, jstr(root, "precision"));
     double b = jnum(root, "batch"), g = jnum(root, "max_new_tokens");
-    r->batch = isfinite(b) ? (int)b : -1;
-    r->gen_len = isfinite(g) ? (int)g : -1;
+    r->batch = (int)count_of(b);
+    r->gen_len = (int)count_of(g);
     r->prompt_len = RTXPRO_E2E_PROMPT;
     r->tok_s = jnum(root, "throughput_tok_s_mean");
     r->avg_power_w = jnum(root, "avg_power_w_mean");
@@ -791,7 +798,7 @@ static int json_meta_results(const cJSON *root, recs *rs)
             set_precision(r, prec);
             COPY(r->kernels, "bitsandbytes");
             r->batch = batch;
-            r->gen_len = isfinite(gen_len) ? (int)gen_len : -1;
+            r->gen_len = (int)count_of(gen_len);
             r->tok_s = jnum(cfg, "throughput_mean");
             r->avg_power_w = jnum(cfg, "power_mean");
             set_energy(r, jnum(cfg, "energy_per_1k"));

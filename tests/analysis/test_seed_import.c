@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ecocompute/common.h"
 #include "store/seed_import.h"
@@ -170,6 +171,53 @@ static void spot_values_beyond_energy(void **state)
     free(r);
 }
 
+/* Reads `text` as the seed file `name` (in a fresh folder) into *r; returns the record count. */
+static size_t read_text(const char *name, const char *text, ec_run_record **r)
+{
+    char dir[] = "/tmp/test_seed_import.XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    size_t n = 0;
+    if (ec_seed_read(path, r, &n)) fail_msg("%s", ec_last_error());
+    unlink(path);
+    rmdir(dir);
+    return n;
+}
+
+/* Counts too large for an integer (found by fuzz_seed_import: converting them was undefined and
+ * stored -2^63 or -2^31) are kept unknown (-1); tests/fuzz/regressions/fuzz_seed_import has the
+ * fuzzer's inputs. */
+static void out_of_range_counts_unknown(void **state)
+{
+    (void)state;
+    ec_run_record *r;
+    assert_int_equal(read_text("energy_x.json",
+                               "{\"model\": \"m\", \"config\": \"fp16\", \"gpu\": \"A800\", "
+                               "\"raw_runs\": [{\"run\": 1, \"tokens\": 1e300, "
+                               "\"throughput_tok_s\": 1, \"energy_per_1k_tokens\": 1}, "
+                               "{\"run\": 2, \"tokens\": 300}]}", &r), 2);
+    assert_int_equal(r[0].decode.tokens, -1);
+    assert_int_equal(r[1].decode.tokens, 300);
+    free(r);
+    assert_int_equal(read_text("summary.json",
+                               "{\"precision\": \"FP16\", \"batch\": 1e300, "
+                               "\"max_new_tokens\": 9.2e12, \"throughput_tok_s_mean\": 1, "
+                               "\"energy_per_1k_tokens_j_mean\": 1}", &r), 1);
+    assert_int_equal(r[0].batch, -1);
+    assert_int_equal(r[0].gen_len, -1);
+    free(r);
+    assert_int_equal(read_text("raw.csv",
+                               "batch_size,total_time_s,throughput_tok_s,avg_power_w,"
+                               "total_energy_j,energy_per_1k_tokens_j,tokens_generated\n"
+                               "1,13.4,19.06,129.58,1740.34,6798.19,-1e300\n", &r), 1);
+    assert_int_equal(r[0].decode.tokens, -1);
+    free(r);
+}
+
 static void refuses_non_data(void **state)
 {
     (void)state;
@@ -204,6 +252,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_file_type),
         cmocka_unit_test(spot_values_beyond_energy),
+        cmocka_unit_test(out_of_range_counts_unknown),
         cmocka_unit_test(refuses_non_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
