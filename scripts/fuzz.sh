@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fuzz.sh [SECONDS] [TARGET...] — builds the libFuzzer targets (tests/fuzz) with clang in their own
-# build folder and runs each for SECONDS (default 20) from its seed corpus; fails if any input
+# fuzz.sh [SECONDS] [TARGET...] — builds the libFuzzer targets (tests/fuzz) with clang in their
+# own build folder and runs each for SECONDS (default 20) from its seed corpus; fails if any input
 # crashes, leaks, hangs or trips a sanitizer, and keeps that input. Without clang it says so and
 # exits 0 (the fuzzers need clang's libFuzzer). scripts/test.sh calls it; docs/fuzzing.md.
 # The seed corpora are copied to a temporary folder first: libFuzzer adds the inputs it finds to
@@ -11,7 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 [ $# -eq 0 ] || shift
-case $secs in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, not '$secs'" >&2; exit 2 ;; esac
+case $secs in
+  '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, not '$secs'" >&2; exit 2 ;;
+esac
 cc=${CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz.sh: $cc not found: fuzz targets not run"; exit 0; }
 case $("$cc" --version 2>/dev/null) in *clang*) ;; *)
@@ -54,7 +56,8 @@ for t in "${targets[@]}"; do
   else
     mkdir -p "$artifacts"
     cp "$work"/artifacts/* "$artifacts/" 2>/dev/null || true
-    grep -m1 -E "ERROR|runtime error|SUMMARY|deadly signal" "$work/log" >&2 || tail -5 "$work/log" >&2
+    grep -m1 -E "ERROR|runtime error|SUMMARY|deadly signal" "$work/log" >&2 ||
+      tail -5 "$work/log" >&2
     echo "fuzz $t: FAILED (exit $rc) after ${execs:-?} inputs; input kept in $artifacts:" \
       "$(cd "$work/artifacts" && ls | tr '\n' ' ')" >&2
     failed+=("$t")

@@ -1,11 +1,12 @@
-/* fuzz_seed_import.c — libFuzzer target: the input is a whole seed-data file (the seeds' published
- * CSV and JSON files that `import`, `analyze` and `validate` read, store/seed_import.c). The reader
- * takes a path, so the input is written to a file below a "seed-data/" folder (the reader derives
- * each record's source from that part of the path) and read back; the reader picks CSV or JSON by
- * the content, and the file name, which alone names the GPU of the benchmark_results CSVs, is
- * picked by the input's length among a CSV and a JSON name. Valid or not, reading must never crash,
- * leak or overflow; an accepted file gives at least one record whose text fields are terminated
- * and whose run index is -1 (a summary row) or a run's 0, 1, .... */
+/* fuzz_seed_import.c — libFuzzer target: the input is a whole seed-data file (the seeds'
+ * published CSV and JSON files that `import`, `analyze` and `validate` read; store/seed_import.c).
+ * That reader takes a path, so the input is written to a file below a "seed-data/" folder (the
+ * reader derives each record's source from that part of the path) and read back. The reader picks
+ * CSV or JSON by the content; the file name, which alone names the GPU of the benchmark_results
+ * CSVs, is picked by the input's length, a CSV name or a JSON name. Valid or not, reading must
+ * never crash, leak or overflow; an accepted file gives at least one record whose text fields are
+ * terminated, whose source is the file's name below "seed-data/", and whose run index is -1 (a
+ * summary row) or a run's 0, 1, .... */
 #include "store/seed_import.h"
 
 #include <stdio.h>
