@@ -6,7 +6,7 @@
 # The seed corpora are copied to a temporary folder first: libFuzzer adds the inputs it finds to
 # its corpus folder, and the repository must not change under a test run.
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_ARTIFACTS (where a failing input is kept;
-# default $FUZZ_BUILD_DIR/artifacts), CC (the clang to use; default clang).
+# default $FUZZ_BUILD_DIR/artifacts), FUZZ_CC (the clang to use; default clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
@@ -14,11 +14,22 @@ secs=${1:-20}
 case $secs in
   '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, not '$secs'" >&2; exit 2 ;;
 esac
-cc=${CC:-clang}
+cc=${FUZZ_CC:-clang}
 command -v "$cc" >/dev/null || { echo "fuzz.sh: $cc not found: fuzz targets not run"; exit 0; }
 case $("$cc" --version 2>/dev/null) in *clang*) ;; *)
   echo "fuzz.sh: $cc is not clang: fuzz targets not run"; exit 0 ;;
 esac
+# clang without its runtimes (Debian's libclang-rt-dev, which clang only recommends) cannot link a
+# fuzzer: say so rather than fail the build.
+probe=$(mktemp)
+if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' |
+  "$cc" -fsanitize=fuzzer,address,undefined -x c - -o "$probe" 2>/dev/null; then
+  rm -f "$probe"
+  echo "fuzz.sh: $cc cannot link libFuzzer with ASan/UBSan (install libclang-rt-dev):" \
+    "fuzz targets not run"
+  exit 0
+fi
+rm -f "$probe"
 dir=${FUZZ_BUILD_DIR:-build-fuzz}
 artifacts=${FUZZ_ARTIFACTS:-$dir/artifacts}
 
