@@ -3,10 +3,10 @@
 # Idempotent: does nothing when everything is already installed. CUDA (nvcc) is optional and not
 # installed here: the CUDA backend is built when nvcc is found (see README).
 set -euo pipefail
-# jq and python3: the end-to-end test scripts read JSON output with them. libclang-rt-dev:
-# clang's libFuzzer and sanitizer runtimes (only recommended by clang), for scripts/fuzz.sh.
+# python3 and jq: the end-to-end tests read JSON and SQLite with them; libclang-rt-dev: clang's
+# sanitizer and fuzzer runtimes.
 pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang
-      libclang-rt-dev jq python3)
+      libclang-rt-dev python3 jq)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

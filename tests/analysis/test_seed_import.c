@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ecocompute/common.h"
+#include "ecocompute/store.h"
 #include "store/seed_import.h"
 #include "test_data.h"
 
@@ -188,33 +189,37 @@ static size_t read_text(const char *name, const char *text, ec_run_record **r)
     return n;
 }
 
-/* Counts too large for an integer (found by fuzz_seed_import: converting them was undefined and
- * stored -2^63 or -2^31) are kept unknown (-1); tests/fuzz/regressions/fuzz_seed_import has the
- * fuzzer's inputs. */
-static void out_of_range_counts_unknown(void **state)
+/* Counts that are no whole number in 0..1e9 (found by fuzz_seed_import: converting them to an
+ * integer was undefined) are read as -2, present but invalid, which the record check refuses;
+ * an absent count stays -1 (unknown). tests/fuzz/regressions/fuzz_seed_import has the inputs. */
+static void out_of_range_counts_invalid(void **state)
 {
     (void)state;
     ec_run_record *r;
+    char why[256];
     assert_int_equal(read_text("energy_x.json",
                                "{\"model\": \"m\", \"config\": \"fp16\", \"gpu\": \"A800\", "
                                "\"raw_runs\": [{\"run\": 1, \"tokens\": 1e300, "
                                "\"throughput_tok_s\": 1, \"energy_per_1k_tokens\": 1}, "
-                               "{\"run\": 2, \"tokens\": 300}]}", &r), 2);
-    assert_int_equal(r[0].decode.tokens, -1);
+                               "{\"run\": 2, \"tokens\": 300}, {\"run\": 3}]}", &r), 3);
+    assert_int_equal(r[0].decode.tokens, -2);
+    assert_int_equal(ec_run_record_check(&r[0], why, sizeof why), -1);
     assert_int_equal(r[1].decode.tokens, 300);
+    assert_int_equal(r[2].decode.tokens, -1);
     free(r);
     assert_int_equal(read_text("summary.json",
                                "{\"precision\": \"FP16\", \"batch\": 1e300, "
                                "\"max_new_tokens\": 9.2e12, \"throughput_tok_s_mean\": 1, "
                                "\"energy_per_1k_tokens_j_mean\": 1}", &r), 1);
-    assert_int_equal(r[0].batch, -1);
-    assert_int_equal(r[0].gen_len, -1);
+    assert_int_equal(r[0].batch, -2);
+    assert_int_equal(r[0].gen_len, -2);
+    assert_int_equal(ec_run_record_check(&r[0], why, sizeof why), -1);
     free(r);
     assert_int_equal(read_text("raw.csv",
                                "batch_size,total_time_s,throughput_tok_s,avg_power_w,"
                                "total_energy_j,energy_per_1k_tokens_j,tokens_generated\n"
                                "1,13.4,19.06,129.58,1740.34,6798.19,-1e300\n", &r), 1);
-    assert_int_equal(r[0].decode.tokens, -1);
+    assert_int_equal(r[0].decode.tokens, -2);
     free(r);
 }
 
@@ -252,7 +257,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_file_type),
         cmocka_unit_test(spot_values_beyond_energy),
-        cmocka_unit_test(out_of_range_counts_unknown),
+        cmocka_unit_test(out_of_range_counts_invalid),
         cmocka_unit_test(refuses_non_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

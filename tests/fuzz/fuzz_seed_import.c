@@ -6,7 +6,8 @@
  * CSVs, is picked by the input's length, a CSV name or a JSON name. Valid or not, reading must
  * never crash, leak or overflow; an accepted file gives at least one record whose text fields are
  * terminated, whose source is the file's name below "seed-data/", and whose run index is -1 (a
- * summary row) or a run's 0, 1, .... */
+ * summary row) or a run's 0, 1, ...; each record then goes through import's range check. */
+#include "ecocompute/store.h"
 #include "store/seed_import.h"
 
 #include <stdio.h>
@@ -64,6 +65,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
                 abort();
             if (strncmp(r[i].source, "rtx5090", 7) && strncmp(r[i].source, "a800", 4)) abort();
             if (r[i].run_index < -1) abort();
+            /* What import does next with each record: its range check, which must not crash. */
+            char why[256];
+            (void)ec_run_record_check(&r[i], why, sizeof why);
         }
         free(r);
     } else if (r || n) {
