@@ -2,7 +2,7 @@
 # fuzz.sh [SECONDS] [TARGET...] — builds the libFuzzer targets (tests/fuzz) with clang in their
 # own build folder and runs each for SECONDS (default 20) from its seed corpus; fails if any input
 # crashes, leaks, hangs or trips a sanitizer, and keeps that input. Without clang it says so and
-# exits 0 (the fuzzers need clang's libFuzzer). scripts/test.sh calls it; docs/fuzzing.md.
+# exits 0 (the fuzzers need clang's libFuzzer). scripts/test.sh calls it; docs/testing.md.
 # The seed corpora are copied to a temporary folder first: libFuzzer adds the inputs it finds to
 # its corpus folder, and the repository must not change under a test run.
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_ARTIFACTS (where a failing input is kept;
