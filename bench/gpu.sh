@@ -65,8 +65,10 @@ fi
 pack=$(pwd)/.devpack # bench/device-pack.sh: the shared-library build, carried by the call
 if [ -d "$pack" ]; then
     export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    export EC_SHARED_DIR=$pack # test_cuda_model's real models
 fi
+# The real models test_cuda_model reads: the working tree's, which the device call carries (the
+# path compiled into the test binaries is the development machine's).
+export EC_TEST_DATA=${EC_TEST_DATA:-$(pwd)/tests/data}
 if [ -n "${ECOCOMPUTE:-}" ]; then
     bin=$ECOCOMPUTE
 elif [ -x "$pack/bin/ecocompute" ]; then

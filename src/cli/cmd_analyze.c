@@ -56,7 +56,7 @@ static void usage(void)
            "                  needed with --format csv\n"
            "  --format F      table (default), json (one object keyed by table) or csv\n\n"
            "examples:\n"
-           "  ecocompute analyze ../shared/seed-data/ecocompute-ai/data/a800_results\n"
+           "  ecocompute analyze tests/data/seed-data/ecocompute-ai/data/a800_results\n"
            "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
            "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
            "  ecocompute analyze --db results.db --model llama --baseline fp16\n"

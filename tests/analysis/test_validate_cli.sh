@@ -6,8 +6,8 @@
 # (exit 0), and keeps the CLI contract (exit 1 on problems, 2 on usage errors, JSON parses).
 set -u
 bin=${EC_BINARY:?}
-seed=${EC_SHARED_DIR:?}/seed-data
-[ -d "$seed" ] || { echo "skipping: $seed not found"; exit 77; }
+seed=${EC_TEST_DATA:?}/seed-data
+[ -d "$seed" ] || { echo "FAIL: test data $seed not found"; exit 1; }
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
 tmp=$(mktemp -d)
