@@ -19,6 +19,8 @@ const cli_command cli_commands[] = {
      cmd_analyze},
     {"validate", "check a dataset for internal consistency (energy, roofline, summaries)",
      cmd_validate},
+    {"report", "a self-contained HTML dashboard (or Markdown) of a database or export files",
+     cmd_report},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };
