@@ -48,6 +48,12 @@ static void charts_capped(FILE *out, size_t n)
                 RP_MAX_CHARTS, n);
 }
 
+/* The style of series s: by precision, so a precision looks the same in every chart. */
+static size_t style_of(const rp_model *m, const rp_group *g, const size_t *first, size_t s)
+{
+    return (size_t)rp_precision_rank(m->c[g->cfg[first[s]]].key->precision);
+}
+
 /* ---- precisions ---- */
 
 static int is_reference(const ec_run_record *k)
@@ -97,7 +103,7 @@ static void precision_chart(FILE *out, const rp_model *m, const rp_group *g)
             fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
                          "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s"
                          "</text>",
-                    x, x, a.top, a.top + a.h, x, a.top + a.h + 14, rp_num(b, sizeof b, t));
+                    x, x, a.top, a.top + a.h, x, a.top + a.h + 14, t >= 1000 ? rp_num(b, sizeof b, t) : (snprintf(b, sizeof b, "%g", t), b));
         }
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"label\" text-anchor=\"middle\">",
                 a.left + a.w / 2, a.top + a.h + 32);
@@ -244,7 +250,7 @@ static int batch_charts(FILE *out, const rp_model *m, const rp_group *g, rp_batc
             /* fitted law and band (energy panel), or lines joining the means (throughput) */
             if (!panel && fits[s].ok) {
                 fprintf(out, "<path fill=\"%s\" fill-opacity=\"0.15\" stroke=\"none\" d=\"",
-                        rp_series_colour(s));
+                        rp_series_colour(style_of(m, g, first, s)));
                 const int steps = 24;
                 double bx0 = a.x0 * 1.3, bx1 = a.x1 / 1.3;
                 for (int k = 0; k <= steps; k++) {
@@ -260,7 +266,7 @@ static int batch_charts(FILE *out, const rp_model *m, const rp_group *g, rp_batc
                 }
                 fprintf(out, "Z\"/><path stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\" "
                              "fill=\"none\" d=\"M%.1f %.1fL%.1f %.1f\"><title>",
-                        rp_series_colour(s), rp_series_dash(s), rp_px(&a, bx0),
+                        rp_series_colour(style_of(m, g, first, s)), rp_series_dash(style_of(m, g, first, s)), rp_px(&a, bx0),
                         rp_py(&a, fits[s].fit.a * pow(bx0, -fits[s].fit.b)), rp_px(&a, bx1),
                         rp_py(&a, fits[s].fit.a * pow(bx1, -fits[s].fit.b)));
                 fprintf(out, "fit: J/request ≈ %.4g·B^-%.3f (b 95%% CI %.3f – %.3f), R² %.3f",
@@ -270,7 +276,7 @@ static int batch_charts(FILE *out, const rp_model *m, const rp_group *g, rp_batc
             } else {
                 fprintf(out, "<path stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"%s\" "
                              "fill=\"none\" d=\"",
-                        rp_series_colour(s), rp_series_dash(s));
+                        rp_series_colour(style_of(m, g, first, s)), rp_series_dash(style_of(m, g, first, s)));
                 int k = 0;
                 for (size_t i = 0; i < g->n; i++) {
                     const rp_config *c = &m->c[g->cfg[i]];
@@ -290,11 +296,11 @@ static int batch_charts(FILE *out, const rp_model *m, const rp_group *g, rp_batc
                 if (e->ci_lo > 0 && isfinite(e->ci_hi))
                     fprintf(out, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\"/>", x,
                             rp_py(&a, e->ci_lo), rp_py(&a, fmin(e->ci_hi, a.y1)),
-                            rp_series_colour(s));
+                            rp_series_colour(style_of(m, g, first, s)));
                 char tip[200], v[40];
                 snprintf(tip, sizeof tip, "%s, batch %d: %s %s (n = %zu)", c->label, c->key->batch,
                          rp_num(v, sizeof v, e->mean), panel ? "tok/s" : "J/request", e->n);
-                rp_marker(out, s, x, rp_py(&a, e->mean), tip);
+                rp_marker(out, style_of(m, g, first, s), x, rp_py(&a, e->mean), tip);
             }
         }
         for (size_t s = 0; s < ns; s++) {
@@ -302,7 +308,7 @@ static int batch_charts(FILE *out, const rp_model *m, const rp_group *g, rp_batc
             char text[96];
             snprintf(text, sizeof text, "%s%s", c->key->precision,
                      !panel && fits[s].ok ? " (fit, 95 % band)" : "");
-            rp_legend(out, s, 70 + 200 * (double)(s % 2), 290 + 18 * (double)(s / 2), text, 1);
+            rp_legend(out, style_of(m, g, first, s), 70 + 200 * (double)(s % 2), 290 + 18 * (double)(s / 2), text, 1);
         }
         rp_svg_end(out, NULL);
     }
@@ -424,7 +430,7 @@ static int cross_chart(FILE *out, const rp_model *m, const rp_group *g, size_t *
             double x0 = f->min_b, x1 = f->max_b;
             fprintf(out, "<path stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\" "
                          "fill=\"none\" d=\"M%.1f %.1fL%.1f %.1f\"/>",
-                    rp_series_colour(s), rp_series_dash(s), rp_px(&a, x0),
+                    rp_series_colour(style_of(m, g, first, s)), rp_series_dash(style_of(m, g, first, s)), rp_px(&a, x0),
                     rp_py(&a, f->line.intercept + f->line.slope * log(x0)), rp_px(&a, x1),
                     rp_py(&a, f->line.intercept + f->line.slope * log(x1)));
             if (f->found) {
@@ -437,8 +443,8 @@ static int cross_chart(FILE *out, const rp_model *m, const rp_group *g, size_t *
                              "stroke-dasharray=\"3 3\"/><title>crossover %s B params (95%% CI %s – "
                              "%s)</title></g>",
                         rp_px(&a, lo), rp_py(&a, 0) - 4, fmax(rp_px(&a, hi) - rp_px(&a, lo), 2),
-                        rp_series_colour(s), rp_px(&a, f->params_b), rp_px(&a, f->params_b),
-                        a.top, a.top + a.h, rp_series_colour(s),
+                        rp_series_colour(style_of(m, g, first, s)), rp_px(&a, f->params_b), rp_px(&a, f->params_b),
+                        a.top, a.top + a.h, rp_series_colour(style_of(m, g, first, s)),
                         rp_num(v, sizeof v, f->params_b), rp_num(l, sizeof l, f->lo_b),
                         rp_num(h, sizeof h, f->hi_b));
             }
@@ -450,18 +456,18 @@ static int cross_chart(FILE *out, const rp_model *m, const rp_group *g, size_t *
             if (isfinite(c->delta.pct_lo) && isfinite(c->delta.pct_hi))
                 fprintf(out, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\"/>", x,
                         rp_py(&a, c->delta.pct_lo), rp_py(&a, c->delta.pct_hi),
-                        rp_series_colour(s));
+                        rp_series_colour(style_of(m, g, first, s)));
             char tip[240];
             snprintf(tip, sizeof tip, "%s %s (%.2f B params): %+.1f %% vs fp16", c->key->model,
                      c->label, c->key->params_b, c->delta.pct);
-            rp_marker(out, s, x, rp_py(&a, c->delta.pct), tip);
+            rp_marker(out, style_of(m, g, first, s), x, rp_py(&a, c->delta.pct), tip);
         }
     }
     for (size_t s = 0; s < ns; s++) {
         char text[96];
         snprintf(text, sizeof text, "%s%s", m->c[g->cfg[first[s]]].key->precision,
                  ok[s] ? " (fit)" : "");
-        rp_legend(out, s, 70 + 220 * (double)(s % 2), 310 + 18 * (double)(s / 2), text, ok[s]);
+        rp_legend(out, style_of(m, g, first, s), 70 + 220 * (double)(s % 2), 310 + 18 * (double)(s / 2), text, ok[s]);
     }
     rp_svg_end(out, "Above zero a precision costs more energy than fp16, below it saves. Whiskers: "
                     "Welch 95 % CI of Δ; shaded band on the zero line: 95 % interval of the "

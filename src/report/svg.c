@@ -92,6 +92,14 @@ double rp_py(const rp_axes *a, double y)
     return a->top + a->h - t * a->h;
 }
 
+/* A tick label: as short as the value allows (0, 20, 2.5, 0.001, 12,000). */
+static const char *tick_label(char *buf, size_t len, double v)
+{
+    if (fabs(v) >= 1000) return rp_num(buf, len, v);
+    snprintf(buf, len, "%g", v);
+    return buf;
+}
+
 /* Tick values of one axis into v (at most max). */
 static int ticks(double lo, double hi, int lg, double *v, int max)
 {
@@ -128,14 +136,14 @@ void rp_axes_draw(FILE *out, const rp_axes *a, const char *xlabel, const char *y
         double x = rp_px(a, v[i]);
         fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s</text>",
-                x, x, a->top, a->top + a->h, x, a->top + a->h + 14, rp_num(b, sizeof b, v[i]));
+                x, x, a->top, a->top + a->h, x, a->top + a->h + 14, tick_label(b, sizeof b, v[i]));
     }
     n = ticks(a->y0, a->y1, a->logy, v, 40);
     for (int i = 0; i < n; i++) {
         double y = rp_py(a, v[i]);
         fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%s</text>",
-                a->left, a->left + a->w, y, y, a->left - 5, y + 4, rp_num(b, sizeof b, v[i]));
+                a->left, a->left + a->w, y, y, a->left - 5, y + 4, tick_label(b, sizeof b, v[i]));
     }
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"label\" text-anchor=\"middle\">",
             a->left + a->w / 2, a->top + a->h + 32);
