@@ -123,19 +123,19 @@ static void precision_chart(FILE *out, const rp_model *m, const rp_group *g)
                 y + 15);
         rp_html_text(out, c->label);
         fputs("</text>", out);
-        if (isfinite(c->e.mean))
+        if (c->e.mean > 0) /* a bar from zero; a negative mean has none (the text says it) */
             fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"14\" fill=\"%s\" "
                          "stroke=\"%s\"/>",
                     rp_px(&a, 0), y + 4, rp_px(&a, c->e.mean) - rp_px(&a, 0),
                     ref ? "url(#hatch)" : "#0072B2", ref ? "#D55E00" : "#0072B2");
-        if (isfinite(c->e_net.mean) && c->def == EC_ENERGY_GROSS)
+        if (c->e_net.mean > 0 && c->def == EC_ENERGY_GROSS)
             fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"5\" fill=\"#555\"/>",
                     rp_px(&a, 0), y + 20, rp_px(&a, c->e_net.mean) - rp_px(&a, 0));
-        if (isfinite(c->e.ci_lo) && isfinite(c->e.ci_hi))
+        if (isfinite(c->e.ci_lo) && c->e.ci_hi > 0)
             fprintf(out, "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fV%.1f\" "
                          "stroke=\"#000\" stroke-width=\"1.5\" fill=\"none\"/>",
-                    rp_px(&a, c->e.ci_lo), y + 6, y + 16, rp_px(&a, c->e.ci_lo), y + 11,
-                    rp_px(&a, c->e.ci_hi), rp_px(&a, c->e.ci_hi), y + 6, y + 16);
+                    rp_px(&a, fmax(c->e.ci_lo, 0)), y + 6, y + 16, rp_px(&a, fmax(c->e.ci_lo, 0)),
+                    y + 11, rp_px(&a, c->e.ci_hi), rp_px(&a, c->e.ci_hi), y + 6, y + 16);
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"val\">%s%s</text></g>",
                 left + plot_w + 6, y + 15, rp_num(v, sizeof v, c->e.mean), d);
     }
