@@ -21,16 +21,21 @@ int ec_report_load_traces(const char *db_path, const ec_run_record *r, size_t n,
     memset(out, 0, sizeof *out);
     ec_store *s;
     if (ec_store_open(&s, db_path, 1)) return -1;
+    /* Sessions already looked at (pointers into r): runs of many sessions interleave. */
+    const char **seen = malloc((n ? n : 1) * sizeof *seen);
+    if (!seen) {
+        ec_store_close(s);
+        return ec_set_error("out of memory");
+    }
     size_t sessions = 0;
     int rc = 0;
     for (size_t i = 0; i < n && out->n < max && !rc; i++) {
         if (!r[i].session_id[0] || (i && !strcmp(r[i].session_id, r[i - 1].session_id)))
             continue;
-        int seen = 0;
-        for (size_t j = 0; j < out->n && !seen; j++)
-            seen = !strcmp(out->v[j].session_id, r[i].session_id);
-        if (seen) continue;
-        sessions++;
+        size_t j = 0;
+        while (j < sessions && strcmp(seen[j], r[i].session_id)) j++;
+        if (j < sessions) continue;
+        seen[sessions++] = r[i].session_id;
         ec_session_trace t;
         if ((rc = ec_store_load_trace(s, r[i].session_id, &t))) break;
         if (!t.n) {
@@ -47,6 +52,7 @@ int ec_report_load_traces(const char *db_path, const ec_run_record *r, size_t n,
         snprintf(p[out->n].session_id, sizeof p[out->n].session_id, "%s", r[i].session_id);
         p[out->n++].trace = t;
     }
+    free(seen);
     ec_store_close(s);
     if (rc) {
         ec_report_traces_free(out);
