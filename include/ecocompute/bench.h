@@ -101,7 +101,8 @@ typedef enum {
     EC_BENCH_STAGE_WARMUP,    /* warm-up run `run` of `runs` */
     EC_BENCH_STAGE_RUN,       /* measured run `run` of `runs` finished and committed */
     EC_BENCH_STAGE_GATE,      /* attempt evaluated; note says the verdict */
-    EC_BENCH_STAGE_DONE       /* configuration already finished (resume) */
+    EC_BENCH_STAGE_DONE,      /* configuration already finished (resume) */
+    EC_BENCH_STAGE_HELD       /* another process is measuring it; note says which */
 } ec_bench_stage;
 typedef struct {
     ec_bench_stage stage;
@@ -131,6 +132,7 @@ typedef struct {
     int already_done;     /* of those, finished before this call */
     int gate_failures;    /* finished with gate fail */
     int measured_runs;    /* runs committed by this call */
+    int held_elsewhere;   /* left to other processes measuring them in the same database */
     int interrupted;      /* *stop ended it early */
     char session_id[64];  /* the session this call measured in ("" when nothing was left) */
 } ec_bench_outcome;

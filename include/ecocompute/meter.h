@@ -156,6 +156,12 @@ double ec_meter_sampler_cpu_s(ec_meter *m);
 /* Why RAPL is unavailable, or NULL when it is readable. */
 const char *ec_meter_cpu_unavailable(ec_meter *m);
 double ec_meter_interval_s(const ec_meter *m);
+/* The first line of a trace CSV (one row per sampler tick and GPU); a trace file is recognised by
+ * it, so that --trace only ever replaces an earlier trace. */
+#define EC_TRACE_CSV_HEADER                                                                        \
+    "t_s,gpu,energy_mj,power_instant_w,power_avg_w,sm_mhz,mem_mhz,temp_c,clock_event_reasons,"    \
+    "util_gpu_pct,util_mem_pct,lost"
+
 /* CLOCK_MONOTONIC time at which the meter was opened, s: the zero of the trace's t_s column. */
 double ec_meter_t0_s(const ec_meter *m);
 

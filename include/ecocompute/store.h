@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /* Schema version this build writes; older files are migrated forward on a writable open. */
-#define EC_STORE_SCHEMA_VERSION 2
+#define EC_STORE_SCHEMA_VERSION 3
 
 typedef struct ec_store ec_store;
 
@@ -105,8 +105,18 @@ typedef struct {
 } ec_config_state;
 /* Finds the configuration of key k, creating it when new; fills its state. */
 int ec_store_config(ec_store *s, const ec_config_key *k, ec_config_state *st);
+/* Claims configuration config_id for this process, so that sweeps sharing a database split the
+ * work and never measure a configuration twice. Returns 1 when the claim is this process's (new
+ * or renewed), 0 when another live process holds it (*holder: "pid P on HOST"), -1 on error. A
+ * claim of a process that is gone (same host, no such pid) or silent for
+ * EC_STORE_CLAIM_STALE_S (another host) is taken over. */
+#define EC_STORE_CLAIM_STALE_S 1800.0
+int ec_store_claim_config(ec_store *s, long config_id, char *holder, size_t holder_len);
+/* Gives a claim of this process back (no-op when it holds none). */
+int ec_store_release_config(ec_store *s, long config_id);
 /* Stores one measured run (r with its two phases) of attempt `attempt` of configuration
- * config_id, measured in session r->session_id, in one transaction; *run_id may be NULL. */
+ * config_id, measured in session r->session_id, in one transaction; *run_id may be NULL. Fails
+ * when another process holds the configuration's claim; renews this process's claim. */
 int ec_store_insert_run(ec_store *s, long config_id, int attempt, const ec_run_record *r,
                         long *run_id);
 /* The runs of one attempt of a configuration (free() *out). */
@@ -168,6 +178,12 @@ typedef struct {
 } ec_column;
 /* The export columns, in file order; *n gets their number. */
 const ec_column *ec_run_columns(size_t *n);
+
+/* Whether every number of r is in its column's range: finite; energies, times and counts not
+ * negative; powers, throughput and gross J/1k above zero; batch and gen_len at least 1 (net
+ * energies may be negative; unknown values always pass). Returns 0, or -1 with *why naming the
+ * column, its value and the rule ("tok_s = inf: must be finite"). */
+int ec_run_record_check(const ec_run_record *r, char *why, size_t len);
 
 /* A record with every number NaN, every count -1, every text "" (the "unknown" values). */
 void ec_run_record_init(ec_run_record *r);

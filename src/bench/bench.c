@@ -481,15 +481,15 @@ static int prepare_backend(bench_state *b, const sweep_item *it, int index)
         ec_model_close(b->model);
         b->model = NULL;
         if (b->f->open_model(b->f->ctx, b->spec, c->model, &b->model) != 0)
-            return ec_set_error("model %s: %s", c->model, ec_last_error());
+            return ec_error_context("model %s", c->model);
         b->model_name = c->model;
     }
     /* One KV cache for the largest batch and sequence of the sweep serves every batch size and
      * length without reloading the weights. */
     if (b->f->open_backend(b->f->ctx, b->spec, b->model, c, b->max_batch,
                            b->max_prompt + b->max_gen - 1, &b->backend) != 0)
-        return ec_set_error("loading %s at %s on %s: %s", c->model,
-                            ec_precision_name(c->precision), b->spec->device, ec_last_error());
+        return ec_error_context("loading %s at %s on %s", c->model,
+                                ec_precision_name(c->precision), b->spec->device);
     b->precision = c->precision;
     b->kernels = c->kernels;
     return 0;
@@ -597,6 +597,33 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
     return 0;
 }
 
+/* Measures one configuration under this process's claim, so that concurrent sweeps on one
+ * database split the configurations between them and never store one twice. */
+static int claim_and_run(bench_state *b, sweep_item *it, int index, int *first)
+{
+    ec_store *st = b->env->store;
+    char holder[300];
+    int claimed = ec_store_claim_config(st, it->st.id, holder, sizeof holder);
+    if (claimed < 0) return -1;
+    if (!claimed) {
+        b->out->held_elsewhere++;
+        report(&b->ps, EC_BENCH_STAGE_HELD, index, &it->c, 0, 0, it->st.attempt, NULL, holder);
+        return 0;
+    }
+    /* Runs stored by an earlier holder count: read the state again under the claim. */
+    int rc = ec_store_config(st, &it->key, &it->st);
+    if (rc == 0 && it->st.gate != EC_GATE_PENDING) {
+        b->out->finished++;
+        b->out->gate_failures += it->st.gate == EC_GATE_FAIL;
+        report(&b->ps, EC_BENCH_STAGE_DONE, index, &it->c, 0, 0, it->st.attempt, NULL,
+               ec_gate_status_name(it->st.gate));
+    } else if (rc == 0) {
+        rc = run_config(b, it, index, first);
+    }
+    if (ec_store_release_config(st, it->st.id) != 0 && rc == 0) rc = -1;
+    return rc;
+}
+
 int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_outcome *out)
 {
     memset(out, 0, sizeof *out);
@@ -654,7 +681,7 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
             continue;
         }
         if (stopped(env)) break;
-        rc = run_config(&b, &items[i], i + 1, &first);
+        rc = claim_and_run(&b, &items[i], i + 1, &first);
     }
     out->interrupted = stopped(env) && out->finished < n;
     if (b.have_session && ec_store_end_session(env->store, b.session.id) != 0 && rc == 0) rc = -1;

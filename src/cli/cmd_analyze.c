@@ -7,7 +7,7 @@
  * that the statistics need). Comparisons stay within one experiment where they can: a baseline
  * from the same folder of the same source is preferred over one from elsewhere, and never one of
  * another energy definition or another kernel family (the kernels can change a precision's
- * energy more than the precision does: docs/performance.md, issue 5). */
+ * energy more than the precision does: docs/results.md). */
 #include "cli.h"
 
 #include <ctype.h>

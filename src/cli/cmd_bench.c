@@ -158,7 +158,7 @@ static int item_int(const char *t, int i, void *ctx)
 /* Reads a whole (small) file into a malloc'd string. */
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = ec_fopen_regular(path);
     if (!f) return NULL;
     char *buf = NULL;
     size_t len = 0;
@@ -170,7 +170,8 @@ static char *slurp(const char *path)
     int bad = ferror(f);
     fclose(f);
     if (m) fclose(m);
-    if (bad) {
+    if (bad || !m) {
+        ec_set_error("%s: %s", path, bad ? "read error" : "out of memory");
         free(buf);
         return NULL;
     }
@@ -185,12 +186,19 @@ static const char *const valued[] = {
     "--gpu",        "--interval",  "--trace",     "--db",        "--format",
     NULL};
 
-static int is_valued(const char *flag)
+/* What --resume may take: where to store and how to meter, never what to measure. */
+static const char *const resume_flags[] = {"--db", "--gpu", "--interval", "--trace", "--format",
+                                           NULL};
+
+static int listed(const char *const *list, const char *flag)
 {
-    for (int k = 0; valued[k]; k++)
-        if (!strcmp(flag, valued[k])) return 1;
+    for (int k = 0; list[k]; k++)
+        if (!strcmp(flag, list[k])) return 1;
     return 0;
 }
+
+static int is_valued(const char *flag) { return listed(valued, flag); }
+static int is_resume_flag(const char *flag) { return listed(resume_flags, flag); }
 
 /* One flag with its value onto the spec/args. Returns 0 or EXIT_USAGE (printed). */
 static int apply(bench_args *a, const char *flag, const char *val)
@@ -298,7 +306,7 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (a->config) {
         char *text = slurp(a->config);
-        if (!text) return cli_fail(CMD, "cannot read %s: %s", a->config, strerror(errno));
+        if (!text) return cli_fail(CMD, "--config: %s", ec_last_error());
         int rc = ec_bench_spec_from_json(text, &a->spec);
         free(text);
         if (rc != 0) return cli_fail(CMD, "%s: %s", a->config, ec_last_error());
@@ -312,6 +320,18 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (!a->have_model && !a->resume)
         return cli_usage_error(CMD, "--model is required (or --config FILE, or --resume)");
+    if (a->resume) {
+        /* --resume continues the stored sweep as it was defined; a flag that would redefine it
+         * cannot be honoured. */
+        for (int i = 1; i < argc; i++) {
+            if (!strcmp(argv[i], "--resume")) continue;
+            if (!is_resume_flag(argv[i]))
+                return cli_usage_error(CMD, "--resume continues the stored sweep and cannot take "
+                                            "%s; run the sweep's own command again instead",
+                                       argv[i]);
+            i++;
+        }
+    }
     return 0;
 }
 
@@ -394,6 +414,11 @@ static void on_progress(void *ctx, const ec_bench_progress *p)
     case EC_BENCH_STAGE_DONE:
         snprintf(line, sizeof line, "%s: already measured (gate %s)", what, p->note);
         permanent = !po->tty;
+        break;
+    case EC_BENCH_STAGE_HELD:
+        snprintf(line, sizeof line, "%s: being measured by another process (%s); left to it", what,
+                 p->note);
+        permanent = 1;
         break;
     }
     if (po->tty) {
@@ -524,6 +549,11 @@ int cmd_bench(int argc, char **argv)
                 "stored now in %s%s\n",
                 out.finished, out.already_done, out.measured_runs, a.db,
                 out.gate_failures ? "; some failed a quality gate (Gate = fail)" : "");
+        if (out.held_elsewhere)
+            fprintf(stderr,
+                    "ecocompute bench: %d configurations were being measured by another process "
+                    "on the same database and were left to it\n",
+                    out.held_elsewhere);
     }
     free(cmdline);
     ec_store_close(st);

@@ -45,6 +45,11 @@ ec_meter *ec_meter_open(const ec_meter_options *o)
     }
     m->rapl = ec_rapl_open(NULL, m->cpu_unavailable, sizeof m->cpu_unavailable);
     if (o->trace_path && *o->trace_path) {
+        static const char *const trace_signature[] = {EC_TRACE_CSV_HEADER, NULL};
+        if (ec_output_check(o->trace_path, "trace CSV", trace_signature, -1) != 0) {
+            ec_meter_close(m);
+            return NULL;
+        }
         m->trace = fopen(o->trace_path, "w");
         if (!m->trace) {
             ec_set_error("cannot write trace %s: %s", o->trace_path, strerror(errno));

@@ -1,6 +1,6 @@
 /* nvml.h (internal) — the few NVML types and functions the meter uses, declared locally and
  * resolved with dlopen/dlsym at run time, so the binary starts on hosts without the NVIDIA driver.
- * Layouts are those of nvml.h API version 13 (see shared/research/energy-measurement.md §5). */
+ * Layouts are those of NVIDIA's nvml.h, API version 13 (CUDA toolkit; NVML API reference). */
 #ifndef EC_METER_NVML_H
 #define EC_METER_NVML_H
 

@@ -161,7 +161,7 @@ static void test_migrates_v1(void **state)
     assert_int_equal(ec_store_open(&s, p, 1), -1);
     assert_non_null(strstr(ec_last_error(), "older schema"));
     assert_int_equal(ec_store_open(&s, p, 0), 0);
-    assert_int_equal(ec_store_schema_version(s), 2);
+    assert_int_equal(ec_store_schema_version(s), EC_STORE_SCHEMA_VERSION);
     ec_calibration c;
     memset(&c, 0, sizeof c);
     snprintf(c.gpu_uuid, sizeof c.gpu_uuid, "GPU-x");

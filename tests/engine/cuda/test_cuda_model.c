@@ -456,7 +456,7 @@ static void test_stories260k(void **state)
 }
 
 /* fp8 at batch 1 on a 64-wide model: its norms are launched, not carried, since the carried
- * norm's consumer reads whole 128-column chunks of its staged row (session 39: it read past a
+ * norm's consumer reads whole 128-column chunks of its staged row (it read past a
  * 64-column row, an illegal address). All 255 tokens matched there; 200 as for fp16. */
 static void test_stories260k_fp8(void **state)
 {
