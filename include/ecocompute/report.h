@@ -50,9 +50,9 @@ int ec_report_load_traces(const char *db_path, const ec_run_record *r, size_t n,
                           ec_report_traces *out);
 void ec_report_traces_free(ec_report_traces *t);
 
-/* 1 when the file at path starts with a report's marker (it is a previous report and may be
- * written over), 0 when not, -1 when it cannot be read. */
-int ec_report_file_is_report(const char *path);
+/* What a report starts with (the HTML head up to its generator marker; the Markdown comment),
+ * NULL-terminated: ec_output_check's signatures, so only a previous report is written over. */
+extern const char *const ec_report_signatures[];
 
 #ifdef __cplusplus
 }

@@ -54,46 +54,21 @@ static int is_input(const struct stat *out, const cli_dataset_args *ds)
     return 0;
 }
 
-static int is_sqlite(const char *path)
-{
-    char head[16] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return n == sizeof head && !memcmp(head, "SQLite format 3", 16);
-}
-
-/* May the report be written to path? Prints the reason and returns -1 when not. */
+/* May the report be written to path? A new file, an empty one or a previous report (its
+ * generator marker, ec_report_signatures); with --force any plain file but a database
+ * (ec_output_check) and never an input. Prints the reason and returns -1 when not. */
 static int check_target(const char *path, int force, const cli_dataset_args *ds)
 {
     struct stat st;
-    if (stat(path, &st)) {
-        if (errno == ENOENT) return 0;
-        cli_fail(CMD, "%s: %s", path, strerror(errno));
+    if (!stat(path, &st) && S_ISREG(st.st_mode) && is_input(&st, ds)) {
+        cli_fail(CMD, "%s is one of the inputs; refusing to write the report over it", path);
         return -1;
     }
-    if (!S_ISREG(st.st_mode)) {
-        cli_fail(CMD, "%s exists and is not a plain file: not written", path);
+    if (ec_output_check(path, "report", ec_report_signatures, force)) {
+        cli_fail(CMD, "%s", ec_last_error());
         return -1;
     }
-    if (is_input(&st, ds)) {
-        cli_fail(CMD, "%s is one of the inputs: not written over", path);
-        return -1;
-    }
-    if (is_sqlite(path)) {
-        cli_fail(CMD, "%s is a database: a report never writes over one", path);
-        return -1;
-    }
-    int rep = ec_report_file_is_report(path);
-    if (rep < 0) {
-        cli_fail(CMD, "%s exists and cannot be read (%s): not written", path, strerror(errno));
-        return -1;
-    }
-    if (rep || force) return 0;
-    cli_fail(CMD, "%s exists and is not a previous report: choose another -o, or add --force",
-             path);
-    return -1;
+    return 0;
 }
 
 /* A complete file or none: written beside the target, then renamed over it. */

@@ -1,5 +1,5 @@
 /* report.c — the report layer's entry points: building the model and writing it as HTML or
- * Markdown, and recognising a previous report by its generator marker (the only kind of
+ * Markdown, and the signatures by which a previous report is recognised (the only kind of
  * existing file the command writes over without --force). */
 #include "ecocompute/report.h"
 
@@ -21,16 +21,8 @@ int ec_report_write(FILE *out, ec_report_format fmt, const ec_run_record *r, siz
     return rc;
 }
 
-int ec_report_file_is_report(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    /* The marker sits in the first lines: the HTML head's meta, the Markdown's first comment. */
-    char head[1024];
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    return strstr(head, "<meta name=\"generator\" content=\"" EC_REPORT_GENERATOR " ") != NULL ||
-           !strncmp(head, "<!-- generator: " EC_REPORT_GENERATOR " ",
-                    strlen("<!-- generator: " EC_REPORT_GENERATOR " "));
-}
+/* The first bytes of every report, as html.c and markdown.c write them. */
+const char *const ec_report_signatures[] = {
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta "
+    "name=\"generator\" content=\"" EC_REPORT_GENERATOR " ",
+    "<!-- generator: " EC_REPORT_GENERATOR " ", NULL};

@@ -92,7 +92,7 @@ err=$("$bin" report in.csv -o in.csv --force 2>&1); rc=$?
 check "an input is never written over" '[ $rc -eq 1 ] && [[ "$err" == *"one of the inputs"* ]] && cmp -s in.csv "$data/fixture-sweep.csv"'
 mkdir adir
 err=$("$bin" report "$data/fixture-sweep.csv" -o adir 2>&1); rc=$?
-check "a folder is refused" '[ $rc -eq 1 ] && [[ "$err" == *"not a plain file"* ]]'
+check "a folder is refused" '[ $rc -eq 1 ] && [[ "$err" == *"not a regular file"* ]]'
 check "no temporary files left" '[ -z "$(ls | grep "\.tmp\.")" ]'
 out=$("$bin" report "$data/fixture-sweep.csv" --format md -o - 2>/dev/null | head -1)
 check "-o - writes stdout" '[[ "$out" == "<!-- generator: ecocompute report "* ]]'
