@@ -326,8 +326,7 @@ int rp_view_batch(FILE *out, const rp_model *m)
         return 0;
     }
     char *used = calloc(m->nenv ? m->nenv : 1, 1);
-    size_t cap = 0;
-    for (size_t i = 0; i < m->nbatch; i++) cap = m->batch[i].n > cap ? m->batch[i].n : cap;
+    size_t cap = rp_groups_max_size(m->batch, m->nbatch);
     size_t *first = malloc(cap * sizeof *first), *which = malloc(cap * sizeof *which);
     char *members = malloc(cap);
     rp_batch_fit *fits = malloc(cap * sizeof *fits);
@@ -487,8 +486,7 @@ int rp_view_crossover(FILE *out, const rp_model *m)
         return 0;
     }
     char *used = calloc(m->nenv ? m->nenv : 1, 1);
-    size_t cap = 0;
-    for (size_t i = 0; i < m->ncross; i++) cap = m->cross[i].n > cap ? m->cross[i].n : cap;
+    size_t cap = rp_groups_max_size(m->cross, m->ncross);
     size_t *first = malloc(cap * sizeof *first), *which = malloc(cap * sizeof *which);
     ec_crossover *fits = calloc(m->ncross * cap, sizeof *fits);
     int *ok = calloc(m->ncross * cap, sizeof *ok);

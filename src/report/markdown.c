@@ -169,8 +169,7 @@ static int batch(FILE *out, const rp_model *m)
                     "Sweep them with <code>ecocompute bench --batch 1,8,32,64</code>.");
         return 0;
     }
-    size_t cap = 0;
-    for (size_t i = 0; i < m->nbatch; i++) cap = m->batch[i].n > cap ? m->batch[i].n : cap;
+    size_t cap = rp_groups_max_size(m->batch, m->nbatch);
     size_t *first = malloc(cap * sizeof *first), *which = malloc(cap * sizeof *which);
     char *members = malloc(cap);
     int rc = 0;
@@ -236,8 +235,7 @@ static int crossover(FILE *out, const rp_model *m)
                                     "Slope (%/ln B)", "Crossover (B)", "95% CI (B)", "R²",
                                     "Verdict"};
     header(out, h, 10);
-    size_t cap = 0;
-    for (size_t i = 0; i < m->ncross; i++) cap = m->cross[i].n > cap ? m->cross[i].n : cap;
+    size_t cap = rp_groups_max_size(m->cross, m->ncross);
     size_t *first = malloc(cap * sizeof *first), *which = malloc(cap * sizeof *which);
     int rc = 0;
     if (!first || !which) rc = ec_set_error("out of memory");

@@ -497,3 +497,10 @@ int rp_cross_series_fit(const rp_model *m, const rp_group *g, const size_t *whic
     free(x), free(y);
     return rc;
 }
+
+size_t rp_groups_max_size(const rp_group *g, size_t n)
+{
+    size_t max = 1; /* never 0: the callers size arrays by it */
+    for (size_t i = 0; i < n; i++) max = g[i].n > max ? g[i].n : max;
+    return max;
+}

@@ -97,6 +97,8 @@ void rp_batch_band(const rp_batch_fit *f, double b, double *lo, double *hi);
  * series s (one precision × kernels), which[i] the series of configuration i. Returns the
  * number of series. first and which hold g->n entries. */
 size_t rp_series_of(const rp_model *m, const rp_group *g, size_t *first, size_t *which);
+/* The largest group's size (at least 1): what per-series scratch arrays need. */
+size_t rp_groups_max_size(const rp_group *g, size_t n);
 /* The crossover fit of series s of a crossover group: 0 fitted, 1 fewer than two model sizes
  * (no fit), -1 out of memory. */
 int rp_cross_series_fit(const rp_model *m, const rp_group *g, const size_t *which, size_t s,

@@ -33,6 +33,7 @@ const browser = spawn(opt.chromium, [
   '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
   '--disable-extensions', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--disable-default-apps', '--mute-audio', '--hide-scrollbars',
+  '--disable-dev-shm-usage',
   `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank',
 ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
 let stderrTail = '';
