@@ -22,7 +22,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
-browse() { node "$here/browser_check.mjs" --chromium "$chromium" --out "$art" --name "$1" "$2"; }
+# Screenshots of the first 1600 px of each view: enough to see it, and quick to take.
+browse() {
+  node "$here/browser_check.mjs" --chromium "$chromium" --out "$art" --name "$1" --max-height 1600 "$2"
+}
 
 # (a) a small CPU sweep with a power trace (fake NVML: one GPU at a scripted power).
 export ECOCOMPUTE_NVML_LIBRARY=${FAKE_NVML_LIBRARY:?} FAKE_NVML="gpus=1 power=150" \
