@@ -2,8 +2,9 @@
 # report-screenshots.sh — regenerates the report artefacts the docs show: the dashboard of the
 # published results (docs/results/dashboard.html and .md, from every export in docs/results) and
 # a PNG of each of its views (docs/images/report/VIEW.png, 1366 px wide, the first 900 px: a
-# laptop screen). The power-traces view is taken from a small CPU sweep with a stored trace
-# (CPU engine, fake NVML), since exports carry no traces. Needs a build with the fake NVML
+# laptop screen). The published sweeps store no accuracy and exports carry no traces, so the
+# energy × accuracy view is taken from the planted fixture (tests/data/report) and the power-traces
+# view from a small CPU sweep with a stored trace (CPU engine, fake NVML). Needs a build with the fake NVML
 # library (the default test build), chromium and node (scripts/install-deps.sh).
 # usage: scripts/report-screenshots.sh [BUILD_DIR]   (default build)
 set -euo pipefail
@@ -32,8 +33,14 @@ ECOCOMPUTE_NVML_LIBRARY=$fake FAKE_NVML="gpus=1 power=150" XDG_DATA_HOME=$tmp/xd
 node tests/report/browser_check.mjs --chromium "$chromium" --out "$tmp" --name cpu \
   --max-height 900 --views traces "$tmp/cpu.html"
 
-for v in overview precisions batch crossover accuracy compare runs; do
+"$bin" report tests/data/report/fixture-sweep.csv -o "$tmp/fixture.html" \
+  --title "Planted fixture (tests/data/report)"
+node tests/report/browser_check.mjs --chromium "$chromium" --out "$tmp" --name fixture \
+  --max-height 900 --views accuracy "$tmp/fixture.html"
+
+for v in overview precisions batch crossover compare runs; do
   cp "$tmp/published-$v.png" "$shots/$v.png"
 done
 cp "$tmp/cpu-traces.png" "$shots/traces.png"
+cp "$tmp/fixture-accuracy.png" "$shots/accuracy.png"
 ls -l docs/results/dashboard.* "$shots"

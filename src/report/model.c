@@ -42,6 +42,31 @@ static int same_env(const ec_run_record *a, const ec_run_record *b)
            !strcmp(a->host_cpu, b->host_cpu) && !strcmp(a->licence, b->licence);
 }
 
+static int same_folder(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
+    return la == lb && !strncmp(a, b, la);
+}
+
+/* A source's summary row (its means) stands for its configuration only when no runs of that
+ * configuration are loaded: the runs carry the spread the statistics need (as `analyze`). */
+static int superseded_summary(const rp_model *m, const rp_config *c)
+{
+    const ec_run_record *a = c->key;
+    if (!ec_record_is_summary(a)) return 0;
+    for (size_t j = 0; j < m->nc; j++) {
+        const ec_run_record *b = m->c[j].key;
+        if (!ec_record_is_summary(b) && !strcmp(a->gpu_name, b->gpu_name) &&
+            !strcmp(a->model, b->model) && !strcmp(a->precision, b->precision) &&
+            kernels_comparable(a->kernels, b->kernels) && a->batch == b->batch &&
+            a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
+            same_folder(a->source, b->source))
+            return 1;
+    }
+    return 0;
+}
+
 /* J per request (one sequence) of a run: whole-run energy / batch, or the per-1k figure ×
  * generated tokens per sequence for sources that store only that. */
 static double per_request(double run_j, double per_1k, const ec_run_record *r)
@@ -357,6 +382,20 @@ int rp_model_build(rp_model *m, const ec_run_record *r, size_t n, const ec_repor
     m->nc = ng;
     ec_groups_free(g, ng);
     for (int k = 0; k < 9; k++) free(v[k]);
+    /* Superseded summary rows leave the configurations (their records stay in the Runs view). */
+    char *drop = calloc(m->nc ? m->nc : 1, 1);
+    if (!drop) {
+        ec_set_error("out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < m->nc; i++) drop[i] = (char)superseded_summary(m, &m->c[i]);
+    size_t kept = 0;
+    for (size_t i = 0; i < m->nc; i++) {
+        if (drop[i]) free((void *)m->c[i].rows);
+        else m->c[kept++] = m->c[i];
+    }
+    m->nc = kept;
+    free(drop);
     for (size_t i = 0; i < m->nc; i++) {
         rp_config *c = &m->c[i];
         c->d_ppl = NAN;

@@ -122,6 +122,23 @@ static void batch_law_recovered(void **state)
     rp_model_free(&m);
 }
 
+static void summary_rows_give_way_to_runs(void **state)
+{
+    (void)state;
+    /* a source's summary row (run_index −1) of a configuration whose runs are loaded too: the
+     * runs stand for it; a summary of a configuration without runs stays */
+    ec_run_record r[4] = {run("m", "fp16", "", 1, -1, 99), run("m", "fp16", "", 1, 0, 100),
+                          run("m", "fp16", "", 1, 1, 102), run("m", "int8", "", 1, -1, 80)};
+    rp_model m;
+    assert_int_equal(rp_model_build(&m, r, 4, NULL), 0);
+    assert_int_equal(m.nc, 2);
+    assert_int_equal(m.c[0].e.n, 2);
+    NEAR(m.c[0].e.mean, 101, 1e-9);
+    assert_true(ec_record_is_summary(m.c[1].key));
+    NEAR(m.c[1].delta.pct, -100.0 * 21 / 101, 1e-9); /* Δ vs the runs' mean */
+    rp_model_free(&m);
+}
+
 static void numbers(void **state)
 {
     (void)state;
@@ -192,6 +209,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deltas_stay_within_kernels),
         cmocka_unit_test(batch_law_recovered),
+        cmocka_unit_test(summary_rows_give_way_to_runs),
         cmocka_unit_test(numbers),
         cmocka_unit_test(hostile_names_escaped),
         cmocka_unit_test(empty_input_says_why),
