@@ -1,8 +1,8 @@
 /* test_report.c — the report model and its text: per-configuration statistics and the Δ vs the
  * fp16 baseline of the same kernels (never another family's), the greenest configuration, a
  * source's summary row giving way to its runs, the batch law fitted over a planted B^-b, number
- * formatting, escaping of hostile names (HTML and
- * the JSON inside <script>), the views of an empty input, and the previous-report marker. */
+ * formatting, escaping of hostile names (HTML and the JSON inside <script>), the views of an
+ * empty input, and the previous-report signatures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
