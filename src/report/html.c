@@ -127,21 +127,6 @@ void rp_provenance(FILE *out, const rp_model *m, const char *used)
 
 /* ---- header and overview ---- */
 
-static size_t count_distinct(const rp_model *m, size_t offset, size_t len)
-{
-    size_t d = 0;
-    for (size_t i = 0; i < m->n; i++) {
-        const char *v = (const char *)&m->r[i] + offset;
-        size_t j = 0;
-        /* the previous distinct values are few: compare against the first occurrence only */
-        for (j = 0; j < i; j++)
-            if (!strncmp(v, (const char *)&m->r[j] + offset, len)) break;
-        d += j == i;
-        if (d > 999) break;
-    }
-    return d;
-}
-
 static void page_header(FILE *out, const rp_model *m)
 {
     fputs("<header><h1>", out);
@@ -228,20 +213,22 @@ static int view_overview(FILE *out, const rp_model *m)
     fputs("<h3>Coverage</h3><div class=\"wrap\"><table><tbody>", out);
     const struct {
         const char *label;
-        size_t off, len;
+        size_t off;
     } dims[] = {
-        {"GPUs", offsetof(ec_run_record, gpu_name), sizeof m->r->gpu_name},
-        {"Models", offsetof(ec_run_record, model), sizeof m->r->model},
-        {"Precisions", offsetof(ec_run_record, precision), sizeof m->r->precision},
-        {"Kernel families", offsetof(ec_run_record, kernels), sizeof m->r->kernels},
-        {"Sessions", offsetof(ec_run_record, session_id), sizeof m->r->session_id},
-        {"Sources", offsetof(ec_run_record, source), sizeof m->r->source},
+        {"GPUs", offsetof(ec_run_record, gpu_name)},
+        {"Models", offsetof(ec_run_record, model)},
+        {"Precisions", offsetof(ec_run_record, precision)},
+        {"Kernel families", offsetof(ec_run_record, kernels)},
+        {"Sessions", offsetof(ec_run_record, session_id)},
+        {"Sources", offsetof(ec_run_record, source)},
     };
     for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) {
         fputs("<tr><th scope=\"row\">", out);
         fputs(dims[i].label, out);
         fputs("</th>", out);
-        rp_td_int(out, (long)count_distinct(m, dims[i].off, dims[i].len));
+        size_t d;
+        if (rp_count_distinct(m, dims[i].off, 0, &d)) return -1;
+        rp_td_int(out, (long)d);
         fputs("</tr>", out);
     }
     int bmin = 0, bmax = 0;

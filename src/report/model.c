@@ -102,8 +102,47 @@ static int build_envs(rp_model *m, size_t *run_env)
         }
         run_env[i] = k;
         m->env[k].runs++;
-        if (!i || strcmp(m->r[i].session_id, m->r[i - 1].session_id)) m->env[k].sessions++;
     }
+    size_t *sessions = malloc((m->nenv ? m->nenv : 1) * sizeof *sessions);
+    if (!sessions || rp_count_distinct(m, offsetof(ec_run_record, session_id), 1, sessions)) {
+        free(sessions);
+        return ec_set_error("out of memory");
+    }
+    for (size_t k = 0; k < m->nenv; k++) m->env[k].sessions = sessions[k];
+    free(sessions);
+    return 0;
+}
+
+/* qsort has no context argument in C11: what by_env_text compares, set just before. */
+static const rp_model *distinct_model;
+static size_t distinct_offset;
+static int distinct_per_env;
+
+/* Records by environment (when per environment) and then by the text at distinct_offset. */
+static int by_env_text(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    if (distinct_per_env && distinct_model->run_env[a] != distinct_model->run_env[b])
+        return distinct_model->run_env[a] < distinct_model->run_env[b] ? -1 : 1;
+    return strcmp((const char *)&distinct_model->r[a] + distinct_offset,
+                  (const char *)&distinct_model->r[b] + distinct_offset);
+}
+
+int rp_count_distinct(const rp_model *m, size_t offset, int per_env, size_t *counts)
+{
+    size_t *idx = malloc((m->n ? m->n : 1) * sizeof *idx);
+    if (!idx) return ec_set_error("out of memory");
+    for (size_t i = 0; i < m->n; i++) idx[i] = i;
+    distinct_model = m;
+    distinct_offset = offset;
+    distinct_per_env = per_env;
+    qsort(idx, m->n, sizeof *idx, by_env_text);
+    size_t slots = per_env ? m->nenv : 1;
+    for (size_t k = 0; k < slots; k++) counts[k] = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!i || by_env_text(&idx[i - 1], &idx[i]))
+            counts[per_env ? m->run_env[idx[i]] : 0]++;
+    free(idx);
     return 0;
 }
 

@@ -97,6 +97,9 @@ void rp_batch_band(const rp_batch_fit *f, double b, double *lo, double *hi);
  * series s (one precision × kernels), which[i] the series of configuration i. Returns the
  * number of series. first and which hold g->n entries. */
 size_t rp_series_of(const rp_model *m, const rp_group *g, size_t *first, size_t *which);
+/* Distinct values of the text field at offset (offsetof(ec_run_record, ...)) over the records:
+ * into counts[0], or per environment into counts[nenv] when per_env. */
+int rp_count_distinct(const rp_model *m, size_t offset, int per_env, size_t *counts);
 /* The largest group's size (at least 1): what per-series scratch arrays need. */
 size_t rp_groups_max_size(const rp_group *g, size_t n);
 /* The crossover fit of series s of a crossover group: 0 fitted, 1 fewer than two model sizes
