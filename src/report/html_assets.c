@@ -38,6 +38,7 @@ const char rp_css[] =
     "td.num,th.num{text-align:right}\n"
     "table.cmp th,table.cmp td{white-space:normal;max-width:300px}\n"
     "tr.best td{font-weight:600}\n"
+    "td .ci{color:var(--muted);font-size:12px}\n"
     ".gate-fail{color:#b00020;font-weight:600}\n"
     ".controls{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:6px 0}\n"
     ".controls input[type=search]{min-width:28ch;padding:4px 6px}\n"

@@ -25,6 +25,21 @@ static void ci_cell(FILE *out, double lo, double hi)
     else fputs("<td>–</td>", out);
 }
 
+/* A mean with its 95 % CI under it: "12.3" over "11.1 – 13.5" (sorts by the mean). */
+static void mean_ci_cell(FILE *out, double mean, double lo, double hi)
+{
+    char a[40], b[40], c[40];
+    if (!isfinite(mean)) {
+        fputs("<td class=\"num\" data-v=\"\">–</td>", out);
+        return;
+    }
+    fprintf(out, "<td class=\"num\" data-v=\"%.6g\">%s", mean, rp_num(a, sizeof a, mean));
+    if (isfinite(lo) && isfinite(hi))
+        fprintf(out, "<br><span class=\"ci\">%s – %s</span>", rp_num(b, sizeof b, lo),
+                rp_num(c, sizeof c, hi));
+    fputs("</td>", out);
+}
+
 static void filter_box(FILE *out, const char *table_id)
 {
     fprintf(out, "<div class=\"controls\"><label>Filter rows <input type=\"search\" "
@@ -165,12 +180,14 @@ int rp_view_precisions(FILE *out, const rp_model *m)
     fputs("<h3>All configurations</h3>", out);
     filter_box(out, "prec-table");
     fputs("<div class=\"wrap\"><table class=\"sortable\" id=\"prec-table\">", out);
+    fputs("<p class=\"note\">Each value is the mean over the configuration's runs with its 95 % "
+          "CI below it (Δ: Welch's interval).</p>",
+          out);
     static const char *const h[] = {
         "GPU", "Model", "Batch", "Prompt/Gen (tok)", "Precision", "Kernels", "n", "Energy def",
-        "J/1k tok", "95% CI (J/1k)", "J/1k gross", "J/1k net", "J/request gross",
-        "95% CI (J/req gross)", "J/request net", "Δ vs fp16 (%)", "95% CI Δ (%)", "tok/s",
-        "Power (W)", "Gate"};
-    header_row(out, h, 20, "ttnttttnt.nnn.nn.nnt");
+        "J/1k tok", "J/1k gross", "J/1k net", "J/request gross", "J/request net",
+        "Δ vs fp16 (%)", "tok/s", "Power (W)", "Gate"};
+    header_row(out, h, 17, "ttnttttnnnnnnnnnt");
     for (size_t g = 0; g < m->nprec; g++)
         for (size_t j = 0; j < m->prec[g].n; j++) {
             const rp_config *c = &m->c[m->prec[g].cfg[j]];
@@ -185,16 +202,11 @@ int rp_view_precisions(FILE *out, const rp_model *m)
             rp_td_text(out, k->kernels[0] ? k->kernels : "–");
             rp_td_int(out, (long)c->e.n);
             rp_td_text(out, rp_def_name(c->def, c->mixed));
-            rp_td_num(out, c->e.mean);
-            ci_cell(out, c->e.ci_lo, c->e.ci_hi);
-            rp_td_num(out, c->e_gross.mean);
-            rp_td_num(out, c->e_net.mean);
-            rp_td_num(out, c->req_gross.mean);
-            ci_cell(out, c->req_gross.ci_lo, c->req_gross.ci_hi);
-            rp_td_num(out, c->req_net.mean);
-            rp_td_num(out, c->has_delta ? c->delta.pct : NAN);
-            ci_cell(out, c->has_delta ? c->delta.pct_lo : NAN, c->has_delta ? c->delta.pct_hi : NAN);
-            rp_td_num(out, c->tok.mean);
+            const ec_summary *col[] = {&c->e, &c->e_gross, &c->e_net, &c->req_gross, &c->req_net};
+            for (int q = 0; q < 5; q++) mean_ci_cell(out, col[q]->mean, col[q]->ci_lo, col[q]->ci_hi);
+            if (c->has_delta) mean_ci_cell(out, c->delta.pct, c->delta.pct_lo, c->delta.pct_hi);
+            else mean_ci_cell(out, NAN, NAN, NAN);
+            mean_ci_cell(out, c->tok.mean, c->tok.ci_lo, c->tok.ci_hi);
             rp_td_num(out, c->w.mean);
             fprintf(out, "<td%s>%s</td></tr>", c->gate == EC_GATE_FAIL ? " class=\"gate-fail\"" : "",
                     ec_gate_status_name(c->gate));
