@@ -305,9 +305,11 @@ static int batch_charts(FILE *out, const rp_model *m, const rp_group *g, rp_batc
                 const ec_summary *e = panel ? &c->tok : req_of(c);
                 if (!(e->mean > 0)) continue;
                 double x = rp_px(&a, c->key->batch);
-                if (e->ci_lo > 0 && isfinite(e->ci_hi))
+                /* clipped to the plot; an interval reaching 0 runs to the log axis' bottom */
+                if (isfinite(e->ci_lo) && isfinite(e->ci_hi))
                     fprintf(out, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\"/>", x,
-                            rp_py(&a, e->ci_lo), rp_py(&a, fmin(e->ci_hi, a.y1)),
+                            rp_py(&a, e->ci_lo > a.y0 ? e->ci_lo : a.y0),
+                            rp_py(&a, fmin(e->ci_hi, a.y1)),
                             rp_series_colour(style_of(m, g, first, s)));
                 char tip[200], v[40];
                 snprintf(tip, sizeof tip, "%s, batch %d: %s %s (n = %zu)", c->label, c->key->batch,
