@@ -15,8 +15,7 @@
 # A baseline library: build the other commit in a worktree (cmake -DBUILD_SHARED_LIBS=ON
 # -DCMAKE_CUDA_ARCHITECTURES=90a --target ecocompute), strip it and `xz` it into .abpack/
 # (git-ignored, ~18 MB), and carry .abpack next to .devpack (64 MiB in all).
-# An argument VAR=VALUE@LIB runs LIB with that environment variable set, so one build's
-# env-switched variants (ECOCOMPUTE_CUDA_*) compare the same way.
+# An argument VAR=VALUE@LIB runs LIB with that environment variable set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pack=$(pwd)/.devpack

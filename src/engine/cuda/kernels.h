@@ -19,6 +19,17 @@ extern "C" {
 
 typedef enum { EC_CUDA_F16 = 0, EC_CUDA_BF16 } ec_cuda_dtype;
 
+/* Kernel paths that the launch policy does not pick for some shapes, selectable by the GPU tests
+ * so that every kernel is checked against its CPU reference on any GPU. The product never sets
+ * them: what runs is always the policy's choice, so no stored run depends on them. */
+typedef struct {
+    int int8_one_pass_everywhere; /* int8 one-pass MMA GEMM wherever it can run (9-64 rows) */
+    int int8_prepare_always;      /* batch-1 int8 GEMVs behind a prepare launch, never quantizing
+                                     their own token */
+    int qgemm_mma_sync;           /* the 17-64-row quantized GEMM on mma.sync, not wgmma */
+} ec_cuda_test_paths;
+extern ec_cuda_test_paths ec_cuda_test_path_choice; /* all 0: the launch policy alone */
+
 /* Batches up to this size run the GEMV kernels (each weight byte read once for the whole batch);
  * larger ones use cuBLAS GEMMs, whose tensor-core tiles win once the batch fills an MMA tile.
  * Chosen without measurement (see docs/cuda-backend.md). */

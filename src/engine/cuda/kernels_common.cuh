@@ -249,15 +249,13 @@ template <typename Ask> static int ec_per_device(Ask ask)
     return value;
 }
 
-/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer) and
- * ECOCOMPUTE_CUDA_PDL is not "0" (so a benchmark can measure what it brings). */
+/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer). */
 static inline bool ec_pdl_supported()
 {
     return ec_per_device([](int dev) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_PDL");
         int major = 0;
         return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                   cudaSuccess && major >= 9 && !(env && !strcmp(env, "0"));
+                   cudaSuccess && major >= 9;
     }) != 0;
 }
 
@@ -412,31 +410,26 @@ static inline int ec_smem_limit(void)
     });
 }
 
-/* ec_gemv_split_for on the current device. ECOCOMPUTE_CUDA_GEMV_SPLIT=0 keeps one warp per
- * pair, for comparison. */
+/* ec_gemv_split_for on the current device. */
 static inline int ec_gemv_split(int pairs, int rounds)
 {
-    static const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_SPLIT");
-    if (env && !strcmp(env, "0")) return 1;
     return ec_gemv_split_for(pairs, rounds, ec_sm_count());
 }
 
 /* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
  * shared memory) over `units` units of work (GEMV row pairs, per_block per block at a time: one
  * per warp; tensor-core row groups: one per block): at most one wave of the blocks the device
- * holds at once, each block streaming the same number of units to within one round. With
- * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block instead, as many waves as that takes (the
- * older grid: int8's linears took 88.7 µs a Llama-2-7B layer against 80.2 streamed). The
- * residency is asked once per kernel, device and thread. */
+ * holds at once, each block streaming the same number of units to within one round (one round
+ * per block, as many waves as that takes, was slower: int8's linears took 88.7 µs a Llama-2-7B
+ * layer on an H100 against 80.2 streamed). The residency is asked once per kernel, device and
+ * thread. */
 template <auto Kernel>
 static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t dyn_smem = 0)
 {
-    int resident = ec_per_device([&](int) { /* 0: one round per block */
-        const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
+    int resident = ec_per_device([&](int) { /* 0 (unknown): one round per block */
         int per_sm = 0;
-        if ((env && !strcmp(env, "0")) ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) !=
-                cudaSuccess)
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) !=
+            cudaSuccess)
             return 0;
         return ec_sm_count() * per_sm;
     });

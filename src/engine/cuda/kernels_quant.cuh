@@ -1070,13 +1070,12 @@ static cudaError_t ec_qlaunch_gemm(const ec_cuda_packed_weight &w, const T *x, i
 }
 
 /* Whether qgemm_kernel runs on wgmma: built for sm_90a (ECOCOMPUTE_CUDA_WGMMA, CMakeLists.txt),
- * on a device of compute capability 9.0, unless ECOCOMPUTE_CUDA_QGEMM=mma asks for mma.sync
- * (read at every launch, so that a test or benchmark can run both kernels in one process). */
+ * on a device of compute capability 9.0, unless a test asks for mma.sync
+ * (ec_cuda_test_path_choice, read at every launch, so one process can run both kernels). */
 static inline bool ec_qgemm_wgmma_usable()
 {
 #ifdef ECOCOMPUTE_CUDA_WGMMA
-    const char *env = getenv("ECOCOMPUTE_CUDA_QGEMM");
-    if (env && !strcmp(env, "mma")) return false;
+    if (ec_cuda_test_path_choice.qgemm_mma_sync) return false;
     return ec_per_device([](int dev) {
         int major = 0, minor = 0;
         return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==

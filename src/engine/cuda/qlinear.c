@@ -104,6 +104,8 @@ void ec_cuda_qweight_segments(ec_cuda_qweight *w, int n, const int *rows)
 /* A segment is a row offset into data and scales: per-row formats offset their scales by
  * row0, nf4 by row0 * nblocks; nf4-dq offsets its qscales so and takes the segment's own
  * second-level statistics. */
+ec_cuda_test_paths ec_cuda_test_path_choice; /* kernels.h: set by the GPU tests only */
+
 ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i)
 {
     const ec_cuda_qsegment *s = &w->seg[i];
@@ -238,24 +240,22 @@ int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *c, const ec_cuda_qweight *w, in
 {
     /* Measured on an H100: 10-12 % faster decode steps for
      * int8-mixed at 12 and 16 token rows; slower from 32 rows up and for plain int8, where
-     * cuBLAS' int8 GEMM streams the weights faster than this kernel. ECOCOMPUTE_CUDA_INT8_MMA=all
-     * takes it wherever it can run, so benchmarks and test_cuda_int8 reach those calls too. */
+     * cuBLAS' int8 GEMM streams the weights faster than this kernel. test_cuda_int8 takes it
+     * wherever it can run (ec_cuda_test_path_choice), to check those calls too. */
     enum { ONE_PASS_MAX_BATCH = 16 };
     int mixed = w->threshold > 0.0f;
     if (batch > EC_CUDA_INT8_MMA_MAX_BATCH || w->ld % 64 != 0 || (mixed && !c->xo)) return 0;
-    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_MMA");
-    return (env && !strcmp(env, "all")) || (mixed && batch <= ONE_PASS_MAX_BATCH);
+    return ec_cuda_test_path_choice.int8_one_pass_everywhere ||
+           (mixed && batch <= ONE_PASS_MAX_BATCH);
 }
 
 /* Whether a decode GEMV of a cols-wide input x quantizes that token itself instead of a prepare
  * launch before it: at batch 1 without a norm to run first,
  * i.e. the inputs of o and down. The prepare before qkv and gate/up runs the layer's RMSNorm
- * too; inside the GEMV that measured no faster. ECOCOMPUTE_CUDA_INT8_OWN=0 keeps the prepare
- * everywhere (for benchmarks, and test_cuda_int8, which runs both). */
+ * too; inside the GEMV that measured no faster. test_cuda_int8 runs both. */
 static int int8_own_token(int cols, const ec_cuda_norm *norm, const void *x, int batch)
 {
-    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_OWN");
-    return batch == 1 && !norm && !(env && !strcmp(env, "0")) &&
+    return batch == 1 && !norm && !ec_cuda_test_path_choice.int8_prepare_always &&
            ec_cuda_int8_gemv_own_fits(cols, x);
 }
 

@@ -816,12 +816,14 @@ static void test_rejects_bad_input(void **state)
 static int force_mma_sync(void **state)
 {
     (void)state;
-    return setenv("ECOCOMPUTE_CUDA_QGEMM", "mma", 1);
+    ec_cuda_test_path_choice.qgemm_mma_sync = 1;
+    return 0;
 }
 static int default_kernels(void **state)
 {
     (void)state;
-    return unsetenv("ECOCOMPUTE_CUDA_QGEMM");
+    ec_cuda_test_path_choice.qgemm_mma_sync = 0;
+    return 0;
 }
 
 int main(void)
