@@ -60,6 +60,16 @@ static void cell_ci(FILE *out, double lo, double hi)
     else fputs(" – |", out);
 }
 
+/* A mean with its 95 % CI in brackets: "12.3 [11.1 – 13.5]", or the mean alone without one. */
+static void cell_mean_ci(FILE *out, double mean, double lo, double hi)
+{
+    char a[40], b[40], c[40];
+    fprintf(out, " %s", rp_num(a, sizeof a, mean));
+    if (isfinite(mean) && isfinite(lo) && isfinite(hi))
+        fprintf(out, " [%s – %s]", rp_num(b, sizeof b, lo), rp_num(c, sizeof c, hi));
+    fputs(" |", out);
+}
+
 static void header(FILE *out, const char *const *h, size_t n)
 {
     fputc('|', out);
@@ -115,24 +125,25 @@ static void overview(FILE *out, const rp_model *m)
 
 static void precisions(FILE *out, const rp_model *m)
 {
-    fputs("## Precisions\n\nEnergy per 1000 generated tokens (95 % CI over runs, Student t), "
-          "gross and net, per request, and Δ vs fp16 of the same kernels (Welch 95 % CI). The "
-          "bar is the energy in the row's definition.\n\n",
+    fputs("## Precisions\n\nEnergy per 1000 generated tokens in the row's definition, gross and "
+          "net, per request (one sequence), Δ vs fp16 of the same kernels and tok/s: each the mean "
+          "over the runs with its 95 % CI in brackets (Student t; Δ: Welch). The bar is the "
+          "energy in the row's definition.\n\n",
           out);
     if (!m->nprec) {
         md_why(out, "No configuration carries an energy figure. Measure precisions with "
                     "<code>ecocompute bench --precision fp16,int8,nf4</code>.");
         return;
     }
-    static const char *const h[] = {"Precision", "Kernels", "n", "J/1k tok", "95% CI",
+    static const char *const h[] = {"Precision", "Kernels", "n", "J/1k tok", "J/1k gross",
                                     "J/1k net", "J/request gross", "J/request net",
-                                    "Δ vs fp16 (%)", "95% CI Δ", "tok/s", "Gate", "Energy"};
+                                    "Δ vs fp16 (%)", "tok/s", "Gate", "Energy"};
     for (size_t g = 0; g < m->nprec; g++) {
         const rp_group *gr = &m->prec[g];
         fputs("### ", out);
         md_text(out, gr->title);
         fputs("\n\n", out);
-        header(out, h, 13);
+        header(out, h, 12);
         double max = 0;
         for (size_t j = 0; j < gr->n; j++)
             if (m->c[gr->cfg[j]].e.mean > max) max = m->c[gr->cfg[j]].e.mean;
@@ -142,14 +153,11 @@ static void precisions(FILE *out, const rp_model *m)
             cell_text(out, c->key->precision);
             cell_text(out, c->key->kernels);
             cell_int(out, (long)c->e.n);
-            cell(out, c->e.mean);
-            cell_ci(out, c->e.ci_lo, c->e.ci_hi);
-            cell(out, c->e_net.mean);
-            cell(out, c->req_gross.mean);
-            cell(out, c->req_net.mean);
-            cell(out, c->has_delta ? c->delta.pct : NAN);
-            cell_ci(out, c->has_delta ? c->delta.pct_lo : NAN, c->has_delta ? c->delta.pct_hi : NAN);
-            cell(out, c->tok.mean);
+            const ec_summary *col[] = {&c->e, &c->e_gross, &c->e_net, &c->req_gross, &c->req_net};
+            for (int q = 0; q < 5; q++) cell_mean_ci(out, col[q]->mean, col[q]->ci_lo, col[q]->ci_hi);
+            if (c->has_delta) cell_mean_ci(out, c->delta.pct, c->delta.pct_lo, c->delta.pct_hi);
+            else cell_mean_ci(out, NAN, NAN, NAN);
+            cell_mean_ci(out, c->tok.mean, c->tok.ci_lo, c->tok.ci_hi);
             cell_text(out, ec_gate_status_name(c->gate));
             bar(out, c->e.mean, max);
             fputc('\n', out);

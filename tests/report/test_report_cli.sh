@@ -53,7 +53,7 @@ for h in Overview Precisions "Batch size" Crossover "Energy × accuracy" "Power 
   check "md has ## $h" 'grep -q "^## $h$" fx.md'
 done
 check "md ASCII bars" 'grep -q "\`#\{5,\}\.*\` |" fx.md'
-check "md Δ +39.1" 'grep -q "| int8 | reference | 3 | .* | 39.1 |" fx.md'
+check "md Δ +39.1 with its Welch CI" 'grep -q "| int8 | reference | 3 | .* | 39.1 \\[35.8 – 42.4\\] |" fx.md'
 check "md fit line" 'grep -q "b = 0.850" fx.md'
 check "md crossover nf4 reference 2.28 B" 'grep -q "| reference | 1 | nf4 | 1.10 – 7.00 | -18.9 | 2.28 |" fx.md'
 check "md no HTML tags in why-empty" '! grep -q "<code>" fx.md'
