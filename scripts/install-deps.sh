@@ -4,9 +4,11 @@
 # installed here: the CUDA backend is built when nvcc is found (see README).
 set -euo pipefail
 # python3 and jq: the end-to-end tests read JSON and SQLite with them; libclang-rt-dev: clang's
-# sanitizer and fuzzer runtimes; libmicrohttpd-dev: the exporter's HTTP server; curl: its tests.
+# sanitizer and fuzzer runtimes; libmicrohttpd-dev: the exporter's HTTP server; curl: its tests;
+# chromium and nodejs: the report's browser test (tests/report/test_report_browser.sh) and
+# scripts/report-screenshots.sh drive headless chromium through its DevTools pipe from node.
 pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang
-      libclang-rt-dev python3 jq libmicrohttpd-dev curl)
+      libclang-rt-dev python3 jq libmicrohttpd-dev curl chromium nodejs)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -135,6 +135,21 @@ int ec_store_config_stabilized(ec_store *s, long config_id, double waited_s, int
  * session, in one transaction. */
 int ec_store_import_trace(ec_store *s, const char *session_id, const char *csv_path);
 
+/* One sampler tick of a stored trace: time since the meter opened (s) and instant power (W). */
+typedef struct {
+    double t_s, power_w;
+} ec_trace_point;
+typedef struct {
+    char started_utc[32];  /* the session's start, ISO 8601 (the meter opened about then) */
+    double idle_power_w;   /* the session's idle baseline, W (NaN: none) */
+    ec_trace_point *points; /* [n], by time; the session's first GPU; lost ticks left out */
+    size_t n;
+} ec_session_trace;
+/* The stored power trace of a session (n = 0 when it has none). Free with
+ * ec_session_trace_free. */
+int ec_store_load_trace(ec_store *s, const char *session_id, ec_session_trace *out);
+void ec_session_trace_free(ec_session_trace *t);
+
 /* ---- GPU calibrations (`ecocompute calibrate`, calib.h) ---- */
 /* Stores the identity, idle power and the three loads' rate and gross average power, plus the
  * read sweep's net pJ/byte (the columns of docs/data-schema.md). */

@@ -30,6 +30,7 @@ int cmd_analyze(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* The command table, defined in main.c. */
 extern const cli_command cli_commands[];

@@ -22,6 +22,8 @@ const cli_command cli_commands[] = {
     {"compare", "energy-regression gate: per configuration, NEW vs BASE with Welch tests",
      cmd_compare},
     {"exporter", "serve live GPU/CPU energy telemetry to Prometheus (or a textfile)", cmd_exporter},
+    {"report", "a self-contained HTML dashboard (or Markdown) of a database or export files",
+     cmd_report},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };

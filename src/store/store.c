@@ -1118,6 +1118,63 @@ int ec_store_import_trace(ec_store *s, const char *session_id, const char *csv_p
     return -1;
 }
 
+int ec_store_load_trace(ec_store *s, const char *session_id, ec_session_trace *out)
+{
+    memset(out, 0, sizeof *out);
+    out->idle_power_w = NAN;
+    sqlite3_stmt *st;
+    if (prepare(s, "SELECT started_utc, idle_power_w FROM sessions WHERE id = ?1", &st) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, session_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        snprintf(out->started_utc, sizeof out->started_utc, "%s", t ? (const char *)t : "");
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+            out->idle_power_w = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(s, "reading a session");
+    /* The first GPU of the session: its ticks carry one t_s each (several GPUs' rows of one
+     * tick need not share a timestamp, so they are not summed). */
+    if (prepare(s,
+                "SELECT t_s, power_instant_w FROM traces WHERE session_id = ?1 AND lost = 0 "
+                "AND power_instant_w IS NOT NULL AND gpu = (SELECT MIN(gpu) FROM traces "
+                "WHERE session_id = ?1) ORDER BY t_s",
+                &st) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, session_id, -1, SQLITE_STATIC);
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            ec_trace_point *p = realloc(out->points, nc * sizeof *p);
+            if (!p) {
+                sqlite3_finalize(st);
+                ec_session_trace_free(out);
+                return ec_set_error("out of memory");
+            }
+            out->points = p;
+            cap = nc;
+        }
+        out->points[out->n].t_s = sqlite3_column_double(st, 0);
+        out->points[out->n++].power_w = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        ec_session_trace_free(out);
+        return db_error(s, "reading a trace");
+    }
+    return 0;
+}
+
+void ec_session_trace_free(ec_session_trace *t)
+{
+    free(t->points);
+    t->points = NULL;
+    t->n = 0;
+}
+
 /* ---- calibrations ---- */
 
 int ec_store_insert_calibration(ec_store *s, const ec_calibration *c)
