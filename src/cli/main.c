@@ -19,6 +19,8 @@ const cli_command cli_commands[] = {
      cmd_analyze},
     {"validate", "check a dataset for internal consistency (energy, roofline, summaries)",
      cmd_validate},
+    {"advise", "the greenest configuration, a diagnosis, a cost/CO2 estimate, a code audit",
+     cmd_advise},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,152 @@
+/* advise_args.c — the options and name lookups the `advise` subcommands share (advise_args.h). */
+#include "advise_args.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ecocompute/model.h"
+#include "ecocompute/quant.h"
+#include "ecocompute/store.h"
+
+int advise_common_arg(advise_ctx *c, int argc, char **argv, int *i)
+{
+    const char *f = argv[*i];
+    if (strcmp(f, "--data-dir") && strcmp(f, "--db") && strcmp(f, "--format")) return 0;
+    if (*i + 1 >= argc) {
+        cli_usage_error(c->cmd, "%s needs a value", f);
+        return -1;
+    }
+    const char *v = argv[++*i];
+    if (!strcmp(f, "--data-dir")) c->data_dir = v;
+    else if (!strcmp(f, "--db")) c->db = v;
+    else if (cli_parse_format(c->cmd, v, &c->format)) return -1;
+    return 1;
+}
+
+int advise_load(advise_ctx *c)
+{
+    char dir[4096];
+    if (ec_advise_data_dir(c->data_dir, dir, sizeof dir) || ec_advise_data_load(dir, &c->data)) {
+        cli_fail(c->cmd, "%s", ec_last_error());
+        return -1;
+    }
+    if (c->db) {
+        ec_store *s = NULL;
+        ec_run_record *r = NULL;
+        size_t n = 0;
+        if (ec_store_open(&s, c->db, 1) || ec_store_load_runs(s, NULL, &r, &n) ||
+            ec_advise_data_append(&c->data, r, n)) {
+            cli_fail(c->cmd, "%s", ec_last_error());
+            ec_store_close(s);
+            free(r);
+            ec_advise_data_free(&c->data);
+            return -1;
+        }
+        ec_store_close(s);
+        free(r);
+    }
+    if (ec_advisor_init(&c->advisor, &c->data)) {
+        cli_fail(c->cmd, "%s", ec_last_error());
+        ec_advise_data_free(&c->data);
+        return -1;
+    }
+    c->loaded = 1;
+    return 0;
+}
+
+void advise_ctx_free(advise_ctx *c)
+{
+    if (!c->loaded) return;
+    ec_advisor_free(&c->advisor);
+    ec_advise_data_free(&c->data);
+    c->loaded = 0;
+}
+
+int advise_gpu(advise_ctx *c, const char *name, const ec_gpu_spec **out)
+{
+    *out = ec_advise_find_gpu(&c->data, name);
+    if (*out) return 0;
+    const char *names[64];
+    size_t n = 0;
+    for (size_t i = 0; i < c->data.ngpus && n < 64; i++) names[n++] = c->data.gpus[i].name;
+    char near[256];
+    ec_closest_names(name, names, n, near, sizeof near);
+    cli_usage_error(c->cmd, "unknown GPU '%s' (closest known: %s; the table is %s/gpus.csv)", name,
+                    near, c->data.dir);
+    return -1;
+}
+
+int advise_region(advise_ctx *c, const char *name, const ec_region **out)
+{
+    *out = ec_advise_find_region(&c->data, name);
+    if (*out) return 0;
+    const char *names[128];
+    size_t n = 0;
+    for (size_t i = 0; i < c->data.nregions && n < 128; i++) names[n++] = c->data.regions[i].key;
+    char near[256];
+    ec_closest_names(name, names, n, near, sizeof near);
+    cli_usage_error(c->cmd, "unknown region '%s' (closest known: %s; the table is %s/regions.csv)",
+                    name, near, c->data.dir);
+    return -1;
+}
+
+int advise_model(advise_ctx *c, const char *name, double *params_b)
+{
+    const ec_model_config *m = ec_catalog_find(name);
+    if (!m) m = ec_catalog_match(name);
+    if (m) {
+        *params_b = (double)ec_model_param_count(m) / 1e9;
+        return 0;
+    }
+    char want[96], have[96];
+    ec_model_family_key(name, want, sizeof want);
+    for (size_t i = 0; i < c->advisor.npts; i++) {
+        ec_model_family_key(c->advisor.pts[i].model, have, sizeof have);
+        if (!strcmp(want, have) && c->advisor.pts[i].params_b > 0) {
+            *params_b = c->advisor.pts[i].params_b;
+            return 0;
+        }
+    }
+    const char *names[64];
+    size_t n = 0;
+    for (size_t i = 0; i < ec_catalog_count() && n < 64; i++) names[n++] = ec_catalog_get(i)->name;
+    char near[256];
+    ec_closest_names(name, names, n, near, sizeof near);
+    cli_usage_error(c->cmd, "unknown model '%s' (closest known: %s; see 'ecocompute models')", name,
+                    near);
+    return -1;
+}
+
+int advise_precision(advise_ctx *c, const char *name)
+{
+    ec_precision p;
+    if (!ec_precision_parse(name, &p)) return 0;
+    const char *names[EC_PREC_COUNT];
+    for (int i = 0; i < EC_PREC_COUNT; i++) names[i] = ec_precision_name((ec_precision)i);
+    char near[256];
+    ec_closest_names(name, names, EC_PREC_COUNT, near, sizeof near);
+    cli_usage_error(c->cmd, "unknown precision '%s' (closest known: %s)", name, near);
+    return -1;
+}
+
+int advise_stack(advise_ctx *c, const char *name)
+{
+    static const char *const stacks[] = {"fused", "reference", "hf-bnb"};
+    for (size_t i = 0; i < 3; i++)
+        if (!strcmp(name, stacks[i])) return 0;
+    char near[128];
+    ec_closest_names(name, stacks, 3, near, sizeof near);
+    cli_usage_error(c->cmd, "unknown stack '%s' (known: fused, reference, hf-bnb; closest: %s)",
+                    name, near);
+    return -1;
+}
+
+const char *advise_fmt_pm(double pct, char *buf, size_t cap)
+{
+    if (isfinite(pct)) snprintf(buf, cap, "±%.1f%%", pct);
+    else snprintf(buf, cap, "± unknown");
+    return buf;
+}

@@ -1,0 +1,39 @@
+/* advise_args.h — what the `advise` subcommands share: the data folder and the user's database
+ * they answer from, and the lookups of GPU, model, precision and region names that end in a usage
+ * error naming the closest known names. */
+#ifndef ECOCOMPUTE_CLI_ADVISE_ARGS_H
+#define ECOCOMPUTE_CLI_ADVISE_ARGS_H
+
+#include "ecocompute/advise.h"
+#include "ecocompute/common.h"
+
+typedef struct {
+    const char *cmd;      /* "advise estimate", for messages */
+    const char *data_dir; /* --data-dir, or NULL */
+    const char *db;       /* --db, or NULL */
+    ec_format format;
+    ec_advise_data data;
+    ec_advisor advisor;
+    int loaded;
+} advise_ctx;
+
+/* Handles --data-dir, --db and --format at argv[*i] (advancing past the value): returns 1 when it
+ * took the option, 0 when the option is not one of them, -1 after a usage error. */
+int advise_common_arg(advise_ctx *c, int argc, char **argv, int *i);
+/* Loads the data folder (and the --db runs) and builds the advisor. -1 after printing. */
+int advise_load(advise_ctx *c);
+void advise_ctx_free(advise_ctx *c);
+
+/* Each returns 0, or prints a usage error with the closest known names and returns -1. */
+int advise_gpu(advise_ctx *c, const char *name, const ec_gpu_spec **out);
+int advise_region(advise_ctx *c, const char *name, const ec_region **out);
+/* A model known to the catalog (exact or by family key) or to the reference data; *params_b gets
+ * its size in billions. */
+int advise_model(advise_ctx *c, const char *name, double *params_b);
+int advise_precision(advise_ctx *c, const char *name);
+int advise_stack(advise_ctx *c, const char *name);
+
+/* "1,234" style number for tables. */
+const char *advise_fmt_pm(double pct, char *buf, size_t cap);
+
+#endif
