@@ -234,12 +234,24 @@ int ec_period_parse(const char *text, ec_period *out);
 const char *ec_period_name(ec_period p);
 double ec_period_days(ec_period p); /* 1, 365.25/12, 365.25 */
 
+/* A workload in natural quantities, each per period; NaN = not given. Exactly one of tokens,
+ * requests, chars, users, hours_per_day must be given. */
 typedef struct {
-    double tokens;           /* generated tokens per period */
-    double requests;         /* per period (NaN when not given) */
-    double tokens_per_request;
-    char how[192];           /* how the tokens were derived, in words */
+    double tokens;
+    double requests, tokens_per_request;
+    double chars, chars_per_token;
+    double users, requests_per_user; /* requests = users × requests_per_user */
+    double hours_per_day, tok_s;     /* full throughput for hours a day */
+    ec_period period;
+} ec_workload_input;
+typedef struct {
+    double tokens;   /* generated tokens per period */
+    double requests; /* per period (NaN when not derivable) */
+    char how[256];   /* how the tokens were derived, in words */
 } ec_workload;
+/* Derives the tokens per period. -1 (ec_last_error) when none or several quantities are given or
+ * a needed factor (tokens per request, chars per token, tok/s) is missing or not positive. */
+int ec_workload_tokens(const ec_workload_input *in, ec_workload *out);
 
 typedef struct {
     double gpu_kwh, facility_kwh; /* per period; facility = gpu × PUE */

@@ -150,3 +150,64 @@ const char *advise_fmt_pm(double pct, char *buf, size_t cap)
     else snprintf(buf, cap, "± unknown");
     return buf;
 }
+
+void advise_config_defaults(advise_config_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->stack = "hf-bnb";
+    a->batch = -1;
+    a->prompt = 128;
+    a->gen = 256;
+}
+
+int advise_config_arg(advise_ctx *c, advise_config_args *a, int argc, char **argv, int *i)
+{
+    static const char *const opts[] = {"--model", "--gpu", "--precision", "--stack",
+                                       "--batch", "--prompt", "--gen"};
+    const char *f = argv[*i];
+    size_t k = 0;
+    while (k < 7 && strcmp(f, opts[k])) k++;
+    if (k == 7) return 0;
+    if (*i + 1 >= argc) {
+        cli_usage_error(c->cmd, "%s needs a value", f);
+        return -1;
+    }
+    const char *v = argv[++*i];
+    switch (k) {
+    case 0: a->model = v; break;
+    case 1: a->gpu = v; break;
+    case 2: a->precision = v; break;
+    case 3: a->stack = v; break;
+    case 4: return cli_parse_long(c->cmd, f, v, 1, 65536, &a->batch) ? -1 : 1;
+    case 5: return cli_parse_long(c->cmd, f, v, 0, 1 << 20, &a->prompt) ? -1 : 1;
+    default: return cli_parse_long(c->cmd, f, v, 1, 1 << 20, &a->gen) ? -1 : 1;
+    }
+    return 1;
+}
+
+int advise_config_query(advise_ctx *c, const advise_config_args *a, const char *need, ec_query *q)
+{
+    memset(q, 0, sizeof *q);
+    if (strchr(need, 'm') && !a->model) return cli_usage_error(c->cmd, "--model is required"), -1;
+    if (strchr(need, 'g') && !a->gpu) return cli_usage_error(c->cmd, "--gpu is required"), -1;
+    if (strchr(need, 'p') && !a->precision)
+        return cli_usage_error(c->cmd, "--precision is required"), -1;
+    if (strchr(need, 'b') && a->batch < 1) return cli_usage_error(c->cmd, "--batch is required"), -1;
+    if (a->model && advise_model(c, a->model, &q->params_b)) return -1;
+    if (a->gpu && advise_gpu(c, a->gpu, &q->gpu)) return -1;
+    if (a->precision && advise_precision(c, a->precision)) return -1;
+    if (advise_stack(c, a->stack)) return -1;
+    q->model = a->model;
+    q->precision = a->precision;
+    q->batch = (int)a->batch;
+    q->stack = a->stack;
+    q->prompt_len = (int)a->prompt;
+    q->gen_len = (int)a->gen;
+    return 0;
+}
+
+void advise_config_label(const ec_query *q, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s %s b%d %s on %s", q->model, q->precision, q->batch, q->stack,
+             q->gpu ? q->gpu->name : "?");
+}

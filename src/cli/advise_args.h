@@ -33,7 +33,22 @@ int advise_model(advise_ctx *c, const char *name, double *params_b);
 int advise_precision(advise_ctx *c, const char *name);
 int advise_stack(advise_ctx *c, const char *name);
 
-/* "1,234" style number for tables. */
+/* "±4.2%", or "± unknown" for NaN. */
 const char *advise_fmt_pm(double pct, char *buf, size_t cap);
+
+/* A configuration on the command line: --model --gpu --precision --batch [--stack] [--prompt]
+ * [--gen]. */
+typedef struct {
+    const char *model, *gpu, *precision, *stack;
+    long batch, prompt, gen;
+} advise_config_args;
+void advise_config_defaults(advise_config_args *a);
+/* Takes one of those options at argv[*i]: 1 taken, 0 not one of them, -1 usage error. */
+int advise_config_arg(advise_ctx *c, advise_config_args *a, int argc, char **argv, int *i);
+/* Resolves the names (usage error with the closest names on an unknown one; -1) into q. need
+ * lists the options that must be present ("mgpb": model, gpu, precision, batch). */
+int advise_config_query(advise_ctx *c, const advise_config_args *a, const char *need, ec_query *q);
+/* "Llama-2-7B fp16 b8 fused on H100-SXM" */
+void advise_config_label(const ec_query *q, char *out, size_t cap);
 
 #endif
