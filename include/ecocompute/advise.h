@@ -307,7 +307,7 @@ typedef struct {
     char file[512];
     int line;
     char message[384];
-    char impact[512]; /* measured impact with its source rows, or why there is none */
+    char impact[1024]; /* measured impact with its source rows, or why there is none */
 } ec_audit_finding;
 
 typedef struct {

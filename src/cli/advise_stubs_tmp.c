@@ -4,4 +4,3 @@
 int cmd_advise_optimize(int argc, char **argv) { (void)argc; return cli_fail(argv[0], "not implemented yet"); }
 int cmd_advise_diagnose(int argc, char **argv) { (void)argc; return cli_fail(argv[0], "not implemented yet"); }
 int cmd_advise_compare(int argc, char **argv) { (void)argc; return cli_fail(argv[0], "not implemented yet"); }
-int cmd_advise_audit(int argc, char **argv) { (void)argc; return cli_fail(argv[0], "not implemented yet"); }
