@@ -143,7 +143,7 @@ static int delta(const ec_advisor *a, const char *stack, const char *precision, 
         return 0;
     }
     static double v[512];
-    static char keys[512][192];
+    static char keys[512][256];
     size_t n = 0, used = 0, nkeys = 0;
     char list[2048] = "";
     for (size_t i = 0; i < a->npts && n < 512; i++) {
@@ -162,7 +162,7 @@ static int delta(const ec_advisor *a, const char *stack, const char *precision, 
             double d = 100.0 * (p->j_per_1k / b->j_per_1k - 1);
             /* The seeds publish one measurement in several files (raw, summary, dashboard):
              * a pair equal to one already counted (GPU, model, batch, Δ to 0.1 %) is the same. */
-            char key[192], have[96];
+            char key[256], have[96];
             ec_model_family_key(p->model, have, sizeof have);
             snprintf(key, sizeof key, "%s|%s|%d|%.1f", p->gpu[0] ? p->gpu : p->gpu_name, have,
                      p->batch, d);
