@@ -206,6 +206,7 @@ typedef struct {
     ec_answer_method method;
     double tok_s, j_per_1k;  /* decode tok/s; J per 1000 generated tokens */
     ec_energy_definition def;
+    double j_per_1k_gross;   /* gross; from a net figure + idle W × 1000 / tok/s (reason says) */
     double pm_tok_pct, pm_energy_pct; /* ± %, see basis */
     char basis[160];         /* what the ± is: "CV of 3 runs", "LOO median abs error, 12 points" */
     char sources[512];       /* source rows: "file (model, precision, batch)" */
@@ -328,6 +329,44 @@ int ec_measured_delta(const ec_advisor *a, const char *stack, const char *precis
                       size_t cap);
 /* Writes findings as SARIF 2.1.0. */
 int ec_audit_write_sarif(FILE *out, const ec_audit_findings *f);
+
+/* ---- candidates: precision x batch x stack for one model and GPU (candidates.c) ---- */
+
+typedef struct {
+    ec_query q;            /* q.precision and q.stack point into the fields below */
+    char precision[16], stack[24];
+    ec_answer a;
+} ec_candidate;
+/* Answers every precision (fp16, int8, int8-mixed, nf4, nf4-dq, fp8) × batch × stack for base's
+ * model, GPU and lengths, sorted by gross J/1k (unanswerable ones last). */
+int ec_candidates(const ec_advisor *a, const ec_query *base, const char *const *stacks,
+                  size_t nstacks, const int *batches, size_t nbatches, ec_candidate **out,
+                  size_t *n);
+
+/* ---- diagnosis of one configuration (diagnose.c) ---- */
+
+typedef struct {
+    char id[24];
+    ec_audit_severity severity;
+    char message[256], fix[192], impact[768];
+} ec_trap;
+
+typedef struct {
+    ec_answer answer;        /* the configuration's figures (or the measured ones given) */
+    double roofline_tok_s;   /* memory-bandwidth bound at the GPU's peak, tok/s */
+    double roofline_pct;     /* tok/s / roofline, % */
+    double idle_share_pct;   /* idle W × time / gross energy, % */
+    ec_trap traps[8];
+    size_t ntraps;
+    ec_query best;           /* the greenest alternative on the same GPU and model */
+    char best_precision[16], best_stack[24];
+    ec_answer best_answer;
+    double best_saving_pct;  /* gross J/1k saved vs this configuration, % (NaN: none better) */
+} ec_diagnosis;
+/* Diagnoses q. measured_tok_s / measured_j_gross (NaN: unknown) replace the answer's figures
+ * when the user measured the configuration (a stored run, a meter output). */
+int ec_diagnose(const ec_advisor *a, const ec_query *q, double measured_tok_s,
+                double measured_j_gross, ec_diagnosis *out);
 
 #ifdef __cplusplus
 }

@@ -124,10 +124,37 @@ static int modelled(const ec_advisor *a, const ec_query *q, const ec_step_work *
         snprintf(out->reason, sizeof out->reason,
                  "idle power of %s has no source: assumed %.0f%% of its %.0f W TDP",
                  q->gpu->name, 100 * ec_idle_fraction_of_tdp, q->gpu->tdp_w);
+    if (scope != family) {
+        /* The ± comes from other GPU families: the stack was never measured on this one. */
+        size_t l = strlen(out->reason);
+        snprintf(out->reason + l, sizeof out->reason - l,
+                 "%sstack %s has no measured point on a %s GPU: extrapolated from other families",
+                 l ? "; " : "", q->stack, family);
+    }
     return 0;
 }
 
+static int answer(const ec_advisor *a, const ec_query *q, ec_answer *out);
+
+/* A net figure plus the idle power the point's session measured (or the GPU table's) times the
+ * time per token gives the gross figure rankings compare. */
 int ec_advise_answer(const ec_advisor *a, const ec_query *q, ec_answer *out)
+{
+    if (answer(a, q, out)) return -1;
+    out->j_per_1k_gross = out->j_per_1k;
+    if (out->method != EC_ANSWER_NONE && out->def == EC_ENERGY_NET && out->tok_s > 0) {
+        int assumed;
+        double idle = ec_gpu_idle_w(q->gpu, &assumed);
+        out->j_per_1k_gross = out->j_per_1k + 1000.0 * idle / out->tok_s;
+        size_t l = strlen(out->reason);
+        snprintf(out->reason + l, sizeof out->reason - l,
+                 "%snet figure; gross = net + %.0f W idle (%s) x 1000 / tok/s", l ? "; " : "", idle,
+                 assumed ? "assumed" : "GPU table");
+    }
+    return 0;
+}
+
+static int answer(const ec_advisor *a, const ec_query *q, ec_answer *out)
 {
     memset(out, 0, sizeof *out);
     out->pm_tok_pct = out->pm_energy_pct = NAN;
