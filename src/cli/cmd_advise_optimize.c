@@ -196,6 +196,7 @@ int cmd_advise_optimize(int argc, char **argv)
                    ec_answer_method_name(best->a.method),
                    isfinite(best->a.pm_energy_pct) ? "" : ", ± unknown", best->a.tok_s);
             printf("  from: %s\n", best->a.sources);
+            if (best->a.reason[0]) printf("  note: %s\n", best->a.reason);
             if (cur) {
                 double kwh = tokens * (cur->a.j_per_1k_gross - best->a.j_per_1k_gross) / 1000.0 / 3.6e6;
                 printf("  against your %s %s batch %ld (%.4g J/1k): %.0f%% less energy, %.4g kWh per "
