@@ -345,6 +345,36 @@ static void squash_gpu(const char *s, char *out, size_t cap)
     snprintf(out, cap, "%s", p);
 }
 
+/* Lowercase words separated by single spaces, brand words dropped: "NVIDIA A800-SXM4-80GB" →
+ * "a800 sxm4 80gb". */
+static void spaced_gpu(const char *s, char *out, size_t cap)
+{
+    char tmp[256];
+    size_t j = 0;
+    int gap = 0;
+    for (; *s && j + 2 < sizeof tmp; s++) {
+        if (isalnum((unsigned char)*s)) {
+            if (gap && j) tmp[j++] = ' ';
+            tmp[j++] = (char)tolower((unsigned char)*s);
+            gap = 0;
+        } else {
+            gap = 1;
+        }
+    }
+    tmp[j] = 0;
+    char *p = tmp;
+    static const char *const brands[] = {"nvidia ", "geforce ", "tesla "};
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < 3; i++)
+            if (!strncmp(p, brands[i], strlen(brands[i]))) {
+                p += strlen(brands[i]);
+                again = 1;
+            }
+    }
+    snprintf(out, cap, "%s", p);
+}
+
 static int alias_match(const char *want, const char *key, const char *aliases,
                        void (*norm)(const char *, char *, size_t))
 {
@@ -372,7 +402,9 @@ const ec_gpu_spec *ec_advise_find_gpu(const ec_advise_data *d, const char *name)
     for (size_t i = 0; i < d->ngpus; i++)
         if (alias_match(want, d->gpus[i].name, d->gpus[i].aliases, squash_gpu)) return &d->gpus[i];
     /* NVML adds the form factor ("A800-SXM4-80GB", "H100 80GB HBM3"): the longest alias that the
-     * name starts with decides, so "RTX 4090 D" does not fall to "RTX 4090". */
+     * name starts with, up to a word boundary, decides ("H1000" is not an H100). */
+    char spaced[256];
+    spaced_gpu(name, spaced, sizeof spaced);
     const ec_gpu_spec *best = NULL;
     size_t best_len = 0;
     for (size_t i = 0; i < d->ngpus; i++) {
@@ -382,10 +414,10 @@ const ec_gpu_spec *ec_advise_find_gpu(const ec_advise_data *d, const char *name)
             size_t l = bar ? (size_t)(bar - a) : strlen(a);
             char one[128], k[128];
             snprintf(one, sizeof one, "%.*s", (int)(l < 127 ? l : 127), a);
-            squash_gpu(one, k, sizeof k);
+            spaced_gpu(one, k, sizeof k);
             size_t kl = strlen(k);
-            if (kl >= 2 && !strncmp(want, k, kl) && kl > best_len &&
-                !(isdigit((unsigned char)k[kl - 1]) && want[kl] == 'd')) {
+            if (kl >= 2 && !strncmp(spaced, k, kl) && (spaced[kl] == ' ' || !spaced[kl]) &&
+                kl > best_len) {
                 best = &d->gpus[i];
                 best_len = kl;
             }
