@@ -479,24 +479,24 @@ size_t ec_edit_distance(const char *a, const char *b)
 void ec_closest_names(const char *query, const char *const *names, size_t n, char *out,
                       size_t cap)
 {
-    size_t best[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX}, idx[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; i++) {
-        size_t dist = ec_edit_distance(query, names[i]);
-        for (int k = 0; k < 3; k++)
-            if (dist < best[k]) {
-                for (int m = 2; m > k; m--) {
-                    best[m] = best[m - 1];
-                    idx[m] = idx[m - 1];
-                }
-                best[k] = dist;
-                idx[k] = i;
-                break;
-            }
-    }
     out[0] = 0;
-    size_t used = 0;
-    for (int k = 0; k < 3 && best[k] != SIZE_MAX; k++) {
-        int w = snprintf(out + used, cap - used, "%s%s", k ? ", " : "", names[idx[k]]);
+    size_t used = 0, chosen[3];
+    int nchosen = 0;
+    while (nchosen < 3) {
+        size_t best = SIZE_MAX, bi = 0;
+        for (size_t i = 0; i < n; i++) {
+            int dup = 0;
+            for (int k = 0; k < nchosen && !dup; k++) dup = !strcasecmp(names[chosen[k]], names[i]);
+            if (dup) continue;
+            size_t d = ec_edit_distance(query, names[i]);
+            if (d < best) {
+                best = d;
+                bi = i;
+            }
+        }
+        if (best == SIZE_MAX) break;
+        chosen[nchosen++] = bi;
+        int w = snprintf(out + used, cap - used, "%s%s", used ? ", " : "", names[bi]);
         if (w < 0 || (size_t)w >= cap - used) break;
         used += (size_t)w;
     }

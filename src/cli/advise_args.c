@@ -69,9 +69,22 @@ int advise_gpu(advise_ctx *c, const char *name, const ec_gpu_spec **out)
 {
     *out = ec_advise_find_gpu(&c->data, name);
     if (*out) return 0;
-    const char *names[64];
+    /* Closest by the table key or any alias ("H10" is one edit from the alias "H100"). */
+    const char *names[256];
     size_t n = 0;
-    for (size_t i = 0; i < c->data.ngpus && n < 64; i++) names[n++] = c->data.gpus[i].name;
+    char alias[256][64];
+    for (size_t i = 0; i < c->data.ngpus && n < 256; i++) {
+        names[n++] = c->data.gpus[i].name;
+        const char *a = c->data.gpus[i].aliases;
+        while (*a && n < 256) {
+            const char *bar = strchr(a, '|');
+            size_t l = bar ? (size_t)(bar - a) : strlen(a);
+            snprintf(alias[n], sizeof alias[n], "%.*s", (int)(l < 63 ? l : 63), a);
+            names[n] = alias[n];
+            n++;
+            a += l + (bar ? 1 : 0);
+        }
+    }
     char near[256];
     ec_closest_names(name, names, n, near, sizeof near);
     cli_usage_error(c->cmd, "unknown GPU '%s' (closest known: %s; the table is %s/gpus.csv)", name,
