@@ -120,9 +120,12 @@ typedef struct {
 /* The stack a record belongs to: ecocompute's kernel families keep their name; every seed row
  * (Hugging Face transformers with bitsandbytes / torchao) is "hf-bnb". */
 const char *ec_record_stack(const ec_run_record *r);
-/* Groups d's records into points, runs validate over them and keeps each point's verdict.
- * A source's summary row is dropped when the same source has the runs it summarises. */
-int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *n);
+/* Groups d's records into points, runs validate over them and keeps each point's verdict; a point
+ * with an error verdict is never used for an answer or a fit. A source's summary row is dropped
+ * when the same source has the runs it summarises; records without a model, precision, batch or
+ * any measurement form no point. *error_rows (may be NULL) gets the records validate flags as
+ * errors. */
+int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *n, size_t *error_rows);
 
 /* ---- the physical model (physmodel.c) ---- */
 
@@ -221,6 +224,7 @@ typedef struct {
     size_t npts;
     ec_loo_error *loo;
     size_t nloo;
+    size_t error_rows; /* records validate flags as errors (not used) */
 } ec_advisor;
 /* Builds points and LOO errors over data (data stays owned by the caller). */
 int ec_advisor_init(ec_advisor *a, ec_advise_data *data);

@@ -25,7 +25,7 @@ int ec_advisor_init(ec_advisor *a, ec_advise_data *data)
 {
     memset(a, 0, sizeof *a);
     a->data = data;
-    if (ec_ref_points(data, &a->pts, &a->npts)) return -1;
+    if (ec_ref_points(data, &a->pts, &a->npts, &a->error_rows)) return -1;
     if (ec_model_loo(a->pts, a->npts, data, &a->loo, &a->nloo)) {
         ec_advisor_free(a);
         return -1;

@@ -58,10 +58,11 @@ static int same_measurement(const ec_ref_point *p, const ec_run_record *k)
            !strcmp(p->precision, k->precision) && p->batch == k->batch;
 }
 
-int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *nout)
+int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *nout, size_t *error_rows)
 {
     *out = NULL;
     *nout = 0;
+    if (error_rows) *error_rows = 0;
     ec_config_group *g = NULL;
     size_t ng = 0;
     if (ec_group_configs(d->records, d->nrecords, &g, &ng)) return -1;
@@ -91,6 +92,7 @@ int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *nout)
             }
         }
     ec_findings_free(&f);
+    for (size_t i = 0; error_rows && i < d->nrecords; i++) *error_rows += worst[i] == (int)EC_SEV_ERROR;
 
     size_t np = 0;
     for (size_t gi = 0; gi < ng; gi++) {

@@ -170,8 +170,11 @@ int cmd_advise_model(int argc, char **argv)
         /* One document per format: the LOO summary is what a script wants from this command. */
         print_loo(&c);
     }
-    fprintf(stderr, "%zu measured points from %s (%zu records)\n", c.advisor.npts, c.data.dir,
-            c.data.nrecords);
+    size_t bad = 0;
+    for (size_t i = 0; i < c.advisor.npts; i++) bad += c.advisor.pts[i].verdict == (int)EC_SEV_ERROR;
+    fprintf(stderr, "%zu measured points from %s (%zu records); validate flags %zu records as "
+            "errors, %zu points contain them and are not used\n",
+            c.advisor.npts, c.data.dir, c.data.nrecords, c.advisor.error_rows, bad);
     advise_ctx_free(&c);
     return EXIT_OK;
 }
