@@ -224,3 +224,23 @@ void advise_config_label(const ec_query *q, char *out, size_t cap)
     snprintf(out, cap, "%s %s b%d %s on %s", q->model, q->precision, q->batch, q->stack,
              q->gpu ? q->gpu->name : "?");
 }
+
+int advise_next_arg(advise_ctx *c, advise_config_args *cfg, int argc, char **argv, int *i,
+                    void (*usage)(void), const char **value)
+{
+    const char *f = argv[*i];
+    if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+        usage();
+        return ADVISE_ARG_HELP;
+    }
+    int r = advise_common_arg(c, argc, argv, i);
+    if (!r && cfg) r = advise_config_arg(c, cfg, argc, argv, i);
+    if (r < 0) return ADVISE_ARG_ERROR;
+    if (r) return ADVISE_ARG_TAKEN;
+    if (*i + 1 >= argc) {
+        cli_usage_error(c->cmd, "unknown option or missing value '%s'", f);
+        return ADVISE_ARG_ERROR;
+    }
+    *value = argv[++*i];
+    return ADVISE_ARG_OWN;
+}

@@ -45,6 +45,12 @@ typedef struct {
 void advise_config_defaults(advise_config_args *a);
 /* Takes one of those options at argv[*i]: 1 taken, 0 not one of them, -1 usage error. */
 int advise_config_arg(advise_ctx *c, advise_config_args *a, int argc, char **argv, int *i);
+/* One step of a subcommand's option loop over argv[*i]: --help (usage printed), the shared and
+ * configuration options (taken, *i advanced past the value), or the command's own option, whose
+ * value is then in *value (*i advanced past it). cfg may be NULL. */
+enum { ADVISE_ARG_TAKEN = 0, ADVISE_ARG_OWN, ADVISE_ARG_HELP, ADVISE_ARG_ERROR };
+int advise_next_arg(advise_ctx *c, advise_config_args *cfg, int argc, char **argv, int *i,
+                    void (*usage)(void), const char **value);
 /* Resolves the names (usage error with the closest names on an unknown one; -1) into q. need
  * lists the options that must be present ("mgpb": model, gpu, precision, batch). */
 int advise_config_query(advise_ctx *c, const advise_config_args *a, const char *need, ec_query *q);

@@ -32,16 +32,11 @@ int cmd_advise_compare(int argc, char **argv)
     int nspec = 0;
     long prompt = 128, gen = 256;
     for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            usage();
-            return EXIT_OK;
-        }
-        int r = advise_common_arg(&c, argc, argv, &i);
-        if (r < 0) return EXIT_USAGE;
-        if (r) continue;
-        if (i + 1 >= argc) return cli_usage_error(CMD, "unknown option or missing value '%s'", f);
-        const char *v = argv[++i];
+        const char *f = argv[i], *v = NULL;
+        int r = advise_next_arg(&c, NULL, argc, argv, &i, usage, &v);
+        if (r == ADVISE_ARG_HELP) return EXIT_OK;
+        if (r == ADVISE_ARG_ERROR) return EXIT_USAGE;
+        if (r == ADVISE_ARG_TAKEN) continue;
         if (!strcmp(f, "--config")) {
             if (nspec == 4) return cli_usage_error(CMD, "at most 4 configurations");
             specs[nspec++] = v;

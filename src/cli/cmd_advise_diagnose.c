@@ -76,17 +76,11 @@ int cmd_advise_diagnose(int argc, char **argv)
     long run_id = -1;
     const char *meter = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            usage();
-            return EXIT_OK;
-        }
-        int r = advise_common_arg(&c, argc, argv, &i);
-        if (!r) r = advise_config_arg(&c, &cfg, argc, argv, &i);
-        if (r < 0) return EXIT_USAGE;
-        if (r) continue;
-        if (i + 1 >= argc) return cli_usage_error(CMD, "unknown option or missing value '%s'", f);
-        const char *v = argv[++i];
+        const char *f = argv[i], *v = NULL;
+        int r = advise_next_arg(&c, &cfg, argc, argv, &i, usage, &v);
+        if (r == ADVISE_ARG_HELP) return EXIT_OK;
+        if (r == ADVISE_ARG_ERROR) return EXIT_USAGE;
+        if (r == ADVISE_ARG_TAKEN) continue;
         if (!strcmp(f, "--run")) {
             if (cli_parse_long(CMD, f, v, 0, 1L << 40, &run_id)) return EXIT_USAGE;
         } else if (!strcmp(f, "--meter")) {
@@ -145,31 +139,28 @@ int cmd_advise_diagnose(int argc, char **argv)
     int ck = ec_table_column(t, "kind", "Kind"), ci = ec_table_column(t, "item", "Item");
     int cs = ec_table_column(t, "severity", "Severity"), cv = ec_table_column(t, "value", "Value");
     int cu = ec_table_column(t, "unit", "Unit"), cm = ec_table_column(t, "detail", "Detail");
-    ec_table_row(t);
-    ec_table_text(t, ck, "figure");
-    ec_table_text(t, ci, "throughput");
-    ec_table_number(t, cv, "%.4g", d.answer.tok_s);
-    ec_table_text(t, cu, "tok/s");
-    ec_table_text(t, cm, "%s", ec_answer_method_name(d.answer.method));
-    ec_table_row(t);
-    ec_table_text(t, ck, "figure");
-    ec_table_text(t, ci, "energy");
-    ec_table_number(t, cv, "%.4g", d.answer.j_per_1k_gross);
-    ec_table_text(t, cu, "J/1k tokens gross");
-    ec_table_text(t, cm, "%s", ec_answer_method_name(d.answer.method));
-    ec_table_row(t);
-    ec_table_text(t, ck, "figure");
-    ec_table_text(t, ci, "roofline");
-    ec_table_number(t, cv, "%.3g", d.roofline_pct);
-    ec_table_text(t, cu, "%% of the bandwidth bound");
-    ec_table_text(t, cm, "bound %.4g tok/s at %.0f GB/s (datasheet)", d.roofline_tok_s,
-                  q.gpu->bandwidth_gbs);
-    ec_table_row(t);
-    ec_table_text(t, ck, "figure");
-    ec_table_text(t, ci, "idle share");
-    ec_table_number(t, cv, "%.3g", d.idle_share_pct);
-    ec_table_text(t, cu, "%% of gross energy");
-    ec_table_text(t, cm, "idle %.0f W x time per token", ec_gpu_idle_w(q.gpu, NULL));
+    char detail[4][96];
+    snprintf(detail[0], sizeof detail[0], "%s", ec_answer_method_name(d.answer.method));
+    snprintf(detail[1], sizeof detail[1], "%s", detail[0]);
+    snprintf(detail[2], sizeof detail[2], "bound %.4g tok/s at %.0f GB/s (datasheet)",
+             d.roofline_tok_s, q.gpu->bandwidth_gbs);
+    snprintf(detail[3], sizeof detail[3], "idle %.0f W x time per token",
+             ec_gpu_idle_w(q.gpu, NULL));
+    const struct {
+        const char *item, *fmt, *unit;
+        double value;
+    } figures[4] = {{"throughput", "%.4g", "tok/s", d.answer.tok_s},
+                    {"energy", "%.4g", "J/1k tokens gross", d.answer.j_per_1k_gross},
+                    {"roofline", "%.3g", "% of the bandwidth bound", d.roofline_pct},
+                    {"idle share", "%.3g", "% of gross energy", d.idle_share_pct}};
+    for (size_t k = 0; k < 4; k++) {
+        ec_table_row(t);
+        ec_table_text(t, ck, "figure");
+        ec_table_text(t, ci, "%s", figures[k].item);
+        ec_table_number(t, cv, figures[k].fmt, figures[k].value);
+        ec_table_text(t, cu, "%s", figures[k].unit);
+        ec_table_text(t, cm, "%s", detail[k]);
+    }
     for (size_t i = 0; i < d.ntraps; i++) {
         ec_table_row(t);
         ec_table_text(t, ck, "trap");

@@ -70,17 +70,11 @@ int cmd_advise_optimize(int argc, char **argv)
     double min_tok_s = 0, max_ppl = NAN, tokens = 1e8, price = NAN;
     long max_batch = 64;
     for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            usage();
-            return EXIT_OK;
-        }
-        int r = advise_common_arg(&c, argc, argv, &i);
-        if (!r) r = advise_config_arg(&c, &cfg, argc, argv, &i);
-        if (r < 0) return EXIT_USAGE;
-        if (r) continue;
-        if (i + 1 >= argc) return cli_usage_error(CMD, "unknown option or missing value '%s'", f);
-        const char *v = argv[++i];
+        const char *f = argv[i], *v = NULL;
+        int r = advise_next_arg(&c, &cfg, argc, argv, &i, usage, &v);
+        if (r == ADVISE_ARG_HELP) return EXIT_OK;
+        if (r == ADVISE_ARG_ERROR) return EXIT_USAGE;
+        if (r == ADVISE_ARG_TAKEN) continue;
         int bad = 0;
         if (!strcmp(f, "--max-batch")) bad = cli_parse_long(CMD, f, v, 1, 4096, &max_batch);
         else if (!strcmp(f, "--min-tok-s")) bad = cli_parse_double(CMD, f, v, 0, 1e9, &min_tok_s);
