@@ -137,6 +137,7 @@ typedef struct {
     double flops;          /* 2 · params · batch, per decode step */
     double flops_prefill;  /* prefill FLOPs spread over the step's generated tokens */
     int n_layers;
+    int batch;
     int from_catalog;      /* 1: exact shapes; 0: params only (layers assumed 32, no KV) */
 } ec_step_work;
 /* Work of model (catalog name or a source's name; params_b used when not in the catalog) at a
@@ -149,6 +150,7 @@ typedef struct {
     double eta_bw;        /* effective / peak memory bandwidth */
     double eta_tf;        /* effective / peak tensor throughput */
     double overhead_s;    /* fixed time per layer per step, s */
+    double seq_overhead_s; /* time per layer per sequence of the batch, s */
     double pj_per_byte;   /* energy above idle per byte read, pJ */
     double pj_per_flop;   /* energy above idle per FLOP, pJ */
     double active_w;      /* power above idle while a step runs, W */

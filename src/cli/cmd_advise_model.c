@@ -82,14 +82,15 @@ static void print_fits(const advise_ctx *c)
     static const char *const precs[] = {"fp16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8"};
     ec_table *t = ec_table_new();
     int st = ec_table_column(t, "stack", "Stack"), pr = ec_table_column(t, "precision", "Precision");
-    int nt = ec_table_column(t, "points_time", "Points (time)");
-    int ne = ec_table_column(t, "points_energy", "Points (energy)");
-    int bw = ec_table_column(t, "eta_bw", "BW eff. (of peak)");
-    int tf = ec_table_column(t, "eta_tf", "Tensor eff. (of peak)");
-    int ov = ec_table_column(t, "overhead_us_per_layer", "Overhead (us/layer)");
+    int nt = ec_table_column(t, "points_time", "n time");
+    int ne = ec_table_column(t, "points_energy", "n energy");
+    int bw = ec_table_column(t, "eta_bw", "BW eff.");
+    int tf = ec_table_column(t, "eta_tf", "Tensor eff.");
+    int ov = ec_table_column(t, "overhead_us_per_layer", "us/layer");
+    int os = ec_table_column(t, "overhead_us_per_layer_per_seq", "us/layer/seq");
     int pb = ec_table_column(t, "pj_per_byte", "pJ/byte");
     int pf = ec_table_column(t, "pj_per_flop", "pJ/FLOP");
-    int aw = ec_table_column(t, "active_w", "Active W above idle");
+    int aw = ec_table_column(t, "active_w", "Active W");
     for (size_t s = 0; s < 3; s++)
         for (size_t p = 0; p < 6; p++) {
             ec_model_params mp;
@@ -104,6 +105,7 @@ static void print_fits(const advise_ctx *c)
             ec_table_number(t, bw, "%.3f", mp.eta_bw);
             ec_table_number(t, tf, "%.3f", mp.eta_tf);
             ec_table_number(t, ov, "%.2f", mp.overhead_s * 1e6);
+            ec_table_number(t, os, "%.3f", mp.seq_overhead_s * 1e6);
             ec_table_number(t, pb, "%.1f", mp.pj_per_byte);
             ec_table_number(t, pf, "%.3f", mp.pj_per_flop);
             ec_table_number(t, aw, "%.1f", mp.active_w);

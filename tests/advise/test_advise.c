@@ -199,7 +199,9 @@ static void test_model_fit_and_loo(void **state)
     memset(&d, 0, sizeof d);
     d.gpus = (ec_gpu_spec *)&test_gpu;
     d.ngpus = 1;
-    ec_model_params truth = {"fused", "fp16", 0.8, 0.3, 20e-6, 100, 1.0, 50, 0, 0};
+    ec_model_params truth = {.stack = "fused", .precision = "fp16", .eta_bw = 0.8, .eta_tf = 0.3,
+                             .overhead_s = 20e-6, .seq_overhead_s = 1e-6, .pj_per_byte = 100,
+                             .pj_per_flop = 1.0, .active_w = 50};
     ec_ref_point p[12];
     size_t n = make_points(p, &truth);
     ec_model_params fit;
