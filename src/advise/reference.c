@@ -55,7 +55,8 @@ static int same_measurement(const ec_ref_point *p, const ec_run_record *k)
     ec_model_family_key(p->model, a, sizeof a);
     ec_model_family_key(k->model, b, sizeof b);
     return !strcmp(p->gpu_name, k->gpu_name) && !strcmp(a, b) &&
-           !strcmp(p->precision, k->precision) && p->batch == k->batch;
+           !strcmp(p->precision, k->precision) && p->batch == k->batch &&
+           !strcmp(p->stack, ec_record_stack(k)) && p->prompt_len == k->prompt_len;
 }
 
 int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *nout, size_t *error_rows)
