@@ -103,6 +103,20 @@ check "diagnose: a fix with its saving" 'printf "%s" "$j" | jq -e "any(.[]; .kin
 j=$("$bin" advise diagnose --model Llama-2-7B --gpu H100 --precision fp16 --batch 64 --stack fused --format json 2>/dev/null)
 check "diagnose: no int8/nf4 trap on fused fp16 batch 64" \
   '[ "$(printf "%s" "$j" | jq "[.[] | select(.kind == \"trap\" and .severity == \"red\")] | length")" -eq 0 ]'
+# diagnose a stored run (--db --run) and a meter JSON output: the measured figures are used
+"$bin" import --db "$tmp/u.db" "$here/../../data/reference/ecocompute-sweep-2026-11-26-packed-b1-b8.csv" >/dev/null 2>&1
+j=$("$bin" advise diagnose --db "$tmp/u.db" --run 1 --format json 2>/dev/null); rc=$?
+check "diagnose --run: exit 0, measured, the run's energy" \
+  '[ $rc -eq 0 ] && printf "%s" "$j" | jq -e "any(.[]; .item == \"energy\" and .detail == \"measured\" and .value > 0)" >/dev/null'
+"$bin" advise diagnose --db "$tmp/u.db" --run 999999 >/dev/null 2>&1; check "diagnose unknown run: exit 1" '[ $? -eq 1 ]'
+"$bin" advise diagnose --run 1 >/dev/null 2>&1; check "diagnose --run without --db: exit 2" '[ $? -eq 2 ]'
+printf '{"gpus":[{"name":"NVIDIA H100 80GB HBM3"}],"gpu_j_per_1k_tokens_gross":700,"tokens":25600,"duration_s":100}\n' >"$tmp/m.json"
+j=$("$bin" advise diagnose --meter "$tmp/m.json" --model Llama-2-7B --precision fp16 --batch 1 --format json 2>/dev/null)
+check "diagnose --meter: its J/1k and tok/s" \
+  'printf "%s" "$j" | jq -e "any(.[]; .item == \"energy\" and .value == 700) and any(.[]; .item == \"throughput\" and .value == 256)" >/dev/null'
+echo '{"x":1}' >"$tmp/bad.json"
+"$bin" advise diagnose --meter "$tmp/bad.json" --model Llama-2-7B --precision fp16 --batch 1 >/dev/null 2>&1
+check "diagnose --meter not a meter output: exit 1" '[ $? -eq 1 ]'
 j=$("$bin" advise model --format json 2>/dev/null)
 check "model: LOO per stack, numbers" \
   'printf "%s" "$j" | jq -e "any(.[]; .stack == \"fused\" and .gpu_family == \"all\" and (.loo_median_abs_err_tok_s_pct | type) == \"number\")" >/dev/null'
