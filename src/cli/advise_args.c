@@ -1,7 +1,6 @@
 /* advise_args.c — the options and name lookups the `advise` subcommands share (advise_args.h). */
 #include "advise_args.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,13 +154,6 @@ int advise_stack(advise_ctx *c, const char *name)
     cli_usage_error(c->cmd, "unknown stack '%s' (known: fused, reference, hf-bnb; closest: %s)",
                     name, near);
     return -1;
-}
-
-const char *advise_fmt_pm(double pct, char *buf, size_t cap)
-{
-    if (isfinite(pct)) snprintf(buf, cap, "±%.1f%%", pct);
-    else snprintf(buf, cap, "± unknown");
-    return buf;
 }
 
 void advise_config_defaults(advise_config_args *a)

@@ -33,9 +33,6 @@ int advise_model(advise_ctx *c, const char *name, double *params_b);
 int advise_precision(advise_ctx *c, const char *name);
 int advise_stack(advise_ctx *c, const char *name);
 
-/* "±4.2%", or "± unknown" for NaN. */
-const char *advise_fmt_pm(double pct, char *buf, size_t cap);
-
 /* A configuration on the command line: --model --gpu --precision --batch [--stack] [--prompt]
  * [--gen]. */
 typedef struct {
