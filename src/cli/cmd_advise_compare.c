@@ -89,9 +89,9 @@ int cmd_advise_compare(int argc, char **argv)
     int cpt = ec_table_column(t, "tok_s_plus_minus_pct", "± (%)");
     int ce = ec_table_column(t, "j_per_1k_gross", "J/1k gross");
     int cpe = ec_table_column(t, "j_plus_minus_pct", "± (%)");
-    int cs = ec_table_column(t, "j_per_1k_source", "J/1k as measured");
+    int cs = ec_table_column(t, "j_per_1k_source", "J/1k source");
     int cd = ec_table_column(t, "basis", "Basis"), cm = ec_table_column(t, "method", "Method");
-    int cv = ec_table_column(t, "vram_gb", "VRAM GB"), cf = ec_table_column(t, "fits", "Fits");
+    int cv = ec_table_column(t, "vram_gb", "GB"), cf = ec_table_column(t, "fits", "Fits");
     int cn = c.format == EC_FORMAT_TABLE ? -1 : ec_table_column(t, "sources", "Sources");
     int cr = c.format == EC_FORMAT_TABLE ? -1 : ec_table_column(t, "note", "Note");
     char labels[4][160];

@@ -35,26 +35,32 @@ static const char *verdict_name(int v)
     return v < 0 ? "ok" : ec_severity_name((ec_severity)v);
 }
 
+/* json and csv carry every column; the table keeps to 120 columns: the source's file name, no
+ * licence, checks or LOO columns (--format csv has them). */
 static void print_points(const advise_ctx *c)
 {
+    int wide = c->format != EC_FORMAT_TABLE;
     ec_table *t = ec_table_new();
-    int src = ec_table_column(t, "source", "Source"), lic = ec_table_column(t, "licence", "Licence");
+    int src = ec_table_column(t, "source", "Source");
+    int lic = wide ? ec_table_column(t, "licence", "Licence") : -1;
     int gpu = ec_table_column(t, "gpu", "GPU"), mod = ec_table_column(t, "model", "Model");
     int pr = ec_table_column(t, "precision", "Prec"), st = ec_table_column(t, "stack", "Stack");
-    int b = ec_table_column(t, "batch", "Batch"), n = ec_table_column(t, "n", "n");
+    int b = ec_table_column(t, "batch", "B"), n = ec_table_column(t, "n", "n");
     int ts = ec_table_column(t, "tok_s", "tok/s"), tcv = ec_table_column(t, "tok_s_cv_pct", "CV%");
     int e = ec_table_column(t, "j_per_1k", "J/1k"), ecv = ec_table_column(t, "j_cv_pct", "CV%");
     int def = ec_table_column(t, "basis", "Basis"), v = ec_table_column(t, "verdict", "Validate");
-    int ch = ec_table_column(t, "checks", "Checks");
-    int lt = ec_table_column(t, "loo_err_tok_s_pct", "LOO tok/s %");
-    int le = ec_table_column(t, "loo_err_j_per_1k_pct", "LOO J/1k %");
+    int ch = wide ? ec_table_column(t, "checks", "Checks") : -1;
+    int lt = wide ? ec_table_column(t, "loo_err_tok_s_pct", "LOO tok/s %") : -1;
+    int le = wide ? ec_table_column(t, "loo_err_j_per_1k_pct", "LOO J/1k %") : -1;
     for (size_t i = 0; i < c->advisor.npts; i++) {
         const ec_ref_point *p = &c->advisor.pts[i];
         ec_table_row(t);
-        ec_table_text(t, src, "%s", p->source);
-        ec_table_text(t, lic, "%s", p->licence[0] ? p->licence : "ecocompute");
-        ec_table_text(t, gpu, "%s", p->gpu[0] ? p->gpu : p->gpu_name);
-        ec_table_text(t, mod, "%s", p->model);
+        const char *base = strrchr(p->source, '/');
+        if (wide) ec_table_text(t, src, "%s", p->source);
+        else ec_table_text(t, src, "%.16s", base ? base + 1 : p->source);
+        if (wide) ec_table_text(t, lic, "%s", p->licence[0] ? p->licence : "ecocompute");
+        ec_table_text(t, gpu, "%.10s", p->gpu[0] ? p->gpu : p->gpu_name);
+        ec_table_text(t, mod, wide ? "%s" : "%.14s", p->model);
         ec_table_text(t, pr, "%s", p->precision);
         ec_table_text(t, st, "%s", p->stack);
         ec_table_number(t, b, "%.0f", p->batch);
@@ -65,6 +71,7 @@ static void print_points(const advise_ctx *c)
         ec_table_number(t, ecv, "%.1f", p->j_cv_pct);
         ec_table_text(t, def, "%s", ec_energy_definition_name(p->def));
         ec_table_text(t, v, "%s", verdict_name(p->verdict));
+        if (!wide) continue;
         ec_table_text(t, ch, "%s", p->checks);
         for (size_t k = 0; k < c->advisor.nloo; k++)
             if (c->advisor.loo[k].point == i) {
