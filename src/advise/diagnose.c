@@ -63,19 +63,19 @@ int ec_diagnose(const ec_advisor *a, const ec_query *q, double measured_tok_s,
     if (!strcmp(q->precision, "int8-mixed") && hf) {
         ec_measured_delta(a, q->stack, "int8-mixed", 1e9, 0, &med, impact, sizeof impact);
         trap(out, "int8-default", EC_AUDIT_RED,
-             "LLM.int8() mixed decomposition (bitsandbytes' default threshold 6.0)",
+             "LLM.int8() decomposition (bitsandbytes' threshold 6.0)",
              "llm_int8_threshold=0.0 (pure INT8) after checking accuracy, or fp16/bf16", impact);
     }
     if (!strncmp(q->precision, "nf4", 3) && q->params_b > 0 && q->params_b < 5.0 && hf) {
         ec_measured_delta(a, q->stack, q->precision, 5.0, 0, &med, impact, sizeof impact);
-        snprintf(msg, sizeof msg, "4-bit on a %.2g B model, below the ~5 B energy crossover",
+        snprintf(msg, sizeof msg, "4-bit on a %.2g B model, below the ~5 B crossover",
                  q->params_b);
         trap(out, "nf4-small-model", EC_AUDIT_ORANGE, msg, "fp16/bf16", impact);
     }
     if (!strcmp(q->precision, "fp8") && hf) {
         ec_measured_delta(a, "reference", "fp8", 1e9, 0, &med, impact, sizeof impact);
         trap(out, "fp8-eager", EC_AUDIT_ORANGE,
-             "FP8 weight-only in eager mode dequantizes the whole weight every call",
+             "FP8 in eager mode: whole weight dequantized per call",
              "torch.compile the quantized model, or fp16/bf16", impact);
     }
     if (q->batch == 1) {
@@ -94,7 +94,7 @@ int ec_diagnose(const ec_advisor *a, const ec_query *q, double measured_tok_s,
                              an->j_per_1k_gross,
                              100.0 * (c8[i].a.j_per_1k_gross / an->j_per_1k_gross - 1));
                     trap(out, "batch1", EC_AUDIT_YELLOW,
-                         "batch 1: every step reads all weights for one token",
+                         "batch 1: all weights read for every token",
                          "batch requests (8 or more) or serve with continuous batching", impact);
                 }
             free(c8);
@@ -102,7 +102,7 @@ int ec_diagnose(const ec_advisor *a, const ec_query *q, double measured_tok_s,
     }
     if (isfinite(out->idle_share_pct) && out->idle_share_pct > 50)
         trap(out, "idle-dominated", EC_AUDIT_YELLOW,
-             "more than half of the energy is the GPU's idle power: the GPU waits on the host",
+             "over half the energy is idle power (host-bound)",
              "larger batches, CUDA graphs / a compiled or fused stack", "see the idle share");
 
     /* The greenest alternative on the same GPU and model: any precision, this batch or 8, this

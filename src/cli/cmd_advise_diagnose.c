@@ -151,8 +151,8 @@ int cmd_advise_diagnose(int argc, char **argv)
         double value;
     } figures[4] = {{"throughput", "%.4g", "tok/s", d.answer.tok_s},
                     {"energy", "%.4g", "J/1k tokens gross", d.answer.j_per_1k_gross},
-                    {"roofline", "%.3g", "% of the bandwidth bound", d.roofline_pct},
-                    {"idle share", "%.3g", "% of gross energy", d.idle_share_pct}};
+                    {"roofline", "%.3g", "% of BW bound", d.roofline_pct},
+                    {"idle share", "%.3g", "% of gross J", d.idle_share_pct}};
     for (size_t k = 0; k < 4; k++) {
         ec_table_row(t);
         ec_table_text(t, ck, "figure");
@@ -166,7 +166,7 @@ int cmd_advise_diagnose(int argc, char **argv)
         ec_table_text(t, ck, "trap");
         ec_table_text(t, ci, "%s", d.traps[i].id);
         ec_table_text(t, cs, "%s", ec_audit_severity_name(d.traps[i].severity));
-        if (c.format == EC_FORMAT_TABLE) ec_table_text(t, cm, "%.70s", d.traps[i].message);
+        if (c.format == EC_FORMAT_TABLE) ec_table_text(t, cm, "%.54s", d.traps[i].message);
         else ec_table_text(t, cm, "%s; fix: %s; impact: %s", d.traps[i].message, d.traps[i].fix,
                            d.traps[i].impact);
     }
