@@ -155,7 +155,14 @@ typedef struct {
     double pj_per_flop;   /* energy above idle per FLOP, pJ */
     double active_w;      /* power above idle while a step runs, W */
     size_t n_time, n_energy; /* points the fits used */
+    /* The fixed overheads belong to the host as much as to the GPU (Python, kernel launches):
+     * a GPU with 3 or more points gets its own scale of them; others use 1. */
+    size_t nscales;
+    char scale_gpu[16][32];
+    double overhead_scale[16];
 } ec_model_params;
+/* The overhead scale the fit found for a GPU (1 when it had too few points). */
+double ec_model_overhead_scale(const ec_model_params *p, const ec_gpu_spec *g);
 
 /* Time of one step and its gross energy on a GPU. */
 void ec_model_step(const ec_model_params *p, const ec_gpu_spec *g, const ec_step_work *w,
