@@ -71,6 +71,12 @@ typedef struct {
 /* Loads every table and the reference dataset from dir. -1 (ec_last_error names the file) on a
  * missing or malformed file. */
 int ec_advise_data_load(const char *dir, ec_advise_data *d);
+/* A GPU that `calibrate` measured into the database (the latest calibration of each GPU UUID
+ * the runs r name) answers with its measured idle power instead of the table's; its idle_basis
+ * says so. Returns how many GPUs changed. */
+struct ec_store;
+size_t ec_advise_use_calibrations(ec_advise_data *d, struct ec_store *s, const ec_run_record *r,
+                                  size_t n, const char *db_name);
 /* Appends records (the user's own runs); they are preferred over the shipped ones. */
 int ec_advise_data_append(ec_advise_data *d, const ec_run_record *r, size_t n);
 void ec_advise_data_free(ec_advise_data *d);

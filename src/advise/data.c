@@ -252,6 +252,27 @@ int ec_advise_data_append(ec_advise_data *d, const ec_run_record *r, size_t n)
     return 0;
 }
 
+size_t ec_advise_use_calibrations(ec_advise_data *d, ec_store *s, const ec_run_record *r,
+                                  size_t n, const char *db_name)
+{
+    size_t changed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].gpu_uuid[0]) continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(r[j].gpu_uuid, r[i].gpu_uuid);
+        ec_calibration cal;
+        if (seen || ec_store_latest_calibration(s, r[i].gpu_uuid, &cal)) continue;
+        const ec_gpu_spec *g = ec_advise_find_gpu(d, cal.gpu_name);
+        if (!g || !(cal.idle_power_w > 0)) continue;
+        ec_gpu_spec *w = &d->gpus[g - d->gpus];
+        w->idle_w = cal.idle_power_w;
+        snprintf(w->idle_basis, sizeof w->idle_basis, "ecocompute calibrate %.32s in %.64s",
+                 cal.timestamp_utc, db_name);
+        changed++;
+    }
+    return changed;
+}
+
 int ec_advise_data_load(const char *dir, ec_advise_data *d)
 {
     memset(d, 0, sizeof *d);

@@ -44,6 +44,8 @@ int advise_load(advise_ctx *c)
             ec_advise_data_free(&c->data);
             return -1;
         }
+        size_t ncal = ec_advise_use_calibrations(&c->data, s, r, n, c->db);
+        if (ncal) fprintf(stderr, "ecocompute %s: note: idle power of %zu GPU(s) from your calibrations\n", c->cmd, ncal);
         ec_store_close(s);
         free(r);
     }

@@ -17,6 +17,8 @@
 #include "ecocompute/advise.h"
 #include "ecocompute/analysis.h"
 #include "ecocompute/common.h"
+#include "ecocompute/store.h"
+#include <unistd.h>
 
 #define NEAR(a, b, rel) assert_true(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)) + 1e-12)
 
@@ -136,6 +138,44 @@ static void test_tables_cite_sources(void **state)
             !strncmp(data.records[i].source, "ecocompute-ai", 13))
             assert_string_equal(data.records[i].licence, "CC-BY-4.0");
     }
+}
+
+/* A calibration in the user's database replaces the table's idle power of that GPU. */
+static void test_calibration_idle(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ec_advise_cal_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    ec_store *s;
+    assert_int_equal(ec_store_open(&s, path, 0), 0);
+    ec_calibration c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.gpu_name, sizeof c.gpu_name, "NVIDIA A10");
+    snprintf(c.gpu_uuid, sizeof c.gpu_uuid, "GPU-a10");
+    snprintf(c.timestamp_utc, sizeof c.timestamp_utc, "2026-11-29T00:00:00Z");
+    c.idle_power_w = 21.5;
+    c.gemm.avg_power_w = NAN;
+    assert_int_equal(ec_store_insert_calibration(s, &c), 0);
+    ec_run_record r[2];
+    ec_run_record_init(&r[0]);
+    ec_run_record_init(&r[1]);
+    snprintf(r[0].gpu_uuid, sizeof r[0].gpu_uuid, "GPU-a10");
+    snprintf(r[1].gpu_uuid, sizeof r[1].gpu_uuid, "GPU-other");
+    const ec_gpu_spec *a10 = ec_advise_find_gpu(&data, "A10");
+    assert_true(isnan(a10->idle_w)); /* no sourced figure in the table */
+    assert_int_equal(ec_advise_use_calibrations(&data, s, r, 2, path), 1);
+    assert_true(a10->idle_w == 21.5);
+    assert_non_null(strstr(a10->idle_basis, "calibrate"));
+    ec_store_close(s);
+    unlink(path);
+    char side[64];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
 }
 
 static void test_names(void **state)
@@ -470,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_footprint),
         cmocka_unit_test(test_tables_cite_sources),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_calibration_idle),
         cmocka_unit_test(test_model_fit_and_loo),
         cmocka_unit_test(test_answers),
         cmocka_unit_test(test_tokenizer),
