@@ -269,6 +269,9 @@ typedef struct {
     double requests; /* per period (NaN when not derivable) */
     char how[256];   /* how the tokens were derived, in words */
 } ec_workload;
+/* A count as people write it: "1000000", "1,000,000", "1e6", "2.5k", "1M", "3B" (thousand,
+ * million, billion), "100万" (10^4), "3亿" (10^8). -1 (ec_last_error) on anything else or < 0. */
+int ec_parse_quantity(const char *text, double *out);
 /* Derives the tokens per period. -1 (ec_last_error) when none or several quantities are given or
  * a needed factor (tokens per request, chars per token, tok/s) is missing or not positive. */
 int ec_workload_tokens(const ec_workload_input *in, ec_workload *out);

@@ -2,7 +2,9 @@
  * generated tokens per period, and tokens × J/1k into kWh, facility kWh (PUE), dollars and kgCO2. */
 #include "ecocompute/advise.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +28,37 @@ const char *ec_period_name(ec_period p)
 double ec_period_days(ec_period p)
 {
     return p == EC_PER_DAY ? 1.0 : p == EC_PER_YEAR ? 365.25 : 365.25 / 12.0;
+}
+
+int ec_parse_quantity(const char *text, double *out)
+{
+    char digits[64];
+    size_t j = 0;
+    const char *p = text;
+    for (; *p && j + 1 < sizeof digits; p++) {
+        if (*p == ',' || *p == '_') continue; /* thousands separators */
+        if (!(isdigit((unsigned char)*p) || *p == '.' || *p == 'e' || *p == 'E' ||
+              ((*p == '+' || *p == '-') && j > 0 && (digits[j - 1] == 'e' || digits[j - 1] == 'E'))))
+            break;
+        digits[j++] = *p;
+    }
+    digits[j] = 0;
+    char *end;
+    double x = j ? strtod(digits, &end) : NAN;
+    if (!j || *end) return ec_set_error("'%s' is not a count", text);
+    static const struct {
+        const char *suffix;
+        double factor;
+    } units[] = {{"", 1}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"B", 1e9}, {"G", 1e9},
+                 {"\u4e07", 1e4}, {"\u4e07\u5b57", 1e4}, {"\u4ebf", 1e8}, {"\u5b57", 1}};
+    for (size_t u = 0; u < sizeof units / sizeof *units; u++)
+        if (!strcmp(p, units[u].suffix)) {
+            x *= units[u].factor;
+            if (!(x >= 0) || !isfinite(x)) return ec_set_error("'%s' is not a count", text);
+            *out = x;
+            return 0;
+        }
+    return ec_set_error("'%s': unknown suffix '%s' (k, M, B, \u4e07, \u4ebf)", text, p);
 }
 
 static int given(double x)

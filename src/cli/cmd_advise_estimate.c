@@ -23,6 +23,7 @@ static void usage(void)
         "their ±; kWh = tokens x J/1k / 1000 / 3.6e6; facility kWh = kWh x PUE; cost = facility\n"
         "kWh x price; kgCO2 = facility kWh x intensity / 1000.\n\n"
         "WORKLOAD, one of (each per --per period, default month):\n"
+        "  (N: 1000000, 1,000,000, 1e6, 1M, 2.5k, 3B, 100\u4e07, 1\u4ebf)\n"
         "  --tokens N                    generated tokens\n"
         "  --requests N [--tokens-per-request T]   T defaults to --gen (256)\n"
         "  --chars N --lang en|zh [--tokenizer NAME]   characters of output text; the ratio\n"
@@ -42,7 +43,7 @@ static void usage(void)
         "  ecocompute advise estimate --model Mistral-7B --gpu A800 --precision fp16 --batch 8 \\\n"
         "      --requests 1000000 --per month --region cn --pue 1.1\n"
         "  ecocompute advise estimate --model Qwen2.5-7B --gpu RTX-4090D --precision nf4 \\\n"
-        "      --batch 1 --chars 1000000 --lang zh --region cn\n"
+        "      --batch 1 --chars 100\u4e07 --lang zh --region cn\n"
         "  ecocompute advise estimate --model Llama-2-7B --gpu H100 --precision fp16 --batch 64 \\\n"
         "      --stack fused --hours-per-day 8 --per year --price 0.12 --intensity 369\n");
 }
@@ -81,6 +82,14 @@ static void row(rows *r, const char *what, const char *fmt, double value, const 
     ec_table_text(r->t, r->b, "[%d]", k + 1);
 }
 
+/* --tokens, --requests, --chars, --users take counts as people write them (1M, 100万). */
+static int count(const char *flag, const char *text, double *out)
+{
+    if (ec_parse_quantity(text, out) == 0) return 0;
+    cli_usage_error(CMD, "%s: %s", flag, ec_last_error());
+    return -1;
+}
+
 int cmd_advise_estimate(int argc, char **argv)
 {
     advise_ctx c = {.cmd = CMD};
@@ -96,12 +105,12 @@ int cmd_advise_estimate(int argc, char **argv)
         if (r == ADVISE_ARG_ERROR) return EXIT_USAGE;
         if (r == ADVISE_ARG_TAKEN) continue;
         int bad = 0;
-        if (!strcmp(f, "--tokens")) bad = cli_parse_double(CMD, f, v, 0, 1e18, &in.tokens);
-        else if (!strcmp(f, "--requests")) bad = cli_parse_double(CMD, f, v, 0, 1e15, &in.requests);
+        if (!strcmp(f, "--tokens")) bad = count(f, v, &in.tokens);
+        else if (!strcmp(f, "--requests")) bad = count(f, v, &in.requests);
         else if (!strcmp(f, "--tokens-per-request"))
             bad = cli_parse_double(CMD, f, v, 1, 1e7, &in.tokens_per_request);
-        else if (!strcmp(f, "--chars")) bad = cli_parse_double(CMD, f, v, 0, 1e18, &in.chars);
-        else if (!strcmp(f, "--users")) bad = cli_parse_double(CMD, f, v, 0, 1e12, &in.users);
+        else if (!strcmp(f, "--chars")) bad = count(f, v, &in.chars);
+        else if (!strcmp(f, "--users")) bad = count(f, v, &in.users);
         else if (!strcmp(f, "--requests-per-user"))
             bad = cli_parse_double(CMD, f, v, 0, 1e9, &in.requests_per_user);
         else if (!strcmp(f, "--hours-per-day"))

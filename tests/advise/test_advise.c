@@ -74,6 +74,23 @@ static void test_workload(void **state)
     assert_int_equal(ec_period_parse("week", &p), -1);
 }
 
+static void test_quantities(void **state)
+{
+    (void)state;
+    double x;
+    static const struct {
+        const char *text;
+        double value;
+    } ok[] = {{"1000000", 1e6}, {"1,000,000", 1e6}, {"1e6", 1e6}, {"1M", 1e6}, {"2.5k", 2500},
+              {"3B", 3e9}, {"100\u4e07", 1e6}, {"100\u4e07\u5b57", 1e6}, {"1\u4ebf", 1e8}, {"0", 0}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        assert_int_equal(ec_parse_quantity(ok[i].text, &x), 0);
+        NEAR(x, ok[i].value, 1e-12);
+    }
+    static const char *const bad[] = {"", "M", "1x", "-5", "1..2", "one", "1 M", NULL};
+    for (const char *const *b = bad; *b; b++) assert_int_equal(ec_parse_quantity(*b, &x), -1);
+}
+
 static void test_footprint(void **state)
 {
     (void)state;
@@ -507,6 +524,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_footprint),
         cmocka_unit_test(test_tables_cite_sources),
         cmocka_unit_test(test_names),

@@ -54,6 +54,8 @@ check "per month = 365.25/12 x per day" \
 # Chinese characters: the ratio and its source are printed
 j=$("$bin" advise estimate "${cfg[@]}" --chars 1000000 --lang zh --format json 2>/dev/null)
 check "chars zh: tokens = chars / 0.70" 'holds "($(q "$j" "generated tokens") - 1000000 / 0.7)^2 < 1e-6"'
+j2=$("$bin" advise estimate "${cfg[@]}" --chars 100万 --lang zh --format json 2>/dev/null)
+check "chars 100万 = 1000000" '[ "$(q "$j2" "generated tokens")" = "$(q "$j" "generated tokens")" ]'
 check "chars zh: source cited" '[[ "$(q "$j" "characters per token" source)" == *tokenizer-arena* ]]'
 # the table fits 120 columns
 "$bin" advise estimate "${cfg[@]}" --requests 1000 --region eu >"$tmp/t" 2>/dev/null
