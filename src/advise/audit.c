@@ -30,6 +30,7 @@ enum {
     R_FP32_LOAD,
     R_CPU_OFFLOAD,
     R_NO_INFERENCE_MODE,
+    R_UNREADABLE,
     R_COUNT
 };
 
@@ -57,6 +58,8 @@ static const ec_audit_rule rules[R_COUNT] = {
      EC_AUDIT_ORANGE},
     {"no-inference-mode", "forward passes without torch.inference_mode() / torch.no_grad()",
      "run inference under `with torch.inference_mode():`", EC_AUDIT_YELLOW},
+    {"unreadable", "a file the audit could not tokenize as Python (nothing in it was checked)",
+     "check the file parses (python -m py_compile FILE)", EC_AUDIT_GRAY},
 };
 
 const ec_audit_rule *ec_audit_rules(size_t *n)
@@ -582,7 +585,15 @@ int ec_audit_source(const ec_advisor *a, const char *name_, const char *text, si
     if (!is_python) return audit_requirements(name_, text, len, f);
     ec_pytoken *t;
     size_t n;
-    if (ec_py_tokenize(text, len, &t, &n)) return ec_set_error("%s: %s", name_, ec_last_error());
+    /* One file the tokenizer cannot read does not stop the audit of the others: it is a gray
+     * finding, so the report says which file went unchecked. */
+    if (ec_py_tokenize(text, len, &t, &n)) {
+        char msg[384];
+        snprintf(msg, sizeof msg, "not checked: %.300s", ec_last_error());
+        const char *l = strstr(ec_last_error(), "line ");
+        return add(f, R_UNREADABLE, EC_AUDIT_GRAY, name_, l ? atoi(l + 5) : 1, msg,
+                   "none: the file was not checked");
+    }
     int rc = audit_python(a, name_, t, n, f);
     ec_py_tokens_free(t, n);
     return rc;

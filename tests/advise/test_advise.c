@@ -470,6 +470,11 @@ static void test_rule_requirements(void **state)
     assert_int_equal(line, 2);
     assert_int_equal(audit("torchao==0.17.0.dev20260316\nbitsandbytes==0.45.0rc1\n", 0,
                            "nightly-pin", NULL, NULL), 2);
+    ec_audit_severity s;
+    int l2;
+    assert_int_equal(audit("x = 1\ns = 'never closed\n", 1, "unreadable", &s, &l2), 1);
+    assert_int_equal(s, EC_AUDIT_GRAY);
+    assert_int_equal(l2, 2);
     assert_int_equal(audit("torch==2.5.1\ntorchvision==0.20.0.dev1\n# torch nightly\n", 0,
                            "nightly-pin", NULL, NULL), 0);
     assert_int_equal(audit("dependencies = [\"torch>=2.4\", \"torchao @ git+https://x\"]\n", 0,

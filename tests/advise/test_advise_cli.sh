@@ -150,7 +150,7 @@ check "audit: red at bad.py:4 with a measured impact" 'grep -q "^red .*bad.py:4 
 "$bin" advise audit "$tmp/missing.py" >/dev/null 2>&1; check "audit missing file: exit 1" '[ $? -eq 1 ]'
 "$bin" advise audit --format sarif "$tmp" >"$tmp/s" 2>/dev/null
 check "SARIF 2.1.0 with rules and located results" \
-  'jq -e ".version == \"2.1.0\" and (.runs[0].tool.driver.rules | length) == 8 and (.runs[0].results | length) >= 1 and all(.runs[0].results[]; .ruleId and .level and .message.text and .locations[0].physicalLocation.region.startLine)" "$tmp/s" >/dev/null'
+  'jq -e ".version == \"2.1.0\" and (.runs[0].tool.driver.rules | length) == 9 and (.runs[0].results | length) >= 1 and all(.runs[0].results[]; .ruleId and .level and .message.text and .locations[0].physicalLocation.region.startLine)" "$tmp/s" >/dev/null'
 
 [ $fail -eq 0 ] && echo "test_advise_cli: all checks pass"
 exit $fail
