@@ -98,29 +98,28 @@ const ec_chars_per_token *ec_advise_find_cpt(const ec_advise_data *d, const char
 /* Levenshtein distance (case-insensitive). */
 size_t ec_edit_distance(const char *a, const char *b);
 /* The up to 3 names closest to query, comma-separated, into out. */
-void ec_closest_names(const char *query, const char *const *names, size_t n, char *out,
-                      size_t cap);
+void ec_closest_names(const char *query, const char *const *names, size_t n, char *out, size_t cap);
 
 /* ---- reference points (reference.c): one per measured configuration ---- */
 
 typedef struct {
-    size_t first_row;           /* index into the record array of its first run */
+    size_t first_row; /* index into the record array of its first run */
     char source[128], licence[32];
-    char gpu[32];               /* GPU table key ("" when the GPU is not in the table) */
-    char gpu_name[96];          /* as the source spells it */
-    char model[64];             /* as the source spells it */
+    char gpu[32];      /* GPU table key ("" when the GPU is not in the table) */
+    char gpu_name[96]; /* as the source spells it */
+    char model[64];    /* as the source spells it */
     double params_b;
     char precision[16];
-    char stack[24];             /* "fused", "reference" (ecocompute) or "hf-bnb" (the seeds') */
+    char stack[24]; /* "fused", "reference" (ecocompute) or "hf-bnb" (the seeds') */
     int batch, prompt_len, gen_len;
     size_t n;                   /* runs (1 for a source's summary row) */
     double tok_s, tok_s_cv_pct; /* decode tok/s, mean and CV over runs */
     double j_per_1k, j_cv_pct;  /* J per 1000 generated tokens, definition below */
     ec_energy_definition def;
-    double idle_w;              /* the session's idle W, or NaN */
-    int verdict;                /* worst validate severity of its rows: -1 none, else ec_severity */
-    char checks[96];            /* the validate checks that flagged it */
-    int user;                   /* 1: from the user's own database */
+    double idle_w;   /* the session's idle W, or NaN */
+    int verdict;     /* worst validate severity of its rows: -1 none, else ec_severity */
+    char checks[96]; /* the validate checks that flagged it */
+    int user;        /* 1: from the user's own database */
 } ec_ref_point;
 
 /* The stack a record belongs to: ecocompute's kernel families keep their name; every seed row
@@ -138,13 +137,13 @@ int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *n, size_t
 /* The work of one decode step. */
 typedef struct {
     double params_b;
-    double weight_bytes;   /* all weights, read once per step */
-    double kv_bytes;       /* KV cache of every sequence at the mean context, per step */
-    double flops;          /* 2 · params · batch, per decode step */
-    double flops_prefill;  /* prefill FLOPs spread over the step's generated tokens */
+    double weight_bytes;  /* all weights, read once per step */
+    double kv_bytes;      /* KV cache of every sequence at the mean context, per step */
+    double flops;         /* 2 · params · batch, per decode step */
+    double flops_prefill; /* prefill FLOPs spread over the step's generated tokens */
     int n_layers;
     int batch;
-    int from_catalog;      /* 1: exact shapes; 0: params only (layers assumed 32, no KV) */
+    int from_catalog; /* 1: exact shapes; 0: params only (layers assumed 32, no KV) */
 } ec_step_work;
 /* Work of model (catalog name or a source's name; params_b used when not in the catalog) at a
  * precision, batch and lengths. -1 when neither the model nor params_b > 0 is known. */
@@ -153,13 +152,13 @@ int ec_step_work_of(const char *model, double params_b, const char *precision, i
 
 typedef struct {
     char stack[24], precision[16];
-    double eta_bw;        /* effective / peak memory bandwidth */
-    double eta_tf;        /* effective / peak tensor throughput */
-    double overhead_s;    /* fixed time per layer per step, s */
-    double seq_overhead_s; /* time per layer per sequence of the batch, s */
-    double pj_per_byte;   /* energy above idle per byte read, pJ */
-    double pj_per_flop;   /* energy above idle per FLOP, pJ */
-    double active_w;      /* power above idle while a step runs, W */
+    double eta_bw;           /* effective / peak memory bandwidth */
+    double eta_tf;           /* effective / peak tensor throughput */
+    double overhead_s;       /* fixed time per layer per step, s */
+    double seq_overhead_s;   /* time per layer per sequence of the batch, s */
+    double pj_per_byte;      /* energy above idle per byte read, pJ */
+    double pj_per_flop;      /* energy above idle per FLOP, pJ */
+    double active_w;         /* power above idle while a step runs, W */
     size_t n_time, n_energy; /* points the fits used */
     /* The fixed overheads belong to the host as much as to the GPU (Python, kernel launches):
      * a GPU with 3 or more points gets its own scale of them; others use 1. */
@@ -206,31 +205,31 @@ typedef enum {
     EC_ANSWER_MEASURED = 0,
     EC_ANSWER_INTERPOLATED, /* between two measured batches, log-log */
     EC_ANSWER_MODELLED,
-    EC_ANSWER_NONE          /* cannot be answered: reason says why */
+    EC_ANSWER_NONE /* cannot be answered: reason says why */
 } ec_answer_method;
 const char *ec_answer_method_name(ec_answer_method m);
 
 typedef struct {
-    const char *model;     /* catalog or source name */
-    double params_b;       /* 0: from the catalog */
+    const char *model; /* catalog or source name */
+    double params_b;   /* 0: from the catalog */
     const ec_gpu_spec *gpu;
     const char *precision; /* ec_precision_name spelling */
     int batch;
-    const char *stack;     /* "fused", "reference", "hf-bnb" */
+    const char *stack; /* "fused", "reference", "hf-bnb" */
     int prompt_len, gen_len;
 } ec_query;
 
 typedef struct {
     ec_answer_method method;
-    double tok_s, j_per_1k;  /* decode tok/s; J per 1000 generated tokens */
+    double tok_s, j_per_1k; /* decode tok/s; J per 1000 generated tokens */
     ec_energy_definition def;
-    double j_per_1k_gross;   /* gross; from a net figure + idle W × 1000 / tok/s (reason says) */
+    double j_per_1k_gross; /* gross; from a net figure + idle W × 1000 / tok/s (reason says) */
     double pm_tok_pct, pm_energy_pct; /* ± %, see basis */
-    char basis[160];         /* what the ± is: "CV of 3 runs", "LOO median abs error, 12 points" */
-    char sources[512];       /* source rows: "file (model, precision, batch)" */
-    char reason[256];        /* EC_ANSWER_NONE: why; otherwise notes (assumed idle, ...) */
-    double vram_gb;          /* weights + KV cache at the context, GB */
-    int fits;                /* vram_gb ≤ the GPU's memory */
+    char basis[160];   /* what the ± is: "CV of 3 runs", "LOO median abs error, 12 points" */
+    char sources[512]; /* source rows: "file (model, precision, batch)" */
+    char reason[256];  /* EC_ANSWER_NONE: why; otherwise notes (assumed idle, ...) */
+    double vram_gb;    /* weights + KV cache at the context, GB */
+    int fits;          /* vram_gb ≤ the GPU's memory */
 } ec_answer;
 
 typedef struct {
@@ -279,14 +278,14 @@ int ec_workload_tokens(const ec_workload_input *in, ec_workload *out);
 typedef struct {
     double gpu_kwh, facility_kwh; /* per period; facility = gpu × PUE */
     double pue;
-    double cost_usd;              /* NaN without a price */
-    double kg_co2;                /* NaN without an intensity */
-    double gpu_hours;             /* busy GPU time per period at the answer's tok/s */
+    double cost_usd;  /* NaN without a price */
+    double kg_co2;    /* NaN without an intensity */
+    double gpu_hours; /* busy GPU time per period at the answer's tok/s */
 } ec_footprint;
 /* kWh = tokens × J/1k / 1000 / 3.6e6; facility kWh = × pue; cost = facility kWh × usd_per_kwh;
  * kgCO2 = facility kWh × g/kWh / 1000. NaN price or intensity leave cost or CO2 NaN. */
-void ec_footprint_of(double tokens, double j_per_1k, double tok_s, double pue,
-                     double usd_per_kwh, double g_co2_per_kwh, ec_footprint *out);
+void ec_footprint_of(double tokens, double j_per_1k, double tok_s, double pue, double usd_per_kwh,
+                     double g_co2_per_kwh, ec_footprint *out);
 
 /* ---- ASCII bar charts (bars.c) ---- */
 /* One bar per value, scaled to the largest, width columns at most; labels left, values right. */
@@ -295,7 +294,13 @@ void ec_ascii_bars(FILE *out, const char *title, const char *const *labels, cons
 
 /* ---- static audit of Python inference code (pytokens.c, audit.c) ---- */
 
-typedef enum { EC_PYT_NAME = 0, EC_PYT_NUMBER, EC_PYT_STRING, EC_PYT_OP, EC_PYT_NEWLINE } ec_pyt_kind;
+typedef enum {
+    EC_PYT_NAME = 0,
+    EC_PYT_NUMBER,
+    EC_PYT_STRING,
+    EC_PYT_OP,
+    EC_PYT_NEWLINE
+} ec_pyt_kind;
 typedef struct {
     ec_pyt_kind kind;
     int line;   /* 1-based line of the token's first character */
@@ -355,7 +360,7 @@ int ec_audit_write_sarif(FILE *out, const ec_audit_findings *f);
 /* ---- candidates: precision x batch x stack for one model and GPU (candidates.c) ---- */
 
 typedef struct {
-    ec_query q;            /* q.precision and q.stack point into the fields below */
+    ec_query q; /* q.precision and q.stack point into the fields below */
     char precision[16], stack[24];
     ec_answer a;
 } ec_candidate;
@@ -374,16 +379,16 @@ typedef struct {
 } ec_trap;
 
 typedef struct {
-    ec_answer answer;        /* the configuration's figures (or the measured ones given) */
-    double roofline_tok_s;   /* memory-bandwidth bound at the GPU's peak, tok/s */
-    double roofline_pct;     /* tok/s / roofline, % */
-    double idle_share_pct;   /* idle W × time / gross energy, % */
+    ec_answer answer;      /* the configuration's figures (or the measured ones given) */
+    double roofline_tok_s; /* memory-bandwidth bound at the GPU's peak, tok/s */
+    double roofline_pct;   /* tok/s / roofline, % */
+    double idle_share_pct; /* idle W × time / gross energy, % */
     ec_trap traps[8];
     size_t ntraps;
-    ec_query best;           /* the greenest alternative on the same GPU and model */
+    ec_query best; /* the greenest alternative on the same GPU and model */
     char best_precision[16], best_stack[24];
     ec_answer best_answer;
-    double best_saving_pct;  /* gross J/1k saved vs this configuration, % (NaN: none better) */
+    double best_saving_pct; /* gross J/1k saved vs this configuration, % (NaN: none better) */
 } ec_diagnosis;
 /* Diagnoses q. measured_tok_s / measured_j_gross (NaN: unknown) replace the answer's figures
  * when the user measured the configuration (a stored run, a meter output). */

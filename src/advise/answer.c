@@ -14,10 +14,14 @@
 const char *ec_answer_method_name(ec_answer_method m)
 {
     switch (m) {
-    case EC_ANSWER_MEASURED: return "measured";
-    case EC_ANSWER_INTERPOLATED: return "interpolated";
-    case EC_ANSWER_MODELLED: return "modelled";
-    default: return "none";
+    case EC_ANSWER_MEASURED:
+        return "measured";
+    case EC_ANSWER_INTERPOLATED:
+        return "interpolated";
+    case EC_ANSWER_MODELLED:
+        return "modelled";
+    default:
+        return "none";
     }
 }
 
@@ -70,9 +74,9 @@ static int better(const ec_ref_point *p, const ec_ref_point *best)
 static void cite(char *out, size_t cap, const ec_ref_point *p)
 {
     size_t l = strlen(out);
-    snprintf(out + l, cap - l, "%s%s (%s, %s, %s, batch %d, n=%zu%s%s)", l ? "; " : "",
-             p->source, p->gpu_name, p->model, p->precision, p->batch, p->n,
-             p->licence[0] ? ", " : "", p->licence);
+    snprintf(out + l, cap - l, "%s%s (%s, %s, %s, batch %d, n=%zu%s%s)", l ? "; " : "", p->source,
+             p->gpu_name, p->model, p->precision, p->batch, p->n, p->licence[0] ? ", " : "",
+             p->licence);
 }
 
 static void vram(const ec_query *q, const ec_step_work *w, ec_answer *out)
@@ -90,7 +94,8 @@ static int modelled(const ec_advisor *a, const ec_query *q, const ec_step_work *
         out->method = EC_ANSWER_NONE;
         snprintf(out->reason, sizeof out->reason,
                  "no measurement and no model: %s (the model is fitted per stack and precision "
-                 "from measured rows)", ec_last_error());
+                 "from measured rows)",
+                 ec_last_error());
         return 0;
     }
     int assumed;
@@ -122,8 +127,8 @@ static int modelled(const ec_advisor *a, const ec_query *q, const ec_step_work *
              mp.n_time, mp.n_energy, q->stack, q->precision, q->gpu->name, q->gpu->source);
     if (assumed)
         snprintf(out->reason, sizeof out->reason,
-                 "idle power of %s has no source: assumed %.0f%% of its %.0f W TDP",
-                 q->gpu->name, 100 * ec_idle_fraction_of_tdp, q->gpu->tdp_w);
+                 "idle power of %s has no source: assumed %.0f%% of its %.0f W TDP", q->gpu->name,
+                 100 * ec_idle_fraction_of_tdp, q->gpu->tdp_w);
     if (scope != family) {
         /* The ± comes from other GPU families: the stack was never measured on this one. */
         size_t l = strlen(out->reason);
@@ -172,9 +177,11 @@ static int answer(const ec_advisor *a, const ec_query *q, ec_answer *out)
         const ec_ref_point *p = &a->pts[i];
         if (!matches(p, q)) continue;
         if (p->batch == q->batch && better(p, exact)) exact = p;
-        if (p->batch < q->batch && (!lo || p->batch > lo->batch || (p->batch == lo->batch && better(p, lo))))
+        if (p->batch < q->batch &&
+            (!lo || p->batch > lo->batch || (p->batch == lo->batch && better(p, lo))))
             lo = p;
-        if (p->batch > q->batch && (!hi || p->batch < hi->batch || (p->batch == hi->batch && better(p, hi))))
+        if (p->batch > q->batch &&
+            (!hi || p->batch < hi->batch || (p->batch == hi->batch && better(p, hi))))
             hi = p;
     }
     if (exact) {
@@ -199,7 +206,8 @@ static int answer(const ec_advisor *a, const ec_query *q, ec_answer *out)
         out->j_per_1k = exp(log(lo->j_per_1k) + f * (log(hi->j_per_1k) - log(lo->j_per_1k)));
         out->def = lo->def;
         /* The curve between two batches is unknown: the distance to the nearer end bounds it. */
-        double t_near = f < 0.5 ? lo->tok_s : hi->tok_s, e_near = f < 0.5 ? lo->j_per_1k : hi->j_per_1k;
+        double t_near = f < 0.5 ? lo->tok_s : hi->tok_s,
+               e_near = f < 0.5 ? lo->j_per_1k : hi->j_per_1k;
         out->pm_tok_pct = 100 * fabs(out->tok_s / t_near - 1);
         out->pm_energy_pct = 100 * fabs(out->j_per_1k / e_near - 1);
         snprintf(out->basis, sizeof out->basis,

@@ -170,7 +170,8 @@ static int delta(const ec_advisor *a, const char *stack, const char *precision, 
             snprintf(key, sizeof key, "%s|%s|%d|%.1f", p->gpu[0] ? p->gpu : p->gpu_name, have,
                      p->batch, d);
             int seen = 0;
-            for (size_t k = 0; k < nkeys && !seen; k++) seen = !strcmp(keys[k], key);
+            for (size_t k = 0; k < nkeys && !seen; k++)
+                seen = !strcmp(keys[k], key);
             if (seen || nkeys >= 512) break;
             memcpy(keys[nkeys++], key, sizeof key);
             v[n++] = d;
@@ -189,8 +190,8 @@ static int delta(const ec_advisor *a, const char *stack, const char *precision, 
     }
     qsort(v, n, sizeof *v, cmp_double);
     *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    snprintf(text, cap, "measured: median %+.0f%% energy per token over %zu pairs (%s%s)",
-             *median, n, list, n > used ? "; ..." : "");
+    snprintf(text, cap, "measured: median %+.0f%% energy per token over %zu pairs (%s%s)", *median,
+             n, list, n > used ? "; ..." : "");
     return 0;
 }
 
@@ -204,8 +205,8 @@ int ec_measured_delta(const ec_advisor *a, const char *stack, const char *precis
 /* ---- keyword arguments wherever they are written ---- */
 
 typedef struct {
-    const char *key;    /* keyword name or dict key */
-    size_t v0, v1;      /* value tokens [v0, v1) */
+    const char *key; /* keyword name or dict key */
+    size_t v0, v1;   /* value tokens [v0, v1) */
     int line;
     const char *callee; /* the called name, or "{" for a dict literal */
 } kwpair;
@@ -243,8 +244,10 @@ static size_t closing(const ec_pytoken *t, size_t n, size_t open)
     int depth = 0;
     for (size_t i = open; i < n; i++) {
         if (t[i].kind != EC_PYT_OP) continue;
-        if (strchr("([{", t[i].text[0]) && !t[i].text[1]) depth++;
-        else if (strchr(")]}", t[i].text[0]) && !t[i].text[1] && --depth == 0) return i;
+        if (strchr("([{", t[i].text[0]) && !t[i].text[1])
+            depth++;
+        else if (strchr(")]}", t[i].text[0]) && !t[i].text[1] && --depth == 0)
+            return i;
     }
     return n;
 }
@@ -255,27 +258,33 @@ static void collect_pairs(const ec_pytoken *t, size_t n, kwlist *out)
     for (size_t i = 0; i < n; i++) {
         if (!(op(&t[i], "(") || op(&t[i], "{"))) continue;
         int is_dict = op(&t[i], "{");
-        const char *callee = is_dict ? "{" : (i > 0 && t[i - 1].kind == EC_PYT_NAME ? t[i - 1].text : "(");
+        const char *callee =
+            is_dict ? "{" : (i > 0 && t[i - 1].kind == EC_PYT_NAME ? t[i - 1].text : "(");
         size_t end = closing(t, n, i);
         size_t start = i + 1;
         for (size_t j = i + 1; j <= end && j < n; j++) {
             int top = 0;
-            if (j == end) top = 1;
+            if (j == end)
+                top = 1;
             else if (op(&t[j], ",")) {
                 /* a comma at this bracket's own level */
                 int depth = 0;
                 for (size_t k = i + 1; k < j; k++) {
                     if (t[k].kind != EC_PYT_OP || t[k].text[1]) continue;
-                    if (strchr("([{", t[k].text[0])) depth++;
-                    else if (strchr(")]}", t[k].text[0])) depth--;
+                    if (strchr("([{", t[k].text[0]))
+                        depth++;
+                    else if (strchr(")]}", t[k].text[0]))
+                        depth--;
                 }
                 top = depth == 0;
             }
             if (!top) continue;
             if (j > start) {
-                if (!is_dict && j - start >= 3 && t[start].kind == EC_PYT_NAME && op(&t[start + 1], "="))
+                if (!is_dict && j - start >= 3 && t[start].kind == EC_PYT_NAME &&
+                    op(&t[start + 1], "="))
                     kw_push(out, (kwpair){t[start].text, start + 2, j, t[start].line, callee});
-                if (is_dict && j - start >= 3 && t[start].kind == EC_PYT_STRING && op(&t[start + 1], ":"))
+                if (is_dict && j - start >= 3 && t[start].kind == EC_PYT_STRING &&
+                    op(&t[start + 1], ":"))
                     kw_push(out, (kwpair){t[start].text, start + 2, j, t[start].line, callee});
             }
             start = j + 1;
@@ -336,14 +345,15 @@ static double file_model_params(const ec_pytoken *t, size_t n, const kwlist *kw,
 {
     for (size_t i = 0; i + 2 < n; i++) {
         const ec_pytoken *s = NULL;
-        if (t[i].kind == EC_PYT_NAME && strstr(t[i].text, "from_pretrained") && op(&t[i + 1], "(") &&
-            t[i + 2].kind == EC_PYT_STRING)
+        if (t[i].kind == EC_PYT_NAME && strstr(t[i].text, "from_pretrained") &&
+            op(&t[i + 1], "(") && t[i + 2].kind == EC_PYT_STRING)
             s = &t[i + 2];
         if (t[i].kind == EC_PYT_NAME && op(&t[i + 1], "=") && t[i + 2].kind == EC_PYT_STRING &&
             (i + 3 >= n || t[i + 3].kind == EC_PYT_NEWLINE)) {
             char low[96];
             size_t k = 0;
-            for (; t[i].text[k] && k + 1 < sizeof low; k++) low[k] = (char)tolower((unsigned char)t[i].text[k]);
+            for (; t[i].text[k] && k + 1 < sizeof low; k++)
+                low[k] = (char)tolower((unsigned char)t[i].text[k]);
             low[k] = 0;
             if (strstr(low, "model")) s = &t[i + 2];
         }
@@ -378,9 +388,11 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
     for (size_t i = 0; i < kw.n && !rc; i++)
         if (!strcmp(kw.v[i].key, "load_in_8bit") && value_is_true(t, &kw.v[i]) && !pure) {
             delta(a, "hf-bnb", "int8-mixed", 0, 0, 1e9, &med, impact, sizeof impact);
-            snprintf(msg, sizeof msg, "load_in_8bit=True%s: bitsandbytes runs LLM.int8() with its "
+            snprintf(msg, sizeof msg,
+                     "load_in_8bit=True%s: bitsandbytes runs LLM.int8() with its "
                      "outlier threshold 6.0 (a 16-bit side path and host syncs every layer)",
-                     thr ? " with a nonzero llm_int8_threshold" : " without llm_int8_threshold=0.0");
+                     thr ? " with a nonzero llm_int8_threshold"
+                         : " without llm_int8_threshold=0.0");
             rc = add(f, R_INT8_DEFAULT, EC_AUDIT_RED, file, kw.v[i].line, msg, impact);
         }
 
@@ -391,18 +403,24 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
         double pb = file_model_params(t, n, &kw, id, sizeof id);
         if (isnan(pb)) {
             delta(a, "hf-bnb", "nf4", 0, 0, NF4_CROSSOVER_B, &med, impact, sizeof impact);
-            snprintf(msg, sizeof msg, "4-bit load of a model whose size the audit cannot tell; below "
-                     "~%.0f B parameters NF4 costs energy", NF4_CROSSOVER_B);
+            snprintf(msg, sizeof msg,
+                     "4-bit load of a model whose size the audit cannot tell; below "
+                     "~%.0f B parameters NF4 costs energy",
+                     NF4_CROSSOVER_B);
             rc = add(f, R_NF4_SMALL, EC_AUDIT_GRAY, file, kw.v[i].line, msg, impact);
         } else if (pb < NF4_CROSSOVER_B) {
             delta(a, "hf-bnb", "nf4", 0, 0, NF4_CROSSOVER_B, &med, impact, sizeof impact);
-            snprintf(msg, sizeof msg, "4-bit load of %s (%.2g B parameters), below the ~%.0f B "
-                     "crossover", id, pb, NF4_CROSSOVER_B);
+            snprintf(msg, sizeof msg,
+                     "4-bit load of %s (%.2g B parameters), below the ~%.0f B "
+                     "crossover",
+                     id, pb, NF4_CROSSOVER_B);
             rc = add(f, R_NF4_SMALL, EC_AUDIT_ORANGE, file, kw.v[i].line, msg, impact);
         } else {
             delta(a, "hf-bnb", "nf4", 0, NF4_CROSSOVER_B, 1e9, &med, impact, sizeof impact);
-            snprintf(msg, sizeof msg, "4-bit load of %s (%.2g B parameters), above the ~%.0f B "
-                     "crossover: NF4 saves energy here", id, pb, NF4_CROSSOVER_B);
+            snprintf(msg, sizeof msg,
+                     "4-bit load of %s (%.2g B parameters), above the ~%.0f B "
+                     "crossover: NF4 saves energy here",
+                     id, pb, NF4_CROSSOVER_B);
             rc = add(f, R_NF4_SMALL, EC_AUDIT_GREEN, file, kw.v[i].line, msg, impact);
         }
     }
@@ -415,8 +433,10 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
                   !strcmp(p->key, "offload_folder") ||
                   (!strcmp(p->key, "llm_int8_enable_fp32_cpu_offload") && value_is_true(t, p));
         if (!hit) continue;
-        snprintf(msg, sizeof msg, "%s offloads weights off the GPU: those layers run at host "
-                 "memory / PCIe bandwidth (tens of GB/s against TB/s of HBM)", p->key);
+        snprintf(msg, sizeof msg,
+                 "%s offloads weights off the GPU: those layers run at host "
+                 "memory / PCIe bandwidth (tens of GB/s against TB/s of HBM)",
+                 p->key);
         rc = add(f, R_CPU_OFFLOAD, EC_AUDIT_ORANGE, file, p->line, msg,
                  "no measured rows in the reference dataset (the physical model does not cover "
                  "offloading)");
@@ -435,7 +455,8 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
         }
     }
     for (size_t i = 0; i + 1 < n && !rc; i++) {
-        if (!(t[i].kind == EC_PYT_NAME && !strcmp(t[i].text, "from_pretrained") && op(&t[i + 1], "(")))
+        if (!(t[i].kind == EC_PYT_NAME && !strcmp(t[i].text, "from_pretrained") &&
+              op(&t[i + 1], "(")))
             continue;
         /* Only models: the object is AutoModel..., ...ForCausalLM, ...Model. */
         if (i < 2 || !op(&t[i - 1], ".") || t[i - 2].kind != EC_PYT_NAME ||
@@ -459,10 +480,12 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
     }
 
     /* fp8-eager */
-    static const char *const fp8_names[] = {"Float8WeightOnlyConfig", "float8_weight_only",
+    static const char *const fp8_names[] = {"Float8WeightOnlyConfig",
+                                            "float8_weight_only",
                                             "Float8DynamicActivationFloat8WeightConfig",
                                             "float8_dynamic_activation_float8_weight",
-                                            "Float8StaticActivationFloat8WeightConfig", NULL};
+                                            "Float8StaticActivationFloat8WeightConfig",
+                                            NULL};
     int compiled = 0, fp8_line = 0;
     for (size_t i = 0; i < n; i++) {
         if (name(&t[i], "compile") && i > 0 && op(&t[i - 1], ".")) compiled = 1;
@@ -472,11 +495,14 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
     if (!rc && fp8_line && !compiled) {
         delta(a, "reference", "fp8", 0, 0, 1e9, &med, impact, sizeof impact);
         char tagged[1024];
-        snprintf(tagged, sizeof tagged, "ecocompute's reference kernels (torchao's eager dataflow: "
-                 "dequantize the whole weight every call) on H100, %s", impact);
+        snprintf(tagged, sizeof tagged,
+                 "ecocompute's reference kernels (torchao's eager dataflow: "
+                 "dequantize the whole weight every call) on H100, %s",
+                 impact);
         rc = add(f, R_FP8_EAGER, EC_AUDIT_ORANGE, file, fp8_line,
                  "torchao float8 quantization and no torch.compile in this file: eager mode "
-                 "dequantizes every weight on every call", tagged);
+                 "dequantizes every weight on every call",
+                 tagged);
     }
 
     /* batch1-loop: generate() inside a for/while body */
@@ -484,7 +510,8 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
     for (size_t i = 0; i < n && !rc; i++) {
         int first = i == 0 || t[i - 1].kind == EC_PYT_NEWLINE;
         if (first) {
-            while (nloops && t[i].indent <= loop_indent[nloops - 1]) nloops--;
+            while (nloops && t[i].indent <= loop_indent[nloops - 1])
+                nloops--;
             size_t k = name(&t[i], "async") && i + 1 < n ? i + 1 : i;
             if ((name(&t[k], "for") || name(&t[k], "while")) && nloops < 64)
                 loop_indent[nloops++] = t[i].indent;
@@ -504,7 +531,8 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
     int guarded = 0, gen_line = 0, forward_line = 0;
     for (size_t i = 0; i < n; i++) {
         if (name(&t[i], "inference_mode") || name(&t[i], "no_grad")) guarded = 1;
-        if (!gen_line && name(&t[i], "generate") && i > 0 && op(&t[i - 1], ".")) gen_line = t[i].line;
+        if (!gen_line && name(&t[i], "generate") && i > 0 && op(&t[i - 1], "."))
+            gen_line = t[i].line;
         if (!forward_line && name(&t[i], "model") && i + 1 < n && op(&t[i + 1], "(") &&
             (i == 0 || !op(&t[i - 1], ".")))
             forward_line = t[i].line;
@@ -525,8 +553,7 @@ static int audit_python(const ec_advisor *a, const char *file, const ec_pytoken 
 
 /* ---- requirements.txt / pyproject.toml ---- */
 
-static int audit_requirements(const char *file, const char *text, size_t len,
-                              ec_audit_findings *f)
+static int audit_requirements(const char *file, const char *text, size_t len, ec_audit_findings *f)
 {
     static const char *const pkgs[] = {"torch", "torchao", "bitsandbytes", NULL};
     static const char *const marks[] = {"dev", "nightly", "rc", "git+", "--pre", NULL};
@@ -534,7 +561,8 @@ static int audit_requirements(const char *file, const char *text, size_t len,
     int line = 0;
     while (i < len) {
         size_t e = i;
-        while (e < len && text[e] != '\n') e++;
+        while (e < len && text[e] != '\n')
+            e++;
         line++;
         char buf[512];
         size_t l = e - i < sizeof buf - 1 ? e - i : sizeof buf - 1;
@@ -542,15 +570,18 @@ static int audit_requirements(const char *file, const char *text, size_t len,
         buf[l] = 0;
         char *hash = strchr(buf, '#');
         if (hash) *hash = 0;
-        for (char *p = buf; *p; p++) *p = (char)tolower((unsigned char)*p);
+        for (char *p = buf; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
         int pkg = 0;
         for (const char *const *k = pkgs; *k && !pkg; k++) {
             const char *s = strstr(buf, *k);
             /* the package name as a word: "torch" but not "torchvision" */
             while (s && !pkg) {
                 char after = s[strlen(*k)];
-                int start_ok = s == buf || !(isalnum((unsigned char)s[-1]) || s[-1] == '-' || s[-1] == '_');
-                if (start_ok && !(isalnum((unsigned char)after) || after == '-' || after == '_')) pkg = 1;
+                int start_ok =
+                    s == buf || !(isalnum((unsigned char)s[-1]) || s[-1] == '-' || s[-1] == '_');
+                if (start_ok && !(isalnum((unsigned char)after) || after == '-' || after == '_'))
+                    pkg = 1;
                 s = strstr(s + 1, *k);
             }
         }
@@ -561,7 +592,8 @@ static int audit_requirements(const char *file, const char *text, size_t len,
                 if (!s) continue;
                 /* "rc" only as a pre-release tag after a digit: 2.5.0rc1 */
                 if (!strcmp(*m, "rc") && !(s > buf && isdigit((unsigned char)s[-1]))) continue;
-                if (!strcmp(*m, "dev") && !(s > buf && (s[-1] == '.' || isdigit((unsigned char)s[-1]))))
+                if (!strcmp(*m, "dev") &&
+                    !(s > buf && (s[-1] == '.' || isdigit((unsigned char)s[-1]))))
                     continue;
                 mark = 1;
             }
@@ -677,7 +709,8 @@ static int walk(const ec_advisor *a, const char *dir, int depth, ec_audit_findin
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         struct stat st;
         if (!rc && lstat(path, &st) == 0) {
-            if (S_ISDIR(st.st_mode) && strcmp(names[i], "__pycache__") && strcmp(names[i], "node_modules"))
+            if (S_ISDIR(st.st_mode) && strcmp(names[i], "__pycache__") &&
+                strcmp(names[i], "node_modules"))
                 rc = walk(a, path, depth + 1, f);
             else if (S_ISREG(st.st_mode) && kind_of(path))
                 rc = audit_file(a, path, kind_of(path), f);

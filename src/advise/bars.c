@@ -24,7 +24,8 @@ void ec_ascii_bars(FILE *out, const char *title, const char *const *labels, cons
         }
         int len = max > 0 ? (int)lround(width * values[i] / max) : 0;
         if (len < 1 && values[i] > 0) len = 1;
-        for (int k = 0; k < len; k++) fputc('#', out);
+        for (int k = 0; k < len; k++)
+            fputc('#', out);
         fprintf(out, " %.4g %s\n", values[i], unit);
     }
 }

@@ -17,7 +17,8 @@ static int by_energy(const void *x, const void *y)
     int nb = b->a.method == EC_ANSWER_NONE || !isfinite(b->a.j_per_1k_gross);
     if (na != nb) return na - nb;
     if (na) return 0;
-    return (a->a.j_per_1k_gross > b->a.j_per_1k_gross) - (a->a.j_per_1k_gross < b->a.j_per_1k_gross);
+    return (a->a.j_per_1k_gross > b->a.j_per_1k_gross) -
+           (a->a.j_per_1k_gross < b->a.j_per_1k_gross);
 }
 
 int ec_candidates(const ec_advisor *a, const ec_query *base, const char *const *stacks,

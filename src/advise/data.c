@@ -48,13 +48,13 @@ static int number(const table_cursor *t, const char *column, double *out)
     char *end;
     *out = strtod(s, &end);
     if (*end || end == s)
-        return ec_set_error("%s:%zu: column %s: '%s' is not a number", t->path, t->row + 1,
-                            column, s);
+        return ec_set_error("%s:%zu: column %s: '%s' is not a number", t->path, t->row + 1, column,
+                            s);
     return 0;
 }
 
-static int read_table(const char *dir, const char *file, const char *const *required,
-                      ec_csv *csv, char *path, size_t cap)
+static int read_table(const char *dir, const char *file, const char *const *required, ec_csv *csv,
+                      char *path, size_t cap)
 {
     snprintf(path, cap, "%s/%s", dir, file);
     if (ec_csv_read_file(path, csv)) return -1;
@@ -72,8 +72,9 @@ static int read_table(const char *dir, const char *file, const char *const *requ
 
 static int load_gpus(ec_advise_data *d)
 {
-    static const char *const req[] = {"name", "aliases", "bandwidth_gbs", "tdp_w", "memory_gb",
-                                      "fp16_tflops", "idle_w", "source", NULL};
+    static const char *const req[] = {"name",   "aliases",   "bandwidth_gbs",
+                                      "tdp_w",  "memory_gb", "fp16_tflops",
+                                      "idle_w", "source",    NULL};
     ec_csv csv;
     char path[600];
     if (read_table(d->dir, "gpus.csv", req, &csv, path, sizeof path)) return -1;
@@ -91,13 +92,14 @@ static int load_gpus(ec_advise_data *d)
         copy_text(g->arch, sizeof g->arch, cell(&t, "arch"));
         copy_text(g->idle_basis, sizeof g->idle_basis, cell(&t, "idle_basis"));
         copy_text(g->source, sizeof g->source, cell(&t, "source"));
-        rc = number(&t, "memory_gb", &g->memory_gb) || number(&t, "bandwidth_gbs", &g->bandwidth_gbs) ||
-             number(&t, "tdp_w", &g->tdp_w) || number(&t, "fp16_tflops", &g->fp16_tflops) ||
-             number(&t, "int8_tops", &g->int8_tops) || number(&t, "fp8_tflops", &g->fp8_tflops) ||
-             number(&t, "idle_w", &g->idle_w);
-        if (!rc && !(g->bandwidth_gbs > 0 && g->tdp_w > 0 && g->fp16_tflops > 0 && g->memory_gb > 0))
-            rc = ec_set_error("%s:%zu: bandwidth, TDP, fp16 rate and memory must be positive",
-                              path, i + 1);
+        rc = number(&t, "memory_gb", &g->memory_gb) ||
+             number(&t, "bandwidth_gbs", &g->bandwidth_gbs) || number(&t, "tdp_w", &g->tdp_w) ||
+             number(&t, "fp16_tflops", &g->fp16_tflops) || number(&t, "int8_tops", &g->int8_tops) ||
+             number(&t, "fp8_tflops", &g->fp8_tflops) || number(&t, "idle_w", &g->idle_w);
+        if (!rc &&
+            !(g->bandwidth_gbs > 0 && g->tdp_w > 0 && g->fp16_tflops > 0 && g->memory_gb > 0))
+            rc = ec_set_error("%s:%zu: bandwidth, TDP, fp16 rate and memory must be positive", path,
+                              i + 1);
         if (!rc && !*g->source) rc = ec_set_error("%s:%zu: a row without a source", path, i + 1);
         d->ngpus++;
     }
@@ -115,9 +117,9 @@ static int year_of(const table_cursor *t, const char *column, int *out)
 
 static int load_regions(ec_advise_data *d)
 {
-    static const char *const req[] = {"region", "aliases", "name", "g_co2_per_kwh",
-                                      "intensity_year", "intensity_source", "usd_per_kwh",
-                                      "price_year", "price_source", NULL};
+    static const char *const req[] = {
+        "region",           "aliases",     "name",       "g_co2_per_kwh", "intensity_year",
+        "intensity_source", "usd_per_kwh", "price_year", "price_source",  NULL};
     ec_csv csv;
     char path[600];
     if (read_table(d->dir, "regions.csv", req, &csv, path, sizeof path)) return -1;
@@ -142,7 +144,8 @@ static int load_regions(ec_advise_data *d)
              year_of(&t, "intensity_year", &r->intensity_year) ||
              year_of(&t, "price_year", &r->price_year);
         if (!rc && !(r->g_co2_per_kwh > 0 && *r->intensity_source))
-            rc = ec_set_error("%s:%zu: every region needs an intensity and its source", path, i + 1);
+            rc =
+                ec_set_error("%s:%zu: every region needs an intensity and its source", path, i + 1);
     }
     ec_csv_free(&csv);
     if (!rc && !ec_advise_find_region(d, "world"))
@@ -172,7 +175,8 @@ static int load_equivalents(ec_advise_data *d)
         copy_text(e->year, sizeof e->year, cell(&t, "year"));
         copy_text(e->source, sizeof e->source, cell(&t, "source"));
         rc = number(&t, "value", &e->value);
-        if (!rc && !(e->value > 0)) rc = ec_set_error("%s:%zu: value must be positive", path, i + 1);
+        if (!rc && !(e->value > 0))
+            rc = ec_set_error("%s:%zu: value must be positive", path, i + 1);
     }
     ec_csv_free(&csv);
     return rc ? -1 : 0;
@@ -232,8 +236,10 @@ static int load_reference(ec_advise_data *d)
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         ec_run_record *r = NULL;
         size_t n = 0;
-        if (!rc && ec_dataset_read(path, &r, &n) == 0) rc = ec_advise_data_append(d, r, n);
-        else if (!rc) rc = -1;
+        if (!rc && ec_dataset_read(path, &r, &n) == 0)
+            rc = ec_advise_data_append(d, r, n);
+        else if (!rc)
+            rc = -1;
         free(r);
         free(names[i]);
     }
@@ -252,14 +258,15 @@ int ec_advise_data_append(ec_advise_data *d, const ec_run_record *r, size_t n)
     return 0;
 }
 
-size_t ec_advise_use_calibrations(ec_advise_data *d, ec_store *s, const ec_run_record *r,
-                                  size_t n, const char *db_name)
+size_t ec_advise_use_calibrations(ec_advise_data *d, ec_store *s, const ec_run_record *r, size_t n,
+                                  const char *db_name)
 {
     size_t changed = 0;
     for (size_t i = 0; i < n; i++) {
         if (!r[i].gpu_uuid[0]) continue;
         int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(r[j].gpu_uuid, r[i].gpu_uuid);
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(r[j].gpu_uuid, r[i].gpu_uuid);
         ec_calibration cal;
         if (seen || ec_store_latest_calibration(s, r[i].gpu_uuid, &cal)) continue;
         const ec_gpu_spec *g = ec_advise_find_gpu(d, cal.gpu_name);
@@ -482,7 +489,8 @@ size_t ec_edit_distance(const char *a, const char *b)
     if (la > 255) la = 255;
     if (lb > 255) lb = 255;
     size_t prev[256], cur[256];
-    for (size_t j = 0; j <= lb; j++) prev[j] = j;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
     for (size_t i = 1; i <= la; i++) {
         cur[0] = i;
         for (size_t j = 1; j <= lb; j++) {
@@ -497,8 +505,7 @@ size_t ec_edit_distance(const char *a, const char *b)
     return prev[lb];
 }
 
-void ec_closest_names(const char *query, const char *const *names, size_t n, char *out,
-                      size_t cap)
+void ec_closest_names(const char *query, const char *const *names, size_t n, char *out, size_t cap)
 {
     out[0] = 0;
     size_t used = 0, chosen[3];
@@ -507,7 +514,8 @@ void ec_closest_names(const char *query, const char *const *names, size_t n, cha
         size_t best = SIZE_MAX, bi = 0;
         for (size_t i = 0; i < n; i++) {
             int dup = 0;
-            for (int k = 0; k < nchosen && !dup; k++) dup = !strcasecmp(names[chosen[k]], names[i]);
+            for (int k = 0; k < nchosen && !dup; k++)
+                dup = !strcasecmp(names[chosen[k]], names[i]);
             if (dup) continue;
             size_t d = ec_edit_distance(query, names[i]);
             if (d < best) {

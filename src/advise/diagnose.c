@@ -54,8 +54,8 @@ int ec_diagnose(const ec_advisor *a, const ec_query *q, double measured_tok_s,
         }
     }
     if (an->tok_s > 0 && an->j_per_1k_gross > 0)
-        out->idle_share_pct = 100.0 * ec_gpu_idle_w(q->gpu, NULL) * 1000.0 / an->tok_s /
-                              an->j_per_1k_gross;
+        out->idle_share_pct =
+            100.0 * ec_gpu_idle_w(q->gpu, NULL) * 1000.0 / an->tok_s / an->j_per_1k_gross;
 
     char msg[256], impact[768];
     double med;
@@ -68,8 +68,7 @@ int ec_diagnose(const ec_advisor *a, const ec_query *q, double measured_tok_s,
     }
     if (!strncmp(q->precision, "nf4", 3) && q->params_b > 0 && q->params_b < 5.0 && hf) {
         ec_measured_delta(a, q->stack, q->precision, 5.0, 0, &med, impact, sizeof impact);
-        snprintf(msg, sizeof msg, "4-bit on a %.2g B model, below the ~5 B crossover",
-                 q->params_b);
+        snprintf(msg, sizeof msg, "4-bit on a %.2g B model, below the ~5 B crossover", q->params_b);
         trap(out, "nf4-small-model", EC_AUDIT_ORANGE, msg, "fp16/bf16", impact);
     }
     if (!strcmp(q->precision, "fp8") && hf) {

@@ -34,13 +34,18 @@ const double ec_idle_fraction_of_tdp = 0.17;
 static double bytes_per_param(ec_precision p)
 {
     switch (p) {
-    case EC_PREC_F32: return 4.0;
+    case EC_PREC_F32:
+        return 4.0;
     case EC_PREC_INT8:
     case EC_PREC_INT8_MIXED:
-    case EC_PREC_FP8: return 1.0;
-    case EC_PREC_NF4: return 0.5625;
-    case EC_PREC_NF4_DQ: return 0.5157;
-    default: return 2.0;
+    case EC_PREC_FP8:
+        return 1.0;
+    case EC_PREC_NF4:
+        return 0.5625;
+    case EC_PREC_NF4_DQ:
+        return 0.5157;
+    default:
+        return 2.0;
     }
 }
 
@@ -49,7 +54,8 @@ int ec_step_work_of(const char *model, double params_b, const char *precision, i
 {
     memset(w, 0, sizeof *w);
     ec_precision prec;
-    if (ec_precision_parse(precision, &prec)) return ec_set_error("unknown precision '%s'", precision);
+    if (ec_precision_parse(precision, &prec))
+        return ec_set_error("unknown precision '%s'", precision);
     if (batch < 1) return ec_set_error("batch must be at least 1");
     const ec_model_config *c = model ? ec_catalog_find(model) : NULL;
     if (!c && model) c = ec_catalog_match(model);
@@ -109,7 +115,8 @@ void ec_model_step(const ec_model_params *p, const ec_gpu_spec *g, const ec_step
     double t = step_time(p->eta_bw, p->eta_tf, k * p->overhead_s, k * p->seq_overhead_s, g,
                          p->precision, w);
     *time_s = t;
-    *energy_j = (idle_w + p->active_w) * t + p->pj_per_byte * 1e-12 * (w->weight_bytes + w->kv_bytes) +
+    *energy_j = (idle_w + p->active_w) * t +
+                p->pj_per_byte * 1e-12 * (w->weight_bytes + w->kv_bytes) +
                 p->pj_per_flop * 1e-12 * (w->flops + w->flops_prefill);
 }
 
@@ -129,8 +136,8 @@ int ec_model_predict(const ec_model_params *p, const ec_gpu_spec *g, const ec_st
 typedef struct {
     const ec_gpu_spec *g;
     ec_step_work w;
-    double t_meas;     /* s per step */
-    double e_meas;     /* J per step under def */
+    double t_meas; /* s per step */
+    double e_meas; /* J per step under def */
     ec_energy_definition def;
     double idle_w;
 } fit_row;
@@ -141,8 +148,8 @@ static int usable(const ec_ref_point *p, const char *stack, const char *precisio
            p->verdict != (int)EC_SEV_ERROR && p->batch > 0;
 }
 
-static size_t collect(const ec_ref_point *pts, size_t n, const ec_advise_data *d,
-                      const char *stack, const char *precision, size_t skip, fit_row *rows)
+static size_t collect(const ec_ref_point *pts, size_t n, const ec_advise_data *d, const char *stack,
+                      const char *precision, size_t skip, fit_row *rows)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -225,7 +232,8 @@ static void fit_time(const fit_row *r, size_t m, const char *precision, ec_model
     p->nscales = 0;
     for (size_t i = 0; i < m && p->nscales < 16; i++) {
         int seen = 0;
-        for (size_t k = 0; k < p->nscales && !seen; k++) seen = !strcmp(p->scale_gpu[k], r[i].g->name);
+        for (size_t k = 0; k < p->nscales && !seen; k++)
+            seen = !strcmp(p->scale_gpu[k], r[i].g->name);
         if (seen) continue;
         fit_row *mine = malloc(m * sizeof *mine);
         if (!mine) return;
@@ -275,11 +283,13 @@ static int solve(double a[3][3], double y[3], int k, double x[3])
         for (int r = 0; r < k; r++) {
             if (r == c) continue;
             double f = a[r][c] / a[c][c];
-            for (int j = 0; j < k; j++) a[r][j] -= f * a[c][j];
+            for (int j = 0; j < k; j++)
+                a[r][j] -= f * a[c][j];
             y[r] -= f * y[c];
         }
     }
-    for (int c = 0; c < k; c++) x[c] = y[c] / a[c][c];
+    for (int c = 0; c < k; c++)
+        x[c] = y[c] / a[c][c];
     return 0;
 }
 
@@ -304,7 +314,8 @@ static size_t fit_energy(const fit_row *r, size_t m, ec_model_params *p)
             double y = r[i].e_meas - (r[i].def == EC_ENERGY_GROSS ? r[i].idle_w * r[i].t_meas : 0);
             double s = 1.0 / r[i].e_meas;
             for (int a = 0; a < k; a++) {
-                for (int b = 0; b < k; b++) ata[a][b] += x[idx[a]] * x[idx[b]] * s * s;
+                for (int b = 0; b < k; b++)
+                    ata[a][b] += x[idx[a]] * x[idx[b]] * s * s;
                 aty[a] += x[idx[a]] * y * s * s;
             }
             cnt++;
@@ -313,10 +324,12 @@ static size_t fit_energy(const fit_row *r, size_t m, ec_model_params *p)
         double sol[3];
         if (solve(ata, aty, k, sol)) continue;
         int neg = 0;
-        for (int a = 0; a < k; a++) neg |= sol[a] < 0;
+        for (int a = 0; a < k; a++)
+            neg |= sol[a] < 0;
         if (neg) continue;
         double full[3] = {0, 0, 0};
-        for (int a = 0; a < k; a++) full[idx[a]] = sol[a];
+        for (int a = 0; a < k; a++)
+            full[idx[a]] = sol[a];
         double ss = 0;
         for (size_t i = 0; i < m; i++) {
             if (!(r[i].e_meas > 0) || !(r[i].t_meas > 0)) continue;
@@ -350,7 +363,8 @@ int ec_model_fit(const ec_ref_point *pts, size_t n, const ec_advise_data *d, con
     if (!rows) return ec_set_error("out of memory");
     size_t m = collect(pts, n, d, stack, precision, skip, rows);
     size_t nt = 0;
-    for (size_t i = 0; i < m; i++) nt += rows[i].t_meas > 0;
+    for (size_t i = 0; i < m; i++)
+        nt += rows[i].t_meas > 0;
     if (nt < 2) {
         free(rows);
         return ec_set_error("fewer than 2 measured points for stack %s at %s", stack, precision);
@@ -388,9 +402,10 @@ int ec_model_loo(const ec_ref_point *pts, size_t n, const ec_advise_data *d, ec_
         ec_loo_error *e = &(*out)[(*nout)++];
         e->point = i;
         e->tok_s_err_pct = p->tok_s > 0 ? 100.0 * (tok_s / p->tok_s - 1) : NAN;
-        e->energy_err_pct = p->j_per_1k > 0 && (p->def == EC_ENERGY_GROSS || p->def == EC_ENERGY_NET)
-                                ? 100.0 * (j1k / p->j_per_1k - 1)
-                                : NAN;
+        e->energy_err_pct =
+            p->j_per_1k > 0 && (p->def == EC_ENERGY_GROSS || p->def == EC_ENERGY_NET)
+                ? 100.0 * (j1k / p->j_per_1k - 1)
+                : NAN;
     }
     return 0;
 }

@@ -42,12 +42,14 @@ static int is_name_char(unsigned char c)
     return isalnum(c) || c == '_' || c >= 0x80;
 }
 
-/* Length of a string prefix (r, b, u, f, rb, br, fr, rf in any case) followed by a quote, else 0. */
+/* Length of a string prefix (r, b, u, f, rb, br, fr, rf in any case) followed by a quote, else 0.
+ */
 static size_t string_prefix(const char *s, size_t left)
 {
     size_t k = 0;
-    while (k < 2 && k < left && strchr("rRbBuUfF", s[k])) k++;
-    for (; ; k--) {
+    while (k < 2 && k < left && strchr("rRbBuUfF", s[k]))
+        k++;
+    for (;; k--) {
         if (k < left && (s[k] == '\'' || s[k] == '"')) return k + 1;
         if (!k) return 0;
     }
@@ -89,7 +91,8 @@ int ec_py_tokenize(const char *src, size_t len, ec_pytoken **out, size_t *nout)
             continue;
         }
         if (c == '#') {
-            while (i < len && src[i] != '\n') i++;
+            while (i < len && src[i] != '\n')
+                i++;
             continue;
         }
         if (c == '\\' && i + 1 < len && (src[i + 1] == '\n' || src[i + 1] == '\r')) {
@@ -133,7 +136,8 @@ int ec_py_tokenize(const char *src, size_t len, ec_pytoken **out, size_t *nout)
         }
         if (is_name_start(c)) {
             size_t j = i;
-            while (j < len && is_name_char((unsigned char)src[j])) j++;
+            while (j < len && is_name_char((unsigned char)src[j]))
+                j++;
             if (push(&l, EC_PYT_NAME, line, indent, src + i, j - i)) goto fail;
             i = j;
             line_has_tokens = 1;
@@ -141,10 +145,11 @@ int ec_py_tokenize(const char *src, size_t len, ec_pytoken **out, size_t *nout)
         }
         if (isdigit(c) || (c == '.' && i + 1 < len && isdigit((unsigned char)src[i + 1]))) {
             size_t j = i;
-            while (j < len && (isalnum((unsigned char)src[j]) || src[j] == '_' || src[j] == '.' ||
-                               ((src[j] == '+' || src[j] == '-') && j > i &&
-                                (src[j - 1] == 'e' || src[j - 1] == 'E') &&
-                                !(src[i] == '0' && j > i + 1 && (src[i + 1] == 'x' || src[i + 1] == 'X')))))
+            while (j < len &&
+                   (isalnum((unsigned char)src[j]) || src[j] == '_' || src[j] == '.' ||
+                    ((src[j] == '+' || src[j] == '-') && j > i &&
+                     (src[j - 1] == 'e' || src[j - 1] == 'E') &&
+                     !(src[i] == '0' && j > i + 1 && (src[i + 1] == 'x' || src[i + 1] == 'X')))))
                 j++;
             if (push(&l, EC_PYT_NUMBER, line, indent, src + i, j - i)) goto fail;
             i = j;
@@ -157,8 +162,10 @@ int ec_py_tokenize(const char *src, size_t len, ec_pytoken **out, size_t *nout)
         for (const char *const *o = ops2; *o && oplen == 1; o++)
             if (i + 2 <= len && !strncmp(src + i, *o, 2)) oplen = 2;
         if (oplen == 1) {
-            if (strchr("([{", c)) depth++;
-            else if (strchr(")]}", c) && depth > 0) depth--;
+            if (strchr("([{", c))
+                depth++;
+            else if (strchr(")]}", c) && depth > 0)
+                depth--;
         }
         if (push(&l, EC_PYT_OP, line, indent, src + i, oplen)) goto fail;
         i += oplen;
@@ -177,6 +184,7 @@ fail:
 
 void ec_py_tokens_free(ec_pytoken *t, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(t[i].text);
+    for (size_t i = 0; i < n; i++)
+        free(t[i].text);
     free(t);
 }

@@ -30,7 +30,8 @@ static void summarize_field(const ec_run_record *r, const size_t *rows, size_t n
         *mean = *cv = NAN;
         return;
     }
-    for (size_t i = 0; i < n; i++) memcpy(&x[i], (const char *)&r[rows[i]] + offset, sizeof x[i]);
+    for (size_t i = 0; i < n; i++)
+        memcpy(&x[i], (const char *)&r[rows[i]] + offset, sizeof x[i]);
     ec_summary s;
     ec_summarize(x, n, &s);
     *mean = s.n ? s.mean : NAN;
@@ -68,7 +69,7 @@ int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *nout, siz
     size_t ng = 0;
     if (ec_group_configs(d->records, d->nrecords, &g, &ng)) return -1;
     int *worst = malloc((d->nrecords ? d->nrecords : 1) * sizeof *worst);
-    char (*checks)[96] = calloc(d->nrecords ? d->nrecords : 1, sizeof *checks);
+    char(*checks)[96] = calloc(d->nrecords ? d->nrecords : 1, sizeof *checks);
     ec_ref_point *p = calloc(ng ? ng : 1, sizeof *p);
     if (!worst || !checks || !p) {
         free(worst);
@@ -77,7 +78,8 @@ int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *nout, siz
         ec_groups_free(g, ng);
         return ec_set_error("out of memory");
     }
-    for (size_t i = 0; i < d->nrecords; i++) worst[i] = -1;
+    for (size_t i = 0; i < d->nrecords; i++)
+        worst[i] = -1;
     ec_validate_options vo;
     ec_validate_options_default(&vo);
     ec_findings f = {0};
@@ -93,7 +95,8 @@ int ec_ref_points(const ec_advise_data *d, ec_ref_point **out, size_t *nout, siz
             }
         }
     ec_findings_free(&f);
-    for (size_t i = 0; error_rows && i < d->nrecords; i++) *error_rows += worst[i] == (int)EC_SEV_ERROR;
+    for (size_t i = 0; error_rows && i < d->nrecords; i++)
+        *error_rows += worst[i] == (int)EC_SEV_ERROR;
 
     size_t np = 0;
     for (size_t gi = 0; gi < ng; gi++) {

@@ -12,10 +12,13 @@
 static const char *level_of(ec_audit_severity s)
 {
     switch (s) {
-    case EC_AUDIT_RED: return "error";
+    case EC_AUDIT_RED:
+        return "error";
     case EC_AUDIT_ORANGE:
-    case EC_AUDIT_YELLOW: return "warning";
-    default: return "note";
+    case EC_AUDIT_YELLOW:
+        return "warning";
+    default:
+        return "note";
     }
 }
 
@@ -60,8 +63,8 @@ int ec_audit_write_sarif(FILE *out, const ec_audit_findings *f)
         cJSON_AddNumberToObject(r, "ruleIndex", (double)(x->rule - rules));
         cJSON_AddStringToObject(r, "level", level_of(x->severity));
         char msg[2048];
-        snprintf(msg, sizeof msg, "[%s] %s. Fix: %s. Impact: %s", ec_audit_severity_name(x->severity),
-                 x->message, x->rule->fix, x->impact);
+        snprintf(msg, sizeof msg, "[%s] %s. Fix: %s. Impact: %s",
+                 ec_audit_severity_name(x->severity), x->message, x->rule->fix, x->impact);
         cJSON_AddItemToObject(r, "message", text_object(msg));
         cJSON *locs = cJSON_AddArrayToObject(r, "locations");
         cJSON *loc = cJSON_CreateObject();

@@ -1,5 +1,6 @@
 /* workload.c — the arithmetic of `advise estimate`: a workload in natural quantities turned into
- * generated tokens per period, and tokens × J/1k into kWh, facility kWh (PUE), dollars and kgCO2. */
+ * generated tokens per period, and tokens × J/1k into kWh, facility kWh (PUE), dollars and kgCO2.
+ */
 #include "ecocompute/advise.h"
 
 #include <ctype.h>
@@ -12,10 +13,14 @@
 
 int ec_period_parse(const char *text, ec_period *out)
 {
-    if (!strcmp(text, "day")) *out = EC_PER_DAY;
-    else if (!strcmp(text, "month")) *out = EC_PER_MONTH;
-    else if (!strcmp(text, "year")) *out = EC_PER_YEAR;
-    else return ec_set_error("unknown period '%s' (day, month or year)", text);
+    if (!strcmp(text, "day"))
+        *out = EC_PER_DAY;
+    else if (!strcmp(text, "month"))
+        *out = EC_PER_MONTH;
+    else if (!strcmp(text, "year"))
+        *out = EC_PER_YEAR;
+    else
+        return ec_set_error("unknown period '%s' (day, month or year)", text);
     return 0;
 }
 
@@ -38,7 +43,8 @@ int ec_parse_quantity(const char *text, double *out)
     for (; *p && j + 1 < sizeof digits; p++) {
         if (*p == ',' || *p == '_') continue; /* thousands separators */
         if (!(isdigit((unsigned char)*p) || *p == '.' || *p == 'e' || *p == 'E' ||
-              ((*p == '+' || *p == '-') && j > 0 && (digits[j - 1] == 'e' || digits[j - 1] == 'E'))))
+              ((*p == '+' || *p == '-') && j > 0 &&
+               (digits[j - 1] == 'e' || digits[j - 1] == 'E'))))
             break;
         digits[j++] = *p;
     }
@@ -49,8 +55,9 @@ int ec_parse_quantity(const char *text, double *out)
     static const struct {
         const char *suffix;
         double factor;
-    } units[] = {{"", 1}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"B", 1e9}, {"G", 1e9},
-                 {"\u4e07", 1e4}, {"\u4e07\u5b57", 1e4}, {"\u4ebf", 1e8}, {"\u5b57", 1}};
+    } units[] = {{"", 1},         {"k", 1e3},   {"K", 1e3},      {"M", 1e6},
+                 {"B", 1e9},      {"G", 1e9},   {"\u4e07", 1e4}, {"\u4e07\u5b57", 1e4},
+                 {"\u4ebf", 1e8}, {"\u5b57", 1}};
     for (size_t u = 0; u < sizeof units / sizeof *units; u++)
         if (!strcmp(p, units[u].suffix)) {
             x *= units[u].factor;
@@ -89,9 +96,8 @@ int ec_workload_tokens(const ec_workload_input *in, ec_workload *out)
         if (!(in->tok_s > 0)) return ec_set_error("no throughput to run the hours at");
         double days = ec_period_days(in->period);
         out->tokens = in->hours_per_day * 3600.0 * in->tok_s * days;
-        snprintf(out->how, sizeof out->how,
-                 "%.3g h/day x 3600 s x %.1f tok/s x %.4g days per %s", in->hours_per_day,
-                 in->tok_s, days, per);
+        snprintf(out->how, sizeof out->how, "%.3g h/day x 3600 s x %.1f tok/s x %.4g days per %s",
+                 in->hours_per_day, in->tok_s, days, per);
         return 0;
     }
     if (given(in->chars)) {
@@ -121,8 +127,8 @@ int ec_workload_tokens(const ec_workload_input *in, ec_workload *out)
     return 0;
 }
 
-void ec_footprint_of(double tokens, double j_per_1k, double tok_s, double pue,
-                     double usd_per_kwh, double g_co2_per_kwh, ec_footprint *out)
+void ec_footprint_of(double tokens, double j_per_1k, double tok_s, double pue, double usd_per_kwh,
+                     double g_co2_per_kwh, ec_footprint *out)
 {
     out->pue = pue;
     out->gpu_kwh = tokens * j_per_1k / 1000.0 / 3.6e6;

@@ -19,9 +19,12 @@ int advise_common_arg(advise_ctx *c, int argc, char **argv, int *i)
         return -1;
     }
     const char *v = argv[++*i];
-    if (!strcmp(f, "--data-dir")) c->data_dir = v;
-    else if (!strcmp(f, "--db")) c->db = v;
-    else if (cli_parse_format(c->cmd, v, &c->format)) return -1;
+    if (!strcmp(f, "--data-dir"))
+        c->data_dir = v;
+    else if (!strcmp(f, "--db"))
+        c->db = v;
+    else if (cli_parse_format(c->cmd, v, &c->format))
+        return -1;
     return 1;
 }
 
@@ -45,7 +48,10 @@ int advise_load(advise_ctx *c)
             return -1;
         }
         size_t ncal = ec_advise_use_calibrations(&c->data, s, r, n, c->db);
-        if (ncal) fprintf(stderr, "ecocompute %s: note: idle power of %zu GPU(s) from your calibrations\n", c->cmd, ncal);
+        if (ncal)
+            fprintf(stderr,
+                    "ecocompute %s: note: idle power of %zu GPU(s) from your calibrations\n",
+                    c->cmd, ncal);
         ec_store_close(s);
         free(r);
     }
@@ -99,7 +105,8 @@ int advise_region(advise_ctx *c, const char *name, const ec_region **out)
     if (*out) return 0;
     const char *names[128];
     size_t n = 0;
-    for (size_t i = 0; i < c->data.nregions && n < 128; i++) names[n++] = c->data.regions[i].key;
+    for (size_t i = 0; i < c->data.nregions && n < 128; i++)
+        names[n++] = c->data.regions[i].key;
     char near[256];
     ec_closest_names(name, names, n, near, sizeof near);
     cli_usage_error(c->cmd, "unknown region '%s' (closest known: %s; the table is %s/regions.csv)",
@@ -126,7 +133,8 @@ int advise_model(advise_ctx *c, const char *name, double *params_b)
     }
     const char *names[64];
     size_t n = 0;
-    for (size_t i = 0; i < ec_catalog_count() && n < 64; i++) names[n++] = ec_catalog_get(i)->name;
+    for (size_t i = 0; i < ec_catalog_count() && n < 64; i++)
+        names[n++] = ec_catalog_get(i)->name;
     char near[256];
     ec_closest_names(name, names, n, near, sizeof near);
     cli_usage_error(c->cmd, "unknown model '%s' (closest known: %s; see 'ecocompute models')", name,
@@ -139,7 +147,8 @@ int advise_precision(advise_ctx *c, const char *name)
     ec_precision p;
     if (!ec_precision_parse(name, &p)) return 0;
     const char *names[EC_PREC_COUNT];
-    for (int i = 0; i < EC_PREC_COUNT; i++) names[i] = ec_precision_name((ec_precision)i);
+    for (int i = 0; i < EC_PREC_COUNT; i++)
+        names[i] = ec_precision_name((ec_precision)i);
     char near[256];
     ec_closest_names(name, names, EC_PREC_COUNT, near, sizeof near);
     cli_usage_error(c->cmd, "unknown precision '%s' (closest known: %s)", name, near);
@@ -169,11 +178,12 @@ void advise_config_defaults(advise_config_args *a)
 
 int advise_config_arg(advise_ctx *c, advise_config_args *a, int argc, char **argv, int *i)
 {
-    static const char *const opts[] = {"--model", "--gpu", "--precision", "--stack",
+    static const char *const opts[] = {"--model", "--gpu",    "--precision", "--stack",
                                        "--batch", "--prompt", "--gen"};
     const char *f = argv[*i];
     size_t k = 0;
-    while (k < 7 && strcmp(f, opts[k])) k++;
+    while (k < 7 && strcmp(f, opts[k]))
+        k++;
     if (k == 7) return 0;
     if (*i + 1 >= argc) {
         cli_usage_error(c->cmd, "%s needs a value", f);
@@ -181,13 +191,24 @@ int advise_config_arg(advise_ctx *c, advise_config_args *a, int argc, char **arg
     }
     const char *v = argv[++*i];
     switch (k) {
-    case 0: a->model = v; break;
-    case 1: a->gpu = v; break;
-    case 2: a->precision = v; break;
-    case 3: a->stack = v; break;
-    case 4: return cli_parse_long(c->cmd, f, v, 1, 65536, &a->batch) ? -1 : 1;
-    case 5: return cli_parse_long(c->cmd, f, v, 0, 1 << 20, &a->prompt) ? -1 : 1;
-    default: return cli_parse_long(c->cmd, f, v, 1, 1 << 20, &a->gen) ? -1 : 1;
+    case 0:
+        a->model = v;
+        break;
+    case 1:
+        a->gpu = v;
+        break;
+    case 2:
+        a->precision = v;
+        break;
+    case 3:
+        a->stack = v;
+        break;
+    case 4:
+        return cli_parse_long(c->cmd, f, v, 1, 65536, &a->batch) ? -1 : 1;
+    case 5:
+        return cli_parse_long(c->cmd, f, v, 0, 1 << 20, &a->prompt) ? -1 : 1;
+    default:
+        return cli_parse_long(c->cmd, f, v, 1, 1 << 20, &a->gen) ? -1 : 1;
     }
     return 1;
 }
@@ -199,7 +220,8 @@ int advise_config_query(advise_ctx *c, const advise_config_args *a, const char *
     if (strchr(need, 'g') && !a->gpu) return cli_usage_error(c->cmd, "--gpu is required"), -1;
     if (strchr(need, 'p') && !a->precision)
         return cli_usage_error(c->cmd, "--precision is required"), -1;
-    if (strchr(need, 'b') && a->batch < 1) return cli_usage_error(c->cmd, "--batch is required"), -1;
+    if (strchr(need, 'b') && a->batch < 1)
+        return cli_usage_error(c->cmd, "--batch is required"), -1;
     if (a->model && advise_model(c, a->model, &q->params_b)) return -1;
     if (a->gpu && advise_gpu(c, a->gpu, &q->gpu)) return -1;
     if (a->precision && advise_precision(c, a->precision)) return -1;

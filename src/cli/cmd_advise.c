@@ -22,21 +22,23 @@ static const cli_command advise_commands[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: ecocompute advise <subcommand> [options]\n\n"
-            "Answers from data: your results database (--db), the reference dataset shipped in\n"
-            "data/reference (the seeds' published rows and this project's runs, each with its\n"
-            "source and licence), and a physical model fitted to them. Every figure says whether\n"
-            "it is measured, interpolated or modelled, its source rows and its ±.\n\nsubcommands:\n");
+    fprintf(
+        out,
+        "usage: ecocompute advise <subcommand> [options]\n\n"
+        "Answers from data: your results database (--db), the reference dataset shipped in\n"
+        "data/reference (the seeds' published rows and this project's runs, each with its\n"
+        "source and licence), and a physical model fitted to them. Every figure says whether\n"
+        "it is measured, interpolated or modelled, its source rows and its ±.\n\nsubcommands:\n");
     for (const cli_command *c = advise_commands; c->name; c++)
         fprintf(out, "  %-9s %s\n", c->name, c->summary);
-    fprintf(out,
-            "\nexamples:\n"
-            "  ecocompute advise optimize --model Mistral-7B --gpu A800\n"
-            "  ecocompute advise estimate --model Llama-2-7B --gpu H100 --precision fp16 --batch 8 \\\n"
-            "      --requests 1000000 --tokens-per-request 300 --per month --region us\n"
-            "  ecocompute advise audit --format sarif --fail-on orange src/\n\n"
-            "'ecocompute advise <subcommand> --help' shows its options.\n");
+    fprintf(
+        out,
+        "\nexamples:\n"
+        "  ecocompute advise optimize --model Mistral-7B --gpu A800\n"
+        "  ecocompute advise estimate --model Llama-2-7B --gpu H100 --precision fp16 --batch 8 \\\n"
+        "      --requests 1000000 --tokens-per-request 300 --per month --region us\n"
+        "  ecocompute advise audit --format sarif --fail-on orange src/\n\n"
+        "'ecocompute advise <subcommand> --help' shows its options.\n");
 }
 
 int cmd_advise(int argc, char **argv)

@@ -15,25 +15,27 @@ static void usage(void)
 {
     size_t n;
     const ec_audit_rule *r = ec_audit_rules(&n);
-    printf("usage: ecocompute advise audit [--format table|json|csv|sarif] [--fail-on SEVERITY]\n"
-           "                               [--data-dir DIR] FILE|DIR...\n\n"
-           "Reads Python files (*.py) as Python — comments, strings and docstrings never trigger a\n"
-           "finding; keyword arguments count across lines and inside dicts passed as **kwargs —\n"
-           "and requirements*.txt / pyproject.toml. Folders are walked recursively. Each finding\n"
-           "has a severity (red, orange, yellow, green = informational, gray = cannot tell),\n"
-           "file:line, the fix, and the measured impact with its source rows from the reference\n"
-           "dataset (data/reference).\n\nrules:\n");
+    printf(
+        "usage: ecocompute advise audit [--format table|json|csv|sarif] [--fail-on SEVERITY]\n"
+        "                               [--data-dir DIR] FILE|DIR...\n\n"
+        "Reads Python files (*.py) as Python — comments, strings and docstrings never trigger a\n"
+        "finding; keyword arguments count across lines and inside dicts passed as **kwargs —\n"
+        "and requirements*.txt / pyproject.toml. Folders are walked recursively. Each finding\n"
+        "has a severity (red, orange, yellow, green = informational, gray = cannot tell),\n"
+        "file:line, the fix, and the measured impact with its source rows from the reference\n"
+        "dataset (data/reference).\n\nrules:\n");
     for (size_t i = 0; i < n; i++)
         printf("  %-18s %-6s %s\n", r[i].id, ec_audit_severity_name(r[i].severity), r[i].title);
-    printf("\n  --format F        table (default), json, csv, or sarif (SARIF 2.1.0 for code "
-           "scanning)\n"
-           "  --fail-on S       exit 1 when a finding of severity S or worse exists (order: gray <\n"
-           "                    green < yellow < orange < red); default: never\n"
-           "  --data-dir DIR    shipped data for the measured impacts (default: next to the "
-           "executable)\n\n"
-           "examples:\n"
-           "  ecocompute advise audit infer.py requirements.txt\n"
-           "  ecocompute advise audit --format sarif --fail-on orange . > audit.sarif\n");
+    printf(
+        "\n  --format F        table (default), json, csv, or sarif (SARIF 2.1.0 for code "
+        "scanning)\n"
+        "  --fail-on S       exit 1 when a finding of severity S or worse exists (order: gray <\n"
+        "                    green < yellow < orange < red); default: never\n"
+        "  --data-dir DIR    shipped data for the measured impacts (default: next to the "
+        "executable)\n\n"
+        "examples:\n"
+        "  ecocompute advise audit infer.py requirements.txt\n"
+        "  ecocompute advise audit --format sarif --fail-on orange . > audit.sarif\n");
 }
 
 static void print_report(const ec_audit_findings *f)
@@ -136,9 +138,12 @@ int cmd_advise_audit(int argc, char **argv)
         }
     if (rc == EXIT_OK) {
         if (f.n) qsort(f.v, f.n, sizeof *f.v, by_place);
-        if (sarif) ec_audit_write_sarif(stdout, &f);
-        else if (c.format == EC_FORMAT_TABLE) print_report(&f);
-        else print_table(&f, c.format);
+        if (sarif)
+            ec_audit_write_sarif(stdout, &f);
+        else if (c.format == EC_FORMAT_TABLE)
+            print_report(&f);
+        else
+            print_table(&f, c.format);
         size_t counts[5] = {0};
         int failing = 0;
         for (size_t i = 0; i < f.n; i++) {

@@ -12,17 +12,19 @@
 
 static void usage(void)
 {
-    printf("usage: ecocompute advise compare --config MODEL:GPU:PRECISION:BATCH[:STACK] (2 to 4 "
-           "times)\n"
-           "         [--prompt N] [--gen N] [--format table|json|csv] [--data-dir DIR] [--db PATH]\n\n"
-           "Puts 2 to 4 configurations side by side: tok/s, J/1k tokens (gross, and the source's\n"
-           "own definition), VRAM, method (measured / interpolated / modelled), ± and sources, and\n"
-           "draws the energy and throughput as bars. STACK is fused, reference or hf-bnb (default).\n\n"
-           "examples:\n"
-           "  ecocompute advise compare --config Mistral-7B:A800:fp16:1 --config "
-           "Mistral-7B:A800:int8-mixed:1\n"
-           "  ecocompute advise compare --config Llama-2-7B:H100:fp16:8:fused \\\n"
-           "      --config Llama-2-7B:H100:fp16:8:reference --config Llama-2-7B:A100:fp16:8:fused\n");
+    printf(
+        "usage: ecocompute advise compare --config MODEL:GPU:PRECISION:BATCH[:STACK] (2 to 4 "
+        "times)\n"
+        "         [--prompt N] [--gen N] [--format table|json|csv] [--data-dir DIR] [--db PATH]\n\n"
+        "Puts 2 to 4 configurations side by side: tok/s, J/1k tokens (gross, and the source's\n"
+        "own definition), VRAM, method (measured / interpolated / modelled), ± and sources, and\n"
+        "draws the energy and throughput as bars. STACK is fused, reference or hf-bnb "
+        "(default).\n\n"
+        "examples:\n"
+        "  ecocompute advise compare --config Mistral-7B:A800:fp16:1 --config "
+        "Mistral-7B:A800:int8-mixed:1\n"
+        "  ecocompute advise compare --config Llama-2-7B:H100:fp16:8:fused \\\n"
+        "      --config Llama-2-7B:H100:fp16:8:reference --config Llama-2-7B:A100:fp16:8:fused\n");
 }
 
 int cmd_advise_compare(int argc, char **argv)
@@ -85,7 +87,8 @@ int cmd_advise_compare(int argc, char **argv)
         }
     }
     ec_table *t = ec_table_new();
-    int cl = ec_table_column(t, "config", "Configuration"), ct = ec_table_column(t, "tok_s", "tok/s");
+    int cl = ec_table_column(t, "config", "Configuration"),
+        ct = ec_table_column(t, "tok_s", "tok/s");
     int cpt = ec_table_column(t, "tok_s_plus_minus_pct", "± (%)");
     int ce = ec_table_column(t, "j_per_1k_gross", "J/1k gross");
     int cpe = ec_table_column(t, "j_plus_minus_pct", "± (%)");
@@ -129,9 +132,12 @@ int cmd_advise_compare(int argc, char **argv)
                       (size_t)nspec, "tok/s", 50);
         printf("\nSources:\n");
         for (int k = 0; k < nspec; k++) {
-            if (a[k].method == EC_ANSWER_NONE) printf("  [%d] no answer: %s\n", k + 1, a[k].reason);
-            else printf("  [%d] %s: %s (± basis: %s)%s%s\n", k + 1, ec_answer_method_name(a[k].method),
-                        a[k].sources, a[k].basis, a[k].reason[0] ? "; note: " : "", a[k].reason);
+            if (a[k].method == EC_ANSWER_NONE)
+                printf("  [%d] no answer: %s\n", k + 1, a[k].reason);
+            else
+                printf("  [%d] %s: %s (± basis: %s)%s%s\n", k + 1,
+                       ec_answer_method_name(a[k].method), a[k].sources, a[k].basis,
+                       a[k].reason[0] ? "; note: " : "", a[k].reason);
         }
     }
     rc = EXIT_OK;

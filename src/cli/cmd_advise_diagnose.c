@@ -16,23 +16,24 @@
 
 static void usage(void)
 {
-    printf("usage: ecocompute advise diagnose --model M --gpu G --precision P --batch B [--stack S]\n"
-           "       ecocompute advise diagnose --db PATH --run ID\n"
-           "       ecocompute advise diagnose --meter FILE.json --model M --precision P --batch B\n"
-           "         [--stack S] [--prompt N] [--gen N] [--format table|json|csv] [--data-dir DIR]\n\n"
-           "Which known traps the configuration hits (LLM.int8() default, NF4 below the crossover,\n"
-           "FP8 in eager mode, batch 1, an idle-dominated energy budget), how far it is from the\n"
-           "memory-bandwidth roofline, what share of its energy is idle power, and the greenest\n"
-           "alternative on the same GPU and model with its saving — each figure measured,\n"
-           "interpolated or modelled, with its source rows.\n\n"
-           "  --run ID       a run of your results database (--db): its configuration and its\n"
-           "                 measured tok/s and gross J/1k\n"
-           "  --meter FILE   the output of `ecocompute meter --tokens N --format json`: its GPU,\n"
-           "                 gross J/1k and tok/s; give the model, precision and batch\n\n"
-           "examples:\n"
-           "  ecocompute advise diagnose --model Mistral-7B --gpu A800 --precision int8-mixed "
-           "--batch 1\n"
-           "  ecocompute advise diagnose --db results.db --run 42\n");
+    printf(
+        "usage: ecocompute advise diagnose --model M --gpu G --precision P --batch B [--stack S]\n"
+        "       ecocompute advise diagnose --db PATH --run ID\n"
+        "       ecocompute advise diagnose --meter FILE.json --model M --precision P --batch B\n"
+        "         [--stack S] [--prompt N] [--gen N] [--format table|json|csv] [--data-dir DIR]\n\n"
+        "Which known traps the configuration hits (LLM.int8() default, NF4 below the crossover,\n"
+        "FP8 in eager mode, batch 1, an idle-dominated energy budget), how far it is from the\n"
+        "memory-bandwidth roofline, what share of its energy is idle power, and the greenest\n"
+        "alternative on the same GPU and model with its saving — each figure measured,\n"
+        "interpolated or modelled, with its source rows.\n\n"
+        "  --run ID       a run of your results database (--db): its configuration and its\n"
+        "                 measured tok/s and gross J/1k\n"
+        "  --meter FILE   the output of `ecocompute meter --tokens N --format json`: its GPU,\n"
+        "                 gross J/1k and tok/s; give the model, precision and batch\n\n"
+        "examples:\n"
+        "  ecocompute advise diagnose --model Mistral-7B --gpu A800 --precision int8-mixed "
+        "--batch 1\n"
+        "  ecocompute advise diagnose --db results.db --run 42\n");
 }
 
 /* GPU name, gross J/1k and tok/s of a meter JSON output. */
@@ -55,8 +56,10 @@ static int read_meter(const char *path, char *gpu, size_t cap, double *j1k, doub
     cJSON *dur = o ? cJSON_GetObjectItem(o, "duration_s") : NULL;
     if (!cJSON_IsString(name) || !cJSON_IsNumber(e)) {
         cJSON_Delete(o);
-        cli_fail(CMD, "%s: not a `meter --tokens N --format json` output (needs gpus[0].name and "
-                      "gpu_j_per_1k_tokens_gross)", path);
+        cli_fail(CMD,
+                 "%s: not a `meter --tokens N --format json` output (needs gpus[0].name and "
+                 "gpu_j_per_1k_tokens_gross)",
+                 path);
         return -1;
     }
     snprintf(gpu, cap, "%s", name->valuestring);
@@ -166,9 +169,11 @@ int cmd_advise_diagnose(int argc, char **argv)
         ec_table_text(t, ck, "trap");
         ec_table_text(t, ci, "%s", d.traps[i].id);
         ec_table_text(t, cs, "%s", ec_audit_severity_name(d.traps[i].severity));
-        if (c.format == EC_FORMAT_TABLE) ec_table_text(t, cm, "%.54s", d.traps[i].message);
-        else ec_table_text(t, cm, "%s; fix: %s; impact: %s", d.traps[i].message, d.traps[i].fix,
-                           d.traps[i].impact);
+        if (c.format == EC_FORMAT_TABLE)
+            ec_table_text(t, cm, "%.54s", d.traps[i].message);
+        else
+            ec_table_text(t, cm, "%s; fix: %s; impact: %s", d.traps[i].message, d.traps[i].fix,
+                          d.traps[i].impact);
     }
     if (isfinite(d.best_saving_pct)) {
         ec_table_row(t);
@@ -187,8 +192,7 @@ int cmd_advise_diagnose(int argc, char **argv)
         for (size_t i = 0; i < d.ntraps; i++)
             printf("%s: %s\n  fix: %s\n  impact: %s\n", d.traps[i].id, d.traps[i].message,
                    d.traps[i].fix, d.traps[i].impact);
-        if (isfinite(d.best_saving_pct))
-            printf("Fix from: %s\n", d.best_answer.sources);
+        if (isfinite(d.best_saving_pct)) printf("Fix from: %s\n", d.best_answer.sources);
         if (d.answer.reason[0]) printf("Note: %s\n", d.answer.reason);
     }
     rc = EXIT_OK;

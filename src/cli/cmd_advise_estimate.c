@@ -44,7 +44,8 @@ static void usage(void)
         "      --requests 1000000 --per month --region cn --pue 1.1\n"
         "  ecocompute advise estimate --model Qwen2.5-7B --gpu RTX-4090D --precision nf4 \\\n"
         "      --batch 1 --chars 100\u4e07 --lang zh --region cn\n"
-        "  ecocompute advise estimate --model Llama-2-7B --gpu H100 --precision fp16 --batch 64 \\\n"
+        "  ecocompute advise estimate --model Llama-2-7B --gpu H100 --precision fp16 --batch 64 "
+        "\\\n"
         "      --stack fused --hours-per-day 8 --per year --price 0.12 --intensity 369\n");
 }
 
@@ -66,8 +67,10 @@ static void row(rows *r, const char *what, const char *fmt, double value, const 
     ec_table_text(r->t, r->q, "%s", what);
     ec_table_number(r->t, r->v, fmt, value);
     ec_table_text(r->t, r->u, "%s", unit);
-    if (isnan(pm)) ec_table_text(r->t, r->pm, "unknown");
-    else if (pm >= 0) ec_table_number(r->t, r->pm, "%.1f", pm);
+    if (isnan(pm))
+        ec_table_text(r->t, r->pm, "unknown");
+    else if (pm >= 0)
+        ec_table_number(r->t, r->pm, "%.1f", pm);
     ec_table_text(r->t, r->m, "%s", method);
     if (r->notes_inline) {
         ec_table_text(r->t, r->b, "%s", basis);
@@ -77,7 +80,8 @@ static void row(rows *r, const char *what, const char *fmt, double value, const 
     char note[768];
     snprintf(note, sizeof note, "%s; source: %s", basis, source);
     int k = 0;
-    while (k < r->nnotes && strcmp(r->notes[k], note)) k++;
+    while (k < r->nnotes && strcmp(r->notes[k], note))
+        k++;
     if (k == r->nnotes && k < 16) memcpy(r->notes[r->nnotes++], note, sizeof note);
     ec_table_text(r->t, r->b, "[%d]", k + 1);
 }
@@ -105,25 +109,36 @@ int cmd_advise_estimate(int argc, char **argv)
         if (r == ADVISE_ARG_ERROR) return EXIT_USAGE;
         if (r == ADVISE_ARG_TAKEN) continue;
         int bad = 0;
-        if (!strcmp(f, "--tokens")) bad = count(f, v, &in.tokens);
-        else if (!strcmp(f, "--requests")) bad = count(f, v, &in.requests);
+        if (!strcmp(f, "--tokens"))
+            bad = count(f, v, &in.tokens);
+        else if (!strcmp(f, "--requests"))
+            bad = count(f, v, &in.requests);
         else if (!strcmp(f, "--tokens-per-request"))
             bad = cli_parse_double(CMD, f, v, 1, 1e7, &in.tokens_per_request);
-        else if (!strcmp(f, "--chars")) bad = count(f, v, &in.chars);
-        else if (!strcmp(f, "--users")) bad = count(f, v, &in.users);
+        else if (!strcmp(f, "--chars"))
+            bad = count(f, v, &in.chars);
+        else if (!strcmp(f, "--users"))
+            bad = count(f, v, &in.users);
         else if (!strcmp(f, "--requests-per-user"))
             bad = cli_parse_double(CMD, f, v, 0, 1e9, &in.requests_per_user);
         else if (!strcmp(f, "--hours-per-day"))
             bad = cli_parse_double(CMD, f, v, 0, 24, &in.hours_per_day);
         else if (!strcmp(f, "--per")) {
             if (ec_period_parse(v, &in.period)) return cli_usage_error(CMD, "%s", ec_last_error());
-        } else if (!strcmp(f, "--lang")) lang = v;
-        else if (!strcmp(f, "--tokenizer")) tokenizer = v;
-        else if (!strcmp(f, "--region")) region = v;
-        else if (!strcmp(f, "--pue")) bad = cli_parse_double(CMD, f, v, 1.0, 5.0, &pue);
-        else if (!strcmp(f, "--price")) bad = cli_parse_double(CMD, f, v, 0, 100, &price);
-        else if (!strcmp(f, "--intensity")) bad = cli_parse_double(CMD, f, v, 0, 5000, &intensity);
-        else return cli_usage_error(CMD, "unknown option '%s'", f);
+        } else if (!strcmp(f, "--lang"))
+            lang = v;
+        else if (!strcmp(f, "--tokenizer"))
+            tokenizer = v;
+        else if (!strcmp(f, "--region"))
+            region = v;
+        else if (!strcmp(f, "--pue"))
+            bad = cli_parse_double(CMD, f, v, 1.0, 5.0, &pue);
+        else if (!strcmp(f, "--price"))
+            bad = cli_parse_double(CMD, f, v, 0, 100, &price);
+        else if (!strcmp(f, "--intensity"))
+            bad = cli_parse_double(CMD, f, v, 0, 5000, &intensity);
+        else
+            return cli_usage_error(CMD, "unknown option '%s'", f);
         if (bad) return EXIT_USAGE;
     }
     if (!isnan(in.chars) && !lang) return cli_usage_error(CMD, "--chars needs --lang (en, zh)");
@@ -140,9 +155,11 @@ int cmd_advise_estimate(int argc, char **argv)
     if (lang) {
         cpt = ec_advise_find_cpt(&c.data, lang, tokenizer);
         if (!cpt) {
-            cli_usage_error(CMD, "no characters-per-token ratio for language '%s'%s%s (see %s/"
-                            "chars_per_token.csv)", lang, tokenizer ? " and tokenizer " : "",
-                            tokenizer ? tokenizer : "", c.data.dir);
+            cli_usage_error(CMD,
+                            "no characters-per-token ratio for language '%s'%s%s (see %s/"
+                            "chars_per_token.csv)",
+                            lang, tokenizer ? " and tokenizer " : "", tokenizer ? tokenizer : "",
+                            c.data.dir);
             goto done;
         }
         in.chars_per_token = cpt->chars_per_token;
@@ -192,21 +209,21 @@ int cmd_advise_estimate(int argc, char **argv)
     if (cpt) {
         snprintf(basis, sizeof basis, "%s, tokenizer %s, confidence %s", cpt->lang, cpt->tokenizer,
                  cpt->confidence);
-        row(&r, "characters per token", "%.3g", cpt->chars_per_token, "chars/token", -1,
-            "table", basis, cpt->source);
+        row(&r, "characters per token", "%.3g", cpt->chars_per_token, "chars/token", -1, "table",
+            basis, cpt->source);
     }
-    row(&r, "throughput", "%.4g", a.tok_s, "tok/s (decode)",
-        a.pm_tok_pct, method, a.basis, a.sources);
+    row(&r, "throughput", "%.4g", a.tok_s, "tok/s (decode)", a.pm_tok_pct, method, a.basis,
+        a.sources);
     snprintf(unit, sizeof unit, "J/1k tokens (%s)", def);
-    row(&r, "energy per 1000 tokens", "%.4g", a.j_per_1k, unit,
-        a.pm_energy_pct, method, a.basis, a.sources);
+    row(&r, "energy per 1000 tokens", "%.4g", a.j_per_1k, unit, a.pm_energy_pct, method, a.basis,
+        a.sources);
     snprintf(unit, sizeof unit, "kWh/%s (%s)", per, def);
-    row(&r, "GPU energy", "%.4g", fp.gpu_kwh, unit, a.pm_energy_pct,
-        method, "tokens x J/1k / 1000 / 3.6e6", label);
+    row(&r, "GPU energy", "%.4g", fp.gpu_kwh, unit, a.pm_energy_pct, method,
+        "tokens x J/1k / 1000 / 3.6e6", label);
     snprintf(basis, sizeof basis, "GPU kWh x PUE %.2f%s", pue,
              pue == 1.0 ? " (default: no facility overhead counted)" : " (given)");
-    row(&r, "facility energy", "%.4g", fp.facility_kwh, unit,
-        a.pm_energy_pct, method, basis, "command line");
+    row(&r, "facility energy", "%.4g", fp.facility_kwh, unit, a.pm_energy_pct, method, basis,
+        "command line");
     snprintf(unit, sizeof unit, "GPU-hours/%s", per);
     row(&r, "busy GPU time", "%.4g", fp.gpu_hours, unit, -1, method, "tokens / tok/s / 3600",
         label);
@@ -220,8 +237,7 @@ int cmd_advise_estimate(int argc, char **argv)
             snprintf(src, sizeof src, "%s", reg->price_source);
         }
         snprintf(unit, sizeof unit, "USD/%s", per);
-        row(&r, "electricity cost", "%.4g", fp.cost_usd, unit,
-            a.pm_energy_pct, method, basis, src);
+        row(&r, "electricity cost", "%.4g", fp.cost_usd, unit, a.pm_energy_pct, method, basis, src);
     }
     if (isfinite(intensity)) {
         snprintf(basis, sizeof basis, "facility kWh x %.4g gCO2e/kWh / 1000", intensity);
@@ -234,8 +250,7 @@ int cmd_advise_estimate(int argc, char **argv)
         snprintf(src, sizeof src, "%s", used->intensity_source);
     }
     snprintf(unit, sizeof unit, "kgCO2e/%s", per);
-    row(&r, "CO2", "%.4g", fp.kg_co2, unit, a.pm_energy_pct, method,
-        basis, src);
+    row(&r, "CO2", "%.4g", fp.kg_co2, unit, a.pm_energy_pct, method, basis, src);
     static const char *const eq_keys[] = {"car_km", "phone_charge", "us_home_day"};
     for (size_t k = 0; k < 3; k++) {
         const ec_equivalent *e = ec_advise_find_equivalent(&c.data, eq_keys[k]);
@@ -250,7 +265,8 @@ int cmd_advise_estimate(int argc, char **argv)
     if (c.format == EC_FORMAT_TABLE) printf("%s\n", label);
     ec_table_print(r.t, c.format, stdout);
     ec_table_free(r.t);
-    for (int k = 0; k < r.nnotes; k++) printf("[%d] %s\n", k + 1, r.notes[k]);
+    for (int k = 0; k < r.nnotes; k++)
+        printf("[%d] %s\n", k + 1, r.notes[k]);
     if (a.reason[0]) fprintf(stderr, "note: %s\n", a.reason);
     if (!a.fits)
         fprintf(stderr, "note: weights + KV cache need %.1f GB; %s has %.0f GB\n", a.vram_gb,

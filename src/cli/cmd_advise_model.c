@@ -14,20 +14,21 @@
 
 static void usage(void)
 {
-    printf("usage: ecocompute advise model [--points] [--format table|json|csv]\n"
-           "                               [--data-dir DIR] [--db PATH]\n\n"
-           "Prints the physical model (docs/advise.md) fitted to the measured points, per stack\n"
-           "(fused, reference = ecocompute's kernel families; hf-bnb = the seeds' transformers +\n"
-           "bitsandbytes rows) and precision, then its leave-one-out error: every point predicted\n"
-           "by the fit of the others, median absolute error per stack and GPU family.\n\n"
-           "  --points       list the measured points instead: source, licence, n, CV, energy\n"
-           "                 definition and what validate says about their rows\n"
-           "  --data-dir DIR shipped data (default: next to the executable, or $ECOCOMPUTE_DATA_DIR)\n"
-           "  --db PATH      add the runs of your results database\n"
-           "  --format F     table (default), json or csv\n\n"
-           "examples:\n"
-           "  ecocompute advise model\n"
-           "  ecocompute advise model --points --format csv > points.csv\n");
+    printf(
+        "usage: ecocompute advise model [--points] [--format table|json|csv]\n"
+        "                               [--data-dir DIR] [--db PATH]\n\n"
+        "Prints the physical model (docs/advise.md) fitted to the measured points, per stack\n"
+        "(fused, reference = ecocompute's kernel families; hf-bnb = the seeds' transformers +\n"
+        "bitsandbytes rows) and precision, then its leave-one-out error: every point predicted\n"
+        "by the fit of the others, median absolute error per stack and GPU family.\n\n"
+        "  --points       list the measured points instead: source, licence, n, CV, energy\n"
+        "                 definition and what validate says about their rows\n"
+        "  --data-dir DIR shipped data (default: next to the executable, or $ECOCOMPUTE_DATA_DIR)\n"
+        "  --db PATH      add the runs of your results database\n"
+        "  --format F     table (default), json or csv\n\n"
+        "examples:\n"
+        "  ecocompute advise model\n"
+        "  ecocompute advise model --points --format csv > points.csv\n");
 }
 
 static const char *verdict_name(int v)
@@ -56,8 +57,10 @@ static void print_points(const advise_ctx *c)
         const ec_ref_point *p = &c->advisor.pts[i];
         ec_table_row(t);
         const char *base = strrchr(p->source, '/');
-        if (wide) ec_table_text(t, src, "%s", p->source);
-        else ec_table_text(t, src, "%.16s", base ? base + 1 : p->source);
+        if (wide)
+            ec_table_text(t, src, "%s", p->source);
+        else
+            ec_table_text(t, src, "%.16s", base ? base + 1 : p->source);
         if (wide) ec_table_text(t, lic, "%s", p->licence[0] ? p->licence : "ecocompute");
         ec_table_text(t, gpu, "%.10s", p->gpu[0] ? p->gpu : p->gpu_name);
         ec_table_text(t, mod, wide ? "%s" : "%.14s", p->model);
@@ -88,7 +91,8 @@ static void print_fits(const advise_ctx *c)
     static const char *const stacks[] = {"fused", "reference", "hf-bnb"};
     static const char *const precs[] = {"fp16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8"};
     ec_table *t = ec_table_new();
-    int st = ec_table_column(t, "stack", "Stack"), pr = ec_table_column(t, "precision", "Precision");
+    int st = ec_table_column(t, "stack", "Stack"),
+        pr = ec_table_column(t, "precision", "Precision");
     int nt = ec_table_column(t, "points_time", "n time");
     int ne = ec_table_column(t, "points_energy", "n energy");
     int bw = ec_table_column(t, "eta_bw", "BW eff.");
@@ -117,7 +121,8 @@ static void print_fits(const advise_ctx *c)
             ec_table_number(t, pf, "%.3f", mp.pj_per_flop);
             ec_table_number(t, aw, "%.1f", mp.active_w);
         }
-    if (c->format == EC_FORMAT_TABLE) printf("Fitted parameters (per stack and precision, across GPUs)\n");
+    if (c->format == EC_FORMAT_TABLE)
+        printf("Fitted parameters (per stack and precision, across GPUs)\n");
     ec_table_print(t, c->format, stdout);
     ec_table_free(t);
 }
@@ -127,7 +132,8 @@ static void print_loo(const advise_ctx *c)
     static const char *const stacks[] = {"fused", "reference", "hf-bnb"};
     static const char *const families[] = {NULL, "Hopper", "Ampere", "Ada", "Turing", "Blackwell"};
     ec_table *t = ec_table_new();
-    int st = ec_table_column(t, "stack", "Stack"), fa = ec_table_column(t, "gpu_family", "GPU family");
+    int st = ec_table_column(t, "stack", "Stack"),
+        fa = ec_table_column(t, "gpu_family", "GPU family");
     int nt = ec_table_column(t, "points_tok_s", "Points");
     int et = ec_table_column(t, "loo_median_abs_err_tok_s_pct", "LOO median |err| tok/s (%)");
     int ne = ec_table_column(t, "points_energy", "Points");
@@ -166,8 +172,10 @@ int cmd_advise_model(int argc, char **argv)
         int r = advise_common_arg(&c, argc, argv, &i);
         if (r < 0) return EXIT_USAGE;
         if (r) continue;
-        if (!strcmp(argv[i], "--points")) points = 1;
-        else return cli_usage_error(CMD, "unknown option '%s'", argv[i]);
+        if (!strcmp(argv[i], "--points"))
+            points = 1;
+        else
+            return cli_usage_error(CMD, "unknown option '%s'", argv[i]);
     }
     if (advise_load(&c)) return EXIT_FAIL;
     if (points) {
@@ -180,8 +188,10 @@ int cmd_advise_model(int argc, char **argv)
         print_loo(&c);
     }
     size_t bad = 0;
-    for (size_t i = 0; i < c.advisor.npts; i++) bad += c.advisor.pts[i].verdict == (int)EC_SEV_ERROR;
-    fprintf(stderr, "%zu measured points from %s (%zu records); validate flags %zu records as "
+    for (size_t i = 0; i < c.advisor.npts; i++)
+        bad += c.advisor.pts[i].verdict == (int)EC_SEV_ERROR;
+    fprintf(stderr,
+            "%zu measured points from %s (%zu records); validate flags %zu records as "
             "errors, %zu points contain them and are not used\n",
             c.advisor.npts, c.data.dir, c.data.nrecords, c.advisor.error_rows, bad);
     advise_ctx_free(&c);

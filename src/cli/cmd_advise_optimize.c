@@ -36,7 +36,8 @@ static void usage(void)
         "  --price P              USD per kWh for the savings in dollars\n\n"
         "examples:\n"
         "  ecocompute advise optimize --model Mistral-7B --gpu A800 --current int8-mixed:1\n"
-        "  ecocompute advise optimize --model Llama-3.1-8B --gpu H100 --stack fused --format json\n");
+        "  ecocompute advise optimize --model Llama-3.1-8B --gpu H100 --stack fused --format "
+        "json\n");
 }
 
 /* Median perplexity increase (%) of a precision vs fp16 over the records that carry perplexities
@@ -76,13 +77,20 @@ int cmd_advise_optimize(int argc, char **argv)
         if (r == ADVISE_ARG_ERROR) return EXIT_USAGE;
         if (r == ADVISE_ARG_TAKEN) continue;
         int bad = 0;
-        if (!strcmp(f, "--max-batch")) bad = cli_parse_long(CMD, f, v, 1, 4096, &max_batch);
-        else if (!strcmp(f, "--min-tok-s")) bad = cli_parse_double(CMD, f, v, 0, 1e9, &min_tok_s);
-        else if (!strcmp(f, "--max-ppl-increase")) bad = cli_parse_double(CMD, f, v, 0, 1000, &max_ppl);
-        else if (!strcmp(f, "--current")) current = v;
-        else if (!strcmp(f, "--tokens")) bad = cli_parse_double(CMD, f, v, 0, 1e18, &tokens);
-        else if (!strcmp(f, "--price")) bad = cli_parse_double(CMD, f, v, 0, 100, &price);
-        else return cli_usage_error(CMD, "unknown option '%s'", f);
+        if (!strcmp(f, "--max-batch"))
+            bad = cli_parse_long(CMD, f, v, 1, 4096, &max_batch);
+        else if (!strcmp(f, "--min-tok-s"))
+            bad = cli_parse_double(CMD, f, v, 0, 1e9, &min_tok_s);
+        else if (!strcmp(f, "--max-ppl-increase"))
+            bad = cli_parse_double(CMD, f, v, 0, 1000, &max_ppl);
+        else if (!strcmp(f, "--current"))
+            current = v;
+        else if (!strcmp(f, "--tokens"))
+            bad = cli_parse_double(CMD, f, v, 0, 1e18, &tokens);
+        else if (!strcmp(f, "--price"))
+            bad = cli_parse_double(CMD, f, v, 0, 100, &price);
+        else
+            return cli_usage_error(CMD, "unknown option '%s'", f);
         if (bad) return EXIT_USAGE;
     }
     if (cfg.precision || cfg.batch > 0)
@@ -109,7 +117,8 @@ int cmd_advise_optimize(int argc, char **argv)
     const char *const *stacks = stack_arg ? &stack_arg : all;
     size_t nstacks = stack_arg ? 1 : 3;
     int batches[16], nb = 0;
-    for (long b = 1; b <= max_batch && nb < 16; b *= 2) batches[nb++] = (int)b;
+    for (long b = 1; b <= max_batch && nb < 16; b *= 2)
+        batches[nb++] = (int)b;
     rc = EXIT_FAIL;
     if (ec_candidates(&c.advisor, &base, stacks, nstacks, batches, (size_t)nb, &cand, &n)) {
         cli_fail(CMD, "%s", ec_last_error());
@@ -129,11 +138,16 @@ int cmd_advise_optimize(int argc, char **argv)
     }
     ec_table *t = ec_table_new();
     int ck = ec_table_column(t, "rank", "#"), cs = ec_table_column(t, "stack", "Stack");
-    int cp = ec_table_column(t, "precision", "Precision"), cb = ec_table_column(t, "batch", "Batch");
-    int ct = ec_table_column(t, "tok_s", "tok/s"), ce = ec_table_column(t, "j_per_1k_gross", "J/1k gross");
-    int cpm = ec_table_column(t, "plus_minus_pct", "± (%)"), cm = ec_table_column(t, "method", "Method");
-    int cv = ec_table_column(t, "vram_gb", "VRAM GB"), cq = ec_table_column(t, "ppl_increase_pct", "PPL +%");
-    int cok = ec_table_column(t, "meets_constraints", "OK"), csv_ = ec_table_column(t, "saving_kwh_per_month", "kWh/mo saved");
+    int cp = ec_table_column(t, "precision", "Precision"),
+        cb = ec_table_column(t, "batch", "Batch");
+    int ct = ec_table_column(t, "tok_s", "tok/s"),
+        ce = ec_table_column(t, "j_per_1k_gross", "J/1k gross");
+    int cpm = ec_table_column(t, "plus_minus_pct", "± (%)"),
+        cm = ec_table_column(t, "method", "Method");
+    int cv = ec_table_column(t, "vram_gb", "VRAM GB"),
+        cq = ec_table_column(t, "ppl_increase_pct", "PPL +%");
+    int cok = ec_table_column(t, "meets_constraints", "OK"),
+        csv_ = ec_table_column(t, "saving_kwh_per_month", "kWh/mo saved");
     int csrc = c.format == EC_FORMAT_TABLE ? -1 : ec_table_column(t, "sources", "Sources");
     const char *labels[12];
     double values[12];
@@ -144,9 +158,12 @@ int cmd_advise_optimize(int argc, char **argv)
         if (x->a.method == EC_ANSWER_NONE) continue;
         double ppl = ppl_increase(&c, base.model, x->precision);
         const char *why = "yes";
-        if (!x->a.fits) why = "no: VRAM";
-        else if (x->a.tok_s < min_tok_s) why = "no: tok/s";
-        else if (isfinite(max_ppl) && !(ppl <= max_ppl)) why = isnan(ppl) ? "no: PPL unknown" : "no: PPL";
+        if (!x->a.fits)
+            why = "no: VRAM";
+        else if (x->a.tok_s < min_tok_s)
+            why = "no: tok/s";
+        else if (isfinite(max_ppl) && !(ppl <= max_ppl))
+            why = isnan(ppl) ? "no: PPL unknown" : "no: PPL";
         if (!strcmp(why, "yes") && !best) best = x;
         /* The table format shows the 25 greenest; json and csv list every answer. */
         if (c.format == EC_FORMAT_TABLE && rank >= 25) {
@@ -165,7 +182,10 @@ int cmd_advise_optimize(int argc, char **argv)
         ec_table_number(t, cv, "%.1f", x->a.vram_gb);
         if (isfinite(ppl)) ec_table_number(t, cq, "%.1f", ppl);
         ec_table_text(t, cok, "%s", why);
-        if (cur) ec_table_number(t, csv_, "%.4g", tokens * (cur->a.j_per_1k_gross - x->a.j_per_1k_gross) / 1000.0 / 3.6e6);
+        if (cur)
+            ec_table_number(t, csv_, "%.4g",
+                            tokens * (cur->a.j_per_1k_gross - x->a.j_per_1k_gross) / 1000.0 /
+                                3.6e6);
         if (csrc >= 0) ec_table_text(t, csrc, "%s", x->a.sources);
         if (nbars < 12 && x->a.fits) {
             snprintf(label_buf[nbars], sizeof label_buf[nbars], "%s %s b%d", x->stack, x->precision,
@@ -182,7 +202,8 @@ int cmd_advise_optimize(int argc, char **argv)
     if (c.format == EC_FORMAT_TABLE) {
         if (rank > 25) printf("(%zu more: --format csv lists them all)\n", rank - 25);
         printf("\n");
-        ec_ascii_bars(stdout, "Gross J per 1000 tokens (lower is greener; the 12 greenest that fit)",
+        ec_ascii_bars(stdout,
+                      "Gross J per 1000 tokens (lower is greener; the 12 greenest that fit)",
                       labels, values, nbars, "J/1k", 60);
         if (best) {
             printf("\nRecommended: %s %s batch %d — %.4g J/1k gross (%s%s), %.4g tok/s\n",
@@ -192,11 +213,13 @@ int cmd_advise_optimize(int argc, char **argv)
             printf("  from: %s\n", best->a.sources);
             if (best->a.reason[0]) printf("  note: %s\n", best->a.reason);
             if (cur) {
-                double kwh = tokens * (cur->a.j_per_1k_gross - best->a.j_per_1k_gross) / 1000.0 / 3.6e6;
-                printf("  against your %s %s batch %ld (%.4g J/1k): %.0f%% less energy, %.4g kWh per "
-                       "month at %.3g tokens/month",
-                       cur->stack, cur->precision, cur_batch, cur->a.j_per_1k_gross,
-                       100.0 * (1 - best->a.j_per_1k_gross / cur->a.j_per_1k_gross), kwh, tokens);
+                double kwh =
+                    tokens * (cur->a.j_per_1k_gross - best->a.j_per_1k_gross) / 1000.0 / 3.6e6;
+                printf(
+                    "  against your %s %s batch %ld (%.4g J/1k): %.0f%% less energy, %.4g kWh per "
+                    "month at %.3g tokens/month",
+                    cur->stack, cur->precision, cur_batch, cur->a.j_per_1k_gross,
+                    100.0 * (1 - best->a.j_per_1k_gross / cur->a.j_per_1k_gross), kwh, tokens);
                 if (isfinite(price)) printf(", %.4g USD at %.3g USD/kWh", kwh * price, price);
                 printf("\n");
             }
@@ -205,11 +228,14 @@ int cmd_advise_optimize(int argc, char **argv)
         }
     }
     if (current && !cur)
-        fprintf(stderr, "note: your current %s batch %ld has no answer (no measurement, no model)\n",
+        fprintf(stderr,
+                "note: your current %s batch %ld has no answer (no measurement, no model)\n",
                 cur_prec, cur_batch);
     if (unanswered)
-        fprintf(stderr, "note: %zu configurations have no measurement and no fitted model (not "
-                        "listed)\n", unanswered);
+        fprintf(stderr,
+                "note: %zu configurations have no measurement and no fitted model (not "
+                "listed)\n",
+                unanswered);
     rc = EXIT_OK;
 done:
     free(cand);

@@ -20,7 +20,8 @@
 #include "ecocompute/store.h"
 #include <unistd.h>
 
-#define NEAR(a, b, rel) assert_true(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)) + 1e-12)
+#define NEAR(a, b, rel)                                                                            \
+    assert_true(fabs((double)(a) - (double)(b)) <= (rel)*fabs((double)(b)) + 1e-12)
 
 static ec_workload_input blank(void)
 {
@@ -81,14 +82,18 @@ static void test_quantities(void **state)
     static const struct {
         const char *text;
         double value;
-    } ok[] = {{"1000000", 1e6}, {"1,000,000", 1e6}, {"1e6", 1e6}, {"1M", 1e6}, {"2.5k", 2500},
-              {"3B", 3e9}, {"100\u4e07", 1e6}, {"100\u4e07\u5b57", 1e6}, {"1\u4ebf", 1e8}, {"0", 0}};
+    } ok[] = {{"1000000", 1e6},   {"1,000,000", 1e6},
+              {"1e6", 1e6},       {"1M", 1e6},
+              {"2.5k", 2500},     {"3B", 3e9},
+              {"100\u4e07", 1e6}, {"100\u4e07\u5b57", 1e6},
+              {"1\u4ebf", 1e8},   {"0", 0}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         assert_int_equal(ec_parse_quantity(ok[i].text, &x), 0);
         NEAR(x, ok[i].value, 1e-12);
     }
     static const char *const bad[] = {"", "M", "1x", "-5", "1..2", "one", "1 M", NULL};
-    for (const char *const *b = bad; *b; b++) assert_int_equal(ec_parse_quantity(*b, &x), -1);
+    for (const char *const *b = bad; *b; b++)
+        assert_int_equal(ec_parse_quantity(*b, &x), -1);
 }
 
 static void test_footprint(void **state)
@@ -98,9 +103,9 @@ static void test_footprint(void **state)
     /* 3.6e9 tokens at 1000 J/1k = 3.6e9 J = 1000 kWh */
     ec_footprint_of(3.6e9, 1000, 500, 1.5, 0.10, 400, &f);
     NEAR(f.gpu_kwh, 1000, 1e-12);
-    NEAR(f.facility_kwh, 1500, 1e-12);     /* × PUE */
-    NEAR(f.cost_usd, 150, 1e-12);          /* facility kWh × price */
-    NEAR(f.kg_co2, 600, 1e-12);            /* facility kWh × g/kWh / 1000 */
+    NEAR(f.facility_kwh, 1500, 1e-12); /* × PUE */
+    NEAR(f.cost_usd, 150, 1e-12);      /* facility kWh × price */
+    NEAR(f.kg_co2, 600, 1e-12);        /* facility kWh × g/kWh / 1000 */
     NEAR(f.gpu_hours, 3.6e9 / 500 / 3600, 1e-12);
     ec_footprint_of(3.6e9, 1000, 500, 1.0, NAN, 400, &f);
     assert_true(isnan(f.cost_usd));
@@ -127,9 +132,9 @@ static void test_tables_cite_sources(void **state)
 {
     (void)state;
     assert_true(data.ngpus >= 15);
-    static const char *const required[] = {"T4", "V100", "A10", "A100 40GB", "A100 80GB", "A800",
-                                           "L4", "L40S", "RTX 3090", "RTX 4090", "RTX 4090D",
-                                           "RTX 5090", "H100 PCIe", "H100 SXM", "H200"};
+    static const char *const required[] = {
+        "T4",       "V100",     "A10",       "A100 40GB", "A100 80GB", "A800",     "L4",  "L40S",
+        "RTX 3090", "RTX 4090", "RTX 4090D", "RTX 5090",  "H100 PCIe", "H100 SXM", "H200"};
     for (size_t i = 0; i < sizeof required / sizeof *required; i++)
         assert_non_null(ec_advise_find_gpu(&data, required[i]));
     for (size_t i = 0; i < data.ngpus; i++) {
@@ -140,11 +145,14 @@ static void test_tables_cite_sources(void **state)
     for (size_t i = 0; i < data.nregions; i++) {
         assert_true(strlen(data.regions[i].intensity_source) > 0);
         assert_true(data.regions[i].intensity_year >= 2019);
-        if (isfinite(data.regions[i].usd_per_kwh)) assert_true(strlen(data.regions[i].price_source) > 0);
+        if (isfinite(data.regions[i].usd_per_kwh))
+            assert_true(strlen(data.regions[i].price_source) > 0);
     }
     static const char *const regions[] = {"world", "us", "cn", "eu", "gcp-us-east4"};
-    for (size_t i = 0; i < 5; i++) assert_non_null(ec_advise_find_region(&data, regions[i]));
-    for (size_t i = 0; i < data.nequivalents; i++) assert_true(strlen(data.equivalents[i].source) > 0);
+    for (size_t i = 0; i < 5; i++)
+        assert_non_null(ec_advise_find_region(&data, regions[i]));
+    for (size_t i = 0; i < data.nequivalents; i++)
+        assert_true(strlen(data.equivalents[i].source) > 0);
     assert_non_null(ec_advise_find_cpt(&data, "zh", NULL));
     assert_non_null(ec_advise_find_cpt(&data, "en", "llama-3"));
     /* every reference row keeps its source and energy definition; seed rows their licence */
@@ -216,8 +224,8 @@ static void test_names(void **state)
 
 /* ---- the model: points generated from known parameters are fitted back ---- */
 
-static const ec_gpu_spec test_gpu = {
-    "TEST-GPU", "TEST-GPU", "Hopper sm_90", 80, 3000, 700, 900, 1800, 1800, 120, "test", "test"};
+static const ec_gpu_spec test_gpu = {"TEST-GPU", "TEST-GPU", "Hopper sm_90", 80,  3000,   700,
+                                     900,        1800,       1800,           120, "test", "test"};
 
 static size_t make_points(ec_ref_point *p, const ec_model_params *truth)
 {
@@ -243,8 +251,8 @@ static size_t make_points(ec_ref_point *p, const ec_model_params *truth)
             ec_step_work w;
             assert_int_equal(ec_step_work_of(x->model, 0, "fp16", x->batch, 512, 256, &w), 0);
             x->params_b = w.params_b;
-            assert_int_equal(ec_model_predict(truth, &test_gpu, &w, x->batch, 120, &x->tok_s,
-                                              &x->j_per_1k), 0);
+            assert_int_equal(
+                ec_model_predict(truth, &test_gpu, &w, x->batch, 120, &x->tok_s, &x->j_per_1k), 0);
         }
     return n;
 }
@@ -256,9 +264,15 @@ static void test_model_fit_and_loo(void **state)
     memset(&d, 0, sizeof d);
     d.gpus = (ec_gpu_spec *)&test_gpu;
     d.ngpus = 1;
-    ec_model_params truth = {.stack = "fused", .precision = "fp16", .eta_bw = 0.8, .eta_tf = 0.3,
-                             .overhead_s = 20e-6, .seq_overhead_s = 1e-6, .pj_per_byte = 100,
-                             .pj_per_flop = 1.0, .active_w = 50};
+    ec_model_params truth = {.stack = "fused",
+                             .precision = "fp16",
+                             .eta_bw = 0.8,
+                             .eta_tf = 0.3,
+                             .overhead_s = 20e-6,
+                             .seq_overhead_s = 1e-6,
+                             .pj_per_byte = 100,
+                             .pj_per_flop = 1.0,
+                             .active_w = 50};
     ec_ref_point p[12];
     size_t n = make_points(p, &truth);
     ec_model_params fit;
@@ -309,7 +323,8 @@ static void test_answers(void **state)
     (void)state;
     ec_advisor a;
     assert_int_equal(ec_advisor_init(&a, &data), 0);
-    ec_query q = {"Mistral-7B", 0, ec_advise_find_gpu(&data, "A800"), "fp16", 1, "hf-bnb", 128, 256};
+    ec_query q = {"Mistral-7B", 0,  ec_advise_find_gpu(&data, "A800"), "fp16", 1, "hf-bnb",
+                  128,          256};
     ec_answer an;
     assert_int_equal(ec_advise_answer(&a, &q, &an), 0);
     assert_int_equal(an.method, EC_ANSWER_MEASURED);
@@ -339,7 +354,8 @@ static size_t count_name(const char *src, const char *name)
     ec_pytoken *t;
     size_t n, c = 0;
     assert_int_equal(ec_py_tokenize(src, strlen(src), &t, &n), 0);
-    for (size_t i = 0; i < n; i++) c += t[i].kind == EC_PYT_NAME && !strcmp(t[i].text, name);
+    for (size_t i = 0; i < n; i++)
+        c += t[i].kind == EC_PYT_NAME && !strcmp(t[i].text, name);
     ec_py_tokens_free(t, n);
     return c;
 }
@@ -398,20 +414,26 @@ static void test_rule_int8(void **state)
     (void)state;
     ec_audit_severity s;
     int line;
-    assert_int_equal(audit("cfg = BitsAndBytesConfig(\n    bnb_4bit=False,\n    load_in_8bit=True,\n)\n",
-                           1, "int8-default", &s, &line), 1);
+    assert_int_equal(
+        audit("cfg = BitsAndBytesConfig(\n    bnb_4bit=False,\n    load_in_8bit=True,\n)\n", 1,
+              "int8-default", &s, &line),
+        1);
     assert_int_equal(s, EC_AUDIT_RED);
     assert_int_equal(line, 3);
     /* through a **kwargs dict */
     assert_int_equal(audit("kw = {\"load_in_8bit\": True}\nm = M.from_pretrained(i, **kw)\n", 1,
-                           "int8-default", NULL, NULL), 1);
+                           "int8-default", NULL, NULL),
+                     1);
     assert_int_equal(audit("kw = dict(load_in_8bit=True)\n", 1, "int8-default", NULL, NULL), 1);
     /* pure INT8 is the fix */
     assert_int_equal(audit("BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=0.0)\n", 1,
-                           "int8-default", NULL, NULL), 0);
+                           "int8-default", NULL, NULL),
+                     0);
     /* comments, strings, docstrings never trigger */
-    assert_int_equal(audit("# load_in_8bit=True\nx = 'load_in_8bit=True'\n\"\"\"\nload_in_8bit=True\n\"\"\"\n",
-                           1, "int8-default", NULL, NULL), 0);
+    assert_int_equal(
+        audit("# load_in_8bit=True\nx = 'load_in_8bit=True'\n\"\"\"\nload_in_8bit=True\n\"\"\"\n",
+              1, "int8-default", NULL, NULL),
+        0);
     assert_int_equal(audit("f(load_in_8bit=False)\n", 1, "int8-default", NULL, NULL), 0);
 }
 
@@ -420,13 +442,17 @@ static void test_rule_nf4(void **state)
     (void)state;
     ec_audit_severity s;
     assert_int_equal(audit("model_id = \"Qwen/Qwen2.5-3B-Instruct\"\nc = B(load_in_4bit=True)\n", 1,
-                           "nf4-small-model", &s, NULL), 1);
+                           "nf4-small-model", &s, NULL),
+                     1);
     assert_int_equal(s, EC_AUDIT_ORANGE);
-    assert_int_equal(audit("m = A.from_pretrained(\"mistralai/Mistral-7B-v0.1\", load_in_4bit=True)\n",
-                           1, "nf4-small-model", &s, NULL), 1);
+    assert_int_equal(
+        audit("m = A.from_pretrained(\"mistralai/Mistral-7B-v0.1\", load_in_4bit=True)\n", 1,
+              "nf4-small-model", &s, NULL),
+        1);
     assert_int_equal(s, EC_AUDIT_GREEN);
-    assert_int_equal(audit("m = A.from_pretrained(path, load_in_4bit=True)\n", 1, "nf4-small-model",
-                           &s, NULL), 1);
+    assert_int_equal(
+        audit("m = A.from_pretrained(path, load_in_4bit=True)\n", 1, "nf4-small-model", &s, NULL),
+        1);
     assert_int_equal(s, EC_AUDIT_GRAY);
     assert_int_equal(audit("# load_in_4bit=True\n", 1, "nf4-small-model", NULL, NULL), 0);
 }
@@ -436,30 +462,45 @@ static void test_rule_loop_fp8_misc(void **state)
     (void)state;
     int line;
     assert_int_equal(audit("for p in ps:\n    ids = tok(p)\n    out = model.generate(**ids)\n", 1,
-                           "batch1-loop", NULL, &line), 1);
+                           "batch1-loop", NULL, &line),
+                     1);
     assert_int_equal(line, 3);
-    assert_int_equal(audit("for p in ps:\n    batch.append(p)\nout = model.generate(**tok(batch))\n",
-                           1, "batch1-loop", NULL, NULL), 0);
+    assert_int_equal(
+        audit("for p in ps:\n    batch.append(p)\nout = model.generate(**tok(batch))\n", 1,
+              "batch1-loop", NULL, NULL),
+        0);
     assert_int_equal(audit("quantize_(model, Float8WeightOnlyConfig())\nmodel.generate(x)\n", 1,
-                           "fp8-eager", NULL, NULL), 1);
-    assert_int_equal(audit("quantize_(model, Float8WeightOnlyConfig())\nmodel = torch.compile(model)\n",
-                           1, "fp8-eager", NULL, NULL), 0);
+                           "fp8-eager", NULL, NULL),
+                     1);
+    assert_int_equal(
+        audit("quantize_(model, Float8WeightOnlyConfig())\nmodel = torch.compile(model)\n", 1,
+              "fp8-eager", NULL, NULL),
+        0);
     assert_int_equal(audit("# Float8WeightOnlyConfig\n", 1, "fp8-eager", NULL, NULL), 0);
-    assert_int_equal(audit("m = AutoModelForCausalLM.from_pretrained(p, device_map={\"\": \"cpu\"})\n",
-                           1, "cpu-offload", NULL, NULL), 1);
+    assert_int_equal(
+        audit("m = AutoModelForCausalLM.from_pretrained(p, device_map={\"\": \"cpu\"})\n", 1,
+              "cpu-offload", NULL, NULL),
+        1);
     assert_int_equal(audit("m = AutoModelForCausalLM.from_pretrained(p, device_map=\"cuda:0\", "
-                           "torch_dtype=torch.float16)\n", 1, "cpu-offload", NULL, NULL), 0);
+                           "torch_dtype=torch.float16)\n",
+                           1, "cpu-offload", NULL, NULL),
+                     0);
     ec_audit_severity s;
-    assert_int_equal(audit("m = AutoModelForCausalLM.from_pretrained(p, torch_dtype=torch.float32)\n",
-                           1, "fp32-load", &s, NULL), 1);
+    assert_int_equal(
+        audit("m = AutoModelForCausalLM.from_pretrained(p, torch_dtype=torch.float32)\n", 1,
+              "fp32-load", &s, NULL),
+        1);
     assert_int_equal(s, EC_AUDIT_ORANGE);
-    assert_int_equal(audit("m = AutoModelForCausalLM.from_pretrained(p)\n", 1, "fp32-load", &s, NULL), 1);
+    assert_int_equal(
+        audit("m = AutoModelForCausalLM.from_pretrained(p)\n", 1, "fp32-load", &s, NULL), 1);
     assert_int_equal(s, EC_AUDIT_YELLOW);
-    assert_int_equal(audit("t = AutoTokenizer.from_pretrained(p)\n", 1, "fp32-load", NULL, NULL), 0);
+    assert_int_equal(audit("t = AutoTokenizer.from_pretrained(p)\n", 1, "fp32-load", NULL, NULL),
+                     0);
     assert_int_equal(audit("y = model(x)\n", 1, "no-inference-mode", &s, NULL), 1);
     assert_int_equal(s, EC_AUDIT_YELLOW);
-    assert_int_equal(audit("with torch.inference_mode():\n    y = model(x)\n", 1, "no-inference-mode",
-                           NULL, NULL), 0);
+    assert_int_equal(audit("with torch.inference_mode():\n    y = model(x)\n", 1,
+                           "no-inference-mode", NULL, NULL),
+                     0);
 }
 
 static void test_rule_requirements(void **state)
@@ -469,16 +510,19 @@ static void test_rule_requirements(void **state)
     assert_int_equal(audit("numpy\ntorch==2.12.0.dev20260315\n", 0, "nightly-pin", NULL, &line), 1);
     assert_int_equal(line, 2);
     assert_int_equal(audit("torchao==0.17.0.dev20260316\nbitsandbytes==0.45.0rc1\n", 0,
-                           "nightly-pin", NULL, NULL), 2);
+                           "nightly-pin", NULL, NULL),
+                     2);
     ec_audit_severity s;
     int l2;
     assert_int_equal(audit("x = 1\ns = 'never closed\n", 1, "unreadable", &s, &l2), 1);
     assert_int_equal(s, EC_AUDIT_GRAY);
     assert_int_equal(l2, 2);
     assert_int_equal(audit("torch==2.5.1\ntorchvision==0.20.0.dev1\n# torch nightly\n", 0,
-                           "nightly-pin", NULL, NULL), 0);
+                           "nightly-pin", NULL, NULL),
+                     0);
     assert_int_equal(audit("dependencies = [\"torch>=2.4\", \"torchao @ git+https://x\"]\n", 0,
-                           "nightly-pin", NULL, NULL), 1);
+                           "nightly-pin", NULL, NULL),
+                     1);
 }
 
 static void test_sarif(void **state)
@@ -511,7 +555,8 @@ static void test_sarif(void **state)
     assert_string_equal(
         cJSON_GetObjectItem(cJSON_GetObjectItem(loc, "artifactLocation"), "uri")->valuestring,
         "src/infer.py");
-    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(loc, "region"), "startLine")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(loc, "region"), "startLine")->valueint,
+                     1);
     cJSON_Delete(o);
     free(buf);
     ec_audit_findings_free(&f);
