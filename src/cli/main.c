@@ -24,6 +24,8 @@ const cli_command cli_commands[] = {
     {"exporter", "serve live GPU/CPU energy telemetry to Prometheus (or a textfile)", cmd_exporter},
     {"report", "a self-contained HTML dashboard (or Markdown) of a database or export files",
      cmd_report},
+    {"advise", "the greenest configuration, a diagnosis, a cost/CO2 estimate, a code audit",
+     cmd_advise},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };
