@@ -119,7 +119,7 @@ static int load_data(void **state)
 {
     (void)state;
     if (!data_loaded) {
-        if (ec_advise_data_load(EC_TEST_DATA_DIR, &data)) {
+        if (ec_advise_data_load(EC_SHIPPED_DATA_DIR, &data)) {
             fprintf(stderr, "%s\n", ec_last_error());
             return -1;
         }
