@@ -34,9 +34,7 @@ extern "C" {
 #define EC_BENCH_DEFAULT_CV_TOK_PCT 2.0
 #define EC_BENCH_DEFAULT_CV_POWER_PCT 5.0
 #define EC_BENCH_DEFAULT_RERUNS 3
-/* A measured phase lasts at least this many updates of the GPU's energy counter (5 s at the
- * 0.1 s of H100 and H200), repeated inside its window as often as that takes. */
-#define EC_BENCH_MIN_WINDOW_PERIODS 50
+/* --min-window auto: EC_MIN_WINDOW_PERIODS counter periods (meter.h). */
 #define EC_BENCH_MIN_WINDOW_AUTO (-1.0)
 /* Gate: a run's energy may be uncertain by at most this (1 standard uncertainty), %. */
 #define EC_BENCH_DEFAULT_MAX_UNCERT_PCT 1.0
@@ -62,7 +60,7 @@ typedef struct {
     double cv_power_pct;   /* gate: CV of average GPU power below this, % */
     int max_reruns;        /* attempts after the first when a gate fails */
     double min_window_s;   /* each measured phase's window at least this long, s (repeating the
-                              phase); EC_BENCH_MIN_WINDOW_AUTO: EC_BENCH_MIN_WINDOW_PERIODS
+                              phase); EC_BENCH_MIN_WINDOW_AUTO: EC_MIN_WINDOW_PERIODS
                               counter periods; 0: one phase per window, as measured before */
     double max_uncert_pct; /* gate: energy uncertainty of a run below this, % of its energy */
     double idle_s;         /* idle baseline per session, s (0: none, net figures NaN) */

@@ -189,6 +189,11 @@ int ec_meter_window_begin(ec_meter *m, const char *name);
 /* Closes window id and computes its figures. Returns 0, or -1 on an unknown id. */
 int ec_meter_window_end(ec_meter *m, int id, ec_window_result *out);
 
+/* A measured phase lasts at least this many updates of the GPU's energy counter (5 s at the
+ * 0.1 s of H100 and H200), repeated inside its window as often as that takes: the edges' stale
+ * energy is then under 1 % of the window's, and aligned edges bring it far lower. */
+#define EC_MIN_WINDOW_PERIODS 50
+
 /* The energy counter's update period, s: how often its value changes (about 0.1 s on H100 and
  * H200). Measured once, on the first call, by reading the first GPU's counter until it has
  * changed five times (at most about 1.5 s, as Zeus does at start-up); NaN without a counter.

@@ -738,7 +738,7 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
                                                            : NAN;
     b.min_window_s = spec->min_window_s >= 0 ? spec->min_window_s
                      : isfinite(b.counter_period_s)
-                         ? EC_BENCH_MIN_WINDOW_PERIODS * b.counter_period_s
+                         ? EC_MIN_WINDOW_PERIODS * b.counter_period_s
                          : 0;
     /* Every configuration of the sweep is recorded before the first run, so the database
      * always knows the whole plan (and what is still pending). */

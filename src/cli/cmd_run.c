@@ -146,6 +146,7 @@ typedef struct {
     int window;                /* id of the open window, -1 when none */
     ec_window_result phase[2]; /* [EC_PHASE_PREFILL], [EC_PHASE_DECODE] */
     int failed;
+    double min_window_s; /* each phase repeated until its window lasts this long, s */
     int have_calib;
     ec_calibration calib; /* this GPU's saved calibration, for % of roofline */
 } run_meter;
@@ -154,7 +155,8 @@ static void on_phase(void *ctx, ec_phase p, int begin)
 {
     run_meter *rm = ctx;
     if (begin) {
-        rm->window = ec_meter_window_begin(rm->m, p == EC_PHASE_PREFILL ? "prefill" : "decode");
+        rm->window =
+            ec_meter_window_begin_aligned(rm->m, p == EC_PHASE_PREFILL ? "prefill" : "decode");
         rm->failed |= rm->window < 0;
         return;
     }
@@ -186,6 +188,9 @@ static int open_run_meter(const run_args *r, run_meter *rm)
         if (ec_meter_idle_baseline(rm->m, r->idle_s, NULL, &idle) != 0)
             return cli_fail(CMD, "--energy: idle baseline: %s", ec_last_error());
     }
+    /* Each phase lasts 50 updates of the energy counter (5 s on H100/H200), as in bench. */
+    double period = ec_meter_counter_period_s(rm->m);
+    rm->min_window_s = isfinite(period) ? EC_MIN_WINDOW_PERIODS * period : 0;
     rm->have_calib = ec_calibration_path(uuid, path, sizeof path) == 0 &&
                      ec_calibration_load(path, &rm->calib) == 0;
     return 0;
@@ -207,21 +212,30 @@ typedef struct {
     const char *key, *label, *fmt;
     double v;
 } energy_cell;
-enum { ENERGY_CELLS = 10 };
+enum { ENERGY_CELLS = 13 };
 
 /* The --energy figures of the run, one table cell each (the energy method is added as text). */
 static void energy_cells(const run_args *r, const run_meter *rm, const ec_model_config *c,
                          const ec_generate_stats *st, int prompt_len, energy_cell *out)
 {
     const ec_window_result *pre = &rm->phase[EC_PHASE_PREFILL], *dec = &rm->phase[EC_PHASE_DECODE];
+    /* Each window held prefill_reps / decode_reps phases: the figures are of one. */
+    double pk = 1.0 / st->prefill_reps, dk = 1.0 / st->decode_reps;
     double k = 1000.0 / (double)st->decode_tokens;
+    double per_request = (pre->gpu_energy_j * pk + dec->gpu_energy_j * dk) / r->a.batch;
     energy_cell cells[ENERGY_CELLS] = {
         {"idle_power_w", "Idle (W)", "%.1f", dec->gpu_idle_power_w},
-        {"prefill_energy_j_gross", "Prefill (J gross)", "%.2f", pre->gpu_energy_j},
-        {"decode_energy_j_gross", "Decode (J gross)", "%.2f", dec->gpu_energy_j},
-        {"decode_energy_j_net", "Decode (J net)", "%.2f", dec->gpu_net_energy_j},
-        {"decode_j_per_1k_tok_gross", "Decode (J/1k tok gross)", "%.1f", dec->gpu_energy_j * k},
-        {"decode_j_per_1k_tok_net", "Decode (J/1k tok net)", "%.1f", dec->gpu_net_energy_j * k},
+        {"prefill_energy_j_gross", "Prefill (J gross)", "%.2f", pre->gpu_energy_j * pk},
+        {"decode_energy_j_gross", "Decode (J gross)", "%.2f", dec->gpu_energy_j * dk},
+        {"decode_energy_j_net", "Decode (J net)", "%.2f", dec->gpu_net_energy_j * dk},
+        {"decode_energy_uncert_pct", "Decode energy ± (% 1 sd)", "%.2f",
+         100.0 * dec->gpu_energy_uncert_j / dec->gpu_energy_j},
+        {"j_per_request_gross", "J/request gross", "%.2f", per_request},
+        {"decode_repeats", "Decode repeats", "%.0f", (double)st->decode_reps},
+        {"decode_j_per_1k_tok_gross", "Decode (J/1k tok gross)", "%.1f",
+         dec->gpu_energy_j * dk * k},
+        {"decode_j_per_1k_tok_net", "Decode (J/1k tok net)", "%.1f",
+         dec->gpu_net_energy_j * dk * k},
         {"decode_avg_power_w", "Decode avg (W)", "%.1f", dec->gpu_avg_power_w},
         {"decode_peak_power_w", "Decode peak (W)", "%.1f", dec->gpu_peak_power_w},
         {"counter_vs_integrated_pct", "Counter vs integrated (%)", "%+.2f",
@@ -374,8 +388,9 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     ec_phase_hooks hooks = {on_phase, &rm};
     if (rc == 0 && r->energy) rc = open_run_meter(r, &rm);
     ec_generate_stats st;
-    if (rc == 0 && ec_generate(b, prompts, r->a.batch, prompt_len, r->gen, out,
-                               r->energy ? &hooks : NULL, &st) != 0)
+    if (rc == 0 && ec_generate_repeated(b, prompts, r->a.batch, prompt_len, r->gen, out, 1, 1,
+                                        r->energy ? rm.min_window_s : 0, r->energy ? &hooks : NULL,
+                                        &st) != 0)
         rc = cli_fail(CMD, "%s", ec_last_error());
     if (rc == 0 && rm.failed) rc = cli_fail(CMD, "--energy: %s", ec_last_error());
     ec_meter_close(rm.m);
