@@ -27,9 +27,19 @@ cp -L "$(ldd "$dir/bench/libkernel_trace.so" | awk '/libcupti/ {print $3}')" .de
 for t in test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model; do
   strip -o ".devpack/bin/$t" "$(find "$dir/tests" -name "$t" -type f -perm -u+x | head -1)"
 done
-for lib in libcjson.so.1 libcmocka.so.0; do
-  cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" .devpack/lib/
-done
+# Every Debian library the binaries load that the GPU machine may lack (it has glibc, the driver
+# and the CUDA toolkit, and no -dev packages): cJSON, cmocka, and the optional ones the build
+# found (libmicrohttpd, PCRE2, SentencePiece, ICU, ...), xz-packed (ICU's data alone is ~30 MB);
+# bench/gpu.sh unpacks them.
+{
+  for f in .devpack/bin/* .devpack/lib/*.so; do ldd "$f" 2>/dev/null; done
+  for lib in libcjson.so.1 libcmocka.so.0; do
+    echo "$lib => $(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')"
+  done
+} | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+  grep -v -E '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libgcc_s|libstdc\+\+|libcuda|libnvidia[^/]*|libcudart|libcublas[^/]*|libcupti|libecocompute|libkernel_trace)\.so' \
+  >.devpack/syslibs.txt || true
+tar -cJf .devpack/syslibs.tar.xz --dereference --transform 's,.*/,,' -T .devpack/syslibs.txt
 git rev-parse --short=12 HEAD >.devpack/commit.txt
 git diff --quiet HEAD -- src include || echo "(built with uncommitted changes to src/ or include/)" >>.devpack/commit.txt
 du -sh .devpack >&2

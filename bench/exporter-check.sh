@@ -10,7 +10,8 @@
 #   4. prints the scraped energy, bench's stored gross energy of runs 2..N, and the % difference
 #      (the issue's bar: within 1 %). Exit 0 when within 1 %, 1 otherwise.
 # The counter itself moves about every 100 ms, so each edge carries up to ~0.1 s × board power;
-# the default window (~30 s or more) keeps that below ~0.5 %.
+# the default window (~30 s or more) keeps that below ~0.5 %. Bench runs one phase per window
+# (--min-window 0): its stored energies are then the windows' own, comparable to the scrapes.
 # Usage: bash bench/exporter-check.sh [RUNS] [GEN]     (defaults 20 and 1024)
 # ECOCOMPUTE_BIN picks the binary (default build/ecocompute); ECOCOMPUTE_BENCH_BIN another one for
 # bench and export (a CUDA build, when the exporter's build has no CUDA backend). MODEL, BATCH and
@@ -56,7 +57,7 @@ echo "exporter-check: bench, $runs runs of $model fp16 fused batch $batch, gen $
 # bench's progress lines (stderr, not a terminal) end each measured run with "run K/N:".
 "$bench_bin" bench --db "$out/bench.db" --model "$model" --precision fp16 --kernels fused \
   --batch "$batch" --prompt-len 64 --gen "$gen" --device "$device" --gpu 0 --warmup 2 --runs "$runs" \
-  --idle 0 --stabilize 0 --reruns 0 --cv-tok 100 --cv-power 100 2>&1 >"$out/bench.out" |
+  --idle 0 --stabilize 0 --reruns 0 --cv-tok 100 --cv-power 100 --min-window 0 2>&1 >"$out/bench.out" |
   while IFS= read -r line; do
     printf '%s\n' "$line" >>"$out/bench.err"
     case "$line" in

@@ -64,7 +64,11 @@ if [ -n "${SWEEP_DB:-}" ] && [ ! -e "$out/results.db" ]; then
 fi
 pack=$(pwd)/.devpack # bench/device-pack.sh: the shared-library build, carried by the call
 if [ -d "$pack" ]; then
-    export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # Debian libraries the machine lacks, packed by bench/device-pack.sh.
+    if [ -f "$pack/syslibs.tar.xz" ] && [ ! -d /tmp/ec-syslibs ]; then
+        mkdir -p /tmp/ec-syslibs && tar -xJf "$pack/syslibs.tar.xz" -C /tmp/ec-syslibs
+    fi
+    export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 # The real models test_cuda_model reads: the working tree's, which the device call carries (the
 # path compiled into the test binaries is the development machine's).

@@ -12,7 +12,12 @@ cd "$(dirname "$0")/.."
 out=${OUT:-bench-out}
 mkdir -p "$out"
 pack=$(pwd)/.devpack
-[ -d "$pack" ] && export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -d "$pack" ]; then # as bench/gpu.sh: the pack's libraries and the Debian ones it carries
+    if [ -f "$pack/syslibs.tar.xz" ] && [ ! -d /tmp/ec-syslibs ]; then
+        mkdir -p /tmp/ec-syslibs && tar -xJf "$pack/syslibs.tar.xz" -C /tmp/ec-syslibs
+    fi
+    export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 bin=${ECOCOMPUTE:-$pack/bin/ecocompute}
 models=${MODELS:-Llama-2-7B}
 precisions=${PRECISIONS:-fp16,int8,nf4}
