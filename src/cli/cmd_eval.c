@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CMD "eval"
 enum { DEFAULT_TOKENS = 64, DEFAULT_PROMPT_LEN = 16, TOKEN_BOS = 1 };
@@ -44,8 +45,9 @@ static void usage(void)
         "  --batch B            sequences, each from its own seeded prompt (default 1)\n"
         "  --seed S             synthetic weights and prompt tokens (default 1)\n"
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
-        "  --ppl FILE           text file for perplexity (needs --tokenizer)\n"
-        "  --tokenizer TOK      llama2.c tokenizer of the model\n"
+        "  --ppl FILE           text file for perplexity (needs a tokenizer)\n"
+        "  --tokenizer TOK      the model's tokenizer: tokenizer.json, tokenizer.model, llama2.c\n"
+        "                       .bin, or a directory (default: the model directory's own)\n"
         "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
         "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
         "  --quantize-head      store the output head in P too (default: 16-bit)\n"
@@ -106,8 +108,11 @@ static int parse(int argc, char **argv, eval_args *e)
     if (e->a.prompt_len > e->tokens)
         return cli_usage_error(CMD, "--prompt-len (%d) exceeds --tokens (%d)", e->a.prompt_len,
                                e->tokens);
-    if (!e->ppl_file != !e->a.tokenizer)
-        return cli_usage_error(CMD, "--ppl and --tokenizer go together");
+    if (e->a.tokenizer && !e->ppl_file) return cli_usage_error(CMD, "--tokenizer needs --ppl");
+    struct stat st;
+    if (e->ppl_file && !e->a.tokenizer && (stat(e->a.model, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return cli_usage_error(CMD, "--ppl needs --tokenizer (or a model directory with its own)");
+    e->a.text_needed = e->ppl_file != NULL;
     return cli_engine_args_check(CMD, &e->a);
 }
 
@@ -193,8 +198,7 @@ static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **t
         return cli_fail(CMD, "--ppl: cannot read %s (empty or unreadable)", e->ppl_file);
     }
     text[len] = '\0';
-    *tokens = malloc((len + 3) * sizeof **tokens);
-    *n = *tokens ? ec_tokenizer_encode(tok, text, 0, *tokens) : -1;
+    *n = ec_tokenizer_encode(tok, text, 0, tokens);
     free(text);
     if (*n < 1) return cli_fail(CMD, "--ppl: cannot tokenize %s: %s", e->ppl_file, ec_last_error());
     return 0;
