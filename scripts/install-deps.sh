@@ -3,7 +3,11 @@
 # Idempotent: does nothing when everything is already installed. CUDA (nvcc) is optional and not
 # installed here: the CUDA backend is built when nvcc is found (see README).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang)
+# libpcre2-dev, libicu-dev, zlib1g-dev: tokenizer.json (Unicode regex classes, normalization
+# forms, .json.gz); libsentencepiece-dev: tokenizer.model (optional in the build, installed here
+# so the tests cover it).
+pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang
+      libpcre2-dev libicu-dev zlib1g-dev libsentencepiece-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -64,6 +64,7 @@ int bpe_find(const bpe_model *m, const char *piece, size_t len)
 
 static const merge_rule *find_merge(const bpe_model *m, int left, int right)
 {
+    if (!m->n_merges) return NULL;
     merge_rule key = {(uint64_t)(uint32_t)left << 32 | (uint32_t)right, 0, 0};
     const merge_rule *lo = m->merges, *hi = m->merges + m->n_merges;
     while (lo < hi) { /* bsearch on the pair alone */

@@ -8,19 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int ec_ids_push(ec_ids *l, int id)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        int *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return ec_set_error("tokenizer: out of memory");
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = id;
-    return 0;
-}
-
 const char *ec_tokenizer_format_name(ec_tokenizer_format f)
 {
     switch (f) {

@@ -40,6 +40,9 @@ struct ec_tokenizer {
 };
 
 int ec_tokenizer_json_open(ec_tokenizer *t, const char *path);
+/* The tokenizer.json text[0..len) (named path in messages), without the tokenizer_config.json
+ * that ec_tokenizer_json_open also reads: what the fuzz target drives. */
+int ec_tokenizer_json_parse(ec_tokenizer *t, const char *text, size_t len, const char *path);
 int ec_tokenizer_llama2c_open(ec_tokenizer *t, const char *path, int vocab_size);
 int ec_tokenizer_sentencepiece_open(ec_tokenizer *t, const char *path);
 

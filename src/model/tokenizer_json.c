@@ -283,19 +283,15 @@ static void find_bos_eos(ec_tokenizer *t, const char *path)
     ec_set_error("%s", ""); /* a missing config is no error */
 }
 
-int ec_tokenizer_json_open(ec_tokenizer *t, const char *path)
+int ec_tokenizer_json_parse(ec_tokenizer *t, const char *text, size_t len, const char *path)
 {
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text) return -1;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
-        ec_set_error("%s: not valid JSON (near byte %zu)", path, end ? (size_t)(end - text) : 0);
-        free(text);
-        return -1;
+        const char *err = cJSON_GetErrorPtr();
+        return ec_set_error("%s: not valid JSON (near byte %zu)", path,
+                            err && err >= text && err <= text + len ? (size_t)(err - text) : len);
     }
-    free(text);
     json_tokenizer *j = calloc(1, sizeof *j);
     int rc = j ? 0 : ec_set_error("%s: out of memory", path);
     if (rc == 0 && !cJSON_IsObject(root)) rc = ec_set_error("%s: not a JSON object", path);
@@ -320,6 +316,16 @@ int ec_tokenizer_json_open(ec_tokenizer *t, const char *path)
     t->ops = &json_ops;
     t->impl = j;
     t->vocab_size = j->vocab_size;
-    find_bos_eos(t, path);
     return 0;
+}
+
+int ec_tokenizer_json_open(ec_tokenizer *t, const char *path)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) return -1;
+    int rc = ec_tokenizer_json_parse(t, text, len, path);
+    free(text);
+    if (rc == 0) find_bos_eos(t, path);
+    return rc;
 }
