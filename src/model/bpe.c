@@ -4,6 +4,7 @@
  * merge rank is merged, leftmost first on ties, until no ranked pair is left. With
  * ignore_merges a word that is itself in the vocabulary is taken whole (Llama-3). */
 #include "bpe.h"
+#include "merge_heap.h"
 
 #include "ecocompute/common.h"
 
@@ -243,47 +244,6 @@ int bpe_load(bpe_model **out, const cJSON *model, const char *path)
 
 /* ---- merging one word ---- */
 
-typedef struct {
-    int rank, pos, new_id;
-} merge_cand;
-
-typedef struct {
-    merge_cand *a;
-    size_t n;
-} cand_heap;
-
-/* Lowest rank first, then leftmost. */
-static int before(const merge_cand *x, const merge_cand *y)
-{
-    return x->rank < y->rank || (x->rank == y->rank && x->pos < y->pos);
-}
-
-static void heap_push(cand_heap *h, merge_cand c)
-{
-    size_t i = h->n++;
-    while (i > 0 && before(&c, &h->a[(i - 1) / 2])) {
-        h->a[i] = h->a[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->a[i] = c;
-}
-
-static merge_cand heap_pop(cand_heap *h)
-{
-    merge_cand top = h->a[0], last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && before(&h->a[c + 1], &h->a[c])) c++;
-        if (!before(&h->a[c], &last)) break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    h->a[i] = last;
-    return top;
-}
-
 static size_t utf8_char_len(const char *s, size_t left)
 {
     unsigned char c = (unsigned char)s[0];
@@ -316,11 +276,11 @@ static int initial_symbols(const bpe_model *m, const char *word, size_t len, ec_
     return 0;
 }
 
-static void consider(const bpe_model *m, cand_heap *h, const int *id, int left, int right)
+static void consider(const bpe_model *m, merge_heap *h, const int *id, int left, int right)
 {
     if (left < 0 || right < 0) return;
     const merge_rule *r = find_merge(m, id[left], id[right]);
-    if (r) heap_push(h, (merge_cand){r->rank, left, r->new_id});
+    if (r) merge_heap_push(h, (merge_cand){r->rank, left, right, r->new_id, 0, 0});
 }
 
 int bpe_encode_word(const bpe_model *m, const char *word, size_t len, ec_ids *out)
@@ -337,7 +297,7 @@ int bpe_encode_word(const bpe_model *m, const char *word, size_t len, ec_ids *ou
     int *next = malloc(((size_t)n + 1) * sizeof *next), *prev = malloc(((size_t)n + 1) * sizeof *prev);
     char *dead = calloc((size_t)n + 1, 1);
     /* Each merge adds at most two candidates to the n - 1 initial ones. */
-    cand_heap h = {malloc(3 * ((size_t)n + 1) * sizeof *h.a), 0};
+    merge_heap h = {malloc(3 * ((size_t)n + 1) * sizeof *h.a), 0};
     if (!next || !prev || !dead || !h.a) {
         rc = ec_set_error("tokenizer: out of memory");
         goto done;
@@ -348,18 +308,19 @@ int bpe_encode_word(const bpe_model *m, const char *word, size_t len, ec_ids *ou
     }
     for (int i = 0; i + 1 < n; i++) consider(m, &h, sym.v, i, i + 1);
     while (h.n) {
-        merge_cand c = heap_pop(&h);
-        /* Stale when the left symbol is gone or its pair no longer merges into new_id. */
-        if (dead[c.pos] || next[c.pos] < 0) continue;
-        int right = next[c.pos];
-        const merge_rule *r = find_merge(m, sym.v[c.pos], sym.v[right]);
-        if (!r || r->new_id != c.new_id) continue;
-        sym.v[c.pos] = c.new_id;
+        merge_cand c = merge_heap_pop(&h);
+        /* Stale when the left symbol is gone or its pair no longer merges into the same token
+         * (the reference's test, which ignores the right symbol the candidate was made with). */
+        if (dead[c.left] || next[c.left] < 0) continue;
+        int right = next[c.left];
+        const merge_rule *r = find_merge(m, sym.v[c.left], sym.v[right]);
+        if (!r || r->new_id != c.id) continue;
+        sym.v[c.left] = c.id;
         dead[right] = 1;
-        next[c.pos] = next[right];
-        if (next[right] >= 0) prev[next[right]] = c.pos;
-        consider(m, &h, sym.v, prev[c.pos], c.pos);
-        consider(m, &h, sym.v, c.pos, next[c.pos]);
+        next[c.left] = next[right];
+        if (next[right] >= 0) prev[next[right]] = c.left;
+        consider(m, &h, sym.v, prev[c.left], c.left);
+        consider(m, &h, sym.v, c.left, next[c.left]);
     }
     for (int i = n ? 0 : -1; rc == 0 && i >= 0; i = next[i]) rc = ec_ids_push(out, sym.v[i]);
 done:

@@ -5,6 +5,7 @@
  * transformers' apply_chat_template(add_generation_prompt=True) renders them. */
 #include "ecocompute/common.h"
 #include "ecocompute/tokenizer.h"
+#include "tokenizer_internal.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -29,19 +30,8 @@ static cJSON *read_json(const char *dir, const char *name)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *text = NULL;
-    size_t len = 0, cap = 0, got;
-    char chunk[65536];
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && len < (64u << 20)) {
-        char *grown = len + got + 1 > cap ? realloc(text, cap = 2 * (len + got + 1)) : text;
-        if (!grown) break;
-        text = grown;
-        memcpy(text + len, chunk, got);
-        len += got;
-    }
-    fclose(f);
+    size_t len;
+    char *text = ec_read_whole_file(path, &len);
     cJSON *json = text ? cJSON_ParseWithLength(text, len) : NULL;
     free(text);
     return json;

@@ -46,6 +46,10 @@ int ec_tokenizer_json_parse(ec_tokenizer *t, const char *text, size_t len, const
 int ec_tokenizer_llama2c_open(ec_tokenizer *t, const char *path, int vocab_size);
 int ec_tokenizer_sentencepiece_open(ec_tokenizer *t, const char *path);
 
+/* The whole file (gunzipped when it is gzip) as a malloc'd NUL-terminated string of *len bytes;
+ * NULL with ec_last_error() naming the file. */
+char *ec_read_whole_file(const char *path, size_t *len);
+
 /* Lossy UTF-8: bytes[0..n) with every maximal invalid subsequence replaced by U+FFFD, as
  * Rust's String::from_utf8_lossy and SentencePiece do; appended to a malloc'd string *out of
  * length *len (both updated). Returns 0 or -1 when out of memory. */

@@ -11,9 +11,6 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-
-enum { MAX_FILE_BYTES = 1 << 30 }; /* far above any tokenizer.json (Llama-3's is 9 MB) */
 
 typedef struct {
     char *content;
@@ -31,43 +28,6 @@ typedef struct {
 } json_tokenizer;
 
 /* ---- reading ---- */
-
-/* The whole file, gunzipped when it is gzip (zlib reads plain files as they are). */
-static char *read_file(const char *path, size_t *len)
-{
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        ec_set_error("%s: cannot open", path);
-        return NULL;
-    }
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap + 1);
-    int got = 0;
-    while (buf && (got = gzread(f, buf + n, (unsigned)(cap - n))) > 0) {
-        n += (size_t)got;
-        if (n == cap) {
-            char *grown = cap < MAX_FILE_BYTES ? realloc(buf, 2 * cap + 1) : NULL;
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    int err;
-    const char *msg = got < 0 ? gzerror(f, &err) : NULL;
-    gzclose(f);
-    if (!buf || got < 0) {
-        ec_set_error("%s: cannot read: %s", path, buf ? msg : "too large or out of memory");
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
 
 static int cmp_added(const void *x, const void *y)
 {
@@ -272,7 +232,7 @@ static void find_bos_eos(ec_tokenizer *t, const char *path)
         memcpy(config_path, path, dir_len);
         strcpy(config_path + dir_len, "tokenizer_config.json");
         size_t len;
-        char *text = read_file(config_path, &len);
+        char *text = ec_read_whole_file(config_path, &len);
         config = text ? cJSON_ParseWithLength(text, len) : NULL;
         free(text);
         free(config_path);
@@ -322,7 +282,7 @@ int ec_tokenizer_json_parse(ec_tokenizer *t, const char *text, size_t len, const
 int ec_tokenizer_json_open(ec_tokenizer *t, const char *path)
 {
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = ec_read_whole_file(path, &len);
     if (!text) return -1;
     int rc = ec_tokenizer_json_parse(t, text, len, path);
     free(text);

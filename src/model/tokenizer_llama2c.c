@@ -4,6 +4,7 @@
  * and decodes with run.c's rules. Encoding gives exactly run.c's tokens, but in O(n log n): run.c
  * rescans the whole sequence per merge, too slow for a 1.3 MB WikiText file. */
 #include "ecocompute/common.h"
+#include "merge_heap.h"
 #include "model_internal.h"
 #include "tokenizer_internal.h"
 
@@ -139,57 +140,15 @@ fail:
     return -1;
 }
 
-/* A candidate merge of adjacent live nodes (left, right). Stale candidates (a node merged away
- * or its token changed since) are recognised by the node versions and skipped. */
-typedef struct {
-    float score;
-    int left, right, id;
-    unsigned vleft, vright;
-} merge_cand;
-
-typedef struct {
-    merge_cand *a;
-    size_t n;
-} cand_heap;
-
-/* run.c takes the best score, and on ties the leftmost pair: order by score, then position. */
-static int better(const merge_cand *x, const merge_cand *y)
-{
-    return x->score > y->score || (x->score == y->score && x->left < y->left);
-}
-
-static void heap_push(cand_heap *h, merge_cand c)
-{
-    size_t i = h->n++;
-    while (i > 0 && better(&c, &h->a[(i - 1) / 2])) {
-        h->a[i] = h->a[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->a[i] = c;
-}
-
-static merge_cand heap_pop(cand_heap *h)
-{
-    merge_cand top = h->a[0], last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && better(&h->a[c + 1], &h->a[c])) c++;
-        if (!better(&h->a[c], &last)) break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    h->a[i] = last;
-    return top;
-}
-
+/* Candidate merges of adjacent live nodes (left, right), best score first (the key is minus
+ * the score), leftmost on ties as run.c. Stale candidates (a node merged away or its token
+ * changed since) are recognised by the node versions and skipped. */
 typedef struct {
     const llama2c_vocab *t;
     int *tok, *next, *prev;
     unsigned *version;
     char *buf; /* [2 * max_len + 1] */
-    cand_heap heap;
+    merge_heap heap;
 } merge_state;
 
 static void consider(merge_state *s, int left, int right)
@@ -199,8 +158,8 @@ static void consider(merge_state *s, int left, int right)
     strcat(s->buf, s->t->vocab[s->tok[right]]);
     int id = lookup(s->t, s->buf);
     if (id < 0 || !(s->t->scores[id] > NO_MERGE)) return;
-    heap_push(&s->heap, (merge_cand){s->t->scores[id], left, right, id, s->version[left],
-                                     s->version[right]});
+    merge_heap_push(&s->heap, (merge_cand){-(double)s->t->scores[id], left, right, id,
+                                           s->version[left], s->version[right]});
 }
 
 /* Merges tokens[0..n) in place; returns the new count. */
@@ -225,7 +184,7 @@ static int merge_all(const llama2c_vocab *t, int *tokens, int n)
     }
     for (int i = 0; i + 1 < n; i++) consider(&s, i, i + 1);
     while (s.heap.n) {
-        merge_cand c = heap_pop(&s.heap);
+        merge_cand c = merge_heap_pop(&s.heap);
         if (s.next[c.left] != c.right || s.version[c.left] != c.vleft ||
             s.version[c.right] != c.vright)
             continue;
