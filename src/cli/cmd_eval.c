@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #define CMD "eval"
-enum { DEFAULT_TOKENS = 64, DEFAULT_PROMPT_LEN = 16, TOKEN_BOS = 1 };
+enum { DEFAULT_TOKENS = 64, DEFAULT_PROMPT_LEN = 16 };
 
 typedef struct {
     cli_engine_args a;
@@ -205,7 +205,7 @@ static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **t
 }
 
 /* Perplexity of the text: windows of BOS + up to window-1 text tokens, batch 1. */
-static int text_perplexity(ec_backend *b, const int *text, int n, int window, int vocab,
+static int text_perplexity(ec_backend *b, const int *text, int n, int window, int vocab, int bos,
                            double *ppl)
 {
     int *seq = malloc((size_t)window * sizeof *seq);
@@ -214,7 +214,7 @@ static int text_perplexity(ec_backend *b, const int *text, int n, int window, in
     int rc = 0;
     for (int start = 0; rc == 0 && start < n; start += window - 1) {
         int len = n - start < window - 1 ? n - start : window - 1;
-        seq[0] = TOKEN_BOS;
+        seq[0] = bos;
         memcpy(seq + 1, text + start, (size_t)len * sizeof *seq);
         rc = teacher_force(b, seq, 1, len, vocab, add_nll, &pp);
     }
@@ -307,6 +307,10 @@ static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *t
     accuracy acc = {malloc((size_t)T * B * V * sizeof(float)), B, V, 0, 0, 0, 0};
     eval_row rows[EC_PREC_COUNT];
     int rc = seq && acc.ref ? 0 : cli_fail(CMD, "out of memory");
+    /* Each window starts with BOS; a tokenizer without one (Qwen2) has no such protocol yet. */
+    if (rc == 0 && tok && ec_tokenizer_bos(tok) < 0)
+        rc = cli_fail(CMD, "--ppl: %s has no BOS token to start each window with",
+                      ec_tokenizer_path(tok));
     if (rc == 0 && tok) rc = load_text_tokens(e, tok, &text, &n_text);
     if (rc == 0) rc = reference_pass(e, m, seq, &acc);
     int max_seq = tok && c->max_seq_len > T ? c->max_seq_len : T;
@@ -318,7 +322,8 @@ static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *t
         rc = cli_open_backend(CMD, &e->a, m, e->precs[i], B, max_seq, &b);
         if (rc == 0 &&
             (teacher_force(b, seq, B, T, V, compare_with_reference, &acc) != 0 ||
-             (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, &rows[i].ppl) != 0)))
+             (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, ec_tokenizer_bos(tok),
+                                     &rows[i].ppl) != 0)))
             rc = cli_fail(CMD, "%s: %s", ec_precision_name(e->precs[i]), ec_last_error());
         rows[i].kl = acc.kl_sum / (double)acc.count;
         rows[i].top1_pct = 100.0 * (double)acc.agree / (double)acc.count;

@@ -237,8 +237,12 @@ static void find_bos_eos(ec_tokenizer *t, const char *path)
         free(text);
         free(config_path);
     }
-    t->bos = config ? config_token(t, config, "bos_token") : guess_token(t, bos_names);
-    t->eos = config ? config_token(t, config, "eos_token") : guess_token(t, eos_names);
+    /* A config naming no token (Qwen's "bos_token": null) means none; one without the key, the
+     * usual names. */
+    t->bos = cJSON_GetObjectItemCaseSensitive(config, "bos_token") ? config_token(t, config, "bos_token")
+                                                                   : guess_token(t, bos_names);
+    t->eos = cJSON_GetObjectItemCaseSensitive(config, "eos_token") ? config_token(t, config, "eos_token")
+                                                                   : guess_token(t, eos_names);
     cJSON_Delete(config);
     ec_set_error("%s", ""); /* a missing config is no error */
 }

@@ -109,7 +109,21 @@ exits 1 "unknown chat template" run --model "$model" --prompt "Hi" --chat --gen 
 check "...says so, naming the file" 'printf "%s" "$err" | grep -q "tokenizer_config.json: chat_template: unknown template"'
 exits 2 "--chat without --prompt" run --model "$model" --chat
 exits 2 "--system without --chat" run --model "$model" --prompt hi --system x
+# eval --ppl with the directory's tokenizer: windows start with its BOS.
+out=$("$bin" eval --model "$model" --ppl "$tmp/text.txt" --precision f32 --tokens 4 --format json 2>"$tmp/err"); rc=$?
+check "eval --ppl with the model's tokenizer ($(cat "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(printf "%s" "$out" | json "d[0][\"ppl_tokens\"]")" = 5 ]'
 rm "$model/tokenizer.json.gz"
 exits 1 "--prompt, model directory without a tokenizer" run --model "$model" --prompt hi --gen 2
+# A tokenizer without BOS (GPT-2's file alone, like Qwen2's): the prompt is the text alone, and
+# perplexity windows, which start with BOS, are refused.
+nobos=$tmp/nobos
+mkdir "$nobos"
+python3 "$here/write_tiny_hf.py" "$nobos" 50257
+cp "$data/gpt2/tokenizer.json.gz" "$nobos/"
+out=$("$bin" run --model "$nobos" --prompt "Hello world" --gen 2 --precision f32 --format json 2>/dev/null)
+check "no BOS: the prompt is the text's 2 tokens" '[ "$(printf "%s" "$out" | json "d[0][\"prompt_tokens\"]")" = 2 ]'
+exits 1 "eval --ppl without BOS" eval --model "$nobos" --ppl "$tmp/text.txt" --precision f32 --tokens 4
+check "...says why" 'printf "%s" "$err" | grep -q "no BOS token"'
+exits 1 "no BOS, empty prompt" run --model "$nobos" --prompt "" --gen 2
 [ $fail -eq 0 ] && echo "tokenize cli: all checks pass"
 exit $fail

@@ -82,6 +82,10 @@ static void test_known_encoding(void **state)
     assert_null(ec_tokenizer_decode(t, (const int[]){1, 32000}, 2, 1));
     assert_non_null(strstr(ec_last_error(), "32000"));
     assert_int_equal(ec_tokenizer_vocab_size(t), 32000);
+    /* Without the model's vocabulary size, every entry of the file. */
+    ec_tokenizer *counted = load(tok512, 0);
+    assert_int_equal(ec_tokenizer_vocab_size(counted), 512);
+    ec_tokenizer_free(counted);
     assert_int_equal(ec_tokenizer_bos(t), 1);
     assert_int_equal(ec_tokenizer_eos(t), 2);
     assert_true(ec_tokenizer_is_special(t, 1) && !ec_tokenizer_is_special(t, 15043));
