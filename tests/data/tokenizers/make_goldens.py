@@ -41,6 +41,26 @@ for text in texts:
                   "decoded": sp.decode(ids)})
 out["tokenizers"]["sp-tiny"] = {"path": "sp-tiny/tokenizer.model", "cases": cases}
 
+# The chat prompt transformers renders for Qwen2.5 (what test_tokenizer_json.c expects of
+# ec_chat_render), when transformers is installed.
+try:
+    import tempfile
+    from transformers import AutoTokenizer
+    with tempfile.TemporaryDirectory() as d:
+        with open(f"{d}/tokenizer.json", "wb") as f:
+            f.write(gzip.decompress(open("qwen2.5/tokenizer.json.gz", "rb").read()))
+        with open(f"{d}/tokenizer_config.json", "w", encoding="utf-8") as f:
+            f.write(open("qwen2.5/tokenizer_config.json", encoding="utf-8").read())
+        hf = AutoTokenizer.from_pretrained(d)
+        chat = hf.apply_chat_template([{"role": "user", "content": "Why is the sky blue?"}],
+                                      tokenize=False, add_generation_prompt=True)
+    want = ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+            "assistant.<|im_end|>\n<|im_start|>user\nWhy is the sky blue?<|im_end|>\n"
+            "<|im_start|>assistant\n")
+    print("chat template (Qwen2.5):", "agrees" if chat == want else f"DIFFERS: {chat!r}")
+except ImportError:
+    print("chat template: transformers not installed, not checked")
+
 if "--write" in sys.argv:
     with open("goldens.json", "w", encoding="utf-8") as f:
         f.write(json.dumps(out, separators=(",", ":")).replace('},{"text"', '},\n{"text"') + "\n")
