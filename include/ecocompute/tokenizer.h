@@ -5,7 +5,8 @@
  * instruction-tuned families, as known formats.
  *
  * Encoding and decoding follow the reference libraries (Hugging Face `tokenizers`,
- * `sentencepiece`, llama2.c's run.c) token for token. */
+ * `sentencepiece`, llama2.c's run.c) token for token. An open tokenizer is read-only: several
+ * threads may encode and decode with it at once. */
 #ifndef ECOCOMPUTE_TOKENIZER_H
 #define ECOCOMPUTE_TOKENIZER_H
 

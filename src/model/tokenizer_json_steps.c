@@ -53,7 +53,6 @@ struct json_steps {
     dec_step dec[16];
     int n_dec, has_decoder;
     ec_ids prefix, suffix;
-    pcre2_match_data *match; /* sized for the largest pattern */
 };
 
 enum { MAX_STEPS = 16 };
@@ -422,7 +421,6 @@ void json_steps_free(json_steps *s)
     }
     free(s->prefix.v);
     free(s->suffix.v);
-    pcre2_match_data_free(s->match);
     free(s);
 }
 
@@ -443,9 +441,6 @@ int json_steps_load(json_steps **out, const cJSON *root, const char *path)
     if (rc == 0)
         rc = read_steps(s, cJSON_GetObjectItemCaseSensitive(root, "post_processor"), path,
                         "post_processor", "processors", read_post_processor);
-    /* One match block with room for any pattern's groups. */
-    if (rc == 0 && !(s->match = pcre2_match_data_create(64, NULL)))
-        rc = ec_set_error("%s: out of memory", path);
     if (rc != 0) {
         json_steps_free(s);
         return -1;
@@ -521,19 +516,19 @@ int json_steps_normalize(const json_steps *s, const char *text, size_t len, char
 /* ---- pre-tokenizing ---- */
 
 /* Splits text at the matches of re, keeping what `mode` keeps, into out. */
-static int regex_split(const json_steps *s, const pcre2_code *re, split_mode mode, const char *text,
+static int regex_split(pcre2_match_data *match, const pcre2_code *re, split_mode mode, const char *text,
                        size_t len, int at_start, piece_list *out)
 {
     size_t pos = 0, piece_start = 0;
     while (pos <= len) {
-        int rc = pcre2_match(re, (PCRE2_SPTR)text, len, pos, pos ? PCRE2_NO_UTF_CHECK : 0, s->match, NULL);
+        int rc = pcre2_match(re, (PCRE2_SPTR)text, len, pos, pos ? PCRE2_NO_UTF_CHECK : 0, match, NULL);
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) {
             PCRE2_UCHAR msg[160];
             pcre2_get_error_message(rc, msg, sizeof msg);
             return ec_set_error("tokenizer: pre-tokenizer regex: %s", (const char *)msg);
         }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(s->match);
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match);
         size_t m0 = ov[0], m1 = ov[1];
         if (m1 == m0) { /* empty match: no piece; step over one character */
             pos = m0 + 1;
@@ -605,13 +600,15 @@ static int metaspace(const pre_step *st, const text_piece *p, piece_list *out)
 int json_steps_pre_tokenize(const json_steps *s, const char *text, size_t len, int at_start, piece_list *words)
 {
     piece_list cur = {NULL, 0, 0}, next = {NULL, 0, 0};
-    int rc = piece_list_push(&cur, text, len, at_start);
+    /* Match data of this call alone (room for any pattern's groups), so encoding is reentrant. */
+    pcre2_match_data *match = pcre2_match_data_create(64, NULL);
+    int rc = match ? piece_list_push(&cur, text, len, at_start) : ec_set_error("tokenizer: out of memory");
     for (int i = 0; rc == 0 && i < s->n_pre; i++) {
         const pre_step *st = &s->pre[i];
         for (size_t k = 0; rc == 0 && k < cur.n; k++) {
             const text_piece *p = &cur.v[k];
             if (st->kind == PRE_SPLIT) {
-                rc = regex_split(s, st->re, st->mode, p->s, p->len, p->at_start, &next);
+                rc = regex_split(match, st->re, st->mode, p->s, p->len, p->at_start, &next);
             } else if (st->kind == PRE_METASPACE) {
                 rc = metaspace(st, p, &next);
             } else if (!st->re) {
@@ -621,7 +618,7 @@ int json_steps_pre_tokenize(const json_steps *s, const char *text, size_t len, i
                 int prefix = st->add_prefix_space && !(p->len && p->s[0] == ' ');
                 char *spaced = prefix ? concat(" ", 1, p->s, p->len) : NULL;
                 rc = prefix && !spaced ? ec_set_error("tokenizer: out of memory")
-                     : regex_split(s, st->re, SPLIT_ISOLATED, spaced ? spaced : p->s, p->len + (size_t)prefix,
+                     : regex_split(match, st->re, SPLIT_ISOLATED, spaced ? spaced : p->s, p->len + (size_t)prefix,
                                    p->at_start, &split);
                 for (size_t j = 0; rc == 0 && j < split.n; j++) rc = byte_level_map(&split.v[j], 0, &next);
                 free(spaced);
@@ -636,6 +633,7 @@ int json_steps_pre_tokenize(const json_steps *s, const char *text, size_t len, i
         if (cur.v[k].len) rc = piece_list_push(words, cur.v[k].s, cur.v[k].len, cur.v[k].at_start);
     piece_list_free(&cur);
     piece_list_free(&next);
+    pcre2_match_data_free(match);
     return rc;
 }
 
