@@ -87,9 +87,31 @@ static void json_free(json_tokenizer *j)
 
 /* ---- encoding ---- */
 
-static int is_space(char c)
+/* The length of the whitespace character (Unicode White_Space, as Rust's char::is_whitespace,
+ * which the reference's lstrip/rstrip use) starting at s[0..left), or 0. */
+static size_t space_len(const unsigned char *s, size_t left)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    if (left && (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r'))) return 1;
+    if (left >= 2 && s[0] == 0xC2 && (s[1] == 0x85 || s[1] == 0xA0)) return 2;
+    if (left < 3) return 0;
+    unsigned cp = (unsigned)(s[0] & 0x0F) << 12 | (unsigned)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
+    int three = (s[0] & 0xF0) == 0xE0 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80;
+    return three && (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+                     cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000)
+               ? 3
+               : 0;
+}
+
+/* The length of the whitespace character that ends text[from..end), or 0. */
+static size_t space_before(const char *text, size_t from, size_t end)
+{
+    size_t start = end;
+    for (int k = 0; k < 3 && start > from; k++) {
+        start--;
+        if (((unsigned char)text[start] & 0xC0) != 0x80) break;
+    }
+    size_t n = space_len((const unsigned char *)text + start, end - start);
+    return start + n == end ? n : 0;
 }
 
 /* The first added token in text[from..len): its entry, and the span it takes (with the
@@ -104,8 +126,10 @@ static const added_token *next_added(const json_tokenizer *j, const char *text, 
                 continue;
             *start = p;
             *end = p + a->len;
-            while (a->lstrip && *start > from && is_space(text[*start - 1])) (*start)--;
-            while (a->rstrip && *end < len && is_space(text[*end])) (*end)++;
+            size_t n;
+            while (a->lstrip && (n = space_before(text, from, *start)) > 0) *start -= n;
+            while (a->rstrip && (n = space_len((const unsigned char *)text + *end, len - *end)) > 0)
+                *end += n;
             return a;
         }
     return NULL;

@@ -16,6 +16,7 @@
 
 #include "ecocompute/common.h"
 #include "ecocompute/tokenizer.h"
+#include "model/tokenizer_internal.h"
 
 static const char data_dir[] = EC_TOKENIZER_DATA;
 
@@ -61,6 +62,46 @@ static int *ids_of(const cJSON *arr, int *n)
     return ids;
 }
 
+static void write_json(const char *json, char *path, size_t cap);
+static void remove_json(const char *path);
+
+/* A variant of a shipped file (variants.json: steps replaced, added-token flags set), written
+ * as a temporary tokenizer.json and opened; its path in path. */
+static ec_tokenizer *open_variant(const cJSON *variants, const char *name, const char *base_rel,
+                                  char *path, size_t cap)
+{
+    char base[1024];
+    size_t len;
+    snprintf(base, sizeof base, "%s/%s", data_dir, base_rel);
+    char *text = ec_read_whole_file(base, &len);
+    assert_non_null(text);
+    cJSON *root = cJSON_ParseWithLength(text, len), *e;
+    free(text);
+    const cJSON *v = cJSON_GetObjectItem(variants, name);
+    assert_non_null(root);
+    assert_non_null(v);
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(v, "replace"))
+    {
+        cJSON_ReplaceItemInObject(root, e->string, cJSON_Duplicate(e, 1));
+    }
+    const cJSON *flags = cJSON_GetObjectItem(v, "added_flags"), *f;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "added_tokens"))
+    {
+        const cJSON *mine = cJSON_GetObjectItem(flags, cJSON_GetObjectItem(e, "content")->valuestring);
+        cJSON_ArrayForEach(f, mine)
+        {
+            cJSON_ReplaceItemInObject(e, f->string, cJSON_Duplicate(f, 1));
+        }
+    }
+    char *json = cJSON_PrintUnformatted(root);
+    write_json(json, path, cap);
+    free(json);
+    cJSON_Delete(root);
+    ec_tokenizer *t;
+    if (ec_tokenizer_open(&t, path, 0) != 0) fail_msg("%s", ec_last_error());
+    return t;
+}
+
 /* Every case of one tokenizer: ids with and without special tokens, pieces, decoded text. */
 static int check_cases(const char *name, const ec_tokenizer *t, const cJSON *cases)
 {
@@ -81,11 +122,16 @@ static int check_cases(const char *name, const ec_tokenizer *t, const cJSON *cas
                 failures++;
             }
             const cJSON *tokens = cJSON_GetObjectItem(c, "tokens");
-            for (int i = 0; !special && tokens && n >= 0 && i < n && i < cJSON_GetArraySize(tokens); i++)
-                if (strcmp(ec_tokenizer_piece(t, ids[i]), cJSON_GetArrayItem(tokens, i)->valuestring)) {
+            /* The reference names an added token that took whitespace with lstrip/rstrip by the
+             * text it covered: the piece stands inside it. */
+            for (int i = 0; !special && tokens && n >= 0 && i < n && i < cJSON_GetArraySize(tokens); i++) {
+                const char *piece = ec_tokenizer_piece(t, ids[i]);
+                const char *want_piece = cJSON_GetArrayItem(tokens, i)->valuestring;
+                if (strcmp(piece, want_piece) && !(ec_tokenizer_is_special(t, ids[i]) && strstr(want_piece, piece))) {
                     print_error("%s: piece of id %d differs\n", name, ids[i]);
                     failures++;
                 }
+            }
             free(ids);
         }
         for (int special = 0; special < 2; special++) {
@@ -114,12 +160,20 @@ static void test_goldens(void **state)
     snprintf(path, sizeof path, "%s/goldens.json", data_dir);
     char *text = read_all(path);
     cJSON *root = cJSON_Parse(text);
+    snprintf(path, sizeof path, "%s/variants.json", data_dir);
+    char *variants_text = read_all(path);
+    cJSON *variants = cJSON_Parse(variants_text);
     assert_non_null(root);
+    assert_non_null(variants);
     const cJSON *tok;
     int failures = 0, tokenizers = 0;
     cJSON_ArrayForEach(tok, cJSON_GetObjectItem(root, "tokenizers"))
     {
-        ec_tokenizer *t = open_in_data(cJSON_GetObjectItem(tok, "path")->valuestring);
+        const char *rel = cJSON_GetObjectItem(tok, "path")->valuestring;
+        const cJSON *variant = cJSON_GetObjectItem(tok, "variant");
+        char tmp[256] = "";
+        ec_tokenizer *t = variant ? open_variant(variants, variant->valuestring, rel, tmp, sizeof tmp)
+                                  : open_in_data(rel);
         if (!t) {
             print_message("%s: skipped (built without libsentencepiece)\n", tok->string);
             continue;
@@ -127,10 +181,13 @@ static void test_goldens(void **state)
         failures += check_cases(tok->string, t, cJSON_GetObjectItem(tok, "cases"));
         tokenizers++;
         ec_tokenizer_free(t);
+        if (tmp[0]) remove_json(tmp);
     }
-    assert_true(tokenizers >= 3);
+    assert_true(tokenizers >= 6);
     assert_int_equal(failures, 0);
+    cJSON_Delete(variants);
     cJSON_Delete(root);
+    free(variants_text);
     free(text);
 }
 

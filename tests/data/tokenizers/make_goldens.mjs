@@ -16,10 +16,19 @@ const { Tokenizer } = require('tokenizers');
 const texts = JSON.parse(readFileSync('texts.json', 'utf8'));
 const out = { generator: 'make_goldens.mjs (npm tokenizers 0.23.2; spm_encode 0.1.97)', tokenizers: {} };
 
-for (const name of ['qwen2.5', 'lenml-llama2', 'gpt2']) {
+// variants.json: the shipped files with other normalizer/pre-tokenizer/decoder steps or added-token
+// flags, to cover the parts the shipped files do not use (Metaspace, lstrip/rstrip).
+const variants = JSON.parse(readFileSync('variants.json', 'utf8'));
+const names = ['qwen2.5', 'lenml-llama2', 'gpt2', ...Object.keys(variants)];
+for (const name of names) {
+  const variant = variants[name];
+  const base = variant ? variant.base : name;
+  const json = JSON.parse(gunzipSync(readFileSync(`${base}/tokenizer.json.gz`)).toString('utf8'));
+  for (const [key, value] of Object.entries(variant?.replace ?? {})) json[key] = value;
+  for (const added of json.added_tokens ?? []) Object.assign(added, variant?.added_flags?.[added.content] ?? {});
   const dir = mkdtempSync(join(tmpdir(), 'tok-'));
   const file = join(dir, 'tokenizer.json');
-  writeFileSync(file, gunzipSync(readFileSync(`${name}/tokenizer.json.gz`)));
+  writeFileSync(file, JSON.stringify(json));
   const tok = await Tokenizer.fromFile(file);
   const cases = [];
   for (const text of texts) {
@@ -32,7 +41,8 @@ for (const name of ['qwen2.5', 'lenml-llama2', 'gpt2']) {
       decoded_special: await tok.decode(idsSpecial, false),
     });
   }
-  out.tokenizers[name] = { path: `${name}/tokenizer.json.gz`, cases };
+  out.tokenizers[name] = variant ? { path: `${base}/tokenizer.json.gz`, variant: name, cases }
+                                 : { path: `${name}/tokenizer.json.gz`, cases };
 }
 
 // SentencePiece's command-line tools read lines, so texts with line breaks are left out here.

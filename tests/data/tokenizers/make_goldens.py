@@ -20,9 +20,17 @@ os.chdir(HERE)
 texts = json.load(open("texts.json", encoding="utf-8"))
 out = {"generator": "make_goldens.py (Python tokenizers, sentencepiece)", "tokenizers": {}}
 
-for name in ["qwen2.5", "lenml-llama2", "gpt2"]:
-    path = f"{name}/tokenizer.json.gz"
-    tok = Tokenizer.from_str(gzip.decompress(open(path, "rb").read()).decode("utf-8"))
+# variants.json: the shipped files with other steps or added-token flags (see make_goldens.mjs).
+variants = json.load(open("variants.json", encoding="utf-8"))
+for name in ["qwen2.5", "lenml-llama2", "gpt2"] + list(variants):
+    variant = variants.get(name, {})
+    base = variant.get("base", name)
+    path = f"{base}/tokenizer.json.gz"
+    spec = json.loads(gzip.decompress(open(path, "rb").read()).decode("utf-8"))
+    spec.update(variant.get("replace", {}))
+    for added in spec.get("added_tokens") or []:
+        added.update(variant.get("added_flags", {}).get(added["content"], {}))
+    tok = Tokenizer.from_str(json.dumps(spec))
     cases = []
     for text in texts:
         plain = tok.encode(text, add_special_tokens=False)
@@ -32,6 +40,8 @@ for name in ["qwen2.5", "lenml-llama2", "gpt2"]:
                       "decoded": tok.decode(plain.ids, skip_special_tokens=True),
                       "decoded_special": tok.decode(special.ids, skip_special_tokens=False)})
     out["tokenizers"][name] = {"path": path, "cases": cases}
+    if variant:
+        out["tokenizers"][name]["variant"] = name
 
 sp = spm.SentencePieceProcessor(model_file="sp-tiny/tokenizer.model")
 cases = []
