@@ -20,18 +20,13 @@
 
 static const char data_dir[] = EC_TOKENIZER_DATA;
 
+/* A data file's text (the library's own reader). */
 static char *read_all(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
+    size_t len;
+    char *text = ec_read_whole_file(path, &len);
+    if (!text) fail_msg("%s", ec_last_error());
+    return text;
 }
 
 static ec_tokenizer *open_in_data(const char *rel)
@@ -216,25 +211,25 @@ static void test_properties(void **state)
     ec_tokenizer_free(sp);
 }
 
+/* dir/name with text (nothing when text is NULL). */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = text ? fopen(path, "w") : NULL;
+    if (!text) return;
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 /* A model directory holding only a tokenizer_config.json (and optionally a config.json). */
 static void write_dir(char *dir, const char *config, const char *model_config)
 {
     strcpy(dir, "/tmp/ec_chat_XXXXXX");
     assert_non_null(mkdtemp(dir));
-    char path[1100];
-    FILE *f;
-    if (config) {
-        snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
-        assert_non_null(f = fopen(path, "w"));
-        fputs(config, f);
-        fclose(f);
-    }
-    if (model_config) {
-        snprintf(path, sizeof path, "%s/config.json", dir);
-        assert_non_null(f = fopen(path, "w"));
-        fputs(model_config, f);
-        fclose(f);
-    }
+    put_file(dir, "tokenizer_config.json", config);
+    put_file(dir, "config.json", model_config);
 }
 
 static void remove_dir(const char *dir)
