@@ -8,15 +8,14 @@
 # build, model, batch, precision, ms/step, tok/s, decode J/1k gross, prefill s, prefill J gross.
 # GEN (default 128) sets the new tokens per run. Over 128 tokens a decode window lasts 0.1-1 s,
 # under the ~5 s below which the counter's 100 ms updates show (docs/measurement.md): runs of
-# equal speed read energies up to 25 % apart (docs/performance.md, session 37). To compare
+# equal speed read energies up to 25 % apart. To compare
 # energy, set GEN so that decode lasts at least 5 s.
-# Machines of one kind differ by up to 5 % (docs/performance.md), so compare builds only within
+# Machines of one kind differ by up to 5 %, so compare builds only within
 # one call of this script.
 # A baseline library: build the other commit in a worktree (cmake -DBUILD_SHARED_LIBS=ON
 # -DCMAKE_CUDA_ARCHITECTURES=90a --target ecocompute), strip it and `xz` it into .abpack/
 # (git-ignored, ~18 MB), and carry .abpack next to .devpack (64 MiB in all).
-# An argument VAR=VALUE@LIB runs LIB with that environment variable set, so one build's
-# env-switched variants (ECOCOMPUTE_CUDA_*) compare the same way.
+# An argument VAR=VALUE@LIB runs LIB with that environment variable set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pack=$(pwd)/.devpack

@@ -3,9 +3,10 @@
 # ecocompute as one shared library (-DBUILD_SHARED_LIBS=ON, in BUILD_DIR, default build-dev) with
 # the CLI, kernel_bench, the CUPTI kernel tracer and the CUDA tests, and gathers them, stripped,
 # into .devpack/ (git-ignored) with what the GPU machine lacks: the cJSON, cmocka and CUPTI
-# runtime libraries and a copy of ../shared/models. Statically linked, every binary carries all GPU kernels (~22 MB each) and
-# a device call carries at most 64 MiB; shared, they travel once. Carry `.devpack` in the call;
-# bench/gpu.sh finds it there (the packed CLI, the test binaries for its `tests` step).
+# runtime libraries. Statically linked, every binary carries all GPU kernels (~22 MB each) and a
+# device call carries at most 64 MiB; shared, they travel once. Carry `.devpack` in the call;
+# bench/gpu.sh finds it there (the packed CLI, the test binaries for its `tests` step). The real
+# models the tests read travel with the working tree (tests/data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-dev}
@@ -29,7 +30,6 @@ done
 for lib in libcjson.so.1 libcmocka.so.0; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" .devpack/lib/
 done
-cp -r ../shared/models .devpack/models
 git rev-parse --short=12 HEAD >.devpack/commit.txt
 git diff --quiet HEAD -- src include || echo "(built with uncommitted changes to src/ or include/)" >>.devpack/commit.txt
 du -sh .devpack >&2

@@ -23,7 +23,7 @@
 # and prints one table last (bench/report.py).
 #
 # The sweeps of issues #5 (int8) and #7 (nf4/fp8) with `ecocompute bench`, into one results
-# database $OUT/results.db (docs/performance.md, "Sweeps of issues 5 and 7"):
+# database $OUT/results.db (docs/results.md shows the published ones):
 #   sweep:SEL  the parts of the sweeps whose name is SEL or starts with SEL- (sweep:int8,
 #              sweep:packed-fused, sweep:packed-reference-14b, ...; `plan` lists them). Each
 #              part is sized to finish well inside a device command's 600 s; the whole call stops
@@ -65,8 +65,10 @@ fi
 pack=$(pwd)/.devpack # bench/device-pack.sh: the shared-library build, carried by the call
 if [ -d "$pack" ]; then
     export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    export EC_SHARED_DIR=$pack # test_cuda_model's real models
 fi
+# The real models test_cuda_model reads: the working tree's, which the device call carries (the
+# path compiled into the test binaries is the development machine's).
+export EC_TEST_DATA=${EC_TEST_DATA:-$(pwd)/tests/data}
 if [ -n "${ECOCOMPUTE:-}" ]; then
     bin=$ECOCOMPUTE
 elif [ -x "$pack/bin/ecocompute" ]; then
@@ -94,7 +96,7 @@ fi
 
 # ---- the sweeps of issues #5 and #7 ----
 # One part per line: name, models, precisions, kernels, batches, prompt, gen, estimated seconds
-# on the H100 (docs/performance.md says how they were estimated). Parts split by kernel family
+# on the H100 (from earlier runs of each part, with margin). Parts split by kernel family
 # and model size so that each stays well inside a device command's 600 s; fp16 is in every part
 # because each precision is compared with fp16 of its own kernel family, model and batch.
 sweep_parts=(
@@ -312,7 +314,7 @@ for step in "${steps[@]}"; do
         done ;;
     speed)
         # Fused family, one run per MODEL:BATCH:PRECISION of SPEED_RUNS, prompt 512, 128 new
-        # tokens, with energy: the whole-model figures of docs/performance.md, sessions 4 and 5.
+        # tokens, with energy: whole-model figures to compare two builds by.
         rm -f "$out/speed.csv"
         for run in ${SPEED_RUNS:-Llama-2-7B:1:fp16 Llama-2-7B:1:int8 Llama-2-7B:1:int8-mixed \
                 Llama-2-7B:1:nf4 Llama-2-7B:1:nf4-dq Llama-2-7B:1:fp8 Llama-2-7B:8:fp16 \
@@ -371,8 +373,7 @@ PY
         ;;
     ncu-sass)
         # One of the ncu step's linears (ncu_linears), with the source counters (--set full):
-        # the details page, then the SASS page read by bench/ncu_sass_report.py
-        # (docs/performance.md, session 40).
+        # the details page, then the SASS page read by bench/ncu_sass_report.py.
         ncu=${NCU:-/usr/local/cuda/bin/ncu}
         command -v "$ncu" >/dev/null || { echo "ncu-sass: no $ncu"; continue; }
         mkdir -p "$out/ncu"

@@ -13,8 +13,8 @@ the grid spread. A metric ncu did not report prints as "-". bench/gpu.sh's `ncu`
 Exit status 0 on success, 1 when the input holds no launch or a value it cannot read (not a
 number, or in a unit it does not know), 2 for usage errors.
 
-Why: it turns one ncu run into the per-kernel table of docs/performance.md (session 38: fp8's
-gate/up streams at 2.60 TB/s even alone), instead of an ad-hoc parse per session.
+Why: it turns one ncu run into a per-kernel table (for example: fp8's batch-1
+gate/up streams at 2.60 TB/s even alone), instead of an ad-hoc parse per profile.
 """
 import csv
 import sys

@@ -17,8 +17,8 @@ Lines before the "Kernel Name" line (ncu's notes) are skipped. Exit status 0 on 
 the input holds no instruction rows or a count it cannot read, 2 for usage errors.
 bench/gpu.sh's `ncu-sass` step runs it.
 
-Why: session 40 read fp8's gate/up this way by hand (docs/performance.md: a quarter of its warps'
-time at barriers; 32 of 271 instructions a chunk spent on shifts); this makes the reading one
+Why: reading fp8's gate/up this way by hand found a quarter of its warps' time at barriers
+and 32 of 271 instructions a chunk spent on shifts; this makes the reading one
 command that anyone can repeat on another kernel or build.
 """
 import argparse

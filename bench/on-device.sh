@@ -7,7 +7,6 @@ root=$(pwd)
 dev_root=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt)
 mkdir -p "$(dirname "$dev_root")"
 [ "$dev_root" = "$root" ] || ln -sfn "$root" "$dev_root"
-ln -sfn "$root/.devshare" "$(dirname "$dev_root")/shared"
 export LD_LIBRARY_PATH="$root/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cd "$dev_root"
 exec bash "$@"

@@ -3,9 +3,9 @@
  *
  * The engine runs a batch-1 step as 7-9 kernels a layer, chained under PDL. Each linear takes
  * 2.5-3.6 µs more than a kernel that only loads its weights, and besides their bytes the
- * quantized formats spend that cost per kernel and the attention's latency (docs/performance.md,
- * sessions 36 and 43). A kernel can request its weights before its wait only into registers, and
- * only once the previous kernel lets it launch. This probe measures the architecture without
+ * quantized formats spend that cost per kernel and the attention's latency (docs/results.md).
+ * A kernel can request its weights before its wait only into registers, and only once the
+ * previous kernel lets it launch. This probe measures the architecture without
  * those limits:
  * - one CTA per SM runs the whole step (a cooperative launch);
  * - its producer warp claims work from each linear in turn (from a counter per linear, or
@@ -76,7 +76,7 @@ enum { QKV, O, GATE_UP, DOWN, LINEARS };
 /* A wait this long (about 0.5 s) is a bug: counted, and every wait then ends; a wait looks at
  * the count every CHECK_CYCLES (about 0.5 ms). */
 static constexpr long long TIMEOUT_CYCLES = 1000000000ll, CHECK_CYCLES = 1ll << 20;
-#define STREAM_TBPS 3.15 /* what the HBM gives a plain stream (session 36) */
+#define STREAM_TBPS 3.15 /* what the HBM gives a plain stream */
 
 struct Dims {
     int dim, kv_dim, ffn;
@@ -157,7 +157,7 @@ struct Step {
     Dims d;
     int layers, slots;
     int in_flight;           /* loads issued and not landed, at most (6: loads only at 3.17-3.20
-                                TB/s against 3.13-3.16 with the whole ring, session 45) */
+                                TB/s against 3.13-3.16 with the whole ring) */
     unsigned slots_magic;    /* ceil(2^32 / slots), slots >= 2: k / slots = __umulhi(k, magic),
                                 exactly for the k of a step (below 2^32 / slots^2) */
     int copy;                /* 0: the producer only marks each slot landed (MATH) */
@@ -316,7 +316,7 @@ __device__ __forceinline__ float2 slot_rows(const uint8_t *slot, int cols, const
     int sw = row_swizzle(g, cols * ELEM); /* rows g and g + 8 alike */
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     /* U chunks' loads go out before any is used: one chunk at a time, each warp waited out
-     * every load's latency (ncu, session 44: a quarter of the issue slots busy) */
+     * every load's latency (ncu: a quarter of the issue slots busy) */
     constexpr int U = 4;
     auto chunks = [&](int base, auto n) {
         uint4 xv[n.value], w[n.value][2]; /* w: rows g, g + 8 (e4m3: the low 8 bytes) */
@@ -683,7 +683,7 @@ static StepKernel step_kernel_for(int elem, int warps)
 {
     return elem == 1 ? step_kernel_of<1>(warps) : step_kernel_of<2>(warps);
 }
-/* (12 and 16 warps were slower than 8 in session 45.) */
+/* (12 and 16 warps measured slower than 8.) */
 static const int WARP_COUNTS[] = {4, 8};
 
 /* How one step runs: the weights streamed and the GEMVs computed, the weights only streamed, or

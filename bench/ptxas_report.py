@@ -14,10 +14,10 @@ a stack frame or spills; --parse reads a saved `nvcc -Xptxas -v` log instead of 
 status 0 on success, 1 when a compile fails, 2 for usage errors.
 
 Why: a kernel that spills under a launch bound can cost far more than the bound saves (nf4-dq's
-two-row-tile kernels at 80 registers, docs/performance.md, session 37), and nothing else reports
+two-row-tile kernels at 80 registers), and nothing else reports
 it. A stack frame without spills is local memory too: register arrays the compiler indexes at
-run time (session 43's first measurement of early attention loads kept its rows in 288 bytes of
-it, and spilled nothing). Needs no GPU.
+run time (a decode attention that held its first cache rows in an indexed array kept them in
+288 bytes of it, and spilled nothing). Needs no GPU.
 """
 import argparse
 import concurrent.futures

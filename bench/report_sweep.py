@@ -15,7 +15,7 @@ Python standard library only.
 Energy per 1k tokens is bench's: the whole run's GPU energy (prefill + decode) per batch x gen
 generated tokens; "prefill J" is the prefill window's energy (the same prompt tokens for every
 precision of a model and batch); "decode J/1k" is the decode window alone per decode token,
-comparable to the `run --energy` tables of docs/performance.md. At batch 64 with a 512-token
+comparable to `ecocompute run --energy`'s decode figures. At batch 64 with a 512-token
 prompt the prefill is a large share of the whole run (about half with 128 new tokens), so the
 whole run and both windows are shown, each with its Δ. Net = gross - the session's idle power x
 time.

@@ -3,8 +3,8 @@
  *
  * The fused fp8 linear (qmma_kernel, src/engine/cuda/kernels_quant.cuh) decodes, multiplies and
  * reduces besides loading; these kernels only load and xor the bytes, so the gap between a
- * linear's kernel_bench time and its row here is what everything but the loads costs
- * (docs/performance.md, session 36). Loads-only kernels:
+ * linear's kernel_bench time and its row here is what everything but the loads costs.
+ * Loads-only kernels:
  *   contiguous    16-byte loads, each thread 4 in flight, two CTAs per SM;
  *   bulk          1-D bulk copies (TMA) of 16 KB into 4 shared-memory stages per CTA;
  *   qmma          qmma_kernel's order: groups of MT 16-row tiles (lane 4g + t takes rows g and

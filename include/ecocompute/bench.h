@@ -34,6 +34,12 @@ extern "C" {
 #define EC_BENCH_DEFAULT_CV_TOK_PCT 2.0
 #define EC_BENCH_DEFAULT_CV_POWER_PCT 5.0
 #define EC_BENCH_DEFAULT_RERUNS 3
+/* A measured phase lasts at least this many updates of the GPU's energy counter (5 s at the
+ * 0.1 s of H100 and H200), repeated inside its window as often as that takes. */
+#define EC_BENCH_MIN_WINDOW_PERIODS 50
+#define EC_BENCH_MIN_WINDOW_AUTO (-1.0)
+/* Gate: a run's energy may be uncertain by at most this (1 standard uncertainty), %. */
+#define EC_BENCH_DEFAULT_MAX_UNCERT_PCT 1.0
 
 typedef struct {
     /* the sweep: every combination of these (model outermost, gen innermost) */
@@ -55,6 +61,10 @@ typedef struct {
     double cv_tok_pct;     /* gate: CV of decode tok/s below this, % */
     double cv_power_pct;   /* gate: CV of average GPU power below this, % */
     int max_reruns;        /* attempts after the first when a gate fails */
+    double min_window_s;   /* each measured phase's window at least this long, s (repeating the
+                              phase); EC_BENCH_MIN_WINDOW_AUTO: EC_BENCH_MIN_WINDOW_PERIODS
+                              counter periods; 0: one phase per window, as measured before */
+    double max_uncert_pct; /* gate: energy uncertainty of a run below this, % of its energy */
     double idle_s;         /* idle baseline per session, s (0: none, net figures NaN) */
     double stabilize_s;    /* fixed wait between configurations, s */
     int stabilize_auto;    /* wait until temperature and power settle instead ... */
@@ -66,6 +76,9 @@ typedef struct {
     int outliers;          /* synthetic weights: injected outlier hidden dims, -1 = the catalog's */
     float outlier_mag;     /* ... and their magnitude, 0 = the catalog's */
     char tag[64];          /* names a separate measurement of the same sweep ("" = none) */
+    /* a part of the sweep (a cluster job array): the configurations whose 0-based position k in
+     * the sweep's canonical order has k mod shard_count == shard_index - 1; 0/0 = all */
+    int shard_index, shard_count; /* 1..count, count >= 1 */
 } ec_bench_spec;
 void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, fused, b=1 */
 /* The spec as JSON (stored with each session so that `bench --resume` can run it again);
@@ -73,6 +86,12 @@ void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, 
 char *ec_bench_spec_to_json(const ec_bench_spec *s);
 /* Reads such JSON over the defaults: "models" is required, any other key may be left out. */
 int ec_bench_spec_from_json(const char *json, ec_bench_spec *s);
+/* Reads "I/N" (1 <= I <= N <= 100000) into the spec's shard. Returns 0 or -1 (ec_last_error). */
+int ec_bench_spec_parse_shard(const char *text, ec_bench_spec *s);
+/* 1 when the configuration at 0-based canonical position k belongs to the spec's shard. The shard
+ * is not part of a configuration's identity: the shards of a sweep store exactly the keys the
+ * whole sweep would, so merged shard databases equal the unsharded sweep. */
+int ec_bench_in_shard(const ec_bench_spec *s, int k);
 /* The protocol parameters that identify a configuration besides its own values. */
 void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len);
 
@@ -101,7 +120,8 @@ typedef enum {
     EC_BENCH_STAGE_WARMUP,    /* warm-up run `run` of `runs` */
     EC_BENCH_STAGE_RUN,       /* measured run `run` of `runs` finished and committed */
     EC_BENCH_STAGE_GATE,      /* attempt evaluated; note says the verdict */
-    EC_BENCH_STAGE_DONE       /* configuration already finished (resume) */
+    EC_BENCH_STAGE_DONE,      /* configuration already finished (resume) */
+    EC_BENCH_STAGE_HELD       /* another process is measuring it; note says which */
 } ec_bench_stage;
 typedef struct {
     ec_bench_stage stage;
@@ -131,6 +151,7 @@ typedef struct {
     int already_done;     /* of those, finished before this call */
     int gate_failures;    /* finished with gate fail */
     int measured_runs;    /* runs committed by this call */
+    int held_elsewhere;   /* left to other processes measuring them in the same database */
     int interrupted;      /* *stop ended it early */
     char session_id[64];  /* the session this call measured in ("" when nothing was left) */
 } ec_bench_outcome;

@@ -20,13 +20,28 @@ extern "C" {
 #define EC_PRINTF(fmt_idx, arg_idx)
 #endif
 
-/* Records a one-line error message for the calling thread and returns -1. */
+/* Records a one-line error message for the calling thread and returns -1. Arguments may include
+ * ec_last_error() itself. */
 int ec_set_error(const char *fmt, ...) EC_PRINTF(1, 2);
+/* Puts context in front of the current message ("loading X: <cause>") and returns -1, so each
+ * layer names what it was doing and the message keeps the file, the field and the cause. */
+int ec_error_context(const char *fmt, ...) EC_PRINTF(1, 2);
 /* The last message recorded on this thread ("" if none). */
 const char *ec_last_error(void);
 
 const char *ec_version(void);    /* "0.1.0" */
 const char *ec_git_commit(void); /* short commit the binary was built from, or "unknown" */
+
+/* Opens a file a user named for reading, refusing anything but a regular file (a FIFO, socket,
+ * device or directory) without blocking on it. Returns a descriptor / stream, or -1 / NULL with
+ * the error set ("PATH: is a FIFO, not a regular file"). */
+int ec_open_regular(const char *path);
+FILE *ec_fopen_regular(const char *path);
+/* Whether `path` may be written as a `what` ("trace CSV", "export"): yes when it does not exist,
+ * is empty, or starts with one of `signatures` (a previous output of the same kind, compared
+ * without blanks; NULL-terminated). Otherwise -1 with the error set, unless force > 0 — never
+ * for a database, a FIFO or a directory. force < 0: the command offers no --force. */
+int ec_output_check(const char *path, const char *what, const char *const *signatures, int force);
 
 /* Seconds on CLOCK_MONOTONIC (never jumps; the time base of every measurement). */
 double ec_now_s(void);

@@ -102,10 +102,12 @@ typedef struct {
 } ec_phase_hooks;
 
 typedef struct {
-    double prefill_s;    /* wall time of the prefill phase, s */
-    double decode_s;     /* wall time of the decode phase, s */
-    long prefill_tokens; /* batch * prompt_len tokens processed */
-    long decode_tokens;  /* batch * (gen - 1) tokens produced by decode steps */
+    double prefill_s;    /* wall time of one prefill phase, s */
+    double decode_s;     /* wall time of one decode phase, s */
+    long prefill_tokens; /* batch * prompt_len tokens processed (one phase) */
+    long decode_tokens;  /* batch * (gen - 1) tokens produced by decode steps (one phase) */
+    int prefill_reps, decode_reps; /* repetitions of each phase inside its window */
+    double prefill_window_s, decode_window_s; /* wall time of all repetitions, s */
 } ec_generate_stats;
 
 /* Greedy generation: prompts [batch][prompt_len] → out [batch][gen] (exactly gen tokens each,
@@ -115,6 +117,15 @@ typedef struct {
  * Returns 0 or -1 (ec_last_error). */
 int ec_generate(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen, int *out,
                 const ec_phase_hooks *hooks, ec_generate_stats *stats);
+/* The same, each phase repeated inside its hooks' window so that the window lasts long enough
+ * for the GPU's energy counter (a counter that updates every 0.1 s cannot time a 0.1 s phase):
+ * the prefill call prefill_reps times over the same prompts, then the whole decode phase
+ * decode_reps times from the same KV position (each repetition rewrites the same cache positions
+ * and, greedy, yields the same tokens); then each phase once more at a time until its window
+ * lasts min_window_s. Stats give one phase's time, the repetitions and the windows' time. */
+int ec_generate_repeated(ec_backend *b, const int *prompts, int batch, int prompt_len, int gen,
+                         int *out, int prefill_reps, int decode_reps, double min_window_s,
+                         const ec_phase_hooks *hooks, ec_generate_stats *stats);
 /* ops->decode's contract through one forward call per step, each token back on the host before
  * the next step starts (what eager frameworks do). */
 int ec_decode_stepwise(ec_backend *b, int *tokens, int ld, int batch, int pos, int steps);

@@ -68,6 +68,7 @@ enum {
     EC_SAMPLE_CLOCK_REASONS = 1u << 6,
     EC_SAMPLE_UTIL = 1u << 7,
     EC_SAMPLE_LOST = 1u << 8, /* the GPU answered NVML_ERROR_GPU_IS_LOST */
+    EC_SAMPLE_MEMORY = 1u << 9,
 };
 
 /* One reading of one GPU. */
@@ -80,6 +81,7 @@ typedef struct {
     unsigned sm_mhz, mem_mhz;               /* current clocks, MHz */
     int temp_c;                             /* °C */
     unsigned util_gpu_pct, util_mem_pct;    /* % */
+    unsigned long long mem_used_bytes, mem_total_bytes; /* framebuffer memory, bytes */
     unsigned valid;                         /* EC_SAMPLE_* bits */
     int gpu;                                /* position in the meter's selection */
     unsigned long tick;                     /* sampler tick number (same for all GPUs of a tick) */
@@ -105,6 +107,10 @@ typedef struct {
     int samples;         /* readings used (sampler ticks plus the two edge readings) */
     double idle_power_w; /* idle baseline, W (NaN without a baseline) */
     double net_energy_j; /* energy_j - idle_power_w × measured_s, J (NaN without baseline) */
+    /* One standard uncertainty of energy_j from the window's edges, J: a counter read at a
+     * random moment is stale by up to one update period, at each edge (P x period / sqrt 6);
+     * an aligned edge (ec_meter_window_begin_aligned) is stale by one counter read at most. */
+    double energy_uncert_j;
 } ec_gpu_window;
 
 typedef struct {
@@ -123,6 +129,8 @@ typedef struct {
     double gpu_peak_power_w;        /* highest sum of instant power over one sampler tick, W */
     double gpu_idle_power_w;        /* W, NaN without a baseline */
     double gpu_net_energy_j;        /* J, NaN without a baseline */
+    double gpu_energy_uncert_j;     /* J, 1 standard uncertainty (GPUs in quadrature) */
+    int aligned;                    /* edges at counter updates (the *_aligned calls) */
     unsigned long long clock_event_reasons;
     int throttled, incomplete, counter_reset;
     /* RAPL: package + dram zones (never core/uncore/psys). */
@@ -156,8 +164,19 @@ double ec_meter_sampler_cpu_s(ec_meter *m);
 /* Why RAPL is unavailable, or NULL when it is readable. */
 const char *ec_meter_cpu_unavailable(ec_meter *m);
 double ec_meter_interval_s(const ec_meter *m);
+/* The first line of a trace CSV (one row per sampler tick and GPU); a trace file is recognised by
+ * it, so that --trace only ever replaces an earlier trace. */
+#define EC_TRACE_CSV_HEADER                                                                        \
+    "t_s,gpu,energy_mj,power_instant_w,power_avg_w,sm_mhz,mem_mhz,temp_c,clock_event_reasons,"    \
+    "util_gpu_pct,util_mem_pct,lost"
+
 /* CLOCK_MONOTONIC time at which the meter was opened, s: the zero of the trace's t_s column. */
 double ec_meter_t0_s(const ec_meter *m);
+
+/* CPU package and DRAM energy (RAPL) accumulated since the meter was opened, read now, J; *dram_j
+ * is NaN on hosts without a DRAM zone. Returns 0, or -1 when RAPL is unavailable (see
+ * ec_meter_cpu_unavailable). Call at least every few minutes so the counters' wraps are seen. */
+int ec_meter_cpu_energy(ec_meter *m, double *package_j, double *dram_j);
 
 /* Reads GPU i now, directly (not from the sampler). Returns 0, or -1 when i is out of range. */
 int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out);
@@ -169,6 +188,19 @@ int ec_meter_start(ec_meter *m);
 int ec_meter_window_begin(ec_meter *m, const char *name);
 /* Closes window id and computes its figures. Returns 0, or -1 on an unknown id. */
 int ec_meter_window_end(ec_meter *m, int id, ec_window_result *out);
+
+/* The energy counter's update period, s: how often its value changes (about 0.1 s on H100 and
+ * H200). Measured once, on the first call, by reading the first GPU's counter until it has
+ * changed five times (at most about 1.5 s, as Zeus does at start-up); NaN without a counter.
+ * Window uncertainties are computed from it. */
+double ec_meter_counter_period_s(ec_meter *m);
+/* A window whose edges are counter updates, for work shorter than many counter periods: begin
+ * returns just after the first GPU's counter changed (start the work then); end waits for the
+ * counter's next change after the work and takes the idle baseline's power over that wait off
+ * (without a baseline, the wait's energy stays in and widens the uncertainty). Each edge is then
+ * stale by one counter read, not by up to a period. Costs up to two periods of waiting. Such a
+ * window is ended by ec_meter_window_end, which knows how it began. */
+int ec_meter_window_begin_aligned(ec_meter *m, const char *name);
 
 /* Measures idle power over `seconds` (returns early, with -1, when *stop becomes nonzero). Later
  * windows then report idle_power_w and net energy. Returns 0 or -1 (ec_last_error). */

@@ -44,6 +44,8 @@ typedef struct {
     double gpu_energy_integrated_j; /* trapezoid of instant power, J */
     double cpu_energy_j;        /* RAPL package + DRAM, gross, J (NaN: unavailable) */
     double avg_power_w, peak_power_w; /* W */
+    int repeats;                /* phases inside the measured window (energy and time are of one) */
+    double gpu_energy_uncert_j; /* 1 standard uncertainty of gpu_energy_j (one phase), J */
 } ec_phase_record;
 
 typedef struct {
@@ -92,6 +94,11 @@ typedef struct {
     /* ---- quality, when measured with the run or reported by the source ---- */
     double perplexity;
     double kl_vs_f32; /* mean KL of next-token distributions vs float32, nats */
+    /* ---- per request, and how sure (appended with measured windows) ---- */
+    double gpu_energy_uncert_j; /* 1 standard uncertainty of gpu_energy_j, J */
+    double j_per_request_gross; /* gpu_energy_j per sequence (prefill + decode), J */
+    double j_per_request_net;   /* the same, idle-subtracted, J */
+    double counter_period_s;    /* update period of the GPU energy counter measured, s */
 } ec_run_record;
 
 #ifdef __cplusplus

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /* Schema version this build writes; older files are migrated forward on a writable open. */
-#define EC_STORE_SCHEMA_VERSION 2
+#define EC_STORE_SCHEMA_VERSION 4
 
 typedef struct ec_store ec_store;
 
@@ -105,8 +105,18 @@ typedef struct {
 } ec_config_state;
 /* Finds the configuration of key k, creating it when new; fills its state. */
 int ec_store_config(ec_store *s, const ec_config_key *k, ec_config_state *st);
+/* Claims configuration config_id for this process, so that sweeps sharing a database split the
+ * work and never measure a configuration twice. Returns 1 when the claim is this process's (new
+ * or renewed), 0 when another live process holds it (*holder: "pid P on HOST"), -1 on error. A
+ * claim of a process that is gone (same host, no such pid) or silent for
+ * EC_STORE_CLAIM_STALE_S (another host) is taken over. */
+#define EC_STORE_CLAIM_STALE_S 1800.0
+int ec_store_claim_config(ec_store *s, long config_id, char *holder, size_t holder_len);
+/* Gives a claim of this process back (no-op when it holds none). */
+int ec_store_release_config(ec_store *s, long config_id);
 /* Stores one measured run (r with its two phases) of attempt `attempt` of configuration
- * config_id, measured in session r->session_id, in one transaction; *run_id may be NULL. */
+ * config_id, measured in session r->session_id, in one transaction; *run_id may be NULL. Fails
+ * when another process holds the configuration's claim; renews this process's claim. */
 int ec_store_insert_run(ec_store *s, long config_id, int attempt, const ec_run_record *r,
                         long *run_id);
 /* The runs of one attempt of a configuration (free() *out). */
@@ -124,6 +134,21 @@ int ec_store_config_stabilized(ec_store *s, long config_id, double waited_s, int
 /* Loads the meter's trace CSV (docs/measurement.md "Trace CSV") into the traces table for the
  * session, in one transaction. */
 int ec_store_import_trace(ec_store *s, const char *session_id, const char *csv_path);
+
+/* One sampler tick of a stored trace: time since the meter opened (s) and instant power (W). */
+typedef struct {
+    double t_s, power_w;
+} ec_trace_point;
+typedef struct {
+    char started_utc[32];  /* the session's start, ISO 8601 (the meter opened about then) */
+    double idle_power_w;   /* the session's idle baseline, W (NaN: none) */
+    ec_trace_point *points; /* [n], by time; the session's first GPU; lost ticks left out */
+    size_t n;
+} ec_session_trace;
+/* The stored power trace of a session (n = 0 when it has none). Free with
+ * ec_session_trace_free. */
+int ec_store_load_trace(ec_store *s, const char *session_id, ec_session_trace *out);
+void ec_session_trace_free(ec_session_trace *t);
 
 /* ---- GPU calibrations (`ecocompute calibrate`, calib.h) ---- */
 /* Stores the identity, idle power and the three loads' rate and gross average power, plus the
@@ -154,14 +179,21 @@ typedef struct {
 /* The export columns, in file order; *n gets their number. */
 const ec_column *ec_run_columns(size_t *n);
 
+/* Whether every number of r is in its column's range: finite; energies, times and counts not
+ * negative; powers, throughput and gross J/1k above zero; batch and gen_len at least 1 (net
+ * energies may be negative; unknown values always pass). Returns 0, or -1 with *why naming the
+ * column, its value and the rule ("tok_s = inf: must be finite"). */
+int ec_run_record_check(const ec_run_record *r, char *why, size_t len);
+
 /* A record with every number NaN, every count -1, every text "" (the "unknown" values). */
 void ec_run_record_init(ec_run_record *r);
 /* Writes records as an export: CSV (header + one row per run) or JSON
  * ({"ecocompute_export": "runs", "schema_version": N, "columns": [...], "rows": [...]}).
  * EC_FORMAT_TABLE writes a human table of the main columns. */
 int ec_dataset_write(FILE *out, ec_format fmt, const ec_run_record *r, size_t n);
-/* Reads an ecocompute export (CSV or JSON, detected from the content) into records (free()
- * *out); any other file goes to the readers of the seeds' published files. */
+/* Reads an ecocompute export (CSV or JSON, detected from the content) or a results database (its
+ * stored runs, as ec_store_load_runs) into records (free() *out); any other file goes to the
+ * readers of the seeds' published files. */
 int ec_dataset_read(const char *path, ec_run_record **out, size_t *n);
 /* The same from memory; name is used in messages. Exports only (no foreign formats). */
 int ec_dataset_parse(const char *name, const char *data, size_t len, ec_run_record **out,

@@ -1,9 +1,10 @@
 /* validate.c — internal-consistency checks of a dataset of run records (ours or imported), each a
- * function that appends findings. They look for the kinds of problems found in the seeds' data
- * (research/seed-repositories.md §7): energy figures that do not follow from power and time,
- * comparisons across energy definitions, throughput faster than the memory allows, outputs of
- * different lengths compared as equals, summaries that do not match their runs, and values copied
- * between tables. Tolerances and their defaults: docs/analysis.md §4. */
+ * function that appends findings. They look for the kinds of problems found in the seeds'
+ * published data (docs/analysis.md §6 lists each with the files that show it): energy figures
+ * that do not follow from power and time, comparisons across energy definitions, throughput
+ * faster than the memory allows, outputs of different lengths compared as equals, summaries that
+ * do not match their runs, and values copied between tables. Tolerances and their defaults:
+ * docs/analysis.md §4. */
 #include "ecocompute/analysis.h"
 
 #include <ctype.h>
@@ -152,9 +153,15 @@ int ec_check_energy_identity(const ec_run_record *r, size_t n, const ec_validate
         if (!isfinite(e) || !isfinite(x->avg_power_w) || !isfinite(x->tok_s) ||
             !(x->avg_power_w > 0) || !(x->tok_s > 0))
             continue;
-        /* J per 1000 tokens = W × (s per token) × 1000 = 1000 · P / throughput (gross). */
-        double gross = 1000.0 * x->avg_power_w / x->tok_s;
-        double implied_idle = x->avg_power_w - e * x->tok_s / 1000.0;
+        /* J per 1000 tokens = W × (s per token) × 1000 = 1000 · P / throughput (gross). A record
+         * with a measured prefill phase (ecocompute's) has tok/s over the decode phase but energy
+         * over the whole run, so its throughput here is the whole run's: tokens / total time. */
+        double rate = x->tok_s;
+        if (isfinite(x->prefill.time_s) && x->prefill.time_s > 0 && isfinite(x->total_time_s) &&
+            x->total_time_s > 0 && x->batch > 0 && x->gen_len > 0)
+            rate = (double)x->batch * x->gen_len / x->total_time_s;
+        double gross = 1000.0 * x->avg_power_w / rate;
+        double implied_idle = x->avg_power_w - e * rate / 1000.0;
         double dg = rel_pct(e, gross);
         int rc = 0;
         if (def == EC_ENERGY_GROSS) {
@@ -162,16 +169,16 @@ int ec_check_energy_identity(const ec_run_record *r, size_t n, const ec_validate
                 rc = add(f, EC_SEV_ERROR, "energy-identity", (long)i, where,
                          "gross energy %.1f J/1k tok but 1000 x %.2f W / %.3f tok/s = %.1f J/1k "
                          "(%+.1f%%; as if %.1f W were subtracted)",
-                         e, x->avg_power_w, x->tok_s, gross, dg, implied_idle);
+                         e, x->avg_power_w, rate, gross, dg, implied_idle);
         } else if (def == EC_ENERGY_NET) {
             if (isfinite(x->idle_power_w)) {
-                double net = 1000.0 * (x->avg_power_w - x->idle_power_w) / x->tok_s;
+                double net = 1000.0 * (x->avg_power_w - x->idle_power_w) / rate;
                 double dn = rel_pct(e, net);
                 if (fabs(dn) > o->energy_tol_pct)
                     rc = add(f, EC_SEV_ERROR, "energy-identity", (long)i, where,
                              "net energy %.1f J/1k tok but 1000 x (%.2f - %.2f idle) W / %.3f "
                              "tok/s = %.1f J/1k (%+.1f%%)",
-                             e, x->avg_power_w, x->idle_power_w, x->tok_s, net, dn);
+                             e, x->avg_power_w, x->idle_power_w, rate, net, dn);
             } else if (fabs(dg) <= o->energy_tol_pct) {
                 rc = add(f, EC_SEV_WARNING, "energy-identity", (long)i, where,
                          "labelled net (idle-subtracted) but equals the gross 1000 x P / tok/s = "

@@ -93,6 +93,7 @@ typedef struct {
     ec_bench_config c;
     ec_config_key key;
     ec_config_state st;
+    int prefill_reps, decode_reps; /* each phase's repetitions inside its measured window */
 } sweep_item;
 
 static int sweep_size(const ec_bench_spec *s)
@@ -101,18 +102,20 @@ static int sweep_size(const ec_bench_spec *s)
 }
 
 /* Enumerates the configurations (model outermost, generation length innermost), so that one
- * loaded backend serves a run of consecutive configurations. */
-static void enumerate(const ec_bench_spec *s, sweep_item *items)
+ * loaded backend serves a run of consecutive configurations; keeps those of the spec's shard
+ * (by canonical position) and returns how many. */
+static int enumerate(const ec_bench_spec *s, sweep_item *items)
 {
-    int k = 0;
+    int k = 0, kept = 0;
     for (int a = 0; a < s->nmodels; a++)
         for (int b = 0; b < s->nprecisions; b++)
             for (int c = 0; c < s->nkernels; c++)
                 for (int d = 0; d < s->nbatches; d++)
                     for (int e = 0; e < s->nprompt_lens; e++)
                         for (int f = 0; f < s->ngens; f++, k++) {
-                            memset(&items[k], 0, sizeof items[k]);
-                            ec_bench_config *x = &items[k].c;
+                            if (!ec_bench_in_shard(s, k)) continue;
+                            memset(&items[kept], 0, sizeof items[kept]);
+                            ec_bench_config *x = &items[kept++].c;
                             x->model = s->models[a];
                             x->precision = s->precisions[b];
                             x->kernels = s->kernels[c];
@@ -120,6 +123,7 @@ static void enumerate(const ec_bench_spec *s, sweep_item *items)
                             x->prompt_len = s->prompt_lens[e];
                             x->gen = s->gens[f];
                         }
+    return kept;
 }
 
 static void make_key(const ec_bench_spec *s, ec_meter *m, const ec_bench_config *c,
@@ -183,6 +187,7 @@ static const ec_bench_factory default_factory = {default_open_model, default_ope
 
 typedef struct {
     ec_meter *m;
+    int aligned; /* windows with edges at counter updates */
     int win[2];
     ec_window_result res[2];
     double sm_sum;
@@ -207,25 +212,36 @@ static void on_phase(void *ctx, ec_phase ph, int begin)
     phase_meter *pm = ctx;
     if (begin) {
         if (ph == EC_PHASE_DECODE) read_clocks(pm);
-        pm->win[ph] = ec_meter_window_begin(pm->m, ph == EC_PHASE_DECODE ? "decode" : "prefill");
+        const char *name = ph == EC_PHASE_DECODE ? "decode" : "prefill";
+        pm->win[ph] = pm->aligned ? ec_meter_window_begin_aligned(pm->m, name)
+                                  : ec_meter_window_begin(pm->m, name);
     } else {
         ec_meter_window_end(pm->m, pm->win[ph], &pm->res[ph]);
         if (ph == EC_PHASE_DECODE) read_clocks(pm);
     }
 }
 
-static void phase_record(const ec_window_result *w, double time_s, long tokens,
+/* One phase's figures from the window that held `reps` of them. */
+static void phase_record(const ec_window_result *w, int reps, double time_s, long tokens,
                          ec_phase_record *p)
 {
+    p->repeats = reps;
     p->time_s = time_s;
     p->tokens = tokens;
-    p->gpu_energy_j = w->gpu_energy_j;
-    p->gpu_energy_net_j = w->gpu_net_energy_j;
-    p->gpu_energy_counter_j = w->gpu_energy_counter_j;
-    p->gpu_energy_integrated_j = w->gpu_energy_integrated_j;
-    p->cpu_energy_j = w->cpu_available ? w->cpu_energy_j : NAN;
+    p->gpu_energy_j = w->gpu_energy_j / reps;
+    p->gpu_energy_net_j = w->gpu_net_energy_j / reps;
+    p->gpu_energy_counter_j = w->gpu_energy_counter_j / reps;
+    p->gpu_energy_integrated_j = w->gpu_energy_integrated_j / reps;
+    p->gpu_energy_uncert_j = w->gpu_energy_uncert_j / reps;
+    p->cpu_energy_j = w->cpu_available ? w->cpu_energy_j / reps : NAN;
     p->avg_power_w = w->gpu_avg_power_w;
     p->peak_power_w = w->gpu_peak_power_w;
+}
+
+/* "counter" when both phases measured by the counter, and so on. */
+static const char *combined_method(const char *a, const char *b)
+{
+    return !strcmp(a, b) ? a : !strcmp(a, "none") ? b : !strcmp(b, "none") ? a : "mixed";
 }
 
 typedef struct {
@@ -235,23 +251,26 @@ typedef struct {
     ec_backend *backend;
     const ec_model *model;
     int *prompts, *out; /* [batch][prompt_len], [batch][gen] */
+    int aligned;             /* phase windows at counter updates (a GPU counter is metered) */
+    double min_window_s;     /* each phase's window at least this long, s */
+    double counter_period_s; /* NaN without a GPU counter */
 } run_ctx;
 
-/* Generates once inside a "run" window with prefill and decode windows; fills r. */
+/* Generates once, each phase repeated inside its own window as often as the configuration
+ * needs (it->*_reps); fills r with one run's figures: one prefill and one decode phase. */
 static int measure_run(run_ctx *x, const sweep_item *it, int run_index, ec_run_record *r)
 {
     ec_meter *m = x->env->meter;
     const ec_bench_config *c = &it->c;
-    phase_meter pm = {.m = m};
+    phase_meter pm = {.m = m, .aligned = x->aligned};
     ec_phase_hooks hooks = {on_phase, &pm};
     ec_generate_stats st;
     double wall = ec_wall_s();
-    int win = ec_meter_window_begin(m, "run");
-    int rc = ec_generate(x->backend, x->prompts, c->batch, c->prompt_len, c->gen, x->out, &hooks,
-                         &st);
-    ec_window_result w;
-    ec_meter_window_end(m, win, &w);
+    int rc = ec_generate_repeated(x->backend, x->prompts, c->batch, c->prompt_len, c->gen, x->out,
+                                  it->prefill_reps, it->decode_reps, x->min_window_s, &hooks,
+                                  &st);
     if (rc != 0) return -1;
+    const ec_window_result *wp = &pm.res[EC_PHASE_PREFILL], *wd = &pm.res[EC_PHASE_DECODE];
 
     ec_run_record_init(r);
     const ec_session *e = x->session;
@@ -278,25 +297,36 @@ static int measure_run(run_ctx *x, const sweep_item *it, int run_index, ec_run_r
     r->gen_len = c->gen;
     r->run_index = run_index;
     r->gate = EC_GATE_PENDING;
-    r->idle_power_w = w.gpu_idle_power_w;
-    phase_record(&pm.res[EC_PHASE_PREFILL], st.prefill_s, st.prefill_tokens, &r->prefill);
-    phase_record(&pm.res[EC_PHASE_DECODE], st.decode_s, st.decode_tokens, &r->decode);
-    r->total_time_s = w.duration_s;
-    r->gpu_energy_j = w.gpu_energy_j;
-    r->gpu_energy_net_j = w.gpu_net_energy_j;
+    r->idle_power_w = wd->gpu_idle_power_w;
+    phase_record(wp, st.prefill_reps, st.prefill_s, st.prefill_tokens, &r->prefill);
+    phase_record(wd, st.decode_reps, st.decode_s, st.decode_tokens, &r->decode);
+    /* The run: one prefill and one decode phase, i.e. one request of each sequence. */
+    const ec_phase_record *p = &r->prefill, *d = &r->decode;
+    r->total_time_s = p->time_s + d->time_s;
+    r->gpu_energy_j = p->gpu_energy_j + d->gpu_energy_j;
+    r->gpu_energy_net_j = p->gpu_energy_net_j + d->gpu_energy_net_j;
+    r->gpu_energy_uncert_j = hypot(p->gpu_energy_uncert_j, d->gpu_energy_uncert_j);
+    double counter = p->gpu_energy_counter_j + d->gpu_energy_counter_j;
+    double integrated = p->gpu_energy_integrated_j + d->gpu_energy_integrated_j;
+    r->disagreement_pct = counter > 0 ? 100.0 * (integrated - counter) / counter : NAN;
     r->tok_s = st.decode_tokens > 0 && st.decode_s > 0 ? st.decode_tokens / st.decode_s : NAN;
     double per_1k = 1000.0 / ((double)c->batch * c->gen); /* generated tokens: batch x gen */
-    r->j_per_1k_gross = w.gpu_energy_j * per_1k;
-    r->j_per_1k_net = w.gpu_net_energy_j * per_1k;
+    r->j_per_1k_gross = r->gpu_energy_j * per_1k;
+    r->j_per_1k_net = r->gpu_energy_net_j * per_1k;
     r->energy_j_per_1k = r->j_per_1k_gross;
-    r->avg_power_w = w.gpu_avg_power_w;
-    r->peak_power_w = w.gpu_peak_power_w;
-    for (int i = 0; i < w.ngpus; i++)
-        if (!(r->temp_max_c >= w.gpus[i].temp_max_c)) r->temp_max_c = w.gpus[i].temp_max_c;
+    r->j_per_request_gross = r->gpu_energy_j / c->batch;
+    r->j_per_request_net = r->gpu_energy_net_j / c->batch;
+    r->avg_power_w = r->total_time_s > 0 ? r->gpu_energy_j / r->total_time_s : NAN;
+    r->peak_power_w = fmax(wp->gpu_peak_power_w, wd->gpu_peak_power_w);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < pm.res[k].ngpus; i++)
+            if (!(r->temp_max_c >= pm.res[k].gpus[i].temp_max_c))
+                r->temp_max_c = pm.res[k].gpus[i].temp_max_c;
     r->sm_mhz_avg = pm.sm_n ? pm.sm_sum / pm.sm_n : NAN;
-    r->clock_event_reasons = w.clock_event_reasons;
-    snprintf(r->gpu_energy_method, sizeof r->gpu_energy_method, "%s", w.gpu_energy_method);
-    r->disagreement_pct = w.gpu_disagreement_pct;
+    r->clock_event_reasons = wp->clock_event_reasons | wd->clock_event_reasons;
+    snprintf(r->gpu_energy_method, sizeof r->gpu_energy_method, "%s",
+             combined_method(wp->gpu_energy_method, wd->gpu_energy_method));
+    r->counter_period_s = x->counter_period_s;
     return 0;
 }
 
@@ -405,9 +435,12 @@ static int evaluate(const ec_bench_spec *s, ec_store *st, const sweep_item *it, 
         free(pow);
         return ec_set_error("out of memory");
     }
+    double uncert_pct = NAN; /* the least sure run's energy uncertainty, % */
     for (size_t i = 0; i < n; i++) {
         tok[i] = r[i].tok_s;
         pow[i] = r[i].avg_power_w;
+        double u = 100.0 * r[i].gpu_energy_uncert_j / r[i].gpu_energy_j;
+        if (isfinite(u) && !(uncert_pct >= u)) uncert_pct = u;
     }
     ec_stat t, p;
     ec_stat_of(tok, (int)n, &t);
@@ -417,17 +450,23 @@ static int evaluate(const ec_bench_spec *s, ec_store *st, const sweep_item *it, 
     free(r);
     *cv_tok = t.cv_pct;
     *cv_pow = p.cv_pct;
-    /* Without GPU power (no GPU measured) the power gate does not apply. */
+    /* Without GPU power (no GPU measured) the power and uncertainty gates do not apply; the
+     * uncertainty gate belongs to the protocol of lengthened windows (min_window_s != 0). */
     int tok_ok = t.cv_pct < s->cv_tok_pct, pow_ok = isnan(p.cv_pct) || p.cv_pct < s->cv_power_pct;
+    int uncert_ok = s->min_window_s == 0 || isnan(uncert_pct) || uncert_pct < s->max_uncert_pct;
     if (isnan(t.cv_pct)) {
         *gate = EC_GATE_UNKNOWN;
         snprintf(note, len, "gate not applicable: %zu measured run(s), no CV", n);
         return 0;
     }
-    char cvs[128], pw[48] = "n/a (no GPU power)";
+    char cvs[192], pw[48] = "n/a (no GPU power)", un[48] = "";
     if (!isnan(p.cv_pct)) snprintf(pw, sizeof pw, "%.2f %% (< %g)", p.cv_pct, s->cv_power_pct);
-    snprintf(cvs, sizeof cvs, "CV tok/s %.2f %% (< %g), CV power %s", t.cv_pct, s->cv_tok_pct, pw);
-    if (tok_ok && pow_ok) {
+    if (!isnan(uncert_pct))
+        snprintf(un, sizeof un, ", energy uncertainty %.2f %% (< %g)", uncert_pct,
+                 s->max_uncert_pct);
+    snprintf(cvs, sizeof cvs, "CV tok/s %.2f %% (< %g), CV power %s%s", t.cv_pct, s->cv_tok_pct,
+             pw, un);
+    if (tok_ok && pow_ok && uncert_ok) {
         *gate = EC_GATE_PASS;
         snprintf(note, len, "gate pass: %s", cvs);
     } else if (it->st.attempt < s->max_reruns) {
@@ -460,6 +499,8 @@ typedef struct {
     ec_kernels kernels;
     int *prompts, *gen_out;
     int max_batch, max_prompt, max_gen;
+    double counter_period_s; /* the GPU energy counter's update period, s (NaN: none) */
+    double min_window_s;     /* each phase's measured window at least this long, s */
 } bench_state;
 
 static void release_backend(bench_state *b)
@@ -481,15 +522,15 @@ static int prepare_backend(bench_state *b, const sweep_item *it, int index)
         ec_model_close(b->model);
         b->model = NULL;
         if (b->f->open_model(b->f->ctx, b->spec, c->model, &b->model) != 0)
-            return ec_set_error("model %s: %s", c->model, ec_last_error());
+            return ec_error_context("model %s", c->model);
         b->model_name = c->model;
     }
     /* One KV cache for the largest batch and sequence of the sweep serves every batch size and
      * length without reloading the weights. */
     if (b->f->open_backend(b->f->ctx, b->spec, b->model, c, b->max_batch,
                            b->max_prompt + b->max_gen - 1, &b->backend) != 0)
-        return ec_set_error("loading %s at %s on %s: %s", c->model,
-                            ec_precision_name(c->precision), b->spec->device, ec_last_error());
+        return ec_error_context("loading %s at %s on %s", c->model,
+                                ec_precision_name(c->precision), b->spec->device);
     b->precision = c->precision;
     b->kernels = c->kernels;
     return 0;
@@ -513,6 +554,26 @@ static int begin_session(bench_state *b, int index, const sweep_item *it)
     return 0;
 }
 
+/* How often each phase repeats inside its window: enough to last min_window_s, from the phases'
+ * times in the last warm-up (gs), or in one unmeasured generation when there was none. */
+static int set_repeats(bench_state *b, sweep_item *it, ec_generate_stats *gs)
+{
+    const ec_bench_config *c = &it->c;
+    it->prefill_reps = it->decode_reps = 1;
+    if (!(b->min_window_s > 0)) return 0;
+    if (!(gs->prefill_s > 0) &&
+        ec_generate(b->backend, b->prompts, c->batch, c->prompt_len, c->gen, b->gen_out, NULL,
+                    gs) != 0)
+        return -1;
+    /* Bounded, so a phase timed at ~0 s (a clock too coarse) cannot ask for millions. */
+    enum { MAX_REPEATS = 100000 };
+    double p = ceil(b->min_window_s / fmax(gs->prefill_s, 1e-9));
+    double d = ceil(b->min_window_s / fmax(gs->decode_s, 1e-9));
+    it->prefill_reps = (int)fmin(fmax(p, 1), MAX_REPEATS);
+    it->decode_reps = c->gen > 1 ? (int)fmin(fmax(d, 1), MAX_REPEATS) : 1;
+    return 0;
+}
+
 /* Measures one configuration to its end (or until stopped). first: no stabilization needed
  * (the idle baseline just ran). */
 static int run_config(bench_state *b, sweep_item *it, int index, int *first)
@@ -527,7 +588,16 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
     }
     ec_prompt_synthetic(s->seed, ec_model_config_of(b->model)->vocab_size, c->batch,
                         c->prompt_len, b->prompts);
-    run_ctx x = {s, b->env, &b->session, b->backend, b->model, b->prompts, b->gen_out};
+    run_ctx x = {.spec = s,
+                 .env = b->env,
+                 .session = &b->session,
+                 .backend = b->backend,
+                 .model = b->model,
+                 .prompts = b->prompts,
+                 .out = b->gen_out,
+                 .aligned = isfinite(b->counter_period_s),
+                 .min_window_s = b->min_window_s,
+                 .counter_period_s = b->counter_period_s};
     while (it->st.gate == EC_GATE_PENDING && !stopped(b->env)) {
         /* (A configuration stopped after its last run but before its gate needs no wait.) */
         if (!*first && it->st.committed < s->runs) {
@@ -547,12 +617,12 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
                 return -1;
         }
         *first = 0;
+        ec_generate_stats gs = {0};
         for (int w = 0; w < s->warmup && it->st.committed < s->runs; w++) {
             if (stopped(b->env)) return 0;
             report(&b->ps, EC_BENCH_STAGE_WARMUP, index, c, w + 1, s->warmup, it->st.attempt,
                    NULL, NULL);
             double t0 = ec_now_s();
-            ec_generate_stats gs;
             if (ec_generate(b->backend, b->prompts, c->batch, c->prompt_len, c->gen, b->gen_out,
                             NULL, &gs) != 0)
                 return -1;
@@ -560,6 +630,7 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
             b->ps.runs_done++;
             b->ps.runs_left--;
         }
+        if (it->st.committed < s->runs && set_repeats(b, it, &gs) != 0) return -1;
         while (it->st.committed < s->runs) {
             if (stopped(b->env)) return 0;
             ec_run_record r;
@@ -597,6 +668,33 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
     return 0;
 }
 
+/* Measures one configuration under this process's claim, so that concurrent sweeps on one
+ * database split the configurations between them and never store one twice. */
+static int claim_and_run(bench_state *b, sweep_item *it, int index, int *first)
+{
+    ec_store *st = b->env->store;
+    char holder[128]; /* "pid P on HOST", shown in a progress note */
+    int claimed = ec_store_claim_config(st, it->st.id, holder, sizeof holder);
+    if (claimed < 0) return -1;
+    if (!claimed) {
+        b->out->held_elsewhere++;
+        report(&b->ps, EC_BENCH_STAGE_HELD, index, &it->c, 0, 0, it->st.attempt, NULL, holder);
+        return 0;
+    }
+    /* Runs stored by an earlier holder count: read the state again under the claim. */
+    int rc = ec_store_config(st, &it->key, &it->st);
+    if (rc == 0 && it->st.gate != EC_GATE_PENDING) {
+        b->out->finished++;
+        b->out->gate_failures += it->st.gate == EC_GATE_FAIL;
+        report(&b->ps, EC_BENCH_STAGE_DONE, index, &it->c, 0, 0, it->st.attempt, NULL,
+               ec_gate_status_name(it->st.gate));
+    } else if (rc == 0) {
+        rc = run_config(b, it, index, first);
+    }
+    if (ec_store_release_config(st, it->st.id) != 0 && rc == 0) rc = -1;
+    return rc;
+}
+
 int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_outcome *out)
 {
     memset(out, 0, sizeof *out);
@@ -627,8 +725,21 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
         rc = ec_set_error("out of memory");
         goto done;
     }
+    n = enumerate(spec, items);
+    if (n == 0) {
+        rc = ec_set_error("shard %d/%d of this sweep is empty (it has fewer configurations)",
+                          spec->shard_index, spec->shard_count);
+        goto done;
+    }
     out->configs = n;
-    enumerate(spec, items);
+    b.ps.configs = n;
+    /* The counter's period sets how long a window must be (DESIGN §4: ~0.1 s updates). */
+    b.counter_period_s = ec_meter_gpu_count(env->meter) > 0 ? ec_meter_counter_period_s(env->meter)
+                                                           : NAN;
+    b.min_window_s = spec->min_window_s >= 0 ? spec->min_window_s
+                     : isfinite(b.counter_period_s)
+                         ? EC_BENCH_MIN_WINDOW_PERIODS * b.counter_period_s
+                         : 0;
     /* Every configuration of the sweep is recorded before the first run, so the database
      * always knows the whole plan (and what is still pending). */
     for (int i = 0; i < n; i++) {
@@ -654,7 +765,7 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
             continue;
         }
         if (stopped(env)) break;
-        rc = run_config(&b, &items[i], i + 1, &first);
+        rc = claim_and_run(&b, &items[i], i + 1, &first);
     }
     out->interrupted = stopped(env) && out->finished < n;
     if (b.have_session && ec_store_end_session(env->store, b.session.id) != 0 && rc == 0) rc = -1;
@@ -676,7 +787,7 @@ int ec_bench_load_sweep(const ec_bench_spec *spec, ec_meter *m, ec_store *st, ec
     int count = sweep_size(spec);
     sweep_item *items = calloc(count > 0 ? (size_t)count : 1, sizeof *items);
     if (!items) return ec_set_error("out of memory");
-    enumerate(spec, items);
+    count = enumerate(spec, items);
     int rc = 0;
     for (int i = 0; i < count && rc == 0; i++) {
         ec_run_record *r;

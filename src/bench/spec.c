@@ -27,12 +27,35 @@ void ec_bench_spec_default(ec_bench_spec *s)
     s->cv_tok_pct = EC_BENCH_DEFAULT_CV_TOK_PCT;
     s->cv_power_pct = EC_BENCH_DEFAULT_CV_POWER_PCT;
     s->max_reruns = EC_BENCH_DEFAULT_RERUNS;
+    s->min_window_s = EC_BENCH_MIN_WINDOW_AUTO;
+    s->max_uncert_pct = EC_BENCH_DEFAULT_MAX_UNCERT_PCT;
     s->idle_s = EC_BENCH_DEFAULT_IDLE_S;
     s->stabilize_s = EC_BENCH_DEFAULT_STABILIZE_S;
     s->stabilize_max_s = EC_BENCH_DEFAULT_STABILIZE_MAX_S;
     s->seed = 1;
     s->int8_threshold = EC_INT8_THRESHOLD;
     s->outliers = -1;
+}
+
+int ec_bench_spec_parse_shard(const char *text, ec_bench_spec *s)
+{
+    char *end;
+    long i = strtol(text, &end, 10), n = 0;
+    if (end != text && *end == '/') {
+        const char *d = end + 1;
+        n = strtol(d, &end, 10);
+        if (end == d) n = 0;
+    }
+    if (*end || n < 1 || n > 100000 || i < 1 || i > n)
+        return ec_set_error("shard '%s': expected I/N with 1 <= I <= N (e.g. 2/8)", text);
+    s->shard_index = (int)i;
+    s->shard_count = (int)n;
+    return 0;
+}
+
+int ec_bench_in_shard(const ec_bench_spec *s, int k)
+{
+    return s->shard_count <= 1 || k % s->shard_count == s->shard_index - 1;
 }
 
 void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len)
@@ -47,8 +70,16 @@ void ec_bench_protocol_key(const ec_bench_spec *s, char *out, size_t len)
     /* Other weights are another measurement; only named when set, so the keys of sweeps stored
      * before the option existed still match. */
     if (n > 0 && (size_t)n < len && (s->outliers >= 0 || s->outlier_mag > 0.0f))
-        snprintf(out + n, len - (size_t)n, " outliers=%d:%g", s->outliers,
-                 (double)s->outlier_mag);
+        n += snprintf(out + n, len - (size_t)n, " outliers=%d:%g", s->outliers,
+                      (double)s->outlier_mag);
+    /* Repeated phases measure the same thing more surely; a sweep with min_window 0 keeps the
+     * keys of sweeps stored before windows were lengthened. */
+    if (n > 0 && (size_t)n < len && s->min_window_s != 0) {
+        char window[32] = "auto";
+        if (s->min_window_s > 0) snprintf(window, sizeof window, "%g", s->min_window_s);
+        snprintf(out + n, len - (size_t)n, " min_window=%s max_uncert=%g", window,
+                 s->max_uncert_pct);
+    }
 }
 
 static void add_ints(cJSON *o, const char *key, const int *v, int n)
@@ -79,6 +110,8 @@ char *ec_bench_spec_to_json(const ec_bench_spec *s)
     cJSON_AddNumberToObject(o, "cv_tok_pct", s->cv_tok_pct);
     cJSON_AddNumberToObject(o, "cv_power_pct", s->cv_power_pct);
     cJSON_AddNumberToObject(o, "max_reruns", s->max_reruns);
+    cJSON_AddNumberToObject(o, "min_window_s", s->min_window_s);
+    cJSON_AddNumberToObject(o, "max_uncert_pct", s->max_uncert_pct);
     cJSON_AddNumberToObject(o, "idle_s", s->idle_s);
     cJSON_AddNumberToObject(o, "stabilize_s", s->stabilize_s);
     cJSON_AddBoolToObject(o, "stabilize_auto", s->stabilize_auto);
@@ -89,6 +122,12 @@ char *ec_bench_spec_to_json(const ec_bench_spec *s)
     cJSON_AddNumberToObject(o, "outliers", s->outliers);
     cJSON_AddNumberToObject(o, "outlier_mag", (double)s->outlier_mag);
     cJSON_AddStringToObject(o, "tag", s->tag);
+    /* Only a sharded sweep names its shard, so unsharded specs read as before. */
+    if (s->shard_count > 1) {
+        char shard[32];
+        snprintf(shard, sizeof shard, "%d/%d", s->shard_index, s->shard_count);
+        cJSON_AddStringToObject(o, "shard", shard);
+    }
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return text;
@@ -189,6 +228,8 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_number(o, "cv_tok_pct", 0, 1e9, &s->cv_tok_pct) ||
              get_number(o, "cv_power_pct", 0, 1e9, &s->cv_power_pct) ||
              get_number(o, "max_reruns", 0, 1000, &reruns) ||
+             get_number(o, "min_window_s", -1, 3600, &s->min_window_s) ||
+             get_number(o, "max_uncert_pct", 0, 100, &s->max_uncert_pct) ||
              get_number(o, "idle_s", 0, 86400, &s->idle_s) ||
              get_number(o, "stabilize_s", 0, 86400, &s->stabilize_s) ||
              get_number(o, "stabilize_max_s", 0, 86400, &s->stabilize_max_s) ||
@@ -197,6 +238,10 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_number(o, "int8_threshold", 0, 1e6, &thr) ||
              get_number(o, "outliers", -1, 1 << 20, &outl) ||
              get_number(o, "outlier_mag", 0, 1e6, &mag);
+    const cJSON *shard = cJSON_GetObjectItemCaseSensitive(o, "shard");
+    if (!rc && shard &&
+        (!cJSON_IsString(shard) || ec_bench_spec_parse_shard(shard->valuestring, s)))
+        rc = ec_set_error("sweep: 'shard' must be \"I/N\" with 1 <= I <= N");
     if (!rc && aut && !cJSON_IsBool(aut))
         rc = ec_set_error("sweep: 'stabilize_auto' must be true or false");
     cJSON_Delete(o);

@@ -274,6 +274,8 @@ static int make_parent_dirs(const char *path)
 
 int ec_calibration_save(const ec_calibration *c, const char *path)
 {
+    static const char *const calibration_signature[] = {"{\"gpu_name\":", NULL};
+    if (ec_output_check(path, "calibration", calibration_signature, -1) != 0) return -1;
     if (make_parent_dirs(path) != 0) return -1;
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -296,8 +298,8 @@ int ec_calibration_save(const ec_calibration *c, const char *path)
 
 int ec_calibration_load(const char *path, ec_calibration *out)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return ec_set_error("cannot read calibration %s: %s", path, strerror(errno));
+    FILE *f = ec_fopen_regular(path);
+    if (!f) return ec_error_context("cannot read calibration");
     char buf[16384];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     int too_big = !feof(f);
@@ -305,6 +307,6 @@ int ec_calibration_load(const char *path, ec_calibration *out)
     if (too_big) return ec_set_error("calibration %s: larger than a calibration can be", path);
     buf[n] = '\0';
     if (ec_calibration_from_json(buf, out) != 0)
-        return ec_set_error("%s: %s", path, ec_last_error());
+        return ec_error_context("%s", path);
     return 0;
 }

@@ -29,6 +29,17 @@ int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
+/* The advise subcommands (cmd_advise_NAME.c); argv[0] is the subcommand's name. */
+int cmd_advise_optimize(int argc, char **argv);
+int cmd_advise_diagnose(int argc, char **argv);
+int cmd_advise_compare(int argc, char **argv);
+int cmd_advise_estimate(int argc, char **argv);
+int cmd_advise_audit(int argc, char **argv);
+int cmd_advise_model(int argc, char **argv);
 
 /* The command table, defined in main.c. */
 extern const cli_command cli_commands[];

@@ -7,7 +7,7 @@
  * that the statistics need). Comparisons stay within one experiment where they can: a baseline
  * from the same folder of the same source is preferred over one from elsewhere, and never one of
  * another energy definition or another kernel family (the kernels can change a precision's
- * energy more than the precision does: docs/performance.md, issue 5). */
+ * energy more than the precision does: docs/results.md). */
 #include "cli.h"
 
 #include <ctype.h>
@@ -56,7 +56,7 @@ static void usage(void)
            "                  needed with --format csv\n"
            "  --format F      table (default), json (one object keyed by table) or csv\n\n"
            "examples:\n"
-           "  ecocompute analyze ../shared/seed-data/ecocompute-ai/data/a800_results\n"
+           "  ecocompute analyze tests/data/seed-data/ecocompute-ai/data/a800_results\n"
            "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
            "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
            "  ecocompute analyze --db results.db --model llama --baseline fp16\n"

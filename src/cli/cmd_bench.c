@@ -58,7 +58,10 @@ static void usage(void)
         "  --device D           cpu | cuda[:N] (default cpu)\n"
         "  --config FILE        the sweep as JSON (keys as in the stored sweep, see\n"
         "                       docs/measurement.md); flags given as well override it\n"
-        "  --tag NAME           measure the same sweep again as a separate set (default none)\n\n"
+        "  --tag NAME           measure the same sweep again as a separate set (default none)\n"
+        "  --shard I/N          measure only part I of N (1-based): the configurations at\n"
+        "                       positions k (0-based, sweep order) with k mod N = I-1; give\n"
+        "                       each part its own --db and merge them with `ecocompute import`\n\n"
         "protocol:\n"
         "  --warmup N           warm-up runs per configuration, not stored (default %d)\n"
         "  --runs N             measured runs per configuration (default %d)\n"
@@ -71,6 +74,12 @@ static void usage(void)
         "  --cv-power PCT       gate: CV of average GPU power below PCT %% (default %g)\n"
         "  --reruns N           re-measure a configuration failing a gate up to N times "
         "(default %d)\n"
+        "  --min-window S|auto  repeat each phase inside its measured window until the window\n"
+        "                       lasts S seconds (energy and time are then divided by the\n"
+        "                       repetitions); auto: %d updates of the GPU energy counter (5 s\n"
+        "                       at H100/H200's 0.1 s), none without one; 0: one phase a window\n"
+        "  --max-uncert PCT     gate: a run's energy uncertainty (1 sd, from the counter's\n"
+        "                       update period and the window) below PCT %% (default %g)\n"
         "  --seed S             synthetic weights and prompts (default 1)\n"
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
         "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
@@ -91,11 +100,13 @@ static void usage(void)
         "--device cuda\n"
         "  ecocompute bench --model tiny --gen 32 --prompt-len 16 --runs 5 --warmup 1 --idle 0 "
         "--stabilize 0\n"
-        "  ecocompute bench --resume\n",
+        "  ecocompute bench --resume\n"
+        "  ecocompute bench --model tiny --batch 1,2,4,8 --shard 2/4 --db shard2.db  # job array\n",
         EC_BENCH_DEFAULT_PROMPT_LEN, EC_BENCH_DEFAULT_GEN, EC_BENCH_DEFAULT_WARMUP,
         EC_BENCH_DEFAULT_RUNS, EC_BENCH_DEFAULT_IDLE_S, EC_BENCH_DEFAULT_STABILIZE_S,
         EC_BENCH_DEFAULT_STABILIZE_MAX_S, EC_BENCH_DEFAULT_CV_TOK_PCT,
-        EC_BENCH_DEFAULT_CV_POWER_PCT, EC_BENCH_DEFAULT_RERUNS, (double)EC_INT8_THRESHOLD,
+        EC_BENCH_DEFAULT_CV_POWER_PCT, EC_BENCH_DEFAULT_RERUNS, EC_BENCH_MIN_WINDOW_PERIODS,
+        EC_BENCH_DEFAULT_MAX_UNCERT_PCT, (double)EC_INT8_THRESHOLD,
         ec_store_default_path());
 }
 
@@ -158,7 +169,7 @@ static int item_int(const char *t, int i, void *ctx)
 /* Reads a whole (small) file into a malloc'd string. */
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = ec_fopen_regular(path);
     if (!f) return NULL;
     char *buf = NULL;
     size_t len = 0;
@@ -170,7 +181,8 @@ static char *slurp(const char *path)
     int bad = ferror(f);
     fclose(f);
     if (m) fclose(m);
-    if (bad) {
+    if (bad || !m) {
+        ec_set_error("%s: %s", path, bad ? "read error" : "out of memory");
         free(buf);
         return NULL;
     }
@@ -182,15 +194,23 @@ static const char *const valued[] = {
     "--gen",        "--device",    "--config",    "--tag",       "--warmup",
     "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
     "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
-    "--gpu",        "--interval",  "--trace",     "--db",        "--format",
+    "--min-window", "--max-uncert",
+    "--gpu",        "--interval",  "--trace",     "--db",        "--format",    "--shard",
     NULL};
 
-static int is_valued(const char *flag)
+/* What --resume may take: where to store and how to meter, never what to measure. */
+static const char *const resume_flags[] = {"--db", "--gpu", "--interval", "--trace", "--format",
+                                           NULL};
+
+static int listed(const char *const *list, const char *flag)
 {
-    for (int k = 0; valued[k]; k++)
-        if (!strcmp(flag, valued[k])) return 1;
+    for (int k = 0; list[k]; k++)
+        if (!strcmp(flag, list[k])) return 1;
     return 0;
 }
+
+static int is_valued(const char *flag) { return listed(valued, flag); }
+static int is_resume_flag(const char *flag) { return listed(resume_flags, flag); }
 
 /* One flag with its value onto the spec/args. Returns 0 or EXIT_USAGE (printed). */
 static int apply(bench_args *a, const char *flag, const char *val)
@@ -254,6 +274,13 @@ static int apply(bench_args *a, const char *flag, const char *val)
           : !strcmp(flag, "--stabilize-max") ? &s->stabilize_max_s
           : !strcmp(flag, "--cv-tok")        ? &s->cv_tok_pct
                                              : &s->cv_power_pct) = d;
+    } else if (!strcmp(flag, "--min-window")) {
+        if (!strcmp(val, "auto"))
+            s->min_window_s = EC_BENCH_MIN_WINDOW_AUTO;
+        else if (cli_parse_double(CMD, flag, val, 0, 3600, &s->min_window_s))
+            return EXIT_USAGE;
+    } else if (!strcmp(flag, "--max-uncert")) {
+        if (cli_parse_double(CMD, flag, val, 0, 100, &s->max_uncert_pct)) return EXIT_USAGE;
     } else if (!strcmp(flag, "--int8-threshold")) {
         if (cli_parse_double(CMD, flag, val, 0, 1e6, &d) != 0) return EXIT_USAGE;
         s->int8_threshold = (float)d;
@@ -266,6 +293,9 @@ static int apply(bench_args *a, const char *flag, const char *val)
         if (cli_parse_double(CMD, flag, val, 1, 1000, &a->interval_ms) != 0) return EXIT_USAGE;
     } else if (!strcmp(flag, "--format")) {
         if (cli_parse_format(CMD, val, &a->fmt) != 0) return EXIT_USAGE;
+    } else if (!strcmp(flag, "--shard")) {
+        if (ec_bench_spec_parse_shard(val, s) != 0)
+            return cli_usage_error(CMD, "--%s", ec_last_error());
     }
     /* --config, --db and --trace were taken in the first pass. */
     return 0;
@@ -298,7 +328,7 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (a->config) {
         char *text = slurp(a->config);
-        if (!text) return cli_fail(CMD, "cannot read %s: %s", a->config, strerror(errno));
+        if (!text) return cli_fail(CMD, "--config: %s", ec_last_error());
         int rc = ec_bench_spec_from_json(text, &a->spec);
         free(text);
         if (rc != 0) return cli_fail(CMD, "%s: %s", a->config, ec_last_error());
@@ -312,6 +342,18 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (!a->have_model && !a->resume)
         return cli_usage_error(CMD, "--model is required (or --config FILE, or --resume)");
+    if (a->resume) {
+        /* --resume continues the stored sweep as it was defined; a flag that would redefine it
+         * cannot be honoured. */
+        for (int i = 1; i < argc; i++) {
+            if (!strcmp(argv[i], "--resume")) continue;
+            if (!is_resume_flag(argv[i]))
+                return cli_usage_error(CMD, "--resume continues the stored sweep and cannot take "
+                                            "%s; run the sweep's own command again instead",
+                                       argv[i]);
+            i++;
+        }
+    }
     return 0;
 }
 
@@ -394,6 +436,11 @@ static void on_progress(void *ctx, const ec_bench_progress *p)
     case EC_BENCH_STAGE_DONE:
         snprintf(line, sizeof line, "%s: already measured (gate %s)", what, p->note);
         permanent = !po->tty;
+        break;
+    case EC_BENCH_STAGE_HELD:
+        snprintf(line, sizeof line, "%s: being measured by another process (%s); left to it", what,
+                 p->note);
+        permanent = 1;
         break;
     }
     if (po->tty) {
@@ -524,6 +571,11 @@ int cmd_bench(int argc, char **argv)
                 "stored now in %s%s\n",
                 out.finished, out.already_done, out.measured_runs, a.db,
                 out.gate_failures ? "; some failed a quality gate (Gate = fail)" : "");
+        if (out.held_elsewhere)
+            fprintf(stderr,
+                    "ecocompute bench: %d configurations were being measured by another process "
+                    "on the same database and were left to it\n",
+                    out.held_elsewhere);
     }
     free(cmdline);
     ec_store_close(st);

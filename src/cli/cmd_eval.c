@@ -129,6 +129,12 @@ static int teacher_force(ec_backend *b, const int *seq, int batch, int T, int vo
         for (int i = 0; i < batch; i++)
             step[i] = seq[(size_t)i * T + t];
         rc = b->ops->forward(b, step, batch, 1, t, next, logits);
+        /* A NaN compares false with everything: KL and top-1 would come out perfect. */
+        for (size_t k = 0; rc == 0 && k < (size_t)batch * vocab; k++)
+            if (!isfinite(logits[k]))
+                rc = ec_set_error("position %d of sequence %zu: logit of token %zu is %g; the "
+                                  "model's activations overflow at this precision",
+                                  t, k / (size_t)vocab, k % (size_t)vocab, (double)logits[k]);
         if (rc == 0) on_step(ctx, t, logits);
     }
     free(step);
@@ -179,8 +185,8 @@ static void add_nll(void *ctx, int t, const float *logits)
 /* Reads the text file and tokenizes it (no BOS: each window adds its own). */
 static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **tokens, int *n)
 {
-    FILE *f = fopen(e->ppl_file, "rb");
-    if (!f) return cli_fail(CMD, "--ppl: cannot open %s", e->ppl_file);
+    FILE *f = ec_fopen_regular(e->ppl_file);
+    if (!f) return cli_fail(CMD, "--ppl: %s", ec_last_error());
     char *text = NULL;
     size_t len = 0, cap = 0, got;
     char chunk[65536];

@@ -16,7 +16,7 @@
 typedef struct {
     const char *db, *out;
     ec_format fmt;
-    int summary;
+    int summary, force;
     ec_run_filter f;
 } export_args;
 
@@ -34,7 +34,10 @@ static void usage(void)
            "fp16); summaries are not importable.\n\n"
            "  --db PATH        results database (default %s)\n"
            "  --format F       csv (default), json or table\n"
-           "  -o FILE          write to FILE (replaced only once complete) instead of stdout\n"
+           "  -o FILE          write to FILE (replaced only once complete) instead of stdout;\n"
+           "                   an existing FILE must be an earlier export\n"
+           "  --force          replace an existing plain file that is not an export (never a\n"
+           "                   results database)\n"
            "  --summary        one row per configuration\n"
            "  --model, --precision, --kernels, --device, --gpu, --batch, --session\n"
            "                   keep only matching runs\n\n"
@@ -58,6 +61,10 @@ static int parse(int argc, char **argv, export_args *a)
         }
         if (!strcmp(f, "--summary")) {
             a->summary = 1;
+            continue;
+        }
+        if (!strcmp(f, "--force")) {
+            a->force = 1;
             continue;
         }
         static const char *const valued[] = {"--db",      "--format", "-o",    "--model",
@@ -104,6 +111,12 @@ int cmd_export(int argc, char **argv)
     export_args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
+    /* What an export starts with, blanks aside: runs (CSV, JSON) and summaries (CSV, JSON). */
+    static const char *const export_signatures[] = {
+        "source,licence,energy_definition,", "{\"ecocompute_export\":", "model,source,precision,",
+        "[{\"model\":", NULL};
+    if (a.out && ec_output_check(a.out, "export", export_signatures, a.force) != 0)
+        return cli_usage_error(CMD, "-o: %s", ec_last_error());
     ec_store *st;
     if (ec_store_open(&st, a.db, 1) != 0) return cli_fail(CMD, "%s", ec_last_error());
     ec_run_record *r;

@@ -41,7 +41,7 @@ static void usage(void)
            "exit status: 0 no errors or warnings (notes only), 1 problems found (or a file could\n"
            "not be read), 2 usage error.\n\n"
            "examples:\n"
-           "  ecocompute validate ../shared/seed-data\n"
+           "  ecocompute validate tests/data/seed-data\n"
            "  ecocompute validate --db results.db\n"
            "  ecocompute validate a800_summary.csv energy_mistral_7b_fp16.json --format json\n",
            ec_store_default_path(), d.energy_tol_pct, d.summary_tol_pct);

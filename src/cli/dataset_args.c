@@ -20,6 +20,7 @@ typedef struct {
 
 static int append(acc *a, const ec_run_record *r, size_t n)
 {
+    if (n == 0) return 0; /* an empty file: r may be NULL, and memcpy from NULL is undefined */
     if (a->n + n > a->cap) {
         size_t nc = a->cap ? a->cap : 64;
         while (nc < a->n + n) nc *= 2;

@@ -21,6 +21,13 @@ const cli_command cli_commands[] = {
      cmd_analyze},
     {"validate", "check a dataset for internal consistency (energy, roofline, summaries)",
      cmd_validate},
+    {"compare", "energy-regression gate: per configuration, NEW vs BASE with Welch tests",
+     cmd_compare},
+    {"exporter", "serve live GPU/CPU energy telemetry to Prometheus (or a textfile)", cmd_exporter},
+    {"report", "a self-contained HTML dashboard (or Markdown) of a database or export files",
+     cmd_report},
+    {"advise", "the greenest configuration, a diagnosis, a cost/CO2 estimate, a code audit",
+     cmd_advise},
     {"version", "print the version and the commit it was built from", cmd_version},
     {NULL, NULL, NULL},
 };

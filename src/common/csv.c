@@ -165,8 +165,8 @@ int ec_csv_parse(const char *text, size_t len, const char *name, ec_csv *out)
 int ec_csv_read_file(const char *path, ec_csv *out)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return ec_set_error("%s: cannot open", path);
+    FILE *f = ec_fopen_regular(path);
+    if (!f) return -1;
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

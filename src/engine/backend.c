@@ -63,7 +63,7 @@ int ec_device_parse(const char *device, int *cuda_index)
 
 int ec_device_gpu_uuid(const char *device, char *buf, size_t len)
 {
-    int cuda_index;
+    int cuda_index = -1;
     if (ec_device_parse(device, &cuda_index) != 0) return -1;
     if (cuda_index < 0) return ec_set_error("device '%s' is not a GPU", device);
 #ifdef ECOCOMPUTE_HAVE_CUDA
@@ -76,7 +76,7 @@ int ec_device_gpu_uuid(const char *device, char *buf, size_t len)
 
 int ec_backend_create(ec_backend **out, const char *device)
 {
-    int cuda_index;
+    int cuda_index = -1;
     if (ec_device_parse(device, &cuda_index) != 0) return -1;
     if (cuda_index >= 0) {
 #ifdef ECOCOMPUTE_HAVE_CUDA

@@ -218,6 +218,12 @@ void ec_gpu_read(const ec_nvml *nv, const ec_gpu *g, int pos, unsigned what, ec_
             s->util_mem_pct = u.memory;
             v |= EC_SAMPLE_UTIL;
         }
+        nvmlMemory_t mem;
+        if (ok(EC_NVML(nv, DeviceGetMemoryInfo, g->handle, &mem), &v)) {
+            s->mem_used_bytes = mem.used;
+            s->mem_total_bytes = mem.total;
+            v |= EC_SAMPLE_MEMORY;
+        }
     }
     /* Values from a GPU that fell off the bus are not data. */
     s->valid = v & EC_SAMPLE_LOST ? EC_SAMPLE_LOST : v;

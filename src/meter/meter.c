@@ -5,6 +5,7 @@
 #include "ecocompute/common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,11 @@ ec_meter *ec_meter_open(const ec_meter_options *o)
     }
     m->rapl = ec_rapl_open(NULL, m->cpu_unavailable, sizeof m->cpu_unavailable);
     if (o->trace_path && *o->trace_path) {
+        static const char *const trace_signature[] = {EC_TRACE_CSV_HEADER, NULL};
+        if (ec_output_check(o->trace_path, "trace CSV", trace_signature, -1) != 0) {
+            ec_meter_close(m);
+            return NULL;
+        }
         m->trace = fopen(o->trace_path, "w");
         if (!m->trace) {
             ec_set_error("cannot write trace %s: %s", o->trace_path, strerror(errno));
@@ -111,6 +117,20 @@ double ec_meter_t0_s(const ec_meter *m)
 double ec_meter_interval_s(const ec_meter *m)
 {
     return m->interval_s;
+}
+
+int ec_meter_cpu_energy(ec_meter *m, double *package_j, double *dram_j)
+{
+    pthread_mutex_lock(&m->mu);
+    ec_rapl_poll_locked(m, ec_now_s(), 1);
+    int rc = 0;
+    if (m->rapl) {
+        ec_rapl_totals(m->rapl, package_j, dram_j);
+        if (!ec_rapl_has_dram(m->rapl)) *dram_j = NAN;
+    } else
+        rc = ec_set_error("CPU energy unavailable: %s", m->cpu_unavailable);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
 }
 
 int ec_meter_read(ec_meter *m, int i, ec_gpu_sample *out)

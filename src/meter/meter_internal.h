@@ -17,7 +17,7 @@ typedef struct {
 
 /* An open window: what was read at its begin edge. */
 typedef struct {
-    int open;
+    int open, aligned;
     char name[64];
     double t_begin_s;
     ec_gpu_sample edge[EC_METER_MAX_GPUS];
@@ -44,6 +44,8 @@ struct ec_meter {
     int nwindows;
     int has_idle;
     double idle_power_w[EC_METER_MAX_GPUS];
+    double counter_period_s; /* 0 until measured; NaN: no counter */
+    double counter_read_s;   /* CPU time of one counter read, s (measured with the period) */
 
     pthread_t thread;
     int started;

@@ -70,6 +70,7 @@ int ec_nvml_load(ec_nvml *nv)
     RESOLVE(DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
             "nvmlDeviceGetCurrentClocksThrottleReasons");
     RESOLVE(DeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates");
+    RESOLVE(DeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo");
 
     if (!nv->Init || !nv->Shutdown || !nv->ErrorString || !nv->DeviceGetCount ||
         !nv->DeviceGetHandleByIndex || !nv->DeviceGetUUID) {

@@ -1,6 +1,6 @@
 /* nvml.h (internal) — the few NVML types and functions the meter uses, declared locally and
  * resolved with dlopen/dlsym at run time, so the binary starts on hosts without the NVIDIA driver.
- * Layouts are those of nvml.h API version 13 (see shared/research/energy-measurement.md §5). */
+ * Layouts are those of NVIDIA's nvml.h, API version 13 (CUDA toolkit; NVML API reference). */
 #ifndef EC_METER_NVML_H
 #define EC_METER_NVML_H
 
@@ -64,6 +64,10 @@ typedef struct {
 } nvmlUtilization_t;
 
 typedef struct {
+    unsigned long long total, free, used; /* bytes (nvmlMemory_t, version 1) */
+} nvmlMemory_t;
+
+typedef struct {
     unsigned int version; /* sizeof | 1 << 24 */
     int sensorType;
     int temperature;
@@ -99,6 +103,7 @@ typedef struct {
     nvmlReturn_t (*DeviceGetTemperature)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
     nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
+    nvmlReturn_t (*DeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
 } ec_nvml;
 
 /* Calls an optional entry point; a missing one reads as FUNCTION_NOT_FOUND so callers check one

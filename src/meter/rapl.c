@@ -142,3 +142,10 @@ int ec_rapl_zone_count(const ec_rapl *r)
 {
     return r->nzones;
 }
+
+int ec_rapl_has_dram(const ec_rapl *r)
+{
+    for (int i = 0; i < r->nzones; i++)
+        if (r->zones[i].is_dram) return 1;
+    return 0;
+}

@@ -17,5 +17,6 @@ int ec_rapl_update(ec_rapl *r, char *reason, size_t reason_len);
 /* Energy accumulated since open, J. */
 void ec_rapl_totals(const ec_rapl *r, double *package_j, double *dram_j);
 int ec_rapl_zone_count(const ec_rapl *r);
+int ec_rapl_has_dram(const ec_rapl *r); /* 1 when a dram zone is summed */
 
 #endif

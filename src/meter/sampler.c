@@ -60,9 +60,7 @@ static void push_locked(ec_meter *m, const ec_gpu_sample *s, int n)
 
 static void trace_header(FILE *f)
 {
-    fputs("t_s,gpu,energy_mj,power_instant_w,power_avg_w,sm_mhz,mem_mhz,temp_c,"
-          "clock_event_reasons,util_gpu_pct,util_mem_pct,lost\n",
-          f);
+    fputs(EC_TRACE_CSV_HEADER "\n", f);
 }
 
 /* One trace cell and its separator: the value when it was read, empty otherwise. Counters in mJ

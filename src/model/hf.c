@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     char path[PATH_MAX];
@@ -185,15 +186,14 @@ static int open_st_file(st_file *f, const char *dir, const char *name)
 static int open_files(hf_state *s, const char *dir, cJSON **index, char *index_path)
 {
     snprintf(index_path, PATH_MAX, "%s/model.safetensors.index.json", dir);
-    FILE *probe = fopen(index_path, "rb");
-    if (!probe) {
+    struct stat st;
+    if (stat(index_path, &st) != 0) {
         *index = NULL;
         s->files = calloc(1, sizeof *s->files);
         if (!s->files) return ec_set_error("%s: out of memory", dir);
         s->n_files = 1;
         return open_st_file(&s->files[0], dir, "model.safetensors");
     }
-    fclose(probe);
     if (read_json(index_path, index)) return -1;
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(*index, "weight_map");
     if (!cJSON_IsObject(map)) return ec_set_error("%s: no weight_map object", index_path);

@@ -112,6 +112,14 @@ int ec_llama2c_open(ec_model *m, const char *path)
         free(s);
         return -1;
     }
+    /* GGUF (llama.cpp's format) starts with its magic; without this check its bytes would be
+     * read as a llama2.c header and fail later with a misleading size message. */
+    if (s->file.size >= 4 && !memcmp(s->file.data, "GGUF", 4)) {
+        ec_set_error("%s: a GGUF file (llama.cpp's format), which ecocompute does not load; give a "
+                     "Hugging Face model directory (safetensors) or a llama2.c checkpoint",
+                     path);
+        goto fail;
+    }
     int version;
     int header = parse_header(&s->file, path, &m->cfg, &version);
     if (header < 0) goto fail;

@@ -22,12 +22,12 @@ int ec_map_file(ec_mapped_file *f, const char *path)
 {
     f->data = NULL;
     f->size = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return ec_set_error("%s: cannot open: %s", path, strerror(errno));
+    int fd = ec_open_regular(path);
+    if (fd < 0) return -1;
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st)) {
         close(fd);
-        return ec_set_error("%s: not a regular file", path);
+        return ec_set_error("%s: cannot stat: %s", path, strerror(errno));
     }
     if (st.st_size > 0) {
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

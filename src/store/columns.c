@@ -5,7 +5,10 @@
  * order and is stable: new columns are only ever appended. */
 #include "ecocompute/store.h"
 
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #define TXT(name, field, desc) {name, EC_COL_TEXT, "", offsetof(ec_run_record, field), \
                                 sizeof(((ec_run_record *)0)->field), desc}
@@ -67,10 +70,88 @@ static const ec_column columns[] = {
     COL("disagreement_pct", EC_COL_REAL, "%", disagreement_pct, "(integrated - counter) / counter x 100"),
     COL("perplexity", EC_COL_REAL, "", perplexity, "perplexity, when measured or reported"),
     COL("kl_vs_f32", EC_COL_REAL, "nats", kl_vs_f32, "mean KL of next-token distributions vs float32"),
+    COL("prefill_repeats", EC_COL_INT, "", prefill.repeats, "prefill phases inside the measured window (figures are per phase)"),
+    COL("decode_repeats", EC_COL_INT, "", decode.repeats, "decode phases inside the measured window (figures are per phase)"),
+    COL("prefill_gpu_energy_uncert_j", EC_COL_REAL, "J", prefill.gpu_energy_uncert_j, "1 standard uncertainty of prefill_gpu_energy_j"),
+    COL("decode_gpu_energy_uncert_j", EC_COL_REAL, "J", decode.gpu_energy_uncert_j, "1 standard uncertainty of decode_gpu_energy_j"),
+    COL("gpu_energy_uncert_j", EC_COL_REAL, "J", gpu_energy_uncert_j, "1 standard uncertainty of gpu_energy_j"),
+    COL("j_per_request_gross", EC_COL_REAL, "J", j_per_request_gross, "GPU energy of one sequence (prefill + decode at prompt_len and gen_len), gross"),
+    COL("j_per_request_net", EC_COL_REAL, "J", j_per_request_net, "the same, net of idle"),
+    COL("counter_period_s", EC_COL_REAL, "s", counter_period_s, "update period of the GPU energy counter, measured at the sweep's start"),
 };
 
 const ec_column *ec_run_columns(size_t *n)
 {
     *n = sizeof columns / sizeof *columns;
     return columns;
+}
+
+/* ---- value ranges: what a number read from a file may be ---- */
+
+/* Columns that may be negative: net energies are gross minus an idle estimate, and differ from
+ * zero by noise in either direction; the disagreement is a signed percentage. */
+static const char *const signed_columns[] = {"gpu_energy_net_j", "j_per_1k_net",
+                                             "j_per_request_net", "disagreement_pct", NULL};
+/* Columns that must be above zero: a board draws power, a run takes time and produces tokens.
+ * A phase's energy and power may read 0: a phase shorter than one update of the counter. */
+static const char *const positive_columns[] = {
+    "power_limit_w", "params_b",   "idle_power_w",   "avg_power_w",     "peak_power_w",
+    "total_time_s",  "gpu_energy_j", "tok_s",        "sm_mhz_avg",      "perplexity",
+    "j_per_1k_gross", "energy_j_per_1k", "j_per_request_gross", NULL};
+
+static int listed(const char *const *list, const char *name)
+{
+    for (; *list; list++)
+        if (!strcmp(*list, name)) return 1;
+    return 0;
+}
+
+int ec_run_record_check(const ec_run_record *r, char *why, size_t len)
+{
+    size_t nc;
+    const ec_column *c = ec_run_columns(&nc);
+    for (size_t j = 0; j < nc; j++) {
+        const char *p = (const char *)r + c[j].offset;
+        /* prefill_gpu_energy_net_j follows gpu_energy_net_j's rule, and so on. */
+        const char *base = !strncmp(c[j].name, "prefill_", 8)  ? c[j].name + 8
+                           : !strncmp(c[j].name, "decode_", 7) ? c[j].name + 7
+                                                                : c[j].name;
+        if (c[j].type == EC_COL_REAL) {
+            double v;
+            memcpy(&v, p, sizeof v);
+            if (isnan(v)) continue; /* unknown */
+            int positive = listed(positive_columns, c[j].name);
+            const char *rule = isinf(v)                          ? "finite"
+                               : listed(signed_columns, base)    ? NULL
+                               : positive && !(v > 0)            ? "above 0"
+                               : !positive && v < 0              ? "0 or more"
+                                                                 : NULL;
+            if (rule) {
+                snprintf(why, len, "%s = %g: must be %s", c[j].name, v, rule);
+                return -1;
+            }
+        } else if (c[j].type == EC_COL_INT || c[j].type == EC_COL_LONG) {
+            long v;
+            if (c[j].type == EC_COL_INT) {
+                int i;
+                memcpy(&i, p, sizeof i);
+                v = i;
+            } else {
+                memcpy(&v, p, sizeof v);
+            }
+            if (!strcmp(c[j].name, "run_id") || v == -1) continue; /* -1: unknown */
+            int at_least_one =
+                !strcmp(base, "batch") || !strcmp(base, "gen_len") || !strcmp(base, "repeats");
+            if (v < -1) {
+                snprintf(why, len, "%s: not a whole number in range", c[j].name);
+                return -1;
+            }
+            if (v < (at_least_one ? 1 : 0)) {
+                snprintf(why, len, "%s = %ld: must be %s", c[j].name, v,
+                         at_least_one ? "1 or more" : "0 or more");
+                return -1;
+            }
+        }
+    }
+    return 0;
 }

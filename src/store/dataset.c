@@ -1,6 +1,7 @@
 /* dataset.c — export files: writing runs as CSV/JSON (the column set of columns.c) and reading
  * them back, losslessly (numbers are written with the fewest digits that read back to the same
- * double). Files that are not exports go to the readers of the seeds' published files. */
+ * double). A results database given as a file is read as its stored runs (merging shard
+ * databases); files that are neither go to the readers of the seeds' published files. */
 #include "ecocompute/store.h"
 #include "store/seed_import.h"
 
@@ -526,18 +527,36 @@ static int read_foreign(const char *path, ec_run_record **out, size_t *n)
 {
     if (ec_seed_read(path, out, n) == 0) return 0;
     char why[512];
-    snprintf(why, sizeof why, "%s", ec_last_error()); /* ec_set_error reuses that buffer */
+    snprintf(why, sizeof why, "%s", ec_last_error()); /* read below while a new one is set */
     const char *colon = strstr(why, ": not a recognised seed-data file");
     if (!colon) return -1; /* a seed file that is damaged: its own message names the problem */
     return ec_set_error("%s: not an ecocompute export, and%s", path, colon + 1);
+}
+
+/* SQLite's file header: a database passed where a file is expected (e.g. a bench shard). */
+static const char sqlite_magic[16] = "SQLite format 3";
+
+static int read_database(const char *path, ec_run_record **out, size_t *n)
+{
+    ec_store *s;
+    if (ec_store_open(&s, path, 1) != 0) return -1;
+    int rc = ec_store_load_runs(s, NULL, out, n);
+    ec_store_close(s);
+    return rc;
 }
 
 int ec_dataset_read(const char *path, ec_run_record **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return ec_set_error("cannot open %s: %s", path, strerror(errno));
+    FILE *f = ec_fopen_regular(path);
+    if (!f) return -1;
+    char head[sizeof sqlite_magic];
+    if (fread(head, 1, sizeof head, f) == sizeof head && !memcmp(head, sqlite_magic, sizeof head)) {
+        fclose(f);
+        return read_database(path, out, n);
+    }
+    rewind(f);
     char *data = NULL;
     size_t len = 0, cap = 0;
     int rc = 0;
@@ -564,5 +583,15 @@ int ec_dataset_read(const char *path, ec_run_record **out, size_t *n)
         if (rc > 0) rc = read_foreign(path, out, n);
     }
     free(data);
+    /* A value no measurement can have is an error of the file, never a number to average. */
+    char why[256];
+    for (size_t i = 0; rc == 0 && i < *n; i++)
+        if (ec_run_record_check(&(*out)[i], why, sizeof why) != 0) {
+            rc = ec_set_error("%s: record %zu (%s %s, batch %d): %s", path, i + 1, (*out)[i].model,
+                              (*out)[i].precision, (*out)[i].batch, why);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+        }
     return rc;
 }

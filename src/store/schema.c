@@ -72,4 +72,20 @@ static const char v2[] =
     "  read_power_w REAL, read_pj_per_byte_net REAL, copy_power_w REAL, gemm_power_w REAL);\n"
     "CREATE INDEX calibrations_by_gpu ON calibrations (gpu_uuid, timestamp_utc);\n";
 
-const char *const ec_store_migrations[EC_STORE_SCHEMA_VERSION] = {v1, v2};
+/* Version 3: claims — which process is measuring a configuration, so that two sweeps on one
+ * database split the work instead of storing a configuration twice. */
+static const char v3[] =
+    "CREATE TABLE claims (\n"
+    "  config_id INTEGER PRIMARY KEY REFERENCES configurations(id),\n"
+    "  host TEXT NOT NULL, pid INTEGER NOT NULL, heartbeat_unix_s REAL NOT NULL);\n";
+
+/* Version 4: phases repeated inside windows long enough for the energy counter, and each run's
+ * energy uncertainty and energy per request. */
+static const char v4[] = "ALTER TABLE phases ADD COLUMN repeats INTEGER;\n"
+                         "ALTER TABLE phases ADD COLUMN gpu_energy_uncert_j REAL;\n"
+                         "ALTER TABLE runs ADD COLUMN gpu_energy_uncert_j REAL;\n"
+                         "ALTER TABLE runs ADD COLUMN j_per_request_gross REAL;\n"
+                         "ALTER TABLE runs ADD COLUMN j_per_request_net REAL;\n"
+                         "ALTER TABLE runs ADD COLUMN counter_period_s REAL;\n";
+
+const char *const ec_store_migrations[EC_STORE_SCHEMA_VERSION] = {v1, v2, v3, v4};

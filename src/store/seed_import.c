@@ -3,8 +3,9 @@
  * Each file type is recognised by the columns or keys it must have. Facts a file does not carry
  * but its experiment states elsewhere (the GPU and model of the A800 batch sweep, written in the
  * sibling metadata JSON; the GPU of the RTX PRO 6000 runs) are constants of the mapping, cited
- * next to each. Energy definitions follow research/seed-repositories.md §4: which sources
- * subtracted idle power (net), which did not (gross), and which cannot be told (unknown).
+ * next to each. Energy definitions follow each source's own measurement script and the identity
+ * its numbers satisfy (docs/analysis.md §5): which sources subtracted idle power (net), which
+ * did not (gross), and which cannot be told (unknown).
  * Nothing is invented: a value a file does not give stays unknown (NaN / -1 / ""). */
 #include "store/seed_import.h"
 
@@ -21,7 +22,7 @@
 #include "ecocompute/common.h"
 #include "ecocompute/store.h"
 
-/* Licences of the seed repositories (research/seed-repositories.md §6). */
+/* Licences of the seed repositories, as each repository (or its site) states them. */
 #define LIC_ECO_AI "CC-BY-4.0"      /* hongping-zh/ecocompute-ai: LICENSE file */
 #define LIC_DYN_EVAL "MIT"          /* hongping-zh/ecocompute-dynamic-eval */
 #define LIC_QUANT_ENERGY "CC-BY-4.0" /* quant-energy: no LICENSE file; its site: data CC BY 4.0 */
@@ -110,11 +111,16 @@ static double num(const char *s)
     return *end || end == s ? NAN : v;
 }
 
-static int inum(const char *s)
+/* A count read from a file: a whole number in [0, 1e9]; -1 when absent (unknown); -2 when
+ * present but not such a number, which the record check (ec_run_record_check) then refuses.
+ * Checked before the cast: converting an out-of-range double to an int is undefined. */
+static int whole(double v)
 {
-    double v = num(s);
-    return isfinite(v) && v >= 0 && v <= 1e9 && v == floor(v) ? (int)v : -1;
+    if (isnan(v)) return -1;
+    return isfinite(v) && v >= 0 && v <= 1e9 && v == floor(v) ? (int)v : -2;
 }
+
+static int inum(const char *s) { return whole(num(s)); }
 
 /* Our precision name for a source's spelling; "" when not recognised (kept unknown). */
 static void set_precision(ec_run_record *r, const char *text)
@@ -190,7 +196,7 @@ static int csv_batch_raw(const ec_csv *c, recs *rs)
         r->avg_power_w = dcol(&x, "avg_power_w");
         r->gpu_energy_j = dcol(&x, "total_energy_j");
         double tok = dcol(&x, "tokens_generated");
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = whole(tok);
         set_energy(r, dcol(&x, "energy_per_1k_tokens_j"));
         r->run_index = run_index_of(rs, r);
     }
@@ -371,7 +377,7 @@ static int csv_rtxpro_runs(const ec_csv *c, recs *rs)
         r->prompt_len = inum(col(&x, "prompt_tokens_per_sample"));
         r->gen_len = inum(col(&x, "max_new_tokens"));
         double tok = dcol(&x, "generated_tokens_total");
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = whole(tok);
         r->total_time_s = dcol(&x, "elapsed_s");
         r->tok_s = dcol(&x, "throughput_tok_s");
         r->gpu_energy_j = dcol(&x, "energy_j");
@@ -686,7 +692,7 @@ static int json_a800_energy(const cJSON *root, recs *rs)
         r->run_index = k++;
         double tok = jnum(x, "tokens");
         /* Generation stopped at EOS: the count differs by configuration (not length-pinned). */
-        r->decode.tokens = isfinite(tok) ? (long)tok : -1;
+        r->decode.tokens = whole(tok);
         r->tok_s = jnum(x, "throughput_tok_s");
         r->avg_power_w = jnum(x, "avg_power_w");
         set_energy(r, jnum(x, "energy_per_1k_tokens"));
@@ -738,8 +744,8 @@ static int json_rtxpro_summary(const cJSON *root, recs *rs)
     set_model(r, RTXPRO_E2E_MODEL);
     set_precision(r, jstr(root, "precision"));
     double b = jnum(root, "batch"), g = jnum(root, "max_new_tokens");
-    r->batch = isfinite(b) ? (int)b : -1;
-    r->gen_len = isfinite(g) ? (int)g : -1;
+    r->batch = whole(b);
+    r->gen_len = whole(g);
     r->prompt_len = RTXPRO_E2E_PROMPT;
     r->tok_s = jnum(root, "throughput_tok_s_mean");
     r->avg_power_w = jnum(root, "avg_power_w_mean");
@@ -791,7 +797,7 @@ static int json_meta_results(const cJSON *root, recs *rs)
             set_precision(r, prec);
             COPY(r->kernels, "bitsandbytes");
             r->batch = batch;
-            r->gen_len = isfinite(gen_len) ? (int)gen_len : -1;
+            r->gen_len = whole(gen_len);
             r->tok_s = jnum(cfg, "throughput_mean");
             r->avg_power_w = jnum(cfg, "power_mean");
             set_energy(r, jnum(cfg, "energy_per_1k"));
@@ -897,11 +903,8 @@ static int read_json(const char *path, const char *text, recs *rs)
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ec_set_error("%s: cannot open", path);
-        return NULL;
-    }
+    FILE *f = ec_fopen_regular(path);
+    if (!f) return NULL;
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {

@@ -1,6 +1,7 @@
-/* seed_import.h — readers for the seeds' published data files (shared/seed-data/): each file type
- * is recognised by its columns (CSV) or keys (JSON), not by its name, and mapped to flat run
- * records (results.h) that keep the file, its licence and the energy definition its authors used.
+/* seed_import.h — readers for the seeds' published data files (github.com/hongping-zh): each
+ * file type is recognised by its columns (CSV) or keys (JSON), not by its name, and mapped to
+ * flat run records (results.h) that keep the file, its licence and the energy definition its
+ * authors used.
  * The mapping per file type is documented in docs/analysis.md §5. Internal to the library: the
  * store's ec_dataset_read() calls it for files that are not ecocompute exports. */
 #ifndef ECOCOMPUTE_SEED_IMPORT_H

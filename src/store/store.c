@@ -3,11 +3,13 @@
  * records, traces and calibrations. Runs are written and read through the export column table
  * (columns.c), each column living in one table: sessions (environment), configurations (what
  * was measured), runs, or phases (prefill_* / decode_*). */
+#include "ecocompute/meter.h"
 #include "ecocompute/store.h"
 
 #include "store/store_internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -20,10 +22,16 @@
 /* A writer waits this long for another writer's transaction (a reader never blocks it in WAL). */
 #define BUSY_TIMEOUT_MS 10000
 
+/* Readers need the runs table as written since this version (later versions add other tables),
+ * so export and analyze read an older file without migrating it. */
+#define READABLE_SCHEMA_VERSION 2
+
 struct ec_store {
     sqlite3 *db;
     int version;
     char path[4096];
+    char host[256]; /* this process, as named in claims */
+    long pid;
 };
 
 static int db_error(ec_store *s, const char *what)
@@ -98,33 +106,27 @@ int ec_store_schema_version(ec_store *s)
     return s->version;
 }
 
-/* Applies migrations until the schema is current, each with its version bump in one
- * transaction; the version is re-read inside it, so two writers opening an old file at once
- * migrate it once. */
+/* Applies the migrations from the file's version on, inside the caller's write transaction
+ * (which also checked the file), so two writers opening an old or new file at once migrate it
+ * once. */
 static int migrate(ec_store *s)
 {
-    for (;;) {
-        if (exec(s, "BEGIN IMMEDIATE") != 0) return -1;
-        long long v;
-        if (query_int(s, "PRAGMA user_version", &v) != 0) goto fail;
-        if (v >= EC_STORE_SCHEMA_VERSION) break;
-        if (exec(s, ec_store_migrations[v]) != 0) goto fail;
+    for (int v = s->version; v < EC_STORE_SCHEMA_VERSION; v++) {
+        if (exec(s, ec_store_migrations[v]) != 0) return -1;
         char sql[96];
-        snprintf(sql, sizeof sql, "PRAGMA user_version = %lld; PRAGMA application_id = %d", v + 1,
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d; PRAGMA application_id = %d", v + 1,
                  EC_STORE_APPLICATION_ID);
-        if (exec(s, sql) != 0 || exec(s, "COMMIT") != 0) goto fail;
+        if (exec(s, sql) != 0) return -1;
     }
-    return exec(s, "COMMIT");
-fail:
-    rollback(s);
-    return -1;
+    s->version = EC_STORE_SCHEMA_VERSION;
+    return 0;
 }
 
 /* Decides whether the open file is ours, current, and intact. Returns 0 (s->version set), or
  * -1 with a message; *fresh says the file holds nothing yet (a new database). */
 static int check_file(ec_store *s, int *fresh)
 {
-    long long app, version, tables;
+    long long app = 0, version = 0, tables = 0;
     if (query_int(s, "PRAGMA application_id", &app) != 0 ||
         query_int(s, "PRAGMA user_version", &version) != 0 ||
         query_int(s, "SELECT count(*) FROM sqlite_master", &tables) != 0) {
@@ -159,6 +161,76 @@ static int check_file(ec_store *s, int *fresh)
     return 0;
 }
 
+/* PRAGMA journal_mode needs the file to itself and can fail with SQLITE_BUSY without calling
+ * the busy handler while another connection creates the database, so it is retried here. */
+static int use_wal(ec_store *s)
+{
+    double deadline = ec_now_s() + BUSY_TIMEOUT_MS / 1000.0;
+    for (;;) {
+        int rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) return 0;
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || ec_now_s() > deadline)
+            return db_error(s, "switching to write-ahead logging");
+        ec_sleep_s(0.01, NULL);
+    }
+}
+
+/* Checks the file inside one transaction (a read one, or a write one that then also creates or
+ * migrates it), so that the header and the tables are read in one state, never a half-created
+ * database of a concurrent writer. */
+static int check_in_transaction(ec_store *s, int write, int readonly)
+{
+    if (exec(s, write ? "BEGIN IMMEDIATE" : "BEGIN") != 0) return -1;
+    int fresh = 0;
+    if (check_file(s, &fresh) != 0) goto fail;
+    if (readonly && (fresh || s->version < READABLE_SCHEMA_VERSION)) {
+        ec_set_error(fresh ? "%s holds no results yet"
+                           : "%s has an older schema: a writing command (bench, import) migrates it",
+                     s->path);
+        goto fail;
+    }
+    if (write && migrate(s) != 0) goto fail;
+    if (exec(s, "COMMIT") == 0) return 0;
+fail:
+    rollback(s);
+    return -1;
+}
+
+/* Readers check the file; writers check it before changing anything (a foreign file is never
+ * switched to WAL), then switch to WAL and check, create or migrate it under the write lock. */
+static int check_and_migrate(ec_store *s, int readonly)
+{
+    if (check_in_transaction(s, 0, readonly) != 0) return -1;
+    if (readonly) return 0;
+    /* WAL: readers see the last committed run while a sweep writes; FULL: a committed run
+     * survives a power cut, not only a killed process. */
+    if (use_wal(s) != 0 || exec(s, "PRAGMA synchronous = FULL") != 0) return -1;
+    return check_in_transaction(s, 1, 0);
+}
+
+/* A read-only open of a file in a directory this process cannot write: SQLite could not create
+ * the write-ahead log's index beside it, so the file is read as immutable when no log is
+ * pending (no writer can be at work there). */
+static int read_as_immutable(const char *path)
+{
+    char dir[4096], wal[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    return access(slash ? dir : ".", W_OK) != 0 && access(wal, F_OK) != 0;
+}
+
+/* "file:PATH?immutable=1" with the path's URI-special characters escaped. */
+static void immutable_uri(const char *path, char *uri, size_t len)
+{
+    size_t n = (size_t)snprintf(uri, len, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p && n + 4 < len; p++)
+        n += (size_t)(strchr("?#%", *p) || *p < 0x20 ? snprintf(uri + n, len - n, "%%%02X", *p)
+                                                     : snprintf(uri + n, len - n, "%c", *p));
+    snprintf(uri + n, len - n, "?immutable=1");
+}
+
 int ec_store_open(ec_store **out, const char *path, int readonly)
 {
     *out = NULL;
@@ -169,8 +241,8 @@ int ec_store_open(ec_store **out, const char *path, int readonly)
     if (exists && sb.st_size > 0) {
         /* Refuse anything that is not SQLite before SQLite can touch it. */
         char magic[16] = {0};
-        FILE *f = fopen(path, "rb");
-        if (!f) return ec_set_error("cannot open %s: %s", path, strerror(errno));
+        FILE *f = ec_fopen_regular(path);
+        if (!f) return -1;
         size_t got = fread(magic, 1, sizeof magic, f);
         fclose(f);
         if (got < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0)
@@ -183,29 +255,25 @@ int ec_store_open(ec_store **out, const char *path, int readonly)
     ec_store *s = calloc(1, sizeof *s);
     if (!s) return ec_set_error("out of memory");
     snprintf(s->path, sizeof s->path, "%s", path);
+    s->pid = (long)getpid();
+    if (gethostname(s->host, sizeof s->host) != 0) snprintf(s->host, sizeof s->host, "unknown");
+    s->host[sizeof s->host - 1] = '\0';
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+    char uri[8300];
+    const char *name = path;
+    if (readonly && read_as_immutable(path)) {
+        immutable_uri(path, uri, sizeof uri);
+        name = uri;
+        flags |= SQLITE_OPEN_URI;
+    }
+    if (sqlite3_open_v2(name, &s->db, flags, NULL) != SQLITE_OK) {
         ec_set_error("cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
         ec_store_close(s);
         return -1;
     }
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     sqlite3_extended_result_codes(s->db, 0);
-    int fresh = 0;
-    if (check_file(s, &fresh) != 0) goto fail;
-    if (readonly && (fresh || s->version < EC_STORE_SCHEMA_VERSION)) {
-        ec_set_error(fresh ? "%s holds no results yet"
-                           : "%s has an older schema: a writing command (bench, import) migrates it",
-                     path);
-        goto fail;
-    }
-    if (!readonly) {
-        /* WAL: readers see the last committed run while a sweep writes; FULL: a committed run
-         * survives a power cut, not only a killed process. */
-        if (exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL") != 0) goto fail;
-        if (s->version < EC_STORE_SCHEMA_VERSION && migrate(s) != 0) goto fail;
-        s->version = EC_STORE_SCHEMA_VERSION;
-    }
+    if (check_and_migrate(s, readonly) != 0) goto fail;
     if (exec(s, "PRAGMA foreign_keys = ON") != 0) goto fail;
     *out = s;
     return 0;
@@ -749,10 +817,91 @@ static int insert_run_rows(ec_store *s, long cfg, const char *session_id, int at
     return 0;
 }
 
+/* ---- claims: one process measures a configuration at a time ---- */
+
+/* Inside a write transaction: who holds config_id's claim. Returns 1 (this process or nobody
+ * alive: free to take), 0 (another live process; *holder says who) or -1. */
+static int claim_is_free(ec_store *s, long config_id_, char *holder, size_t holder_len)
+{
+    sqlite3_stmt *st;
+    if (prepare(s, "SELECT host, pid, heartbeat_unix_s FROM claims WHERE config_id = ?1", &st))
+        return -1;
+    sqlite3_bind_int64(st, 1, config_id_);
+    int rc = sqlite3_step(st), is_free = 1;
+    if (rc == SQLITE_ROW) {
+        const char *host = (const char *)sqlite3_column_text(st, 0);
+        long pid = (long)sqlite3_column_int64(st, 1);
+        double heartbeat = sqlite3_column_double(st, 2);
+        int same_host = host && !strcmp(host, s->host);
+        if (same_host && pid == s->pid)
+            is_free = 1;
+        else if (same_host) /* a process of this host: alive unless kill says it is gone */
+            is_free = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+        else
+            is_free = ec_wall_s() - heartbeat > EC_STORE_CLAIM_STALE_S;
+        if (!is_free && holder) snprintf(holder, holder_len, "pid %ld on %s", pid, host);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(s, "reading a claim");
+    return is_free;
+}
+
+/* Inside a write transaction: records this process as config_id's holder, now. */
+static int take_claim(ec_store *s, long config_id_)
+{
+    sqlite3_stmt *st;
+    if (prepare(s, "INSERT OR REPLACE INTO claims (config_id, host, pid, heartbeat_unix_s) "
+                   "VALUES (?1, ?2, ?3, ?4)",
+                &st))
+        return -1;
+    sqlite3_bind_int64(st, 1, config_id_);
+    sqlite3_bind_text(st, 2, s->host, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, s->pid);
+    sqlite3_bind_double(st, 4, ec_wall_s());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(s, "storing a claim");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ec_store_claim_config(ec_store *s, long config_id_, char *holder, size_t holder_len)
+{
+    if (exec(s, "BEGIN IMMEDIATE") != 0) return -1;
+    int is_free = claim_is_free(s, config_id_, holder, holder_len);
+    if (is_free < 0 || (is_free && take_claim(s, config_id_) != 0) || exec(s, "COMMIT") != 0) {
+        rollback(s);
+        return -1;
+    }
+    return is_free;
+}
+
+int ec_store_release_config(ec_store *s, long config_id_)
+{
+    sqlite3_stmt *st;
+    if (prepare(s, "DELETE FROM claims WHERE config_id = ?1 AND host = ?2 AND pid = ?3", &st))
+        return -1;
+    sqlite3_bind_int64(st, 1, config_id_);
+    sqlite3_bind_text(st, 2, s->host, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, s->pid);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(s, "releasing a claim");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int ec_store_insert_run(ec_store *s, long config_id_, int attempt, const ec_run_record *r,
                         long *run_id)
 {
     if (exec(s, "BEGIN IMMEDIATE") != 0) return -1;
+    /* The claim is checked in the run's own transaction: a run is stored by its claim's holder
+     * only, whatever happened since the claim was taken. */
+    char holder[300];
+    int is_free = claim_is_free(s, config_id_, holder, sizeof holder);
+    if (is_free <= 0 || take_claim(s, config_id_) != 0) {
+        if (is_free == 0)
+            ec_set_error("%s: configuration %ld is being measured by %s; this run was not stored",
+                         s->path, config_id_, holder);
+        rollback(s);
+        return -1;
+    }
     /* The model's size is known once it is open, after its configuration was created. */
     sqlite3_stmt *st;
     int rc = prepare(s, "UPDATE configurations SET params_b = ?2 WHERE id = ?1 AND params_b IS NULL",
@@ -886,8 +1035,7 @@ int ec_store_insert_records_counted(ec_store *s, const ec_run_record *r, size_t 
                                  NULL);
         if (rc < 0) {
             rollback(s);
-            return ec_set_error("record %zu (%s %s): %s", i + 1, r[i].model, r[i].precision,
-                                ec_last_error());
+            return ec_error_context("record %zu (%s %s)", i + 1, r[i].model, r[i].precision);
         }
         added += rc == 0;
     }
@@ -908,10 +1056,9 @@ int ec_store_insert_records(ec_store *s, const ec_run_record *r, size_t n)
 
 int ec_store_import_trace(ec_store *s, const char *session_id, const char *csv_path)
 {
-    static const char header[] = "t_s,gpu,energy_mj,power_instant_w,power_avg_w,sm_mhz,mem_mhz,"
-                                 "temp_c,clock_event_reasons,util_gpu_pct,util_mem_pct,lost";
-    FILE *f = fopen(csv_path, "r");
-    if (!f) return ec_set_error("cannot open trace %s: %s", csv_path, strerror(errno));
+    static const char header[] = EC_TRACE_CSV_HEADER;
+    FILE *f = ec_fopen_regular(csv_path);
+    if (!f) return ec_error_context("trace");
     char line[512];
     if (!fgets(line, sizeof line, f) || strncmp(line, header, sizeof header - 1) != 0) {
         fclose(f);
@@ -969,6 +1116,63 @@ int ec_store_import_trace(ec_store *s, const char *session_id, const char *csv_p
     if (rc == 0 && exec(s, "COMMIT") == 0) return 0;
     rollback(s);
     return -1;
+}
+
+int ec_store_load_trace(ec_store *s, const char *session_id, ec_session_trace *out)
+{
+    memset(out, 0, sizeof *out);
+    out->idle_power_w = NAN;
+    sqlite3_stmt *st;
+    if (prepare(s, "SELECT started_utc, idle_power_w FROM sessions WHERE id = ?1", &st) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, session_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        snprintf(out->started_utc, sizeof out->started_utc, "%s", t ? (const char *)t : "");
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+            out->idle_power_w = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(s, "reading a session");
+    /* The first GPU of the session: its ticks carry one t_s each (several GPUs' rows of one
+     * tick need not share a timestamp, so they are not summed). */
+    if (prepare(s,
+                "SELECT t_s, power_instant_w FROM traces WHERE session_id = ?1 AND lost = 0 "
+                "AND power_instant_w IS NOT NULL AND gpu = (SELECT MIN(gpu) FROM traces "
+                "WHERE session_id = ?1) ORDER BY t_s",
+                &st) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, session_id, -1, SQLITE_STATIC);
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            ec_trace_point *p = realloc(out->points, nc * sizeof *p);
+            if (!p) {
+                sqlite3_finalize(st);
+                ec_session_trace_free(out);
+                return ec_set_error("out of memory");
+            }
+            out->points = p;
+            cap = nc;
+        }
+        out->points[out->n].t_s = sqlite3_column_double(st, 0);
+        out->points[out->n++].power_w = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        ec_session_trace_free(out);
+        return db_error(s, "reading a trace");
+    }
+    return 0;
+}
+
+void ec_session_trace_free(ec_session_trace *t)
+{
+    free(t->points);
+    t->points = NULL;
+    t->n = 0;
 }
 
 /* ---- calibrations ---- */

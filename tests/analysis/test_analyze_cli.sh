@@ -5,7 +5,7 @@
 # scaling law (b ≈ 0.76, R² ≈ 0.99), crossover verdicts, filters, and the output formats.
 set -u
 bin=${EC_BINARY:?}
-seed=${EC_SHARED_DIR:?}/seed-data
+seed=${EC_TEST_DATA:?}/seed-data
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
 holds() { awk "BEGIN { exit !($1) }"; }
@@ -91,11 +91,7 @@ sed -e 's/,reference,/,,/' "$tmp/families.csv" | grep -v ',fused,' >"$tmp/unname
 csv=$("$bin" analyze "$tmp/unnamed.csv" --table deltas --format csv 2>/dev/null)
 check "unnamed-kernels baseline: 3 deltas" '[ "$(printf "%s\n" "$csv" | wc -l)" -eq 4 ]'
 
-if [ ! -d "$seed" ]; then
-  echo "skipping the seed-data checks: $seed not found"
-  [ $fail -eq 0 ] && exit 77
-  exit $fail
-fi
+[ -d "$seed" ] || { echo "FAIL: test data $seed not found"; exit 1; }
 a800=$seed/ecocompute-ai/data/a800_results
 
 json=$("$bin" analyze "$a800" --format json 2>/dev/null); rc=$?

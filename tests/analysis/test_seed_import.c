@@ -1,6 +1,7 @@
 /* test_seed_import.c — every seed-data file type imports with the expected number of records
  * and spot-checked values, source, licence and energy definition; files that carry no
- * measurements are refused with a clear message. Skips (77) without ../shared/seed-data. */
+ * measurements are refused with a clear message. The files are the seeds' own, in
+ * tests/data/seed-data (their layout kept; tests/data/README.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ecocompute/common.h"
+#include "ecocompute/store.h"
 #include "store/seed_import.h"
+#include "test_data.h"
 
 static char root[1024];
 
@@ -168,6 +172,57 @@ static void spot_values_beyond_energy(void **state)
     free(r);
 }
 
+/* Reads `text` as the seed file `name` (in a fresh folder) into *r; returns the record count. */
+static size_t read_text(const char *name, const char *text, ec_run_record **r)
+{
+    char dir[] = "/tmp/test_seed_import.XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    size_t n = 0;
+    if (ec_seed_read(path, r, &n)) fail_msg("%s", ec_last_error());
+    unlink(path);
+    rmdir(dir);
+    return n;
+}
+
+/* Counts that are no whole number in 0..1e9 (found by fuzz_seed_import: converting them to an
+ * integer was undefined) are read as -2, present but invalid, which the record check refuses;
+ * an absent count stays -1 (unknown). tests/fuzz/regressions/fuzz_seed_import has the inputs. */
+static void out_of_range_counts_invalid(void **state)
+{
+    (void)state;
+    ec_run_record *r;
+    char why[256];
+    assert_int_equal(read_text("energy_x.json",
+                               "{\"model\": \"m\", \"config\": \"fp16\", \"gpu\": \"A800\", "
+                               "\"raw_runs\": [{\"run\": 1, \"tokens\": 1e300, "
+                               "\"throughput_tok_s\": 1, \"energy_per_1k_tokens\": 1}, "
+                               "{\"run\": 2, \"tokens\": 300}, {\"run\": 3}]}", &r), 3);
+    assert_int_equal(r[0].decode.tokens, -2);
+    assert_int_equal(ec_run_record_check(&r[0], why, sizeof why), -1);
+    assert_int_equal(r[1].decode.tokens, 300);
+    assert_int_equal(r[2].decode.tokens, -1);
+    free(r);
+    assert_int_equal(read_text("summary.json",
+                               "{\"precision\": \"FP16\", \"batch\": 1e300, "
+                               "\"max_new_tokens\": 9.2e12, \"throughput_tok_s_mean\": 1, "
+                               "\"energy_per_1k_tokens_j_mean\": 1}", &r), 1);
+    assert_int_equal(r[0].batch, -2);
+    assert_int_equal(r[0].gen_len, -2);
+    assert_int_equal(ec_run_record_check(&r[0], why, sizeof why), -1);
+    free(r);
+    assert_int_equal(read_text("raw.csv",
+                               "batch_size,total_time_s,throughput_tok_s,avg_power_w,"
+                               "total_energy_j,energy_per_1k_tokens_j,tokens_generated\n"
+                               "1,13.4,19.06,129.58,1740.34,6798.19,-1e300\n", &r), 1);
+    assert_int_equal(r[0].decode.tokens, -2);
+    free(r);
+}
+
 static void refuses_non_data(void **state)
 {
     (void)state;
@@ -193,16 +248,16 @@ static void refuses_non_data(void **state)
 
 int main(void)
 {
-    const char *shared = getenv("EC_SHARED_DIR");
     struct stat st;
-    if (!shared || snprintf(root, sizeof root, "%s/seed-data", shared) >= (int)sizeof root ||
-        stat(root, &st) || !S_ISDIR(st.st_mode)) {
-        printf("seed-data not found (EC_SHARED_DIR): skipped\n");
-        return 77;
+    test_data_path(root, sizeof root, "seed-data");
+    if (stat(root, &st) || !S_ISDIR(st.st_mode)) {
+        printf("test data %s not found\n", root);
+        return 1;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_file_type),
         cmocka_unit_test(spot_values_beyond_energy),
+        cmocka_unit_test(out_of_range_counts_invalid),
         cmocka_unit_test(refuses_non_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,6 +110,33 @@ static void planted_energy_identity(void **state)
     ec_findings_free(&f);
 }
 
+/* ecocompute's own rows: tok/s over the decode phase, J/1k over the whole run (prefill too).
+ * The identity holds for the whole run's rate (tokens / total time), not for the decode rate. */
+static void whole_run_rate_with_prefill(void **state)
+{
+    (void)state;
+    ec_run_record r[N];
+    size_t n = clean(r);
+    for (size_t i = 0; i < n; i++) {
+        r[i].prefill.time_s = 0.5;            /* a measured prefill phase */
+        r[i].total_time_s += 0.5;             /* the whole run includes it */
+        r[i].gpu_energy_j = r[i].avg_power_w * r[i].total_time_s;
+        r[i].energy_j_per_1k = NAN;
+        r[i].j_per_1k_gross = 1000.0 * r[i].gpu_energy_j / (r[i].batch * r[i].gen_len);
+    }
+    ec_validate_options o = opts();
+    ec_findings f = {0};
+    assert_int_equal(ec_check_energy_identity(r, n, &o, &f), 0);
+    for (size_t i = 0; i < f.n; i++) print_message("unexpected: %s\n", f.v[i].message);
+    assert_int_equal(f.n, 0);
+    ec_findings_free(&f);
+    r[2].j_per_1k_gross *= 1.2; /* still caught when it is wrong */
+    assert_int_equal(ec_check_energy_identity(r, n, &o, &f), 0);
+    assert_int_equal(f.n, 1);
+    assert_int_equal(f.v[0].row, 2);
+    ec_findings_free(&f);
+}
+
 static void planted_mixed_definitions(void **state)
 {
     (void)state;
@@ -234,6 +261,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clean_dataset_passes),     cmocka_unit_test(planted_energy_identity),
+        cmocka_unit_test(whole_run_rate_with_prefill),
         cmocka_unit_test(planted_mixed_definitions), cmocka_unit_test(planted_roofline),
         cmocka_unit_test(planted_output_lengths),   cmocka_unit_test(planted_summary_mismatch),
         cmocka_unit_test(planted_duplicates),       cmocka_unit_test(gpu_bandwidth_table),

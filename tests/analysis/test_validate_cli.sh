@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # test_validate_cli.sh — `ecocompute validate` end to end on the seeds' published files: it finds
-# the inconsistencies of research/seed-repositories.md §7 in the files that have them (the
+# the inconsistencies listed in docs/analysis.md §6 in the files that have them (the
 # dashboard's power column, output lengths not pinned on the A800, mixed energy definitions,
 # compare.html's copied rows), passes files that are consistent, passes a clean synthetic dataset
 # (exit 0), and keeps the CLI contract (exit 1 on problems, 2 on usage errors, JSON parses).
 set -u
 bin=${EC_BINARY:?}
-seed=${EC_SHARED_DIR:?}/seed-data
-[ -d "$seed" ] || { echo "skipping: $seed not found"; exit 77; }
+seed=${EC_TEST_DATA:?}/seed-data
+[ -d "$seed" ] || { echo "FAIL: test data $seed not found"; exit 1; }
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
 tmp=$(mktemp -d)

@@ -362,6 +362,51 @@ static void test_spec_outliers(void **state)
     assert_int_equal(ec_bench_spec_from_json("{\"outliers\": -2}", &back), -1);
 }
 
+/* Shards: "I/N" parsing, a partition of the positions, the JSON form, and no effect on the
+ * protocol key (shards store the keys of the whole sweep). */
+static void test_spec_shard(void **state)
+{
+    (void)state;
+    ec_bench_spec s, back;
+    char k0[256], k1[256];
+    ec_bench_spec_default(&s);
+    snprintf(s.models[0], sizeof s.models[0], "tiny");
+    s.nmodels = 1;
+    ec_bench_protocol_key(&s, k0, sizeof k0);
+    for (int k = 0; k < 10; k++)
+        assert_true(ec_bench_in_shard(&s, k)); /* unsharded: everything */
+    const char *bad[] = {"0/3", "4/3", "3", "1/0", "-1/2", "a/b", "1/2x", "", "1/", "/2"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(ec_bench_spec_parse_shard(bad[i], &s), -1);
+    /* Every position is in exactly one of the 4 shards. */
+    int hits[23] = {0};
+    for (int i = 1; i <= 4; i++) {
+        char text[16];
+        snprintf(text, sizeof text, "%d/4", i);
+        assert_int_equal(ec_bench_spec_parse_shard(text, &s), 0);
+        for (int k = 0; k < 23; k++)
+            hits[k] += ec_bench_in_shard(&s, k);
+    }
+    for (int k = 0; k < 23; k++)
+        assert_int_equal(hits[k], 1);
+    assert_true(ec_bench_in_shard(&s, 3) && ec_bench_in_shard(&s, 7) && !ec_bench_in_shard(&s, 4));
+    ec_bench_protocol_key(&s, k1, sizeof k1);
+    assert_string_equal(k0, k1);
+    char *json = ec_bench_spec_to_json(&s);
+    assert_non_null(strstr(json, "\"shard\":\"4/4\""));
+    assert_int_equal(ec_bench_spec_from_json(json, &back), 0);
+    free(json);
+    assert_int_equal(back.shard_index, 4);
+    assert_int_equal(back.shard_count, 4);
+    assert_int_equal(ec_bench_spec_from_json("{\"models\": [\"tiny\"], \"shard\": \"5/4\"}", &back),
+                     -1);
+    /* An unsharded spec names no shard, so it reads as before the option existed. */
+    ec_bench_spec_default(&s);
+    json = ec_bench_spec_to_json(&s);
+    assert_null(strstr(json, "shard"));
+    free(json);
+}
+
 static void test_summary(void **state)
 {
     (void)state;
@@ -400,7 +445,7 @@ int main(void)
         cmocka_unit_test(test_phases_and_energy), cmocka_unit_test(test_gate_fail_bounded),
         cmocka_unit_test(test_gate_power),        cmocka_unit_test(test_gate_single_run),
         cmocka_unit_test(test_stabilize_auto),    cmocka_unit_test(test_stop_and_resume),
-        cmocka_unit_test(test_spec_outliers),
+        cmocka_unit_test(test_spec_outliers),     cmocka_unit_test(test_spec_shard),
         cmocka_unit_test(test_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_ncu_report.py — bench/ncu_report.py's reading of Nsight Compute's --csv --metrics output:
-one launch of session 38's ncu run (call 2, with the profiled program's output and ncu's notes
-around it) as docs/performance.md tabulates it, a launch in scaled units with a metric missing,
+one launch of an H100 ncu run of fp8's batch-1 linears (with the profiled program's output and
+ncu's notes around it) as the report tabulates it, a launch in scaled units with a metric missing,
 and its errors. (Profiling needs a GPU; the planted text is what ncu printed there.)"""
 import unittest
 
@@ -10,7 +10,7 @@ from bench_script import fixture, load, runner
 ncu_report = load("ncu_report")
 run = runner(ncu_report)
 
-# What ncu printed (call 2: the program's output and ncu's notes, then launch 2's rows), and the
+# What ncu printed (the program's output and ncu's notes, then launch 2's rows), and the
 # same launch again as id 9, in scaled units and without sm__cycles_active.avg.
 CSV = fixture("ncu_session38.csv")
 

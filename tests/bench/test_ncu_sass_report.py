@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_ncu_sass_report.py — bench/ncu_sass_report.py's reading of Nsight Compute's SASS source
-page: nine rows of session 40's profile of fp8's gate/up (call 1: the kernel line, the header
+page: nine rows of an H100 profile of fp8's batch-1 gate/up (the kernel line, the header
 and the rows of the largest stalls, a conversion, a shift, an MMA, a predicated shared load and
 a constant load), summed by reason, by instruction and by opcode as counted by hand; and its
 errors. (Profiling needs a GPU; the planted text is what ncu printed there.)"""

@@ -113,7 +113,7 @@ check "plan: 12 parts, the GPU protocol" \
   '[ "$(printf "%s\n" "$plan" | grep -c "ecocompute bench --model .* --device cuda .* --runs 1 --warmup 1 --stabilize 0 --idle 5 --interval 10 --cv-tok 100 --cv-power 100 --reruns 0$")" -eq 12 ]'
 check "plan: SWEEP_RUNS sets the measured runs" \
   '[ "$(SWEEP_RUNS=3 bash "$root/bench/gpu.sh" plan 2>&1 | grep -c -- "--runs 3 --warmup 1 ")" -eq 12 ]'
-# The ncu step with a stand-in ncu that records its arguments and prints session 38's output:
+# The ncu step with a stand-in ncu that records its arguments and prints a recorded H100 output:
 # the launches it skips follow the model's layers (Llama-3.1-8B: 32, so 4 x 32 + 20).
 printf '#!/bin/sh\necho "$*" >"%s/ncu.args"\ncat "%s/tests/bench/ncu_session38.csv"\n' \
   "$tmp" "$root" >"$tmp/ncu"

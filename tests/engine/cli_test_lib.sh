@@ -1,9 +1,8 @@
 # cli_test_lib.sh — helpers sourced by the engine's CLI script tests (not a test itself).
-# Sets bin (the ecocompute binary), models (the shared real test data) and fail; skips (77)
-# when the shared data is missing.
+# Sets bin (the ecocompute binary), models (the real test data of tests/data/models) and fail.
 bin=${EC_BINARY:?}
-models=${EC_SHARED_DIR:?}/models
-[ -r "$models/stories260K.bin" ] || { echo "skipping: $models not readable"; exit 77; }
+models=${EC_TEST_DATA:?}/models
+[ -r "$models/stories260K.bin" ] || { echo "FAIL: test data $models/stories260K.bin not readable"; exit 1; }
 fail=0
 # check DESCRIPTION EXPR: records a failure when EXPR (evaluated) is false.
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "engine/engine_test_util.h"
+#include "test_data.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +37,10 @@ ec_backend *test_load(const ec_model *m, ec_precision p, int max_batch, int max_
     return b;
 }
 
-const char *test_shared_path(const char *rel)
+const char *test_data_file(const char *rel)
 {
     static char path[4096];
-    const char *dir = getenv("EC_SHARED_DIR");
-    snprintf(path, sizeof path, "%s/%s", dir ? dir : "/work/shared", rel);
-    if (access(path, R_OK) != 0) {
-        printf("skipping: %s not readable\n", path);
-        exit(77);
-    }
+    test_data_path(path, sizeof path, rel);
+    if (access(path, R_OK) != 0) fail_msg("test data %s not readable", path);
     return path;
 }

@@ -8,7 +8,7 @@
 ec_model *test_open_model(const char *name, uint64_t seed);
 /* A CPU backend holding m in precision p; fails the test on error. */
 ec_backend *test_load(const ec_model *m, ec_precision p, int max_batch, int max_seq, int threads);
-/* $EC_SHARED_DIR/rel (static buffer); skips the test (exit 77) when the shared dir is absent. */
-const char *test_shared_path(const char *rel);
+/* tests/data/rel (static buffer; see tests/test_data.h); fails the test when it is unreadable. */
+const char *test_data_file(const char *rel);
 
 #endif

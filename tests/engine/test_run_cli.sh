@@ -2,7 +2,7 @@
 # test_run_cli.sh — `ecocompute run` end to end: the 260K TinyStories model prints, byte for
 # byte, the text llama2.c prints for greedy decoding (v0 and v1 checkpoints, f32 and fp16);
 # timings go to stderr; --format json parses and carries units in its keys; bad values exit 2
-# with one line; a CUDA device fails clearly.
+# with one line; a CUDA device fails clearly; the same model as GGUF is refused, naming GGUF.
 set -u
 . "$(dirname "$0")/cli_test_lib.sh"
 tmp=$(mktemp -d)
@@ -55,4 +55,9 @@ check "--device cuda:99 one line" '[ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
 err=$("$bin" run --model "$models/stories260K.bin" --prompt-len 500 --gen 100 2>&1 >/dev/null); rc=$?
 check "too many positions exits 1" '[ $rc -eq 1 ]'
 check "too many positions names max_seq_len" '[[ "$err" == *max_seq_len* ]]'
+# The same model as llama.cpp's GGUF (version 1, tokenizer inside): refused in one line that names
+# the format, not misread as a llama2.c header.
+err=$("$bin" run --model "$models/stories260K_f32_ggufv1.gguf" --device cpu 2>&1 >/dev/null); rc=$?
+check "real GGUF file: exit 1, one line naming GGUF" \
+  '[ $rc -eq 1 ] && [ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"a GGUF file"* ]]'
 finish "run cli"

@@ -16,7 +16,7 @@ enum { GEN = 256, BOS = 1 };
 
 static void greedy(const char *file, ec_precision p, int *out /* [GEN] */)
 {
-    ec_model *m = test_open_model(test_shared_path(file), 0);
+    ec_model *m = test_open_model(test_data_file(file), 0);
     ec_backend *b = test_load(m, p, 1, GEN, 1);
     const int prompt[1] = {BOS};
     assert_int_equal(ec_generate(b, prompt, 1, 1, GEN, out, NULL, NULL), 0);

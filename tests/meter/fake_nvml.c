@@ -15,6 +15,8 @@
  *   counter_period=S   the energy counter moves only every S seconds (real ones: ~0.1 s)
  *   reasons=MASK       clocks-event reasons bitmask (default 0x1, GpuIdle)
  *   temp=C             temperature in °C (default 40)
+ *   slow=MS            from slow_from=T seconds on (default 0), every energy-counter read
+ *                      (function or field 83) takes MS milliseconds (a hung driver call)
  * Energy is the exact integral of the power script (mJ), starting from 5,000,000 mJ. */
 #include "meter/nvml.h"
 
@@ -38,7 +40,7 @@ typedef struct {
     int nseg;
     double seg_t[MAXSEG], seg_w[MAXSEG]; /* power seg_w[i] from seg_t[i] (s) on */
     int counter_off, instant_fail, avg_fail;
-    double lost_t, reset_t, counter_period;
+    double lost_t, reset_t, counter_period, slow_ms, slow_from;
     unsigned long long reasons;
     int temp;
 } fake_gpu;
@@ -75,6 +77,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned *c);
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *r);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 
 static double mono_now(void)
 {
@@ -86,6 +89,14 @@ static double mono_now(void)
 static double scenario_t(void)
 {
     return mono_now() - S.t0;
+}
+
+/* A counter read of a GPU scripted as slow: sleeps like a driver call that hangs. */
+static void maybe_slow(const fake_gpu *g)
+{
+    if (g->slow_ms <= 0 || scenario_t() < g->slow_from) return;
+    struct timespec ts = {(time_t)(g->slow_ms / 1000), (long)(fmod(g->slow_ms, 1000) * 1e6)};
+    nanosleep(&ts, NULL);
 }
 
 static void parse_power(fake_gpu *g, const char *v)
@@ -124,6 +135,10 @@ static void apply(fake_gpu *g, const char *key, const char *v)
         g->counter_period = atof(v);
     else if (!strcmp(key, "reasons"))
         g->reasons = strtoull(v, NULL, 0);
+    else if (!strcmp(key, "slow"))
+        g->slow_ms = atof(v);
+    else if (!strcmp(key, "slow_from"))
+        g->slow_from = atof(v);
     else if (!strcmp(key, "temp"))
         g->temp = atoi(v);
     else
@@ -364,6 +379,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long l
 {
     DEV_OR_RETURN(d);
     if (g->counter_off) return NVML_ERROR_NOT_SUPPORTED;
+    maybe_slow(g);
     *mj = counter_mj(g, scenario_t());
     return NVML_SUCCESS;
 }
@@ -371,6 +387,11 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long l
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v)
 {
     DEV_OR_RETURN(d);
+    for (int i = 0; i < n; i++)
+        if (v[i].fieldId == NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION && !g->counter_off) {
+            maybe_slow(g);
+            break;
+        }
     double t = scenario_t();
     struct timeval tv;
     gettimeofday(&tv, NULL);
@@ -421,5 +442,14 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
     DEV_OR_RETURN(d);
     u->gpu = 50;
     u->memory = 30;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
+{
+    DEV_OR_RETURN(d);
+    m->total = 80ull << 30;
+    m->used = 1ull << 30;
+    m->free = m->total - m->used;
     return NVML_SUCCESS;
 }

@@ -14,16 +14,15 @@
 
 #include "ecocompute/common.h"
 #include "ecocompute/model.h"
+#include "test_data.h"
 
 static char v0[512], v1[512];
 
 static int setup(void **state)
 {
     (void)state;
-    const char *dir = getenv("EC_SHARED_DIR");
-    if (!dir) dir = "/work/shared";
-    snprintf(v0, sizeof v0, "%s/models/stories260K.bin", dir);
-    snprintf(v1, sizeof v1, "%s/models/stories260K_v1.bin", dir);
+    test_data_path(v0, sizeof v0, "models/stories260K.bin");
+    test_data_path(v1, sizeof v1, "models/stories260K_v1.bin");
     return 0;
 }
 

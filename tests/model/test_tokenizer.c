@@ -14,17 +14,16 @@
 
 #include "ecocompute/common.h"
 #include "ecocompute/tokenizer.h"
+#include "test_data.h"
 
 static char tok512[512], tok32k[512], sample[512];
 
 static int setup(void **state)
 {
     (void)state;
-    const char *dir = getenv("EC_SHARED_DIR");
-    if (!dir) dir = "/work/shared";
-    snprintf(tok512, sizeof tok512, "%s/models/tok512.bin", dir);
-    snprintf(tok32k, sizeof tok32k, "%s/models/tokenizer.bin", dir);
-    snprintf(sample, sizeof sample, "%s/models/tinystories_sample.txt", dir);
+    test_data_path(tok512, sizeof tok512, "models/tok512.bin");
+    test_data_path(tok32k, sizeof tok32k, "models/tokenizer.bin");
+    test_data_path(sample, sizeof sample, "models/tinystories_sample.txt");
     return 0;
 }
 

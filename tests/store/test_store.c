@@ -1,7 +1,7 @@
 /* test_store.c — the results database: creation and schema version, forward migration from
  * version 1, refusing foreign, damaged, non-SQLite and newer files without touching them,
- * configurations and attempts, imports (dedup, session environments), calibrations, and the
- * default path. */
+ * configurations and attempts, imports (dedup, session environments), calibrations, a session's
+ * power trace read back, and the default path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -161,7 +161,7 @@ static void test_migrates_v1(void **state)
     assert_int_equal(ec_store_open(&s, p, 1), -1);
     assert_non_null(strstr(ec_last_error(), "older schema"));
     assert_int_equal(ec_store_open(&s, p, 0), 0);
-    assert_int_equal(ec_store_schema_version(s), 2);
+    assert_int_equal(ec_store_schema_version(s), EC_STORE_SCHEMA_VERSION);
     ec_calibration c;
     memset(&c, 0, sizeof c);
     snprintf(c.gpu_uuid, sizeof c.gpu_uuid, "GPU-x");
@@ -330,6 +330,41 @@ static void test_calibrations(void **state)
     ec_store_close(s);
 }
 
+static void test_traces(void **state)
+{
+    (void)state;
+    ec_store *s;
+    assert_int_equal(ec_store_open(&s, path("tr.db"), 0), 0);
+    ec_session e;
+    memset(&e, 0, sizeof e);
+    e.power_limit_w = NAN;
+    e.idle_power_w = 120;
+    assert_int_equal(ec_store_begin_session(s, &e), 0);
+    /* two GPUs; GPU 0's lost tick and GPU 1 are left out; the rows come out by time */
+    FILE *f = fopen(path("tr.csv"), "w");
+    assert_non_null(f);
+    fputs("t_s,gpu,energy_mj,power_instant_w,power_avg_w,sm_mhz,mem_mhz,temp_c,"
+          "clock_event_reasons,util_gpu_pct,util_mem_pct,lost\n"
+          "0.2,0,,300,,,,,,,,0\n0.1,0,,200,,,,,,,,0\n0.1,1,,999,,,,,,,,0\n"
+          "0.3,0,,888,,,,,,,,1\n0.4,0,,,,,,,,,,0\n",
+          f);
+    fclose(f);
+    assert_int_equal(ec_store_import_trace(s, e.id, path("tr.csv")), 0);
+    ec_session_trace t;
+    assert_int_equal(ec_store_load_trace(s, e.id, &t), 0);
+    assert_int_equal(t.n, 2);
+    assert_true(t.points[0].t_s == 0.1 && t.points[0].power_w == 200);
+    assert_true(t.points[1].t_s == 0.2 && t.points[1].power_w == 300);
+    assert_true(t.idle_power_w == 120);
+    assert_string_equal(t.started_utc, e.started_utc);
+    ec_session_trace_free(&t);
+    assert_int_equal(ec_store_load_trace(s, "no-such-session", &t), 0);
+    assert_int_equal(t.n, 0);
+    assert_true(isnan(t.idle_power_w));
+    ec_session_trace_free(&t);
+    ec_store_close(s);
+}
+
 static void test_default_path(void **state)
 {
     (void)state;
@@ -351,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_configs_and_attempts),
         cmocka_unit_test(test_import_records),
         cmocka_unit_test(test_calibrations),
+        cmocka_unit_test(test_traces),
         cmocka_unit_test(test_default_path),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

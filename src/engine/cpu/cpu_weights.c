@@ -36,7 +36,7 @@ static int load_matrix(ec_qmatrix *out, const ec_model *m, ec_tensor_kind kind, 
     ec_tensor_shape(ec_model_config_of(m), kind, &rows, &cols);
     if (ec_model_read_tensor(m, kind, layer, scratch) != 0) return -1;
     if (ec_qmatrix_quantize(out, prec, scratch, rows, cols) != 0)
-        return ec_set_error("%s (layer %d): %s", ec_tensor_kind_name(kind), layer, ec_last_error());
+        return ec_error_context("%s (layer %d)", ec_tensor_kind_name(kind), layer);
     if (prec == EC_PREC_INT8_MIXED) out->threshold = o->int8_threshold;
     return 0;
 }

@@ -24,14 +24,14 @@
 /* Token rows per prefill chunk: the activation arena holds one chunk, and the packed formats
  * decode every weight to 16-bit once per chunk (packed_linear), so at 2048 rows a batch-64
  * prefill of 512 positions decoded each weight 16 times and took 18 % longer than fp16's; at
- * 8192, 4 % (docs/performance.md, session 16; 2 % since session 28's faster decode pass). One
+ * 8192, 2 % (with the whole-weight decode pass at the memory's rate, kernels_dequant.cu). One
  * chunk of 32768 rows, which holds that whole prefill, was no faster for nf4 and fp8 and made
- * fp16's prefill 2 % slower (session 28: its attention took longer). Where the device lacks the
+ * fp16's prefill 2 % slower (its attention took longer). Where the device lacks the
  * memory for 8192, the chunk halves down to PREFILL_MIN_TOKENS. int8-mixed stays at
  * PREFILL_MIN_TOKENS: a column is an outlier when any token of the call crosses the threshold, so
  * larger chunks send more of the product down the 16-bit path (Qwen2.5-3B, batch 64: prefill
- * 4.4 s -> 8.5 s at 8192 with session 16's CUDA-core outlier epilogue; not measured again with
- * session 17's tensor-core one). */
+ * 4.4 s -> 8.5 s at 8192 with a CUDA-core outlier epilogue; not measured again with the
+ * tensor-core one). */
 enum {
     PREFILL_TOKENS = 8192,
     PREFILL_MIN_TOKENS = 2048,
@@ -371,7 +371,7 @@ static int upload_int8(const upload_job *j, const float *host, int rows, int col
     const char *name = ec_tensor_kind_name(j->kind);
     ec_qmatrix q;
     if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
-        return ec_set_error("%s (layer %d): %s", name, j->layer, ec_last_error());
+        return ec_error_context("%s (layer %d)", name, j->layer);
     int8_t *dst = (int8_t *)w->data + (size_t)j->row0 * w->ld;
     cudaError_t e = cudaMemcpy2DAsync(dst, (size_t)w->ld, q.data, (size_t)cols, (size_t)cols,
                                       (size_t)rows, cudaMemcpyHostToDevice, st);
@@ -402,7 +402,7 @@ static int upload_packed(const upload_job *j, const float *host, int rows, int c
                             name, j->layer, rows, cols, j->row0, w->rows, w->cols);
     ec_qmatrix q;
     if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
-        return ec_set_error("%s (layer %d): %s", name, j->layer, ec_last_error());
+        return ec_error_context("%s (layer %d)", name, j->layer);
     size_t nb = (size_t)(cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK, r0 = (size_t)j->row0;
     size_t nsc = w->prec == EC_PREC_FP8 ? (size_t)rows : (size_t)rows * nb;
     size_t n2 = ((size_t)rows * nb + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK;

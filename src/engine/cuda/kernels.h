@@ -19,6 +19,17 @@ extern "C" {
 
 typedef enum { EC_CUDA_F16 = 0, EC_CUDA_BF16 } ec_cuda_dtype;
 
+/* Kernel paths that the launch policy does not pick for some shapes, selectable by the GPU tests
+ * so that every kernel is checked against its CPU reference on any GPU. The product never sets
+ * them: what runs is always the policy's choice, so no stored run depends on them. */
+typedef struct {
+    int int8_one_pass_everywhere; /* int8 one-pass MMA GEMM wherever it can run (9-64 rows) */
+    int int8_prepare_always;      /* batch-1 int8 GEMVs behind a prepare launch, never quantizing
+                                     their own token */
+    int qgemm_mma_sync;           /* the 17-64-row quantized GEMM on mma.sync, not wgmma */
+} ec_cuda_test_paths;
+extern ec_cuda_test_paths ec_cuda_test_path_choice; /* all 0: the launch policy alone */
+
 /* Batches up to this size run the GEMV kernels (each weight byte read once for the whole batch);
  * larger ones use cuBLAS GEMMs, whose tensor-core tiles win once the batch fills an MMA tile.
  * Chosen without measurement (see docs/cuda-backend.md). */
@@ -87,13 +98,12 @@ typedef enum {
 int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
                  int rows, int cols, void *y, int ldy, cudaStream_t stream);
 /* Warps that share each row pair of ec_cuda_gemv's weight at batch 1 (batches 2-8 keep one
- * warp per pair; docs/performance.md, session 32) of `pairs` row pairs whose rows are
+ * warp per pair: the split made them 7-24 % slower) of `pairs` row pairs whose rows are
  * `rounds` rounds of 32 16-byte chunks, on a device of `sms` SMs (gemv_split.c): the fewest of
  * 1, 2, 4 or 8 that give the grid EC_GEMV_WARPS_PER_SM warps per SM, each warp keeping at least
  * 2 rounds of a row. With a warp per pair, weights of few rows (o and down: 1,024-2,048 pairs,
  * 8-16 warps per SM) read at 1.5-2.3 TB/s on an H100, and neither 8 or 16 loads per row in
- * flight nor the activations in shared memory made them faster; more warps did
- * (docs/performance.md, session 31). */
+ * flight nor the activations in shared memory made them faster; more warps did. */
 enum { EC_GEMV_WARPS_PER_SM = 30, EC_GEMV_MAX_SPLIT = 8 };
 int ec_gemv_split_for(int pairs, int rounds, int sms);
 
@@ -145,7 +155,7 @@ int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols, 
  * holds anyway, then the ec_gemv_mode epilogue (SILU_MUL: rows = output rows, w holds 2*rows).
  * y as ec_cuda_gemv. release_next: the next kernel may launch once this one waits for its
  * inputs, not only at its end — for a GEMV followed by another GEMV, whose first weight
- * requests then overlap this one's stream (docs/performance.md, session 23). */
+ * requests then overlap this one's stream. */
 int ec_cuda_int8_gemv(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
                       const int8_t *xq, const float *xscale, const void *x, int cols,
                       const unsigned *mask, int batch, int release_next, void *y, int ldy,
@@ -245,8 +255,8 @@ int ec_cuda_decode_split_len(int max_seq, int rows);
  * than a cluster holds, but cluster_max splits of at most EC_DECODE_CLUSTER_SPLIT positions
  * cover max_seq, the row takes those instead, and they meet in one cluster's shared memory
  * rather than through a ticket in global memory (ec_decode_clustered_for; at 640 positions and
- * batch 1, 10 splits of 64 instead of 20 of 32: steps 0.6-2.4 % shorter in every format,
- * docs/performance.md, session 42). Rows the wave already cuts into few splits keep the
+ * batch 1, 10 splits of 64 instead of 20 of 32: steps 0.6-2.4 % shorter in every format on an
+ * H100). Rows the wave already cuts into few splits keep the
  * ticket: at batch 8 the clustered kernel made fp8 steps 8 % longer. */
 enum { EC_DECODE_MIN_SPLIT = 32, EC_DECODE_MAX_SPLITS = 64 };
 enum { EC_DECODE_MAX_CLUSTER = 16, EC_DECODE_CLUSTER_SPLIT = 64 };
@@ -262,7 +272,7 @@ int ec_cuda_decode_cluster_max(void);
  * head_dim elements of elem_bytes) fill at most 1 / EC_DECODE_PREFETCH_L2_PARTS of an L2 of
  * l2_bytes (6.25 MiB of an H100's 50 MiB: batch 1 up to 1,600 positions with 8 kv heads of 128
  * dimensions, 400 with 32); -1 (never) where l2_bytes is 0, i.e. the device has no bulk L2
- * prefetch (below sm_90). Measured at 512-640 positions (docs/performance.md, session 41): rows
+ * prefetch (below sm_90). Measured at 512-640 positions: rows
  * of 2.6 MB (Llama-3.1-8B, batch 1) made fp16 steps 0.6-1.5 % and fp8 steps 0.6-0.7 % shorter;
  * 10.5 MB (Llama-2-7B at batch 1, Llama-3.1-8B at batch 4) gained nothing beyond a call's
  * spread; 21 MB (Llama-3.1-8B at batch 8) made the fp8 step 1.3 % longer. */

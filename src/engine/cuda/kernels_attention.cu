@@ -223,7 +223,7 @@ static_assert(EC_CUDA_MAX_HEAD_DIM <= 2 * ATTN_THREADS,
  * terms in the same order, with its loads issued together: the splits' maxima and sums go
  * through shared memory (s_ml [2 used]), and a thread's outputs are loaded COMBINE_BATCH splits
  * at a time, the first batch along with them, so up to 32 splits cost one round trip instead of
- * a chain of them (session 22). The loads bypass L1: other blocks wrote the partials during this
+ * a chain of them. The loads bypass L1: other blocks wrote the partials during this
  * launch. */
 template <typename T>
 __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *out)
@@ -272,15 +272,15 @@ __device__ void combine_block(const float *p, int used, int hd, float *s_ml, T *
  *   cluster's rank 0 (split 0), which combines them after one cluster barrier. The ticket's
  *   fence and atomic, and the combine's loads from L2, were the tail of every layer's attention:
  *   without them (a timing-only build) batch-1 steps were 3.1 % (fp8, Llama-3.1-8B) and 3.9 %
- *   (int8, Llama-2-7B) shorter (docs/performance.md, session 42).
+ *   (int8, Llama-2-7B) shorter.
  * The rotation (kernels_rope.cuh), the split and the combine are the two-kernel path's code, so
  * the outputs and cache rows are bit-identical to ec_cuda_rope_kv + ec_cuda_attention. At batch
  * 1 the kernel is a chain of dependent round trips per block (row, scores, partial, combine):
  * the position and rope angles come before the wait and the combine's loads go out together
- * (session 22: 0.1-0.9 % faster steps); loading the split's first cache rows into registers
- * before the wait (session 14), or its V rows with its K rows (session 22), only reordered them
+ * (0.1-0.9 % faster steps); loading the split's first cache rows into registers
+ * before the wait, or its V rows with its K rows, only reordered them
  * and measured slower, as did the clustered kernel's first key and value rows loaded at or
- * before the wait (session 43: 0.8-6 % slower steps, fp16 included). What pays is a bulk
+ * before the wait (0.8-6 % slower steps, fp16 included). What pays is a bulk
  * prefetch of the split's cached rows into L2 before the wait (attn_prefetch_below), which costs
  * the block two instructions and no registers: its K and V loads then meet L2 instead of the
  * HBM.
@@ -386,7 +386,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     cg::cluster_group cluster = cg::this_cluster();
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
     /* cg's arrive releases (a GPU-wide fence, 6 % of the kernel's stalls alone under ncu); a
-     * relaxed arrival measured no faster in the step (docs/performance.md, session 43) */
+     * relaxed arrival measured no faster in the step */
     cluster.barrier_arrive();
     float *parts = smem + attn_smem_floats(split_len); /* rank 0's: the row's partials */
     int used = decode_partial<T, ATTN_CLUSTER_KEYS>(

@@ -3,7 +3,7 @@
  *
  * The decode kernels (kernels_attention.cu) give each query row blocks of its own, so a prompt
  * of n positions reads its sequence's cache rows about n/2 times over; at batch 64 × 512 that
- * was half of a 7 B model's prefill (docs/performance.md, session 28). Here a block owns PF_ROWS
+ * was half of a 7 B model's prefill. Here a block owns PF_ROWS
  * consecutive query rows of one (sequence, query head) and walks the keys they see in tiles,
  * flash-attention style. Two kernels: attn_prefill_mma_kernel (below) on tensor cores at
  * head_dim 64, 96 and 128, and for the other head_dims attn_prefill_kernel, 256 threads on CUDA
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(PF_THREADS, DG <= 2 ? 2 : 1) /* 2: head_dim <=
  * its 24 bits (bf16: three parts of 8; fp16: hi + lo, 22 bits, and 2^-25 absolute where lo falls
  * below fp16's normal range), and every part gets its own MMA against the exact 16-bit keys and
  * values: fp32-accurate products at 2-3 times the MMAs, which tensor cores still run far faster
- * than the CUDA cores' fp32 (docs/performance.md, session 30). */
+ * than the CUDA cores' fp32. */
 enum { TC_KEYS = 64, TC_PAD = 8 /* halves: rows 16 bytes apart in banks, ldmatrix-aligned */ };
 
 template <typename T> struct tc_parts { enum { N = 2 }; };         /* fp16: 11 + 11 bits */

@@ -214,13 +214,12 @@ __device__ __forceinline__ void ec_gemv_write(void *y, int ldy, int b, int r0, i
  * issue their weight loads and wait in turn; since a kernel triggers only once all its blocks
  * run, and waits for its predecessor before it can finish, "the previous kernel finished" still
  * implies "every earlier kernel finished". The weight-streaming kernels pass false: the 16-bit
- * and int8 GEMVs let their successors launch at their end (docs/performance.md, session 6:
- * released at a GEMV's start, fp16 decode got slower; session 14: released after their last
- * request, as qmma, int8 got 9 % slower), except at batch 1 the QKV GEMVs, whose successor is
- * the attention, and the int8 gate/up GEMV whose successor is the down GEMV itself, not a
- * prepare (session 23: faster); the tensor-core qmma calls ec_release_next() once a CTA has
- * requested its last weights (session 13: faster), fp8's and nf4-dq's at batch 1 at its start
- * (sessions 36 and 37: faster). */
+ * and int8 GEMVs let their successors launch at their end (released at a GEMV's start, fp16
+ * decode got slower; released after their last request, as qmma, int8 got 9 % slower), except
+ * at batch 1 the QKV GEMVs, whose successor is the attention, and the int8 gate/up GEMV whose
+ * successor is the down GEMV itself, not a prepare. Measured faster, and so released early: the
+ * tensor-core qmma once a CTA has requested its last weights, fp8's and nf4-dq's at batch 1 at
+ * its start. */
 __device__ __forceinline__ void ec_release_next()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -250,15 +249,13 @@ template <typename Ask> static int ec_per_device(Ask ask)
     return value;
 }
 
-/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer) and
- * ECOCOMPUTE_CUDA_PDL is not "0" (so a benchmark can measure what it brings). */
+/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer). */
 static inline bool ec_pdl_supported()
 {
     return ec_per_device([](int dev) {
-        const char *env = getenv("ECOCOMPUTE_CUDA_PDL");
         int major = 0;
         return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                   cudaSuccess && major >= 9 && !(env && !strcmp(env, "0"));
+                   cudaSuccess && major >= 9;
     }) != 0;
 }
 
@@ -413,31 +410,26 @@ static inline int ec_smem_limit(void)
     });
 }
 
-/* ec_gemv_split_for on the current device. ECOCOMPUTE_CUDA_GEMV_SPLIT=0 keeps one warp per
- * pair, for comparison. */
+/* ec_gemv_split_for on the current device. */
 static inline int ec_gemv_split(int pairs, int rounds)
 {
-    static const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_SPLIT");
-    if (env && !strcmp(env, "0")) return 1;
     return ec_gemv_split_for(pairs, rounds, ec_sm_count());
 }
 
 /* Blocks for a streaming Kernel of `threads` threads per block (and dyn_smem bytes of dynamic
  * shared memory) over `units` units of work (GEMV row pairs, per_block per block at a time: one
  * per warp; tensor-core row groups: one per block): at most one wave of the blocks the device
- * holds at once, each block streaming the same number of units to within one round. With
- * ECOCOMPUTE_CUDA_GEMV_STREAM=0 one round per block instead, as many waves as that takes (the
- * grid before session 5; docs/performance.md compares the two). The residency is asked once per
- * kernel, device and thread. */
+ * holds at once, each block streaming the same number of units to within one round (one round
+ * per block, as many waves as that takes, was slower: int8's linears took 88.7 µs a Llama-2-7B
+ * layer on an H100 against 80.2 streamed). The residency is asked once per kernel, device and
+ * thread. */
 template <auto Kernel>
 static unsigned ec_stream_blocks(int units, int per_block, int threads, size_t dyn_smem = 0)
 {
-    int resident = ec_per_device([&](int) { /* 0: one round per block */
-        const char *env = getenv("ECOCOMPUTE_CUDA_GEMV_STREAM");
+    int resident = ec_per_device([&](int) { /* 0 (unknown): one round per block */
         int per_sm = 0;
-        if ((env && !strcmp(env, "0")) ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) !=
-                cudaSuccess)
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dyn_smem) !=
+            cudaSuccess)
             return 0;
         return ec_sm_count() * per_sm;
     });

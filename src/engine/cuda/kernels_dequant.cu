@@ -169,7 +169,7 @@ extern "C" int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absma
  * for DQ_ROWS rows, whose code loads it issues together. Rows run over the grid's y dimension
  * and pieces over x, so no thread divides a flat index by the row length. A pass over
  * Llama-2-7B's weights takes 5.6 ms (nf4) and 6.4 ms (fp8), about 3 TB/s; the element-per-thread
- * kernel before it took 20-21 ms (docs/performance.md, session 28). */
+ * kernel before it took 20-21 ms. */
 enum { DQ_COLS = 8, DQ_ROWS = 4, DQ_THREADS = 128 };
 
 /* A format's piece: the codes of columns [c0, c0 + 8) of a row (c0 a multiple of 8), as the low

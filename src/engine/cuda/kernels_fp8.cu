@@ -32,22 +32,22 @@ struct Fp8 {
     /* Chunks in flight per tensor-core warp (32 B a lane each) at MT row and NT token tiles, and
      * the CTAs of one token tile per SM for launch bounds (two of at most 128 registers):
      * - one row tile, one token tile (o and down of the 7B shapes): four chunks (112-120
-     *   registers; 0.3-0.7 % faster than three, session 15, calls 8 and 10);
-     * - two row tiles or two token tiles: two chunks. Session 15 had measured three 1-2 %
-     *   faster with two row tiles; with this compiler ptxas spills 8-160 bytes there at three
+     *   registers; 0.3-0.7 % faster than three);
+     * - two row tiles or two token tiles: two chunks. Three were 1-2 % faster with two
+     *   row tiles under an older compiler; with this one ptxas spills 8-160 bytes there at three
      *   (in every mode but the store's vector kernel), and two chunks in every mode made fp8
-     *   steps 0.5-3.1 % shorter (session 33, calls 3-6; Qwen2.5-14B the most). */
+     *   steps 0.5-3.1 % shorter (Qwen2.5-14B the most). */
     static constexpr int mma_stages(int mt, int nt) { return mt == 1 && nt == 1 ? 4 : 2; }
     static constexpr int mma_ctas(int, bool) { return 2; }
     /* The batch-1 norm carried by the residual adds (kernels_quant.h, ec_cuda_qcarry): steps
-     * 0.8-4.4 % shorter on every shape measured, without spills (session 35). */
+     * 0.8-4.4 % shorter on every shape measured, without spills. */
     static constexpr bool CARRY_NORM = true;
     /* At batch 1 a CTA lets the next kernel launch at its start, not after its last request:
-     * fp8 steps 1.9-2.6 % shorter on the 7-8 B shapes (docs/performance.md, session 36). Our
+     * fp8 steps 1.9-2.6 % shorter on the 7-8 B shapes. Our
      * inference, not profiled: the successor's grid is then launched before this one's first
      * CTAs exit and takes their slots at once, not after the slowest CTA's last request. */
     static constexpr bool RELEASE_AT_START = true;
-    /* One row tile per warp everywhere at batch 1 was 5-6 % slower (session 36). */
+    /* One row tile per warp everywhere at batch 1 was 5-6 % slower. */
     static constexpr bool ONE_ROW_TILE_AT_BATCH1 = false;
     struct Piece {
         uint4 lo, hi;

@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(GEMV_WARPS * 32)
                 int ldy, bool release, int ks)
 {
     /* Batches above 1 keep one warp per pair: the split's code, even at ks = 1, made their steps
-     * 7-24 % slower (docs/performance.md, session 32); a constant ks = 1 folds it away. */
+     * 7-24 % slower; a constant ks = 1 folds it away. */
     if (B > 1) ks = 1;
     __shared__ float2 s_part[GEMV_WARPS][B]; /* ks > 1: each warp's sums of its pair's two rows */
     const uint4 *wv = reinterpret_cast<const uint4 *>(w);
@@ -87,8 +87,8 @@ static cudaError_t launch_mode(int batch, const T *w, const T *x, int rows, int 
     int pairs = ec_gemv_pairs(MODE, rows);
     dim3 block(GEMV_WARPS * 32);
     /* At batch 1 a stored output is the QKV row or the head's logits: the attention's (or the
-     * argmax's) blocks may launch at this GEMV's start and wait resident (docs/performance.md,
-     * session 23: 0.65 % faster fp16 steps); the other GEMVs release at their end (session 6). */
+     * argmax's) blocks may launch at this GEMV's start and wait resident (0.65 %
+     * faster fp16 steps on an H100); the other GEMVs release at their end. */
     bool release = MODE == EC_GEMV_STORE && batch == 1;
     int ks = batch == 1 ? ec_gemv_split(pairs, (cols / 8 + 31) / 32) : 1;
 #define EC_GEMV_CASE(B)                                                                            \

@@ -41,7 +41,7 @@ enum {
     EPI_K = 64,          /* GEMM epilogue: weight columns per chunk */
     EPI_LD = EPI_K + 8,  /* GEMM epilogue: shared row stride in halves (conflict-free fragments) */
     EPI_PLD = EPI_ROWS + 4, /* GEMM epilogue: partial sums' row stride in floats (conflict-free) */
-    EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill (performance.md) */
+    EPI_WAVE_CTAS = 8,   /* GEMM epilogue: blocks per SM a split grid may fill */
     EPI_STAGES = 2,      /* GEMM epilogue: outlier chunks whose loads are in flight */
     EPI_MAX_CHUNKS = PREP_MAX_COLS / EPI_K, /* GEMM epilogue: chunks of the widest input */
     I8_WARPS = 8,        /* GEMV: warps per block, two output rows per warp */
@@ -76,8 +76,8 @@ __device__ __forceinline__ float act_scale(float absmax) { return __fdiv_rn(absm
  * quotient differs, which gives the same code); times 127 it stays within ±127, so the
  * conversion needs no clamp, and it turns NaN (absmax inf) into 0, as round_q8 does. A multiply
  * and two fmas instead of a division per value: every block of a GEMV that quantizes its own
- * token does the whole token (quantize_own; down's own time fell from 23.3 to 20.0 µs a layer,
- * docs/performance.md, session 23). */
+ * token does the whole token (quantize_own; down's own time fell from 23.3 to 20.0 µs a layer
+ * on Llama-2-7B). */
 __device__ __forceinline__ int act_code_rcp(float v, float absmax, float r)
 {
     float q0 = __fmul_rn(v, r);
@@ -313,7 +313,7 @@ __global__ void __launch_bounds__(QUANT_THREADS)
  * codes, so a token costs one round trip to memory and one block max; the codes go out 8 bytes
  * at a time through act_code_rcp. quantize_kernel loads every value twice, a half at a time, and
  * divides per value: at 64 tokens its calls took 7-34 µs of each layer's int8 GEMM path, on 64
- * blocks of 256 threads (docs/performance.md, session 26). mask: the call's outlier columns, or
+ * blocks of 256 threads. mask: the call's outlier columns, or
  * NULL. */
 __global__ void __launch_bounds__(QUANT_MAX_THREADS)
     quantize_vec_kernel(const __half *x, int cols, int ld, const unsigned *mask, int8_t *xq,
@@ -400,7 +400,7 @@ __device__ __forceinline__ void report_outliers(float threshold, int count, int 
  * mask per element while quantizing). Up to 32 owned columns (flags bits): cols <=
  * PREP_MAX_COLS. The tokens go through each phase together, one block reduction for all of
  * them (the norm's sums, the absmax); what a batch still costs here are the dependent L2 round
- * trips of its phases (25-35 µs at batch 8, docs/performance.md session 9). */
+ * trips of its phases (25-35 µs at batch 8). */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_kernel(ec_cuda_norm norm, __half *x, int ntok, int cols, int ld, float threshold,
                    unsigned *mask, int *ocount, int8_t *xq, float *xscale,
@@ -562,8 +562,8 @@ __global__ void __launch_bounds__(PREP_THREADS)
  * flags and mask words, the absmax (ec_block_max_nonneg), the scale and the codes through
  * act_code_rcp (equal to act_code for every non-outlier value). The whole token runs on one SM,
  * so the loops stop at the thread's last column (4 of PREP_HELD at 4,096 columns) instead of
- * predicating the rest away; with the other changes of docs/performance.md's session 24 the
- * prepares' own time fell from 5.38 / 5.10 to 5.15 / 4.92 µs a layer. */
+ * predicating the rest away: with the same loop exits in quantize_own, the prepares' own time
+ * fell from 5.38 / 5.10 to 5.15 / 4.92 µs a layer. */
 __global__ void __launch_bounds__(PREP_THREADS)
     prepare_one_kernel(ec_cuda_norm norm, __half *x, int cols, int ld, float threshold,
                        unsigned *mask, int *ocount, int8_t *xq, float *xscale,
@@ -747,9 +747,9 @@ __device__ void own_publish(const uint4 *smem, int ld, float count, const int8_o
  * block reduction for the absmax, and the codes into shared memory, with prepare_one_kernel's
  * arithmetic (the codes through act_code_rcp), and block 0 publishes them (own_publish). The
  * separate prepare launch cost 2.5-4.2 µs of every layer's int8 step after the attention and
- * after gate/up (docs/performance.md, session 21); here the token's loads overlap the weight
+ * after gate/up; here the token's loads overlap the weight
  * requests already in flight. Every block quantizes the whole token: with __fdiv_rn per value
- * that work made down's prologue cost more than the launch it saved (session 23). */
+ * that work made down's prologue cost more than the launch it saved. */
 __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
                                              const int8_own &own, uint4 *smem, float *s_scale,
                                              unsigned *s_max, float *scratch)
@@ -763,7 +763,7 @@ __device__ __forceinline__ void quantize_own(const __half *x, int cols, int ld,
     unsigned f8[OWN_VECS]; /* bit q: column 8 * vector + q is an outlier */
     /* Every loop stops at the thread's last vector (o's 4,096 columns are 2 of 8): every block
      * runs this prologue after its wait. With the one-barrier absmax, o's own time fell from
-     * 6.68 to 6.33 µs a layer and down's from 16.50 to 16.23 (docs/performance.md, session 24). */
+     * 6.68 to 6.33 µs a layer and down's from 16.50 to 16.23. */
     load_token_vectors<OWN_VECS>(xv, nvec, v);
     if (threadIdx.x == 0) *s_max = 0;
     __syncthreads(); /* s_max cleared (the loads are in flight meanwhile) */
@@ -845,7 +845,7 @@ __global__ void __launch_bounds__(I8_WARPS * 32)
     }
     /* One warp per row pair (ks = 1): pairs split over warps as in the fp16 GEMV made the small
      * shapes' batch-1 steps 1-3 % faster but the 7 B shapes' 2 % (batch 1, o and down) to 7 %
-     * (batch 8) slower, and int8-mixed's outlier sums would depend on the split (session 31). */
+     * (batch 8) slower, and int8-mixed's outlier sums would depend on the split. */
     ec_stream_pairs<I8_UNROLL, uint4>(
         ec_gemv_pairs(MODE, rows), n16, 1,
         [&](int p, int k, uint4 &a, uint4 &c) { ec_load_pair_chunk<MODE>(wv, rows, n16, p, k, a, c); },
@@ -1040,8 +1040,7 @@ extern "C" int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int row
  * of gathering the listed columns costs MMAs on zeros, but the loads are vectors: a gather of
  * single bytes and halves made the epilogue of the down projection at batch 64 take 10x the GEMM.
  * Multiplying only a chunk's listed columns (activations gathered in list order), four cp.async
- * stages instead of the register stages, and tiles of 64 rows were each slower at batch 64
- * (docs/performance.md, session 26).
+ * stages instead of the register stages, and tiles of 64 rows were each slower at batch 64.
  * A narrow weight has too few tiles to fill the GPU (at batch 64, 128 tiles of the 4096-row down
  * projection, whose input carries the most outlier columns), so the chunks of a tile may be split
  * over a cluster of gridDim.z blocks (chunk i to block i % gridDim.z). Each block leaves its

@@ -31,8 +31,7 @@ __device__ __forceinline__ __half dequant16_half(int8_t q, float step)
  * codes 2i, 2i + 1), with fewer conversions: a code becomes a float without the conversion
  * unit's int-to-float, as q + 128 (the byte with its top bit flipped) in the low byte of the
  * float 2^23, bits 0x4B0000uu, which is exactly 2^23 + 128 + q; and a pair is rounded in one
- * conversion (the int8 epilogue's PTX: 297 → 75 conversions, 2,813 → 1,864 lines;
- * docs/performance.md, session 30). */
+ * conversion (the int8 epilogue's PTX: 297 → 75 conversions, 2,813 → 1,864 lines). */
 __device__ __forceinline__ void dequant16_x16(uint4 v, float step, __half2 (&d)[8])
 {
     const uint32_t w[4] = {v.x ^ 0x80808080u, v.y ^ 0x80808080u, v.z ^ 0x80808080u,

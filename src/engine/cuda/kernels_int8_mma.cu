@@ -4,7 +4,7 @@
  *
  * Before it these batches ran cuBLAS' int8 GEMM into an int32 scratch, then an epilogue kernel
  * (scales, mode) that for int8-mixed read the weight a second time for its outlier columns
- * (docs/performance.md, sessions 17-18: the Llama-2-7B decode step at batch 64 took 17.3 ms in
+ * (the Llama-2-7B decode step at batch 64 took 17.3 ms in
  * int8-mixed against int8's 12.7). Here:
  *  - A CTA of MMA_WARPS warps holds MMA_WARPS row tiles (16 weight rows each; for SiLU·mul 8 gate
  *    rows and their 8 up rows, so a lane holds both halves of its outputs) and all the tokens (NT
@@ -31,8 +31,8 @@
  * the CPU's (int8_output's expression); the outlier sum is a tensor-core sum in its own order
  * (groups of 16 positions, then the split's ranks), within the bound test_cuda_int8 applies to
  * every fused path.
- * It handles 9..64 rows of both formats, but streams the weights slower than cuBLAS' int8 GEMM
- * (docs/performance.md, session 20), so ec_cuda_qlinear_one_pass routes only int8-mixed at 9..16
+ * It handles 9..64 rows of both formats, but streams the weights slower than cuBLAS' int8 GEMM,
+ * so ec_cuda_qlinear_one_pass routes only int8-mixed at 9..16
  * rows here, where skipping the epilogue's second weight read wins. */
 #include "cuda_check.h"
 #include "kernels_common.cuh"
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(MMA_THREADS, 1)
      * (a multiple of 16); the ring slots [done, pos) hold the pending weights; end = one past
      * the CTA's last. xb holds the B fragments of the group at done, loaded a group ahead: the
      * warps of a CTA reach a group together, and waiting there for an L2 round trip stalled
-     * them all (the first build of this kernel, docs/performance.md session 20). */
+     * them all (the first build of this kernel). */
     int pos = 0, done = 0, end = 0;
     uint2 xb[NT];
     auto load_xb = [&](int q0) { /* the B fragments of the group at q0, if it exists */

@@ -31,30 +31,29 @@ template <bool DQ> struct Nf4 {
      * (launch bounds):
      * - nf4: two CTAs of at most 128 registers. Left to the compiler, the two-tile kernel of
      *   the ADD mode took 156 and held one CTA of 8 warps per SM: Qwen2.5-14B's o and down
-     *   (160 row groups, 80 CTAs) streamed at 0.8-0.9 TB/s (session 32). Two token tiles
+     *   (160 row groups, 80 CTAs) streamed at 0.8-0.9 TB/s. Two token tiles
      *   are not bounded: at 166-175 registers they hold one CTA per SM with four chunks each;
-     *   two CTAs with two or three chunks made batch 12-16 5-10 % slower (session 32, calls 3
-     *   and 11).
+     *   two CTAs with two or three chunks made batch 12-16 5-10 % slower.
      * - nf4-dq at batch 1 (one row tile): its absmax decode (a second table lookup, a multiply
      *   and an add per piece) leaves it short of warps at two CTAs; three CTAs (at most 80
      *   registers, where the one-tile kernel does not spill) with two chunks each made it 5-7 %
-     *   faster (session 12, call 8; session 13, calls 4-6), and two row tiles at two CTAs
-     *   were slower there (session 38).
+     *   faster, and two row tiles at two CTAs
+     *   were slower there.
      * - nf4-dq at 2-8 token rows: two CTAs, for one row tile and two. Bounded to three, the
-     *   two-tile kernel spilled 244-304 bytes (session 37); at two CTAs neither spills, and the
-     *   steps of six shapes were 6-25 % shorter (session 38). */
+     *   two-tile kernel spilled 244-304 bytes; at two CTAs neither spills, and the
+     *   steps of six shapes were 6-25 % shorter. */
     static constexpr int mma_stages(int, int) { return DQ ? 2 : 4; }
     static constexpr int mma_ctas(int mt, bool batch1) { return DQ && mt == 1 && batch1 ? 3 : 2; }
     /* No carried norm (kernels_quant.h, ec_cuda_qcarry): staging the row made nf4's two-tile
      * SiLU·mul kernel spill (80 bytes), and batch-1 steps 0.9-3.0 % slower on the 0.5-3 B shapes
-     * (0.9 % faster on Llama-2-7B; session 35). */
+     * (0.9 % faster on Llama-2-7B). */
     static constexpr bool CARRY_NORM = false;
     /* At batch 1, nf4-dq runs one row tile per warp (ec_qlaunch_mma) and lets its successor
-     * launch at its start (qmma_kernel): steps 5-29 % shorter on six shapes from 0.5 to 14 B
-     * (docs/performance.md, session 37). Bounded to three CTAs, as then, the two-tile kernel
-     * spilled 244-304 bytes (ptxas, session 37), the one-tile kernel none. nf4 keeps two row
+     * launch at its start (qmma_kernel): steps 5-29 % shorter on six shapes from 0.5 to 14 B.
+     * Bounded to three CTAs, the two-tile kernel spilled 244-304 bytes (ptxas), the one-tile
+     * kernel none. nf4 keeps two row
      * tiles and the release after a CTA's last request: with both changes its 7-8 B steps were
-     * 1.5-2.7 % shorter, but Qwen2.5-0.5B's 4 % and Qwen2.5-14B's 4.7 % longer (session 37). */
+     * 1.5-2.7 % shorter, but Qwen2.5-0.5B's 4 % and Qwen2.5-14B's 4.7 % longer. */
     static constexpr bool ONE_ROW_TILE_AT_BATCH1 = DQ;
     static constexpr bool RELEASE_AT_START = DQ;
     struct Piece {                       /* a lane's 32 columns of a row in the tensor-core kernel */

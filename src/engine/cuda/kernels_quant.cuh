@@ -8,7 +8,7 @@
  *     once per 64 token rows. Batch 1 runs on tensor cores too, with 7 of the 8 token columns
  *     empty: the MMA does the multiply-adds of 256 weights in one instruction, so a lane spends
  *     0.75 (fp8) to 1.5 (nf4) instructions per weight on decoding instead of the three or four of
- *     an fp32 GEMV (docs/performance.md, session 12).
+ *     an fp32 GEMV.
  *     The MMA is "swapped": M = weight rows (16 per tile), N = token rows (8 per tile), K =
  *     columns, so y^T = W x^T needs no transposes (W row-major = A row-major, x [batch][cols] =
  *     B column-major) and small batches waste no M. In qmma_kernel a CTA holds 8 warps that split
@@ -89,8 +89,7 @@ __device__ __forceinline__ __half2 ec_e4m3x2_to_half2(uint32_t two)
 /* A word's four E4M3 codes as two fp16 pairs, exactly: bytes 0-1 in .x, bytes 2-3 in .y. On
  * sm_89+ the upper pair is converted from the register's high half in place (the conversion's
  * .H1 operand) instead of after the shift the compiler emits for `four >> 16`, 32 of the 271
- * instructions a warp spent on a chunk of fp8's batch-1 gate/up: fp8 steps 0.6-1.4 % shorter
- * (docs/performance.md, session 40). */
+ * instructions a warp spent on a chunk of fp8's batch-1 gate/up: fp8 steps 0.6-1.4 % shorter. */
 __device__ __forceinline__ uint2 ec_e4m3x4_to_half2x2(uint32_t four)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
@@ -171,8 +170,7 @@ struct ec_qcarry_args {
 
 /* A carried norm's consumer stages its normalised row once per CTA, T [cols] in shared memory
  * after the format's pair table: normalising each activation where the MMA loads it, per group
- * and k-step, made fp8 steps 9-11 % and nf4 steps 25 % slower than the norm's launch
- * (docs/performance.md, session 35).
+ * and k-step, made fp8 steps 9-11 % and nf4 steps 25 % slower than the norm's launch.
  * Writes T(x * inv * w) for the consumer's row into s_x [cols], inv from the producer's tile sums
  * added in a fixed order (thread i adds tiles i, i + blockDim.x, ..., then the warps' sums in
  * warp order), so every CTA stages the same row; the row and sums are step data written by the
@@ -524,7 +522,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
 #pragma unroll
             for (int n = 0; n < NT; n++) {
                 /* B column g of tile n, from L1/L2 per chunk: copying x to shared memory
-                 * or prefetching it into L1 after the wait measured slower (session 14) */
+                 * or prefetching it into L1 after the wait measured slower */
                 int tok = 8 * n + g;
                 uint2 bx = make_uint2(0, 0);
                 if (NORM && tok == 0)
@@ -605,7 +603,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
 /* ---- tensor cores, 17..64 token rows: x staged in shared memory, columns split across CTAs ----
  * At 64 tokens the activations outweigh the weights: a 128-column chunk of x is 16 KB against
  * 2 KB of nf4 codes for 32 rows, so qmma_kernel's CTAs, each re-reading x from L2 for their 32
- * rows, streamed the weights at 0.3 TB/s (docs/performance.md, session 9). Here a CTA of
+ * rows, streamed the weights at 0.3 TB/s. Here a CTA of
  * 4 warps holds 128 weight rows (64 features for SiLU·mul), each warp 2 row tiles of
  * the same column chunk, and copies the chunk's x tile once into shared memory (cp.async, double
  * buffered) for all of them. The weights still travel through registers, S chunks deep per warp,
@@ -616,7 +614,7 @@ __global__ void __launch_bounds__(KS * 32, CTAS)
  * mma.sync per warp, runs while the warp stages the next x tile and requests weights, and leaves
  * registers for 16 warps per SM instead of 8. Both builds stay bound by the latency of each
  * warp's decode and address arithmetic (ncu: DRAM at ~20 %, 12 cycles per issued instruction
- * here); this one is 2-4 % faster per step at 64 tokens (docs/performance.md, sessions 10, 27).
+ * here); this one is 2-4 % faster per step at 64 tokens.
  * 128 rows per CTA leave too few CTAs for a 4096-row weight, so the work is split stream-K style:
  * the units (row block, chunk) in row-block order are dealt out in equal contiguous runs of
  * per_cta, one run per CTA of a one-wave grid. A CTA that holds a whole row block writes it;
@@ -661,7 +659,7 @@ __device__ __forceinline__ int ec_qgemm_swz(int q, int tok) /* a permutation of 
  * cols % 32 == 0 and 16-byte aligned rows, so a granule is all in or all out. Read through L2
  * only (ld.global.cg): with __ldg the wgmma build got test_cuda_model's batch-4 nf4 prefill wrong
  * under PDL and right without it. A stale L1 line of x (the kernel starts before its predecessor
- * has written x) is the inferred cause, not a proven one (docs/performance.md, session 27). */
+ * has written x) is the inferred cause, not a proven one. */
 template <typename T, bool VEC>
 __device__ __forceinline__ uint4 ec_qgemm_x8(const T *__restrict__ x, int ldx, int nb, int cols,
                                              int tok, int col)
@@ -1054,7 +1052,7 @@ static cudaError_t ec_qlaunch_gemm_nt(const ec_cuda_packed_weight &w, const T *x
  * weights: TinyLlama's qkv and o make 64-80 of them at 64 tokens) or a row block would collect
  * more than QGEMM_MAX_PARTIALS partials (at 64 tokens o and down of the 7B shapes, down of the
  * small ones: 8-15) for its last CTA to add one after another: the halves' partials are half the
- * bytes, and their runs are longer (docs/performance.md, session 15). Taken at 33-64 tokens only:
+ * bytes, and their runs are longer. Taken at 33-64 tokens only:
  * at 17-32, groups of 16 tokens made nf4 6-16 % slower per step (its decode, then paid once per
  * 16 tokens, outweighs the parallelism; fp8 gained 2-5 %). */
 template <class F, typename T, int NT, int MODE, bool VEC, bool WG>
@@ -1072,13 +1070,12 @@ static cudaError_t ec_qlaunch_gemm(const ec_cuda_packed_weight &w, const T *x, i
 }
 
 /* Whether qgemm_kernel runs on wgmma: built for sm_90a (ECOCOMPUTE_CUDA_WGMMA, CMakeLists.txt),
- * on a device of compute capability 9.0, unless ECOCOMPUTE_CUDA_QGEMM=mma asks for mma.sync
- * (read at every launch, so that a test or benchmark can run both kernels in one process). */
+ * on a device of compute capability 9.0, unless a test asks for mma.sync
+ * (ec_cuda_test_path_choice, read at every launch, so one process can run both kernels). */
 static inline bool ec_qgemm_wgmma_usable()
 {
 #ifdef ECOCOMPUTE_CUDA_WGMMA
-    const char *env = getenv("ECOCOMPUTE_CUDA_QGEMM");
-    if (env && !strcmp(env, "mma")) return false;
+    if (ec_cuda_test_path_choice.qgemm_mma_sync) return false;
     return ec_per_device([](int dev) {
         int major = 0, minor = 0;
         return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==

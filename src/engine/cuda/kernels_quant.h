@@ -110,7 +110,7 @@ typedef struct {
 } ec_cuda_qcarry;
 /* The widest row a carried norm's consumer takes (it stages the row in shared memory), and the
  * multiple of columns it needs: its MMA lanes read the staged row in whole 128-column chunks
- * (at 288 columns, llama2.c's stories15M, they read past it: an illegal address, session 39). */
+ * (at 288 columns, llama2.c's stories15M, they read past it: an illegal address). */
 #define EC_CUDA_QCARRY_MAX_COLS 8192
 #define EC_CUDA_QCARRY_COLS_STEP 128
 

@@ -17,7 +17,7 @@ enum { ROPE_THREADS = 256 };
  * decode token still spreads over several SMs). Each block first computes the row's head_dim/2
  * angles into shared memory: every head of the row uses the same ones, and sincosf is not cheap
  * (with a sincosf per item, one item per thread and 64 blocks per row, Llama-2-7B's batch-64
- * prefill spent 81 ms in this kernel, 8 % of it: session 29). */
+ * prefill spent 81 ms in this kernel, 8 % of it). */
 template <typename T>
 __global__ void __launch_bounds__(ROPE_THREADS)
     rope_kv_kernel(ec_cuda_attn_shape s, const float *qkv, const float *bias,

@@ -104,6 +104,8 @@ void ec_cuda_qweight_segments(ec_cuda_qweight *w, int n, const int *rows)
 /* A segment is a row offset into data and scales: per-row formats offset their scales by
  * row0, nf4 by row0 * nblocks; nf4-dq offsets its qscales so and takes the segment's own
  * second-level statistics. */
+ec_cuda_test_paths ec_cuda_test_path_choice; /* kernels.h: set by the GPU tests only */
+
 ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i)
 {
     const ec_cuda_qsegment *s = &w->seg[i];
@@ -236,26 +238,24 @@ static int gather_outliers(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int 
 
 int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
 {
-    /* Measured on an H100 (docs/performance.md, session 20): 10-12 % faster decode steps for
+    /* Measured on an H100: 10-12 % faster decode steps for
      * int8-mixed at 12 and 16 token rows; slower from 32 rows up and for plain int8, where
-     * cuBLAS' int8 GEMM streams the weights faster than this kernel. ECOCOMPUTE_CUDA_INT8_MMA=all
-     * takes it wherever it can run, so benchmarks and test_cuda_int8 reach those calls too. */
+     * cuBLAS' int8 GEMM streams the weights faster than this kernel. test_cuda_int8 takes it
+     * wherever it can run (ec_cuda_test_path_choice), to check those calls too. */
     enum { ONE_PASS_MAX_BATCH = 16 };
     int mixed = w->threshold > 0.0f;
     if (batch > EC_CUDA_INT8_MMA_MAX_BATCH || w->ld % 64 != 0 || (mixed && !c->xo)) return 0;
-    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_MMA");
-    return (env && !strcmp(env, "all")) || (mixed && batch <= ONE_PASS_MAX_BATCH);
+    return ec_cuda_test_path_choice.int8_one_pass_everywhere ||
+           (mixed && batch <= ONE_PASS_MAX_BATCH);
 }
 
 /* Whether a decode GEMV of a cols-wide input x quantizes that token itself instead of a prepare
- * launch before it (docs/performance.md, session 23): at batch 1 without a norm to run first,
+ * launch before it: at batch 1 without a norm to run first,
  * i.e. the inputs of o and down. The prepare before qkv and gate/up runs the layer's RMSNorm
- * too; inside the GEMV that measured no faster. ECOCOMPUTE_CUDA_INT8_OWN=0 keeps the prepare
- * everywhere (for benchmarks, and test_cuda_int8, which runs both). */
+ * too; inside the GEMV that measured no faster. test_cuda_int8 runs both. */
 static int int8_own_token(int cols, const ec_cuda_norm *norm, const void *x, int batch)
 {
-    const char *env = getenv("ECOCOMPUTE_CUDA_INT8_OWN");
-    return batch == 1 && !norm && !(env && !strcmp(env, "0")) &&
+    return batch == 1 && !norm && !ec_cuda_test_path_choice.int8_prepare_always &&
            ec_cuda_int8_gemv_own_fits(cols, x);
 }
 
@@ -271,8 +271,8 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
         return ec_cuda_int8_gemv_own(mode, wq, w->scales, out_rows, w->ld, x, w->cols,
                                      w->threshold, c->omask, c->ocount, c->xq, c->xscale, stat,
                                      y, ldy, st);
-    /* Which successors may launch at this GEMV's start rather than at its end (session 23;
-     * behind a prepare, session 14 measured it slower):
+    /* Which successors may launch at this GEMV's start rather than at its end (behind a
+     * prepare, measured slower):
      * - the SiLU·mul output is the down projection's input; where that GEMV quantizes it
      *   itself, its blocks take the SMs this one's blocks leave and send their first weight
      *   requests at once (3.5 µs less per layer on Llama-2-7B);
@@ -292,7 +292,7 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
     int mixed = w->threshold > 0.0f, one_pass = ec_cuda_qlinear_one_pass(c, w, batch);
     int n = 0, gathered = mixed && !one_pass && gather_outliers(c, w, batch);
     /* The column list serves the gathers only; the epilogue reads the mask, and the count comes
-     * with the quantization, so the scan ends with the mask (docs/performance.md, session 30). */
+     * with the quantization, so the scan ends with the mask. */
     int listed = one_pass || gathered;
     if (mixed && ec_cuda_int8_outliers(x, batch, w->cols, w->threshold, c->omask,
                                        listed ? c->ocols : NULL, c->ocount, c->ticket, stat, st))
@@ -311,8 +311,8 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
         /* A prefill-sized call, where the outlier columns are many (a column counts when any of
          * its thousands of tokens crosses the threshold): their product is a cuBLAS 16-bit GEMM
          * over the gathered columns, as in the reference family, instead of the epilogue's
-         * tensor-core tiles, which re-read the activations for every 32 weight rows
-         * (docs/performance.md, session 18). Its width is the count, so the host reads it:
+         * tensor-core tiles, which re-read the activations for every 32 weight rows.
+         * Its width is the count, so the host reads it:
          * a sync, outside any graph. */
         EC_CUDA_TRY(cudaMemcpyAsync(c->h_count, c->ocount, sizeof(int), cudaMemcpyDeviceToHost, st),
                     "download of the outlier count");
@@ -320,7 +320,7 @@ static int fused_int8(const ec_cuda_qctx *c, const ec_cuda_qweight *w, ec_gemv_m
         int count = *c->h_count;
         /* n: the GEMM's width, the count padded with zero columns to a multiple of 8 where the
          * scratch holds them; cuBLAS runs a 16-bit GEMM whose leading dimensions are not a
-         * multiple of 8 on its slower unaligned kernels (docs/performance.md, session 26). */
+         * multiple of 8 on its slower unaligned kernels. */
         n = count > 0 && (size_t)w->rows * (size_t)round_up(count, 8) <= c->shape.max_elems
                 ? round_up(count, 8)
                 : count;

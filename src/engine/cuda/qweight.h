@@ -138,8 +138,7 @@ typedef struct {
 } ec_cuda_qctx;
 
 /* Token rows per int8 tensor-core GEMM chunk (bounds the int32 scratch at prefill). At 256 the
- * prefill's int8 GEMMs were no faster than fp16's whole-chunk GEMMs (docs/performance.md,
- * session 18). */
+ * prefill's int8 GEMMs were no faster than fp16's whole-chunk GEMMs. */
 #define EC_CUDA_TC_ROWS 2048
 /* int8-mixed calls of more token rows (prefill-sized) gather their outlier columns for a 16-bit
  * cuBLAS GEMM in the fused family too (qlinear.c, gather_outliers). */
@@ -174,7 +173,7 @@ int ec_cuda_qlinear(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, ec_gemv_m
 /* Whether the fused family runs an int8 / int8-mixed call of `batch` token rows (above
  * EC_CUDA_GEMV_MAX_BATCH) as one pass of ec_cuda_int8_mma: widths in whole 64-column chunks
  * (every catalog shape), the outlier activations' scratch xo there, and the batches where it
- * measured faster than cuBLAS' int8 GEMM and the epilogue (docs/performance.md, session 20). */
+ * measured faster than cuBLAS' int8 GEMM and the epilogue. */
 int ec_cuda_qlinear_one_pass(const ec_cuda_qctx *ctx, const ec_cuda_qweight *w, int batch);
 /* ec_cuda_qlinear of x = rmsnorm(norm) [batch][w->cols] (16-bit, written to x: later kernels may
  * read it). The fused int8 decode GEMV normalises inside its activation prepare, saving the

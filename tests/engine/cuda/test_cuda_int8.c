@@ -22,7 +22,7 @@
  *   - the outlier statistics counter gets {outlier columns, 1 call} per call for int8-mixed;
  *   - a second call on the same context gives the same result (the scan's state is reset);
  *   - at batch 1 all of this holds both for the GEMV that quantizes its own token (widths that
- *     are multiples of 8) and, with ECOCOMPUTE_CUDA_INT8_OWN=0, for the prepare launch + GEMV.
+ *     are multiples of 8) and, with the prepare path forced (ec_cuda_test_path_choice), for the prepare launch + GEMV.
  * A failure prints the setup, the first differing elements, the worst error and the count. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -363,29 +363,29 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     free(y);
 }
 
-/* Both families; then the fused family once more with a switch that routes it elsewhere: at the
- * one-pass GEMM's batches (9-64) ECOCOMPUTE_CUDA_INT8_MMA=all, which runs it also where the
- * default routing keeps cuBLAS and the epilogue (plain int8, more than 16 rows); at batch 1
- * ECOCOMPUTE_CUDA_INT8_OWN=0, the prepare launch before the GEMV where the GEMV would quantize
- * its own token (widths that are multiples of 8). */
+/* Both families; then the fused family once more on a path the launch policy does not pick
+ * (ec_cuda_test_path_choice): at the one-pass GEMM's batches (9-64) that GEMM also where the
+ * policy keeps cuBLAS and the epilogue (plain int8, more than 16 rows); at batch 1 the prepare
+ * launch before the GEMV where the GEMV would quantize its own token (widths that are multiples
+ * of 8). */
 static void run_setup(const setup *s, cublasHandle_t cublas, cudaStream_t st)
 {
     fixture f;
     fixture_init(&f, s);
-    const char *var = s->batch > EC_CUDA_GEMV_MAX_BATCH && s->batch <= EC_CUDA_INT8_MMA_MAX_BATCH
-                          ? "ECOCOMPUTE_CUDA_INT8_MMA"
-                      : s->batch == 1 ? "ECOCOMPUTE_CUDA_INT8_OWN"
-                                      : NULL;
-    for (int k = 0; k < 2 + (var != NULL); k++) {
+    int *path = s->batch > EC_CUDA_GEMV_MAX_BATCH && s->batch <= EC_CUDA_INT8_MMA_MAX_BATCH
+                    ? &ec_cuda_test_path_choice.int8_one_pass_everywhere
+                : s->batch == 1 ? &ec_cuda_test_path_choice.int8_prepare_always
+                                : NULL;
+    for (int k = 0; k < 2 + (path != NULL); k++) {
         ec_kernels kernels = k == 1 ? EC_KERNELS_REFERENCE : EC_KERNELS_FUSED;
-        if (k == 2) setenv(var, strstr(var, "MMA") ? "all" : "0", 1);
+        if (k == 2) *path = 1;
         if (s->silu) {
             run_case(&f, cublas, st, kernels, EC_GEMV_SILU_MUL);
         } else {
             run_case(&f, cublas, st, kernels, EC_GEMV_STORE);
             run_case(&f, cublas, st, kernels, EC_GEMV_ADD);
         }
-        if (k == 2) unsetenv(var);
+        if (k == 2) *path = 0;
     }
     fixture_free(&f);
 }
@@ -470,7 +470,7 @@ static void test_llama_shapes(void **state)
          * over a cluster (kernels_int8.cu: epilogue_split); the shapes above are split */
         {EC_PREC_INT8_MIXED, 6.0f, 8192, 512, 256, OUT_MANY, 0},
         /* a NaN activation: the GEMV quantizing its own token (int8: the absmax on half pairs)
-         * and, with ECOCOMPUTE_CUDA_INT8_OWN=0, the one-token prepare at batch 1; the per-token
+         * and, with the prepare path forced, the one-token prepare at batch 1; the per-token
          * prepare at batch 3 */
         {EC_PREC_INT8, 0.0f, 4096, 4096, 1, OUT_NAN, 0},
         {EC_PREC_INT8, 0.0f, 4096, 11008, 1, OUT_NAN, 0},

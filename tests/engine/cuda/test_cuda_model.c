@@ -35,6 +35,7 @@
 #include "ecocompute/engine.h"
 #include "engine/cuda/cuda_backend.h"
 #include "engine/cuda/gpu_test.h"
+#include "test_data.h"
 
 #include <math.h>
 #include <string.h>
@@ -415,10 +416,8 @@ static void test_decode_matches_stepwise(void **state)
 
 static ec_model *open_stories260k(void)
 {
-    const char *dir = getenv("EC_SHARED_DIR");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/models/stories260K.bin", dir ? dir : "../shared");
-    return open_model(path);
+    char path[4096];
+    return open_model(test_data_path(path, sizeof path, "models/stories260K.bin"));
 }
 
 /* m's greedy tokens got [255] on the GPU in precision `prec` against the CPU backend in
@@ -456,7 +455,7 @@ static void test_stories260k(void **state)
 }
 
 /* fp8 at batch 1 on a 64-wide model: its norms are launched, not carried, since the carried
- * norm's consumer reads whole 128-column chunks of its staged row (session 39: it read past a
+ * norm's consumer reads whole 128-column chunks of its staged row (it read past a
  * 64-column row, an illegal address). All 255 tokens matched there; 200 as for fp16. */
 static void test_stories260k_fp8(void **state)
 {

@@ -798,7 +798,7 @@ static void test_rejects_bad_input(void **state)
     w.cols = 80; /* not a multiple of 32 */
     expect_carry_refused(&w, EC_GEMV_STORE, 1, &normed, "(got 80)");
     /* nor of 128 (llama2.c's stories15M): the consumer's MMA lanes would read past its staged
-     * row, an illegal address (session 39), so the norm is launched instead */
+     * row, an illegal address, so the norm is launched instead */
     w.cols = 288;
     expect_carry_refused(&w, EC_GEMV_STORE, 1, &normed, "multiples of 128 up to 8192 (got 288)");
     w.cols = EC_CUDA_QCARRY_MAX_COLS + 32; /* past what a CTA stages */
@@ -816,12 +816,14 @@ static void test_rejects_bad_input(void **state)
 static int force_mma_sync(void **state)
 {
     (void)state;
-    return setenv("ECOCOMPUTE_CUDA_QGEMM", "mma", 1);
+    ec_cuda_test_path_choice.qgemm_mma_sync = 1;
+    return 0;
 }
 static int default_kernels(void **state)
 {
     (void)state;
-    return unsetenv("ECOCOMPUTE_CUDA_QGEMM");
+    ec_cuda_test_path_choice.qgemm_mma_sync = 0;
+    return 0;
 }
 
 int main(void)
