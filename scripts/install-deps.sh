@@ -7,8 +7,12 @@ set -euo pipefail
 # sanitizer and fuzzer runtimes; libmicrohttpd-dev: the exporter's HTTP server; curl: its tests;
 # chromium and nodejs: the report's browser test (tests/report/test_report_browser.sh) and
 # scripts/report-screenshots.sh drive headless chromium through its DevTools pipe from node.
+# libpcre2-dev, libicu-dev, zlib1g-dev: tokenizer.json (Unicode regex classes, normalization
+# forms, .json.gz); libsentencepiece-dev: tokenizer.model (optional in the build, installed here
+# so the tests cover it).
 pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang
-      libclang-rt-dev python3 jq libmicrohttpd-dev curl chromium nodejs)
+      libclang-rt-dev python3 jq libmicrohttpd-dev curl chromium nodejs
+      libpcre2-dev libicu-dev zlib1g-dev libsentencepiece-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,5 @@
 /* ecocompute/model.h — Llama-family model definitions, the built-in catalog, and weight sources
- * (synthetic, Hugging Face safetensors, llama2.c checkpoints), plus the llama2.c tokenizer.
+ * (synthetic, Hugging Face safetensors, llama2.c checkpoints). Tokenizers: ecocompute/tokenizer.h.
  *
  * A model is a config plus a source that yields any tensor as float32 on demand, so a backend
  * uploads tensor by tensor in its own format without the whole model ever existing in float32.
@@ -104,16 +104,6 @@ void ec_model_close(ec_model *m);
  * (seed, kind, layer, i), so any slice can be produced on any thread or on the GPU. Returns a
  * standard-normal-like value; the model scales it per tensor. */
 float ec_synth_normal(uint64_t seed, ec_tensor_kind k, int layer, uint64_t i);
-
-/* ---- llama2.c tokenizer (tokenizer.bin / tok512.bin) ---- */
-typedef struct ec_tokenizer ec_tokenizer;
-int ec_tokenizer_load(ec_tokenizer **out, const char *path, int vocab_size);
-void ec_tokenizer_free(ec_tokenizer *t);
-/* Encodes text (BOS first when bos) into tokens (capacity strlen(text)+3); returns the count. */
-int ec_tokenizer_encode(const ec_tokenizer *t, const char *text, int bos, int *tokens);
-/* The text of token `tok` following `prev` (llama2.c's decode rules: leading space after BOS
- * stripped, <0xNN> byte tokens). */
-const char *ec_tokenizer_decode(const ec_tokenizer *t, int prev, int tok);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@ typedef struct {
 int cmd_version(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_meter(int argc, char **argv);

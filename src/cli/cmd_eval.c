@@ -7,9 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CMD "eval"
-enum { DEFAULT_TOKENS = 64, DEFAULT_PROMPT_LEN = 16, TOKEN_BOS = 1 };
+enum { DEFAULT_TOKENS = 64, DEFAULT_PROMPT_LEN = 16 };
 
 typedef struct {
     cli_engine_args a;
@@ -44,8 +45,9 @@ static void usage(void)
         "  --batch B            sequences, each from its own seeded prompt (default 1)\n"
         "  --seed S             synthetic weights and prompt tokens (default 1)\n"
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
-        "  --ppl FILE           text file for perplexity (needs --tokenizer)\n"
-        "  --tokenizer TOK      llama2.c tokenizer of the model\n"
+        "  --ppl FILE           text file for perplexity (needs a tokenizer)\n"
+        "  --tokenizer TOK      the model's tokenizer: tokenizer.json, tokenizer.model, llama2.c\n"
+        "                       .bin, or a directory (default: the model directory's own)\n"
         "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
         "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
         "  --quantize-head      store the output head in P too (default: 16-bit)\n"
@@ -106,8 +108,11 @@ static int parse(int argc, char **argv, eval_args *e)
     if (e->a.prompt_len > e->tokens)
         return cli_usage_error(CMD, "--prompt-len (%d) exceeds --tokens (%d)", e->a.prompt_len,
                                e->tokens);
-    if (!e->ppl_file != !e->a.tokenizer)
-        return cli_usage_error(CMD, "--ppl and --tokenizer go together");
+    if (e->a.tokenizer && !e->ppl_file) return cli_usage_error(CMD, "--tokenizer needs --ppl");
+    struct stat st;
+    if (e->ppl_file && !e->a.tokenizer && (stat(e->a.model, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return cli_usage_error(CMD, "--ppl needs --tokenizer (or a model directory with its own)");
+    e->a.text_needed = e->ppl_file != NULL;
     return cli_engine_args_check(CMD, &e->a);
 }
 
@@ -199,15 +204,14 @@ static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **t
         return cli_fail(CMD, "--ppl: cannot read %s (empty or unreadable)", e->ppl_file);
     }
     text[len] = '\0';
-    *tokens = malloc((len + 3) * sizeof **tokens);
-    *n = *tokens ? ec_tokenizer_encode(tok, text, 0, *tokens) : -1;
+    *n = ec_tokenizer_encode(tok, text, 0, tokens);
     free(text);
     if (*n < 1) return cli_fail(CMD, "--ppl: cannot tokenize %s: %s", e->ppl_file, ec_last_error());
     return 0;
 }
 
 /* Perplexity of the text: windows of BOS + up to window-1 text tokens, batch 1. */
-static int text_perplexity(ec_backend *b, const int *text, int n, int window, int vocab,
+static int text_perplexity(ec_backend *b, const int *text, int n, int window, int vocab, int bos,
                            double *ppl)
 {
     int *seq = malloc((size_t)window * sizeof *seq);
@@ -216,7 +220,7 @@ static int text_perplexity(ec_backend *b, const int *text, int n, int window, in
     int rc = 0;
     for (int start = 0; rc == 0 && start < n; start += window - 1) {
         int len = n - start < window - 1 ? n - start : window - 1;
-        seq[0] = TOKEN_BOS;
+        seq[0] = bos;
         memcpy(seq + 1, text + start, (size_t)len * sizeof *seq);
         rc = teacher_force(b, seq, 1, len, vocab, add_nll, &pp);
     }
@@ -309,6 +313,10 @@ static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *t
     accuracy acc = {malloc((size_t)T * B * V * sizeof(float)), B, V, 0, 0, 0, 0};
     eval_row rows[EC_PREC_COUNT];
     int rc = seq && acc.ref ? 0 : cli_fail(CMD, "out of memory");
+    /* Each window starts with BOS; a tokenizer without one (Qwen2) has no such protocol yet. */
+    if (rc == 0 && tok && ec_tokenizer_bos(tok) < 0)
+        rc = cli_fail(CMD, "--ppl: %s has no BOS token to start each window with",
+                      ec_tokenizer_path(tok));
     if (rc == 0 && tok) rc = load_text_tokens(e, tok, &text, &n_text);
     if (rc == 0) rc = reference_pass(e, m, seq, &acc);
     int max_seq = tok && c->max_seq_len > T ? c->max_seq_len : T;
@@ -320,7 +328,8 @@ static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *t
         rc = cli_open_backend(CMD, &e->a, m, e->precs[i], B, max_seq, &b);
         if (rc == 0 &&
             (teacher_force(b, seq, B, T, V, compare_with_reference, &acc) != 0 ||
-             (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, &rows[i].ppl) != 0)))
+             (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, ec_tokenizer_bos(tok),
+                                     &rows[i].ppl) != 0)))
             rc = cli_fail(CMD, "%s: %s", ec_precision_name(e->precs[i]), ec_last_error());
         rows[i].kl = acc.kl_sum / (double)acc.count;
         rows[i].top1_pct = 100.0 * (double)acc.agree / (double)acc.count;

@@ -1,26 +1,28 @@
 /* cmd_run.c — `ecocompute run`: greedy generation with the engine, reporting prefill and decode
- * throughput and the first generated token ids; with --tokenizer, the generated text the way
- * llama2.c's run prints it. */
+ * throughput and the first generated token ids; with a tokenizer (--tokenizer, or the model
+ * directory's own for --prompt), text in and text out, optionally through the model's chat
+ * template (--chat). */
 #include "cli.h"
 #include "engine_args.h"
 
 #include "ecocompute/calib.h"
 #include "ecocompute/meter.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CMD "run"
-enum { TOKEN_BOS = 1, TOKEN_EOS = 2 }; /* llama2.c / SentencePiece Llama vocabularies */
 enum { DEFAULT_PROMPT_LEN = 64, DEFAULT_GEN = 256, SHOWN_IDS = 16 };
 
 typedef struct {
     cli_engine_args a;
     ec_precision precision;
     int gen;
-    const char *prompt; /* --prompt TEXT (needs --tokenizer) */
+    const char *prompt; /* --prompt TEXT (needs a tokenizer) */
+    int chat;           /* --chat: the prompt goes through the model's chat template */
+    const char *system; /* --system TEXT: the chat's system prompt (default: the template's) */
     int energy;         /* --energy: meter the prefill and decode phases */
     double idle_s;      /* --idle S: idle baseline before generating (0 = none) */
     int verbose;        /* --verbose: int8-mixed outlier columns per layer on stderr */
@@ -46,9 +48,15 @@ static void usage(void)
         "  --gen G              new tokens per sequence, the first from the prefill (default %d)\n"
         "  --seed S             synthetic weights and prompt tokens (default 1)\n"
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
-        "  --tokenizer TOK      llama2.c tokenizer: the prompt is BOS + --prompt TEXT (or BOS\n"
+        "  --tokenizer TOK      tokenizer.json, tokenizer.model, llama2.c .bin or a directory:\n"
+        "                       the prompt is --prompt TEXT with the tokenizer's BOS (or BOS\n"
         "                       alone) and the text is printed on stdout, timings on stderr\n"
-        "  --prompt TEXT        prompt text (needs --tokenizer)\n"
+        "  --prompt TEXT        prompt text (a model directory's own tokenizer is used when\n"
+        "                       --tokenizer is not given)\n"
+        "  --chat               wrap --prompt in the model's chat template (llama-2, llama-3,\n"
+        "                       mistral, chatml/Qwen, phi-3; from tokenizer_config.json or\n"
+        "                       config.json) and print only the answer, up to its end-of-turn\n"
+        "  --system TEXT        with --chat: the system prompt (default: the template's own)\n"
         "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
         "  --int8-threshold T   int8-mixed outlier threshold (default %.1f)\n"
         "  --quantize-head      store the output head in P too (default: 16-bit)\n"
@@ -67,6 +75,8 @@ static void usage(void)
         "      --kernels reference --verbose\n"
         "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
         "--gen 256\n"
+        "  ecocompute run --model ./Qwen2.5-0.5B-Instruct --prompt \"Why is the sky blue?\" --chat \\\n"
+        "      --device cuda --gen 128\n"
         "  ecocompute run --model small --precision nf4 --format json\n",
         DEFAULT_PROMPT_LEN, DEFAULT_GEN, (double)EC_INT8_THRESHOLD);
 }
@@ -77,6 +87,8 @@ static int parse(int argc, char **argv, run_args *r)
     r->precision = EC_PREC_FP16;
     r->gen = DEFAULT_GEN;
     r->prompt = NULL;
+    r->chat = 0;
+    r->system = NULL;
     r->energy = 0;
     r->idle_s = 5.0;
     r->verbose = 0;
@@ -93,14 +105,20 @@ static int parse(int argc, char **argv, run_args *r)
             r->verbose = 1;
             continue;
         }
+        if (!strcmp(flag, "--chat")) {
+            r->chat = 1;
+            continue;
+        }
         if (strcmp(flag, "--precision") && strcmp(flag, "--gen") && strcmp(flag, "--prompt") &&
-            strcmp(flag, "--idle"))
+            strcmp(flag, "--idle") && strcmp(flag, "--system"))
             return cli_usage_error(CMD, "unknown option '%s'", flag);
         const char *val = cli_flag_value(CMD, argc, argv, &i);
         long v;
         if (!val) return EXIT_USAGE;
         if (!strcmp(flag, "--prompt")) {
             r->prompt = val;
+        } else if (!strcmp(flag, "--system")) {
+            r->system = val;
         } else if (!strcmp(flag, "--idle")) {
             if (cli_parse_double(CMD, flag, val, 0, 3600, &r->idle_s) != 0) return EXIT_USAGE;
         } else if (!strcmp(flag, "--gen")) {
@@ -110,34 +128,34 @@ static int parse(int argc, char **argv, run_args *r)
             return cli_usage_error(CMD, "--precision: %s", ec_last_error());
         }
     }
-    if (r->prompt && !r->a.tokenizer) return cli_usage_error(CMD, "--prompt needs --tokenizer");
+    struct stat st;
+    int model_dir = stat(r->a.model ? r->a.model : "", &st) == 0 && S_ISDIR(st.st_mode);
+    if (r->prompt && !r->a.tokenizer && !model_dir)
+        return cli_usage_error(CMD, "--prompt needs --tokenizer (or a model directory with its own)");
+    if (r->chat && (!r->prompt || !model_dir))
+        return cli_usage_error(CMD, "--chat needs --prompt and a model directory (its chat template)");
+    if (r->system && !r->chat) return cli_usage_error(CMD, "--system goes with --chat");
+    r->a.text_needed = r->prompt != NULL;
     if (r->energy && !strcmp(r->a.device, "cpu"))
         return cli_usage_error(CMD, "--energy meters the GPU a run uses: give --device cuda[:N]");
-    if (r->a.tokenizer && r->a.prompt_len)
-        return cli_usage_error(CMD, "--prompt-len is for synthetic prompts; with --tokenizer the "
+    if ((r->a.tokenizer || r->prompt) && r->a.prompt_len)
+        return cli_usage_error(CMD, "--prompt-len is for synthetic prompts; with a tokenizer the "
                                     "prompt is BOS + --prompt");
     return cli_engine_args_check(CMD, &r->a);
 }
 
-/* One piece as llama2.c's safe_printf prints it: lone control bytes are dropped. */
-static void put_piece(const char *piece, FILE *out)
+/* The text of a run: the prompt and what was generated up to the first BOS, EOS or end-of-turn
+ * token (llama2.c's run stops at BOS or EOS); with --chat only the answer. Special tokens are
+ * left out. A new string. */
+static char *decode_text(const run_args *r, const ec_tokenizer *tok, int stop_id, const int *seq,
+                         int prompt_len, int n)
 {
-    if (!piece || !piece[0]) return;
-    if (!piece[1] && !isprint((unsigned char)piece[0]) && !isspace((unsigned char)piece[0])) return;
-    fputs(piece, out);
-}
-
-/* The text of seq[1..n) (seq[0] is BOS), stopping at a BOS or EOS token, into a new string. */
-static char *decode_text(const ec_tokenizer *tok, const int *seq, int n)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    if (!out) return NULL;
-    for (int i = 1; i < n && seq[i] != TOKEN_BOS && seq[i] != TOKEN_EOS; i++)
-        put_piece(ec_tokenizer_decode(tok, seq[i - 1], seq[i]), out);
-    fclose(out);
-    return text;
+    int end = prompt_len;
+    while (end < n && seq[end] != ec_tokenizer_bos(tok) && seq[end] != ec_tokenizer_eos(tok) &&
+           seq[end] != stop_id)
+        end++;
+    int from = r->chat ? prompt_len : 0;
+    return ec_tokenizer_decode(tok, seq + from, end - from, 1);
 }
 
 /* The meter of an --energy run: a window around each phase, opened by the engine's hooks. */
@@ -307,16 +325,30 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     ec_table_free(t);
 }
 
-/* Builds the prompts [batch][*prompt_len]: BOS + encoded text with a tokenizer, else synthetic. */
-static int build_prompts(const run_args *r, const ec_model_config *c, const ec_tokenizer *tok,
-                         int **prompts, int *prompt_len)
+/* The prompt's ids: the text with the tokenizer's BOS, or the chat template's rendering. */
+static int encode_prompt(const run_args *r, const ec_tokenizer *tok, const ec_chat_template *tpl,
+                         int **ids)
 {
     const char *text = r->prompt ? r->prompt : "";
-    int *one = malloc((strlen(text) + 3) * sizeof *one);
-    if (!one) return cli_fail(CMD, "out of memory");
-    *prompt_len = tok ? ec_tokenizer_encode(tok, text, 1, one)
+    if (!r->chat) return ec_tokenizer_encode(tok, text, 1, ids);
+    char *rendered = ec_chat_render(tpl, tok, r->system, text);
+    if (!rendered) return ec_set_error("out of memory");
+    int n = ec_tokenizer_encode(tok, rendered, 0, ids);
+    free(rendered);
+    return n;
+}
+
+/* Builds the prompts [batch][*prompt_len]: the encoded text with a tokenizer, else synthetic. */
+static int build_prompts(const run_args *r, const ec_model_config *c, const ec_tokenizer *tok,
+                         const ec_chat_template *tpl, int **prompts, int *prompt_len)
+{
+    int *one = NULL;
+    *prompt_len = tok ? encode_prompt(r, tok, tpl, &one)
                       : (r->a.prompt_len ? r->a.prompt_len : DEFAULT_PROMPT_LEN);
-    *prompts = malloc((size_t)r->a.batch * (size_t)*prompt_len * sizeof **prompts);
+    if (*prompt_len == 0)
+        ec_set_error("the prompt has no tokens (this tokenizer adds no BOS): give --prompt TEXT");
+    *prompts = *prompt_len > 0 ? malloc((size_t)r->a.batch * (size_t)*prompt_len * sizeof **prompts)
+                               : NULL;
     if (*prompt_len < 1 || !*prompts) {
         free(one);
         free(*prompts);
@@ -374,7 +406,10 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
 {
     const ec_model_config *c = ec_model_config_of(m);
     int *prompts = NULL, prompt_len = 0, rc;
-    if ((rc = build_prompts(r, c, tok, &prompts, &prompt_len)) != 0) return rc;
+    ec_chat_template tpl = {EC_CHAT_NONE, "", 0};
+    if (r->chat && ec_chat_template_detect(r->a.model, tok, &tpl) != 0)
+        return cli_fail(CMD, "--chat: %s", ec_last_error());
+    if ((rc = build_prompts(r, c, tok, &tpl, &prompts, &prompt_len)) != 0) return rc;
     int *out = malloc((size_t)r->a.batch * r->gen * sizeof *out);
     int *seq = malloc(((size_t)prompt_len + r->gen) * sizeof *seq);
     ec_backend *b = NULL;
@@ -398,8 +433,9 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     if (rc == 0 && tok) {
         memcpy(seq, prompts, (size_t)prompt_len * sizeof *seq);
         memcpy(seq + prompt_len, out, (size_t)r->gen * sizeof *seq);
-        text = decode_text(tok, seq, prompt_len + r->gen);
-        if (!text) rc = cli_fail(CMD, "out of memory");
+        text = decode_text(r, tok, r->chat ? ec_chat_stop_token(&tpl, tok) : -1, seq, prompt_len,
+                           prompt_len + r->gen);
+        if (!text) rc = cli_fail(CMD, "%s", ec_last_error());
     }
     if (rc == 0 && tok && !r->a.format_given) {
         printf("%s\n", text);

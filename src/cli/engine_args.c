@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void cli_engine_args_default(cli_engine_args *a)
 {
@@ -119,8 +120,17 @@ int cli_open_model(const char *cmd, const cli_engine_args *a, ec_model **m, ec_t
     *tok = NULL;
     if (ec_model_open(m, a->model, &a->model_opts) != 0)
         return cli_fail(cmd, "%s", ec_last_error());
-    if (a->tokenizer &&
-        ec_tokenizer_load(tok, a->tokenizer, ec_model_config_of(*m)->vocab_size) != 0) {
+    const char *source = a->tokenizer;
+    struct stat st;
+    if (!source && a->text_needed) {
+        if (stat(a->model, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            ec_model_close(*m);
+            return cli_fail(cmd, "text needs a tokenizer: give --tokenizer FILE|DIR (the model %s "
+                                 "is not a directory with its own tokenizer)", a->model);
+        }
+        source = a->model;
+    }
+    if (source && ec_tokenizer_open(tok, source, ec_model_config_of(*m)->vocab_size) != 0) {
         ec_model_close(*m);
         return cli_fail(cmd, "%s", ec_last_error());
     }

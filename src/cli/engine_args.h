@@ -5,13 +5,16 @@
 #define ECOCOMPUTE_CLI_ENGINE_ARGS_H
 
 #include "ecocompute/engine.h"
+#include "ecocompute/tokenizer.h"
 
 #include <stdint.h>
 
 typedef struct {
     const char *model;           /* --model NAME|DIR|FILE.bin (required) */
     const char *device;          /* --device cpu|cuda[:N] (default cpu) */
-    const char *tokenizer;       /* --tokenizer TOK (llama2.c tokenizer file) */
+    const char *tokenizer;       /* --tokenizer FILE|DIR (tokenizer.json, .model, llama2.c .bin) */
+    int text_needed;             /* the command reads or writes text: without --tokenizer, a model
+                                  * directory's own tokenizer is opened */
     int batch;                   /* --batch B (default 1) */
     int prompt_len;              /* --prompt-len L; 0 = not given */
     uint64_t seed;               /* --seed S: synthetic weights and synthetic prompt tokens */
@@ -37,8 +40,9 @@ const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i);
  * Returns 0, EXIT_USAGE or EXIT_FAIL (message printed). */
 int cli_engine_args_check(const char *cmd, const cli_engine_args *a);
 
-/* Opens the model of --model with the synthetic-weight options and, with --tokenizer, its
- * tokenizer (else *tok = NULL). Returns 0, or EXIT_FAIL (printed) with nothing left open. */
+/* Opens the model of --model with the synthetic-weight options and its tokenizer: --tokenizer,
+ * else with text_needed the model directory's own, else none (*tok = NULL). Returns 0, or
+ * EXIT_FAIL (printed) with nothing left open. */
 int cli_open_model(const char *cmd, const cli_engine_args *a, ec_model **m, ec_tokenizer **tok);
 /* Creates the --device backend and loads m in precision p for max_batch sequences of max_seq
  * positions. Returns 0, or EXIT_FAIL (printed). */

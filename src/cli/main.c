@@ -11,6 +11,8 @@ const cli_command cli_commands[] = {
     {"models", "list the built-in models: shapes, parameters, weight bytes per precision",
      cmd_models},
     {"run", "generate greedily with the engine; prefill/decode tok/s (or text)", cmd_run},
+    {"tokenize", "text to token ids and back with a model's tokenizer (tokenizer.json, ...)",
+     cmd_tokenize},
     {"eval", "accuracy of precisions vs float32 (KL, top-1, perplexity)", cmd_eval},
     {"bench", "sweep configurations under the measurement protocol; store every run", cmd_bench},
     {"export", "write stored runs (or per-configuration summaries) as CSV or JSON", cmd_export},

@@ -1,5 +1,6 @@
-/* test_tokenizer.c — the llama2.c tokenizer: known encodings of run.c, encode/decode round trips
- * with tok512.bin and the Llama-2 tokenizer.bin, byte fallback, malformed files. */
+/* test_tokenizer.c — the llama2.c tokenizer format through the tokenizer interface: known
+ * encodings of run.c, encode/decode round trips with tok512.bin and the Llama-2 tokenizer.bin,
+ * byte fallback, malformed files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 #include "ecocompute/common.h"
-#include "ecocompute/model.h"
+#include "ecocompute/tokenizer.h"
 #include "test_data.h"
 
 static char tok512[512], tok32k[512], sample[512];
@@ -29,8 +30,27 @@ static int setup(void **state)
 static ec_tokenizer *load(const char *path, int vocab)
 {
     ec_tokenizer *t;
-    if (ec_tokenizer_load(&t, path, vocab)) fail_msg("%s", ec_last_error());
+    if (ec_tokenizer_open(&t, path, vocab)) fail_msg("%s", ec_last_error());
     return t;
+}
+
+/* Encodes into a caller's buffer, as the tests below were written. */
+static int encode(const ec_tokenizer *t, const char *text, int bos, int *out)
+{
+    int *ids, n = ec_tokenizer_encode(t, text, bos, &ids);
+    assert_true(n >= 0);
+    memcpy(out, ids, (size_t)n * sizeof *ids);
+    free(ids);
+    return n;
+}
+
+/* Decodes ids and checks the text. */
+static void assert_decodes(const ec_tokenizer *t, const int *ids, int n, const char *want)
+{
+    char *text = ec_tokenizer_decode(t, ids, n, 1);
+    assert_non_null(text);
+    assert_string_equal(text, want);
+    free(text);
 }
 
 static void test_known_encoding(void **state)
@@ -38,25 +58,41 @@ static void test_known_encoding(void **state)
     (void)state;
     ec_tokenizer *t = load(tok32k, 32000);
     int ids[64];
-    int n = ec_tokenizer_encode(t, "Hello world", 1, ids);
+    int n = encode(t, "Hello world", 1, ids);
     assert_int_equal(n, 3);
     assert_int_equal(ids[0], 1);
     assert_int_equal(ids[1], 15043);
     assert_int_equal(ids[2], 3186);
-    n = ec_tokenizer_encode(t, "", 1, ids);
+    n = encode(t, "", 1, ids);
     assert_int_equal(n, 1);
-    n = ec_tokenizer_encode(t, "", 0, ids);
+    n = encode(t, "", 0, ids);
     assert_int_equal(n, 0);
     /* A character missing from the vocabulary falls back to its UTF-8 bytes (<0xNN> = byte + 3). */
-    n = ec_tokenizer_encode(t, "\xf0\x9f\x98\x80", 0, ids); /* U+1F600 */
+    n = encode(t, "\xf0\x9f\x98\x80", 0, ids); /* U+1F600 */
     assert_int_equal(n, 5);
     assert_int_equal(ids[1], 0xf0 + 3);
     assert_int_equal(ids[4], 0x80 + 3);
-    assert_string_equal(ec_tokenizer_decode(t, ids[0], ids[1]), "\xf0");
-    /* Decoding after BOS strips the dummy-prefix space. */
-    assert_string_equal(ec_tokenizer_decode(t, 1, 15043), "Hello");
-    assert_string_equal(ec_tokenizer_decode(t, 15043, 3186), " world");
-    assert_string_equal(ec_tokenizer_decode(t, 1, 32000), "");
+    assert_decodes(t, ids, n, " \xf0\x9f\x98\x80");
+    /* A lone byte that is no character reads as U+FFFD. */
+    assert_decodes(t, ids + 1, 1, "\xef\xbf\xbd");
+    /* Decoding after BOS strips the dummy-prefix space; BOS itself is special. */
+    assert_decodes(t, (const int[]){1, 15043, 3186}, 3, "Hello world");
+    assert_decodes(t, (const int[]){15043, 3186}, 2, " Hello world");
+    assert_null(ec_tokenizer_decode(t, (const int[]){1, 32000}, 2, 1));
+    assert_non_null(strstr(ec_last_error(), "32000"));
+    assert_int_equal(ec_tokenizer_vocab_size(t), 32000);
+    /* Without the model's vocabulary size, every entry of the file. */
+    ec_tokenizer *counted = load(tok512, 0);
+    assert_int_equal(ec_tokenizer_vocab_size(counted), 512);
+    ec_tokenizer_free(counted);
+    assert_int_equal(ec_tokenizer_bos(t), 1);
+    assert_int_equal(ec_tokenizer_eos(t), 2);
+    assert_true(ec_tokenizer_is_special(t, 1) && !ec_tokenizer_is_special(t, 15043));
+    /* "<s>" written in the text is the BOS token, as in chat prompts. */
+    n = encode(t, "<s>Hello", 0, ids);
+    assert_int_equal(n, 2);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(ids[1], 15043);
     ec_tokenizer_free(t);
 }
 
@@ -66,20 +102,12 @@ static void round_trip(const ec_tokenizer *t, const char *text)
     size_t len = strlen(text);
     int *ids = malloc((len + 3) * sizeof *ids);
     char *back = malloc(len * 4 + 16);
-    int n = ec_tokenizer_encode(t, text, 1, ids);
+    int n = encode(t, text, 1, ids);
     assert_true(n >= 1 && (size_t)n <= len + 3);
-    back[0] = '\0';
-    size_t w = 0;
-    for (int i = 1; i < n; i++) {
-        const char *p = ec_tokenizer_decode(t, ids[i - 1], ids[i]);
-        size_t pl = strlen(p);
-        if (pl == 0 && ids[i] >= 3 && ids[i] < 259) pl = 1; /* the <0x00> byte */
-        assert_true(w + pl <= len * 4 + 8);
-        memcpy(back + w, p, pl);
-        w += pl;
-    }
-    back[w] = '\0';
-    if (w != len || memcmp(back, text, len)) fail_msg("round trip differs:\n%s\n---\n%s", text, back);
+    free(back);
+    back = ec_tokenizer_decode(t, ids, n, 1);
+    assert_non_null(back);
+    if (strcmp(back, text)) fail_msg("round trip differs:\n%s\n---\n%s", text, back);
     free(ids);
     free(back);
 }
@@ -112,7 +140,7 @@ static void test_round_trip(void **state)
     }
     /* Merging shrinks text a lot with a trained vocabulary. */
     int *ids = malloc((strlen(text) + 3) * sizeof *ids);
-    int n = ec_tokenizer_encode(big, text, 1, ids);
+    int n = encode(big, text, 1, ids);
     assert_true((size_t)n < strlen(text) / 3);
     free(ids);
     free(text);
@@ -188,7 +216,7 @@ static void test_matches_reference(void **state)
         if ((unsigned char)*c >= 0x80) *c = '?';
     size_t len = strlen(text);
     int *fast = malloc((len + 3) * sizeof *fast), *ref = malloc((len + 3) * sizeof *ref);
-    int n = ec_tokenizer_encode(t, text, 1, fast);
+    int n = encode(t, text, 1, fast);
     int m = reference_encode(&v, text, ref);
     assert_true(m < (int)len * 3 / 4); /* merges really happened */
     assert_int_equal(n, m);
@@ -205,12 +233,12 @@ static void test_bad_files(void **state)
     (void)state;
     ec_tokenizer *t = NULL;
     /* Wrong vocab size: the file has 512 tokens. */
-    assert_int_equal(ec_tokenizer_load(&t, tok512, 600), -1);
+    assert_int_equal(ec_tokenizer_open(&t, tok512, 600), -1);
     assert_non_null(strstr(ec_last_error(), "truncated"));
-    assert_int_equal(ec_tokenizer_load(&t, tok512, 300), -1);
+    assert_int_equal(ec_tokenizer_open(&t, tok512, 300), -1);
     assert_non_null(strstr(ec_last_error(), "vocab_size"));
-    assert_int_equal(ec_tokenizer_load(&t, tok512, 100), -1);
-    assert_int_equal(ec_tokenizer_load(&t, "/nonexistent/tok.bin", 512), -1);
+    assert_int_equal(ec_tokenizer_open(&t, tok512, 100), -1);
+    assert_int_equal(ec_tokenizer_open(&t, "/nonexistent/tok.bin", 512), -1);
     assert_non_null(strstr(ec_last_error(), "/nonexistent/tok.bin"));
     /* A token length pointing past the end of the file. */
     char tmp[] = "/tmp/ec_tok_XXXXXX";
@@ -218,7 +246,7 @@ static void test_bad_files(void **state)
     int32_t hdr[3] = {10, 0, 1000};
     assert_int_equal(write(fd, hdr, sizeof hdr), (ssize_t)sizeof hdr);
     close(fd);
-    assert_int_equal(ec_tokenizer_load(&t, tmp, 512), -1);
+    assert_int_equal(ec_tokenizer_open(&t, tmp, 512), -1);
     assert_non_null(strstr(ec_last_error(), "token 0"));
     unlink(tmp);
     assert_null(t);
