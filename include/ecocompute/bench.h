@@ -61,7 +61,8 @@ typedef struct {
     int max_reruns;        /* attempts after the first when a gate fails */
     double min_window_s;   /* each measured phase's window at least this long, s (repeating the
                               phase); EC_BENCH_MIN_WINDOW_AUTO: EC_MIN_WINDOW_PERIODS
-                              counter periods; 0: one phase per window, as measured before */
+                              counter periods; 0: one phase per plain window, as measured
+                              before (edges read at random moments) */
     double max_uncert_pct; /* gate: energy uncertainty of a run below this, % of its energy */
     double idle_s;         /* idle baseline per session, s (0: none, net figures NaN) */
     double stabilize_s;    /* fixed wait between configurations, s */

@@ -595,7 +595,8 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
                  .model = b->model,
                  .prompts = b->prompts,
                  .out = b->gen_out,
-                 .aligned = isfinite(b->counter_period_s),
+                 /* min_window 0 is the protocol as it was: one phase in a plain window. */
+                 .aligned = isfinite(b->counter_period_s) && b->min_window_s > 0,
                  .min_window_s = b->min_window_s,
                  .counter_period_s = b->counter_period_s};
     while (it->st.gate == EC_GATE_PENDING && !stopped(b->env)) {
