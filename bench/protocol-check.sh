@@ -24,9 +24,11 @@ precisions=${PRECISIONS:-fp16,int8,nf4}
 batches=${BATCHES:-1,64}
 runs=${RUNS:-3}
 device=${DEVICE:-cuda}
+window=${MIN_WINDOW:-auto} # 0: the protocol as it was, for comparison
 t0=$(date +%s)
 "$bin" bench --model "$models" --precision "$precisions" --batch "$batches" --device "$device" \
-  --runs "$runs" --warmup 1 --stabilize 0 --idle 5 --reruns 0 --db "$out/protocol.db" \
+  --runs "$runs" --warmup 1 --stabilize 0 --idle 5 --reruns 0 --min-window "$window" \
+  --db "$out/protocol.db" \
   --format csv >"$out/protocol-summary.csv"
 wall=$(($(date +%s) - t0))
 "$bin" export --db "$out/protocol.db" -o "$out/protocol-runs.csv"
