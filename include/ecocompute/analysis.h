@@ -104,11 +104,8 @@ int ec_roofline_decode(const ec_model_config *model, double params_b, ec_precisi
 /* Energy per 1000 generated tokens of a record and which definition it is: the source's own
  * figure (energy_j_per_1k) when given, else our gross, else our net. NaN if none. */
 double ec_record_energy_per_1k(const ec_run_record *r, ec_energy_definition *def);
-/* 1 for a source's summary row (run_index == -1: its values are means over the source's runs). */
-int ec_record_is_summary(const ec_run_record *r);
-/* Two records belong to one configuration: same source, gpu, model, precision, kernels, batch,
- * prompt_len, gen_len, device, and both runs or both summary rows. */
-int ec_same_config(const ec_run_record *a, const ec_run_record *b);
+/* ec_record_is_summary and ec_same_config live with the record (results.h), below the store's
+ * seed readers that use them. */
 
 typedef struct {
     const ec_run_record *key; /* the first record of the configuration */

@@ -93,6 +93,11 @@ int ec_device_gpu_uuid(const char *device, char *buf, size_t len);
 int ec_backend_create(ec_backend **out, const char *device);
 /* Calls ops->destroy (frees weights and cache) and frees b; NULL is fine. */
 void ec_backend_destroy(ec_backend *b);
+/* Creates the backend `device` names and loads `m` into it with `o`; o->device is set from
+ * `device`. Returns 0, -1 when the backend cannot be created (malformed name, not built) or -2
+ * when loading failed (ec_last_error says why; callers word the two differently); *out is NULL
+ * on failure. The one way bench and the CLI open a loaded backend. */
+int ec_backend_open(ec_backend **out, const char *device, const ec_model *m, ec_load_options *o);
 
 typedef enum { EC_PHASE_PREFILL = 0, EC_PHASE_DECODE } ec_phase;
 typedef struct {

@@ -151,6 +151,17 @@ typedef struct {
  * (ECOCOMPUTE_POWERCAP_ROOT overrides /sys/class/powercap) and the trace file.
  * Returns NULL (ec_last_error) on a bad selection, an unknown GPU or an unwritable trace. */
 ec_meter *ec_meter_open(const ec_meter_options *o);
+
+/* Why ec_meter_open_ex failed: callers map a GPU selection that names no usable GPU to a usage
+ * error and anything else to a plain failure, without reading the message text. */
+typedef enum {
+    EC_METER_OPEN_OK = 0,
+    EC_METER_OPEN_BAD_SELECTION, /* o->gpus names no GPU, a MIG slice, a duplicate or an empty item,
+                                  * or there is no driver to select from */
+    EC_METER_OPEN_FAILED         /* anything else: a bad interval, NVML errors, the trace file */
+} ec_meter_open_status;
+/* ec_meter_open that also says why it failed (status may be NULL). */
+ec_meter *ec_meter_open_ex(const ec_meter_options *o, ec_meter_open_status *status);
 void ec_meter_close(ec_meter *m); /* stops the sampler, flushes the trace, unloads NVML */
 
 int ec_meter_gpu_count(const ec_meter *m);

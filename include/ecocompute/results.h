@@ -101,6 +101,13 @@ typedef struct {
     double counter_period_s;    /* update period of the GPU energy counter measured, s */
 } ec_run_record;
 
+/* 1 for a source's summary row (run_index == -1: its values are means over the source's runs). */
+int ec_record_is_summary(const ec_run_record *r);
+/* Two records belong to one configuration: same source, gpu, model, precision, kernels, batch,
+ * prompt_len, gen_len, device, and both runs or both summary rows. Defined with the record
+ * (src/store/results.c) so the store's seed readers and analysis share one definition. */
+int ec_same_config(const ec_run_record *a, const ec_run_record *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,20 +26,6 @@ double ec_record_energy_per_1k(const ec_run_record *r, ec_energy_definition *def
     return NAN;
 }
 
-int ec_record_is_summary(const ec_run_record *r)
-{
-    return r->run_index == -1;
-}
-
-int ec_same_config(const ec_run_record *a, const ec_run_record *b)
-{
-    return !strcmp(a->source, b->source) && !strcmp(a->gpu_name, b->gpu_name) &&
-           !strcmp(a->model, b->model) && !strcmp(a->precision, b->precision) &&
-           !strcmp(a->kernels, b->kernels) && !strcmp(a->device, b->device) &&
-           a->batch == b->batch && a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
-           ec_record_is_summary(a) == ec_record_is_summary(b);
-}
-
 void ec_groups_free(ec_config_group *g, size_t ngroups)
 {
     if (!g) return;

@@ -171,14 +171,7 @@ static int default_open_backend(void *ctx, const ec_bench_spec *s, const ec_mode
     o.max_batch = max_batch;
     o.max_seq = max_seq;
     o.threads = s->threads;
-    if (ec_device_parse(s->device, &o.device) != 0) return -1;
-    if (ec_backend_create(out, s->device) != 0) return -1;
-    if ((*out)->ops->load(*out, m, &o) != 0) {
-        ec_backend_destroy(*out);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
+    return ec_backend_open(out, s->device, m, &o) != 0 ? -1 : 0;
 }
 
 static const ec_bench_factory default_factory = {default_open_model, default_open_backend, NULL};

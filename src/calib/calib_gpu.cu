@@ -3,7 +3,7 @@
 #include "calib_gpu.h"
 
 #include "ecocompute/common.h"
-#include "engine/cuda/cuda_backend.h"
+#include "ecocompute/engine.h"
 #include "engine/cuda/cuda_check.h"
 
 #include <cublas_v2.h>
@@ -90,7 +90,9 @@ extern "C" int ec_calib_gpu_open(ec_calib_gpu **out, int device, size_t buffer_b
     EC_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     memset(info, 0, sizeof *info);
     snprintf(info->name, sizeof info->name, "%s", prop.name);
-    if (ec_cuda_device_uuid(device, info->uuid, sizeof info->uuid) != 0) return -1;
+    char device_name[32];
+    snprintf(device_name, sizeof device_name, "cuda:%d", device);
+    if (ec_device_gpu_uuid(device_name, info->uuid, sizeof info->uuid) != 0) return -1;
     info->total_mem_bytes = prop.totalGlobalMem;
     info->sm_count = prop.multiProcessorCount;
 

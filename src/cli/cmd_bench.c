@@ -534,10 +534,11 @@ int cmd_bench(int argc, char **argv)
     mo.gpus = a.gpus;
     mo.interval_s = a.interval_ms / 1000.0;
     mo.trace_path = a.trace;
-    ec_meter *m = ec_meter_open(&mo);
+    ec_meter_open_status open_status;
+    ec_meter *m = ec_meter_open_ex(&mo, &open_status);
     if (!m) {
         const char *why = ec_last_error();
-        int bad_gpu = a.gpus && (strstr(why, "GPU '") || strstr(why, "GPU list '"));
+        int bad_gpu = a.gpus && open_status == EC_METER_OPEN_BAD_SELECTION;
         rc = bad_gpu ? cli_usage_error(CMD, "--gpu: %s", why) : cli_fail(CMD, "%s", why);
         ec_store_close(st);
         return rc;

@@ -464,11 +464,12 @@ int cmd_meter(int argc, char **argv)
     o.gpus = a.gpus;
     o.interval_s = a.interval_ms / 1000.0;
     o.trace_path = a.trace;
-    ec_meter *m = ec_meter_open(&o);
+    ec_meter_open_status open_status;
+    ec_meter *m = ec_meter_open_ex(&o, &open_status);
     if (!m) {
         const char *why = ec_last_error();
-        /* A --gpu naming no GPU is a bad flag value (exit 2); selection errors quote the item. */
-        int bad_gpu = a.gpus && (strstr(why, "GPU '") || strstr(why, "GPU list '"));
+        /* A --gpu naming no GPU is a bad flag value (exit 2). */
+        int bad_gpu = a.gpus && open_status == EC_METER_OPEN_BAD_SELECTION;
         return bad_gpu ? cli_usage_error("meter", "--gpu: %s", why) : cli_fail("meter", "%s", why);
     }
     if (ec_meter_gpu_count(m) == 0)

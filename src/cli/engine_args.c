@@ -149,13 +149,10 @@ int cli_open_backend(const char *cmd, const cli_engine_args *a, const ec_model *
     o.max_batch = max_batch;
     o.max_seq = max_seq;
     o.threads = a->threads;
-    ec_device_parse(a->device, &o.device);
-    if (ec_backend_create(out, a->device) != 0) return cli_fail(cmd, "%s", ec_last_error());
-    if ((*out)->ops->load(*out, m, &o) != 0) {
-        cli_fail(cmd, "loading %s at %s: %s", a->model, ec_precision_name(p), ec_last_error());
-        ec_backend_destroy(*out);
-        *out = NULL;
-        return EXIT_FAIL;
-    }
+    int rc = ec_backend_open(out, a->device, m, &o);
+    if (rc == -1) return cli_fail(cmd, "%s", ec_last_error());
+    if (rc != 0)
+        return cli_fail(cmd, "loading %s at %s: %s", a->model, ec_precision_name(p),
+                        ec_last_error());
     return 0;
 }

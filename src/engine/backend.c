@@ -94,6 +94,19 @@ int ec_backend_create(ec_backend **out, const char *device)
     return 0;
 }
 
+int ec_backend_open(ec_backend **out, const char *device, const ec_model *m, ec_load_options *o)
+{
+    *out = NULL;
+    if (ec_device_parse(device, &o->device) != 0) return -1;
+    if (ec_backend_create(out, device) != 0) return -1;
+    if ((*out)->ops->load(*out, m, o) != 0) {
+        ec_backend_destroy(*out);
+        *out = NULL;
+        return -2;
+    }
+    return 0;
+}
+
 void ec_backend_destroy(ec_backend *b)
 {
     if (!b) return;

@@ -140,7 +140,7 @@ int ec_gpu_select(ec_meter *m, const char *selection)
                 chosen[nchosen++] = idx;
         }
         free(copy);
-        if (rc) return -1;
+        if (rc) return -2;
     }
     for (int k = 0; k < nchosen; k++) {
         ec_gpu *g = &m->gpus[k];

@@ -17,6 +17,14 @@ void ec_meter_options_default(ec_meter_options *o)
 
 ec_meter *ec_meter_open(const ec_meter_options *o)
 {
+    return ec_meter_open_ex(o, NULL);
+}
+
+ec_meter *ec_meter_open_ex(const ec_meter_options *o, ec_meter_open_status *status)
+{
+    ec_meter_open_status ignored;
+    if (!status) status = &ignored;
+    *status = EC_METER_OPEN_FAILED;
     if (!(o->interval_s >= 0.001 && o->interval_s <= 1.0)) {
         ec_set_error("sampling interval must be between 1 ms and 1 s, got %g s", o->interval_s);
         return NULL;
@@ -32,6 +40,7 @@ ec_meter *ec_meter_open(const ec_meter_options *o)
         snprintf(m->gpu_unavailable, sizeof m->gpu_unavailable, "%s", ec_last_error());
         if (o->gpus && *o->gpus) {
             ec_set_error("cannot select GPU '%s': %s", o->gpus, m->gpu_unavailable);
+            *status = EC_METER_OPEN_BAD_SELECTION;
             ec_meter_close(m);
             return NULL;
         }
@@ -39,7 +48,9 @@ ec_meter *ec_meter_open(const ec_meter_options *o)
         nvmlReturn_t r =
             EC_NVML(&m->nv, SystemGetDriverVersion, m->driver_version, sizeof m->driver_version);
         if (r != NVML_SUCCESS) m->driver_version[0] = '\0';
-        if (ec_gpu_select(m, o->gpus) != 0) {
+        int selected = ec_gpu_select(m, o->gpus);
+        if (selected != 0) {
+            if (selected == -2) *status = EC_METER_OPEN_BAD_SELECTION;
             ec_meter_close(m);
             return NULL;
         }
@@ -58,6 +69,7 @@ ec_meter *ec_meter_open(const ec_meter_options *o)
             return NULL;
         }
     }
+    *status = EC_METER_OPEN_OK;
     return m;
 }
 

@@ -55,6 +55,8 @@ struct ec_meter {
 };
 
 /* gpu.c */
+/* Selects the GPUs `selection` names (NULL or "": all). Returns 0, -2 when the selection names
+ * no usable GPU (the caller's usage error) or -1 when NVML fails; ec_last_error says which. */
 int ec_gpu_select(ec_meter *m, const char *selection);
 /* What a reading includes besides instant and 1 s average power (always read, one NVML call). */
 enum {

@@ -1,4 +1,5 @@
-/* results.c — names of the run record's enumerations (results.h) and the "unknown" record. */
+/* results.c — names of the run record's enumerations (results.h), the "unknown" record, and
+ * which records are one configuration (ec_same_config). */
 #include "ecocompute/results.h"
 #include "ecocompute/common.h"
 #include "ecocompute/store.h"
@@ -57,4 +58,18 @@ void ec_run_record_init(ec_run_record *r)
         case EC_COL_HEX: break; /* "" and 0 (no reason seen) */
         }
     }
+}
+
+int ec_record_is_summary(const ec_run_record *r)
+{
+    return r->run_index == -1;
+}
+
+int ec_same_config(const ec_run_record *a, const ec_run_record *b)
+{
+    return !strcmp(a->source, b->source) && !strcmp(a->gpu_name, b->gpu_name) &&
+           !strcmp(a->model, b->model) && !strcmp(a->precision, b->precision) &&
+           !strcmp(a->kernels, b->kernels) && !strcmp(a->device, b->device) &&
+           a->batch == b->batch && a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
+           ec_record_is_summary(a) == ec_record_is_summary(b);
 }

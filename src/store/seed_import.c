@@ -18,8 +18,8 @@
 #include <cjson/cJSON.h>
 
 #include "common/csv.h"
-#include "ecocompute/analysis.h"
 #include "ecocompute/common.h"
+#include "ecocompute/model.h"
 #include "ecocompute/store.h"
 
 /* Licences of the seed repositories, as each repository (or its site) states them. */

@@ -288,6 +288,17 @@ static void bad_calls_fail_with_a_message(void **state)
     assert_int_equal(b->ops->load(b, m, &o), -1);
     assert_non_null(strstr(ec_last_error(), "max_seq_len"));
     ec_backend_destroy(b);
+
+    /* ec_backend_open tells a backend it cannot create (-1) from a load that failed (-2). */
+    assert_int_equal(ec_backend_open(&b, "tpu", m, &o), -1);
+    assert_null(b);
+    assert_int_equal(ec_backend_open(&b, "cpu", m, &o), -2);
+    assert_null(b);
+    assert_non_null(strstr(ec_last_error(), "max_seq_len"));
+    o.max_seq = 0;
+    assert_int_equal(ec_backend_open(&b, "cpu", m, &o), 0);
+    assert_int_equal(o.device, -1);
+    ec_backend_destroy(b);
     ec_model_close(m);
 }
 

@@ -249,6 +249,13 @@ static void expect_rejected(const char *sel, const char *message)
 {
     assert_null(open_fake("gpus=3", sel, 0.1));
     assert_non_null(strstr(ec_last_error(), message));
+    /* The status, not the message, tells callers a selection was bad (their usage error). */
+    ec_meter_options o;
+    ec_meter_options_default(&o);
+    o.gpus = sel;
+    ec_meter_open_status status = EC_METER_OPEN_OK;
+    assert_null(ec_meter_open_ex(&o, &status));
+    assert_int_equal(status, EC_METER_OPEN_BAD_SELECTION);
 }
 
 static void test_selection(void **state)
@@ -426,8 +433,10 @@ static void test_no_driver(void **state)
     ec_meter_close(m);
 
     o.gpus = "0"; /* a GPU that cannot exist */
-    assert_null(ec_meter_open(&o));
+    ec_meter_open_status status = EC_METER_OPEN_OK;
+    assert_null(ec_meter_open_ex(&o, &status));
     assert_non_null(strstr(ec_last_error(), "cannot select GPU"));
+    assert_int_equal(status, EC_METER_OPEN_BAD_SELECTION);
 
     m = open_fake("init=fail", NULL, 0.1);
     assert_non_null(m);
@@ -445,8 +454,10 @@ static void test_bad_options(void **state)
     assert_null(ec_meter_open(&o));
     o.interval_s = 0.1;
     o.trace_path = "/nonexistent-dir/trace.csv";
-    assert_null(ec_meter_open(&o));
+    ec_meter_open_status status = EC_METER_OPEN_OK;
+    assert_null(ec_meter_open_ex(&o, &status));
     assert_non_null(strstr(ec_last_error(), "cannot write trace"));
+    assert_int_equal(status, EC_METER_OPEN_FAILED);
 }
 
 int main(void)
