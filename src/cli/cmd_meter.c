@@ -71,7 +71,7 @@ static void usage(void)
         "  --idle SECONDS   first measure idle power for this long, then report net energy\n"
         "  --tokens N       tokens the command produced: also report J per 1k tokens\n"
         "  --trace FILE     write the sampler's time series as CSV\n"
-        "  --format F       table (default), json or csv\n\n"
+        "  --format F       table (default), json or csv (one row per run under a fixed header)\n\n"
         "COMMAND finds ECOCOMPUTE_METER_T0 in its environment: the CLOCK_MONOTONIC seconds\n"
         "at which the trace's t_s is 0, so it can mark its own phases on the trace, and\n"
         "ECOCOMPUTE_MARK_FD: a file descriptor to which it may write lines 'begin NAME' and\n"
@@ -357,35 +357,64 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
     return o;
 }
 
-/* CSV: the JSON object flattened to field,value rows ("gpus.0.energy_j"). */
-static void flatten(ec_table *t, const cJSON *o, const char *prefix)
-{
-    int i = 0;
-    for (const cJSON *it = o->child; it; it = it->next, i++) {
-        char key[128];
-        if (cJSON_IsArray(o))
-            snprintf(key, sizeof key, "%s.%d", prefix, i);
-        else
-            snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
-        if (cJSON_IsArray(it) || cJSON_IsObject(it)) {
-            flatten(t, it, key);
-            continue;
-        }
-        ec_table_row(t);
-        ec_table_text(t, 0, "%s", key);
-        if (cJSON_IsNumber(it))
-            ec_table_number(t, 1, "%.10g", it->valuedouble);
-        else if (cJSON_IsString(it))
-            ec_table_text(t, 1, "%s", it->valuestring);
-        else if (cJSON_IsBool(it))
-            ec_table_text(t, 1, "%s", cJSON_IsTrue(it) ? "true" : "false");
-    }
-}
-
 static double get(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* CSV: one row per run under a fixed header, so runs append to one file (`tail -n +2 >>`).
+ * Per-GPU energy and the child's windows are one field each ("0:123.4 1:120.0"), which keeps
+ * the columns the same for any number of GPUs or windows; JSON has them in full. */
+static void print_csv_row(const cJSON *o)
+{
+    static const char *fields[] = {
+        "exit_status", "duration_s", "gpu_count", "gpu_energy_method", "gpu_energy_j",
+        "gpu_energy_counter_j", "gpu_energy_integrated_j", "gpu_disagreement_pct",
+        "gpu_avg_power_w", "gpu_peak_power_w", "idle_duration_s", "gpu_idle_power_w",
+        "gpu_net_energy_j", "tokens", "gpu_j_per_1k_tokens_gross", "gpu_j_per_1k_tokens_net",
+        "throttled", "incomplete", "cpu_energy_j", "cpu_package_energy_j", "cpu_dram_energy_j",
+        "meter_cpu_s"};
+    const int nf = (int)(sizeof fields / sizeof *fields);
+    ec_table *t = ec_table_new();
+    ec_table_column(t, "command", "command");
+    for (int i = 0; i < nf; i++) ec_table_column(t, fields[i], fields[i]);
+    ec_table_column(t, "gpu_energy_j_per_gpu", "gpu_energy_j_per_gpu");
+    ec_table_column(t, "windows_gpu_energy_j", "windows_gpu_energy_j");
+    ec_table_row(t);
+    char buf[1024];
+    size_t used = 0;
+    buf[0] = 0;
+    for (const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "command")->child;
+         c && used < sizeof buf - 1; c = c->next)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", used ? " " : "",
+                                 c->valuestring);
+    ec_table_text(t, 0, "%s", buf);
+    for (int i = 0; i < nf; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, fields[i]);
+        if (cJSON_IsNumber(v))
+            ec_table_number(t, i + 1, "%.10g", v->valuedouble);
+        else if (cJSON_IsString(v))
+            ec_table_text(t, i + 1, "%s", v->valuestring);
+        else if (cJSON_IsBool(v))
+            ec_table_text(t, i + 1, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    }
+    used = 0;
+    buf[0] = 0;
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(o, "gpus");
+    for (const cJSON *g = gpus->child; g && used < sizeof buf - 64; g = g->next)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%.0f:%.6g", used ? " " : "",
+                                 get(g, "index"), get(g, "energy_j"));
+    ec_table_text(t, nf + 1, "%s", buf);
+    used = 0;
+    buf[0] = 0;
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "windows");
+    for (const cJSON *w = ws ? ws->child : NULL; w && used < sizeof buf - 128; w = w->next)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s:%.6g", used ? " " : "",
+                                 w->string, get(w, "gpu_energy_j"));
+    ec_table_text(t, nf + 2, "%s", buf);
+    ec_table_print(t, EC_FORMAT_CSV, stdout);
+    ec_table_free(t);
 }
 
 /* One human row: the quantity (with its basis) and the number with its unit. */
@@ -515,12 +544,7 @@ static void print_result(const meter_args *a, const cJSON *o, const ec_window_re
         printf("%s\n", s);
         free(s);
     } else if (a->fmt == EC_FORMAT_CSV) {
-        ec_table *t = ec_table_new();
-        ec_table_column(t, "field", "field");
-        ec_table_column(t, "value", "value");
-        flatten(t, o, "");
-        ec_table_print(t, EC_FORMAT_CSV, stdout);
-        ec_table_free(t);
+        print_csv_row(o);
     } else {
         print_human(o, r);
     }
