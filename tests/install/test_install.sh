@@ -21,5 +21,7 @@ out=$(PATH="$prefix/bin:$PATH" bash -c "source '$comp'; COMP_WORDS=(ecocompute m
 [ "$out" = meter ] || fail "completion of 'mete' gave '$out'"
 out=$(PATH="$prefix/bin:$PATH" bash -c "source '$comp'; COMP_WORDS=(ecocompute meter --idl); COMP_CWORD=2; _ecocompute; echo \"\${COMPREPLY[*]}\"")
 [ "$out" = --idle ] || fail "completion of 'meter --idl' gave '$out'"
-"$prefix/bin/ecocompute" version >/dev/null || fail "installed binary does not run"
+"$prefix/bin/ecocompute" version --format json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["version"] and j["commit"]' \
+  || fail "installed binary: version --format json"
+[ "$("$prefix/bin/ecocompute" version --format csv | head -1)" = version,commit ] || fail "version --format csv header"
 echo "PASS test_install"
