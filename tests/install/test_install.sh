@@ -23,5 +23,5 @@ out=$(PATH="$prefix/bin:$PATH" bash -c "source '$comp'; COMP_WORDS=(ecocompute m
 [ "$out" = --idle ] || fail "completion of 'meter --idl' gave '$out'"
 "$prefix/bin/ecocompute" version --format json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["version"] and j["commit"]' \
   || fail "installed binary: version --format json"
-[ "$("$prefix/bin/ecocompute" version --format csv | head -1)" = version,commit ] || fail "version --format csv header"
+[ "$("$prefix/bin/ecocompute" version --format csv | head -1 | tr -d "\r")" = version,commit ] || fail "version --format csv header"
 echo "PASS test_install"
