@@ -448,10 +448,10 @@ static void print_windows(const cJSON *o)
     ec_table_column(t, "window", "window");
     ec_table_column(t, "duration_s", "duration (s)");
     ec_table_column(t, "gpu_gross_j", "GPU gross (J)");
-    ec_table_column(t, "gpu_net_j", "GPU net of idle (J)");
+    ec_table_column(t, "gpu_net_j", "GPU net (J)");
     ec_table_column(t, "gpu_avg_w", "GPU avg (W)");
     ec_table_column(t, "cpu_gross_j", "CPU+DRAM gross (J)");
-    ec_table_column(t, "per_gpu", "per GPU gross (J)");
+    ec_table_column(t, "per_gpu", "per GPU gross J");
     for (const cJSON *w = ws->child; w; w = w->next) {
         ec_table_row(t);
         const cJSON *uc = cJSON_GetObjectItemCaseSensitive(w, "unclosed");

@@ -28,7 +28,7 @@ check "bad line count" 'grep -q "2 bad ECOCOMPUTE_MARK_FD lines" "$tmp/s.err"'
 "$bin" meter --idle 0.3 -- sh -c 'echo begin step >&"$ECOCOMPUTE_MARK_FD"; sleep 0.2; echo end step >&"$ECOCOMPUTE_MARK_FD"' \
   >"$tmp/t.out" 2>/dev/null
 check "table has a window row" 'grep -Eq "^step +0\.[0-9]+ +[0-9.]+ +[0-9.-]+ +[0-9.]+" "$tmp/t.out"'
-check "table header names net" 'grep -q "GPU net of idle (J)" "$tmp/t.out"'
+check "table header names net" 'grep -q "GPU net (J)" "$tmp/t.out"'
 
 # A grandchild holding the pipe open does not keep the meter waiting.
 start=$(date +%s)
