@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ struct meter_marks {
     ec_meter *m;
     int rfd, wfd;
     pthread_t thread;
-    volatile int child_done; /* set by finish: drain what is there, then stop */
+    atomic_int child_done; /* set by finish: drain what is there, then stop */
     pthread_mutex_t lock;
     mark_window *w;
     int n, ended; /* windows begun; results are kept in begin order */
@@ -123,7 +124,7 @@ static void *reader(void *arg)
             if (n == 0) break; /* every writer closed */
             if (errno != EINTR && errno != EAGAIN) break;
         }
-        if (rc == 0 && mk->child_done) break;
+        if (rc == 0 && atomic_load(&mk->child_done)) break;
     }
     return NULL;
 }
@@ -167,7 +168,7 @@ void meter_marks_parent_after_fork(meter_marks *mk)
 void meter_marks_finish(meter_marks *mk)
 {
     meter_marks_parent_after_fork(mk);
-    mk->child_done = 1;
+    atomic_store(&mk->child_done, 1);
     pthread_join(mk->thread, NULL);
     if (mk->len) { /* a last line without its newline still counts */
         mk->line[mk->len < MAX_LINE ? mk->len : MAX_LINE] = 0;

@@ -17,7 +17,7 @@ void meter_marks_parent_after_fork(meter_marks *mk);
  * open), stops the thread, ends windows left open (marked incomplete). */
 void meter_marks_finish(meter_marks *mk);
 int meter_marks_count(const meter_marks *mk);
-/* Window i, in the order their `end` lines came; *unclosed is 1 when no `end` came. */
+/* Window i, in the order their `begin` lines came; *unclosed is 1 when no `end` came. */
 const ec_window_result *meter_marks_window(const meter_marks *mk, int i, int *unclosed);
 void meter_marks_free(meter_marks *mk);
 
