@@ -6,11 +6,11 @@ set -euo pipefail
 # python3 and jq: the end-to-end tests read JSON and SQLite with them; libclang-rt-dev: clang's
 # sanitizer and fuzzer runtimes; libmicrohttpd-dev: the exporter's HTTP server; curl: its tests;
 # chromium and nodejs: the report's browser test (tests/report/test_report_browser.sh) and
-# scripts/report-screenshots.sh drive headless chromium through its DevTools pipe from node;
-# python3-pip, -setuptools, -wheel: `pip install --no-build-isolation ./python` without PyPI.
+# scripts/report-screenshots.sh drive headless chromium through its DevTools pipe from node.
 pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang
-      libclang-rt-dev python3 jq libmicrohttpd-dev curl chromium nodejs python3-pip
-      python3-setuptools python3-wheel)
+      libclang-rt-dev python3 jq libmicrohttpd-dev curl chromium nodejs)
+# python3-pip, -setuptools, -wheel: `pip install --no-build-isolation ./python` without PyPI.
+pkgs+=(python3-pip python3-setuptools python3-wheel)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
