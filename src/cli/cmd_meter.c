@@ -2,6 +2,7 @@
  * window and reports its GPU (and CPU/DRAM) energy; forwards signals to the child and returns
  * the child's exit status. */
 #include "cli.h"
+#include "meter_marks.h"
 
 #include "ecocompute/meter.h"
 
@@ -70,9 +71,11 @@ static void usage(void)
         "  --idle SECONDS   first measure idle power for this long, then report net energy\n"
         "  --tokens N       tokens the command produced: also report J per 1k tokens\n"
         "  --trace FILE     write the sampler's time series as CSV\n"
-        "  --format F       table (default), json or csv\n\n"
+        "  --format F       table (default), json or csv (one row per run under a fixed header)\n\n"
         "COMMAND finds ECOCOMPUTE_METER_T0 in its environment: the CLOCK_MONOTONIC seconds\n"
-        "at which the trace's t_s is 0, so it can mark its own phases on the trace.\n"
+        "at which the trace's t_s is 0, so it can mark its own phases on the trace, and\n"
+        "ECOCOMPUTE_MARK_FD: a file descriptor to which it may write lines 'begin NAME' and\n"
+        "'end NAME'; each such window is reported too (gross and net J, s, W, per GPU).\n"
         "SIGINT, SIGTERM and SIGHUP are passed on to COMMAND. The exit status is COMMAND's\n"
         "(128+N when it died from signal N; 127 when it cannot be found); the measurement is\n"
         "printed either way. Without an NVIDIA driver, duration and CPU energy are still\n"
@@ -80,7 +83,9 @@ static void usage(void)
         "examples:\n"
         "  ecocompute meter -- python infer.py\n"
         "  ecocompute meter --idle 10 --tokens 25600 --format json -- python infer.py\n"
-        "  ecocompute meter --gpu 0,1 --interval 10 --trace run.csv -- ./serve.sh\n");
+        "  ecocompute meter --gpu 0,1 --interval 10 --trace run.csv -- ./serve.sh\n"
+        "  ecocompute meter -- sh -c 'echo begin load >&$ECOCOMPUTE_MARK_FD; ./load.sh;\n"
+        "                             echo end load >&$ECOCOMPUTE_MARK_FD; ./infer.sh'\n");
 }
 
 /* Returns -1 to exit 0 (help), EXIT_USAGE on a usage error, 0 to run. */
@@ -209,6 +214,36 @@ static void note(cJSON *notes, const char *fmt, ...)
 }
 
 /* The canonical result: one JSON object whose field names carry units (docs/measurement.md). */
+/* The child's named windows (marker protocol), keyed by name; a name used again gets "#2"... */
+static void windows_json(cJSON *o, const meter_marks *mk)
+{
+    cJSON *ws = cJSON_AddObjectToObject(o, "windows");
+    for (int i = 0; i < meter_marks_count(mk); i++) {
+        int unclosed;
+        const ec_window_result *w = meter_marks_window(mk, i, &unclosed);
+        char key[80];
+        snprintf(key, sizeof key, "%s", w->name);
+        for (int k = 2; cJSON_GetObjectItemCaseSensitive(ws, key); k++)
+            snprintf(key, sizeof key, "%s#%d", w->name, k);
+        cJSON *j = cJSON_AddObjectToObject(ws, key);
+        num(j, "duration_s", w->duration_s);
+        num(j, "gpu_energy_j", w->gpu_energy_j);
+        num(j, "gpu_net_energy_j", w->gpu_net_energy_j);
+        num(j, "gpu_avg_power_w", w->gpu_avg_power_w);
+        num(j, "cpu_energy_j", w->cpu_available ? w->cpu_energy_j : NAN);
+        cJSON_AddBoolToObject(j, "unclosed", unclosed);
+        cJSON *gpus = cJSON_AddArrayToObject(j, "gpus");
+        for (int g = 0; g < w->ngpus; g++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "index", w->gpus[g].index);
+            num(x, "energy_j", w->gpus[g].energy_j);
+            num(x, "net_energy_j", w->gpus[g].net_energy_j);
+            num(x, "avg_power_w", w->gpus[g].avg_power_w);
+            cJSON_AddItemToArray(gpus, x);
+        }
+    }
+}
+
 static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_result *r,
                           const ec_idle_baseline *idle, int status, double meter_cpu_s)
 {
@@ -322,35 +357,64 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
     return o;
 }
 
-/* CSV: the JSON object flattened to field,value rows ("gpus.0.energy_j"). */
-static void flatten(ec_table *t, const cJSON *o, const char *prefix)
-{
-    int i = 0;
-    for (const cJSON *it = o->child; it; it = it->next, i++) {
-        char key[128];
-        if (cJSON_IsArray(o))
-            snprintf(key, sizeof key, "%s.%d", prefix, i);
-        else
-            snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
-        if (cJSON_IsArray(it) || cJSON_IsObject(it)) {
-            flatten(t, it, key);
-            continue;
-        }
-        ec_table_row(t);
-        ec_table_text(t, 0, "%s", key);
-        if (cJSON_IsNumber(it))
-            ec_table_number(t, 1, "%.10g", it->valuedouble);
-        else if (cJSON_IsString(it))
-            ec_table_text(t, 1, "%s", it->valuestring);
-        else if (cJSON_IsBool(it))
-            ec_table_text(t, 1, "%s", cJSON_IsTrue(it) ? "true" : "false");
-    }
-}
-
 static double get(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* CSV: one row per run under a fixed header, so runs append to one file (`tail -n +2 >>`).
+ * Per-GPU energy and the child's windows are one field each ("0:123.4 1:120.0"), which keeps
+ * the columns the same for any number of GPUs or windows; JSON has them in full. */
+static void print_csv_row(const cJSON *o)
+{
+    static const char *fields[] = {
+        "exit_status", "duration_s", "gpu_count", "gpu_energy_method", "gpu_energy_j",
+        "gpu_energy_counter_j", "gpu_energy_integrated_j", "gpu_disagreement_pct",
+        "gpu_avg_power_w", "gpu_peak_power_w", "idle_duration_s", "gpu_idle_power_w",
+        "gpu_net_energy_j", "tokens", "gpu_j_per_1k_tokens_gross", "gpu_j_per_1k_tokens_net",
+        "throttled", "incomplete", "cpu_energy_j", "cpu_package_energy_j", "cpu_dram_energy_j",
+        "meter_cpu_s"};
+    const int nf = (int)(sizeof fields / sizeof *fields);
+    ec_table *t = ec_table_new();
+    ec_table_column(t, "command", "command");
+    for (int i = 0; i < nf; i++) ec_table_column(t, fields[i], fields[i]);
+    ec_table_column(t, "gpu_energy_j_per_gpu", "gpu_energy_j_per_gpu");
+    ec_table_column(t, "windows_gpu_energy_j", "windows_gpu_energy_j");
+    ec_table_row(t);
+    char buf[1024];
+    size_t used = 0;
+    buf[0] = 0;
+    for (const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "command")->child;
+         c && used < sizeof buf - 1; c = c->next)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", used ? " " : "",
+                                 c->valuestring);
+    ec_table_text(t, 0, "%s", buf);
+    for (int i = 0; i < nf; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, fields[i]);
+        if (cJSON_IsNumber(v))
+            ec_table_number(t, i + 1, "%.10g", v->valuedouble);
+        else if (cJSON_IsString(v))
+            ec_table_text(t, i + 1, "%s", v->valuestring);
+        else if (cJSON_IsBool(v))
+            ec_table_text(t, i + 1, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    }
+    used = 0;
+    buf[0] = 0;
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(o, "gpus");
+    for (const cJSON *g = gpus->child; g && used < sizeof buf - 64; g = g->next)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%.0f:%.6g", used ? " " : "",
+                                 get(g, "index"), get(g, "energy_j"));
+    ec_table_text(t, nf + 1, "%s", buf);
+    used = 0;
+    buf[0] = 0;
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "windows");
+    for (const cJSON *w = ws ? ws->child : NULL; w && used < sizeof buf - 128; w = w->next)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s:%.6g", used ? " " : "",
+                                 w->string, get(w, "gpu_energy_j"));
+    ec_table_text(t, nf + 2, "%s", buf);
+    ec_table_print(t, EC_FORMAT_CSV, stdout);
+    ec_table_free(t);
 }
 
 /* One human row: the quantity (with its basis) and the number with its unit. */
@@ -373,6 +437,45 @@ static const char *val(char *buf, size_t len, const char *fmt, double v)
     if (!isfinite(v)) return "n/a";
     snprintf(buf, len, fmt, v);
     return buf;
+}
+
+/* The child's named windows, one row each, after the whole command's table. */
+static void print_windows(const cJSON *o)
+{
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "windows");
+    if (!ws || !ws->child) return;
+    ec_table *t = ec_table_new();
+    ec_table_column(t, "window", "window");
+    ec_table_column(t, "duration_s", "duration (s)");
+    ec_table_column(t, "gpu_gross_j", "GPU gross (J)");
+    ec_table_column(t, "gpu_net_j", "GPU net (J)");
+    ec_table_column(t, "gpu_avg_w", "GPU avg (W)");
+    ec_table_column(t, "cpu_gross_j", "CPU+DRAM gross (J)");
+    ec_table_column(t, "per_gpu", "per GPU gross J");
+    for (const cJSON *w = ws->child; w; w = w->next) {
+        ec_table_row(t);
+        const cJSON *uc = cJSON_GetObjectItemCaseSensitive(w, "unclosed");
+        ec_table_text(t, 0, "%s%s", w->string, cJSON_IsTrue(uc) ? " (no end: to exit)" : "");
+        static const char *keys[] = {"duration_s", "gpu_energy_j", "gpu_net_energy_j",
+                                     "gpu_avg_power_w", "cpu_energy_j"};
+        for (int k = 0; k < 5; k++) {
+            double v = get(w, keys[k]);
+            if (isfinite(v))
+                ec_table_number(t, k + 1, k ? "%.1f" : "%.3f", v);
+            else
+                ec_table_text(t, k + 1, "n/a");
+        }
+        char per[256] = "";
+        size_t used = 0;
+        const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(w, "gpus");
+        for (const cJSON *g = gpus ? gpus->child : NULL; g && used < sizeof per - 32; g = g->next)
+            used += (size_t)snprintf(per + used, sizeof per - used, "%s%.0f:%.1f", used ? " " : "",
+                                     get(g, "index"), get(g, "energy_j"));
+        ec_table_text(t, 6, "%s", used ? per : "-");
+    }
+    printf("\n");
+    ec_table_print(t, EC_FORMAT_TABLE, stdout);
+    ec_table_free(t);
 }
 
 static void print_human(const cJSON *o, const ec_window_result *r)
@@ -430,6 +533,7 @@ static void print_human(const cJSON *o, const ec_window_result *r)
     row(t, "exit status", "%.0f", get(o, "exit_status"));
     ec_table_print(t, EC_FORMAT_TABLE, stdout);
     ec_table_free(t);
+    print_windows(o);
 }
 
 static void print_result(const meter_args *a, const cJSON *o, const ec_window_result *r)
@@ -440,12 +544,7 @@ static void print_result(const meter_args *a, const cJSON *o, const ec_window_re
         printf("%s\n", s);
         free(s);
     } else if (a->fmt == EC_FORMAT_CSV) {
-        ec_table *t = ec_table_new();
-        ec_table_column(t, "field", "field");
-        ec_table_column(t, "value", "value");
-        flatten(t, o, "");
-        ec_table_print(t, EC_FORMAT_CSV, stdout);
-        ec_table_free(t);
+        print_csv_row(o);
     } else {
         print_human(o, r);
     }
@@ -495,19 +594,25 @@ int cmd_meter(int argc, char **argv)
     char t0[32];
     snprintf(t0, sizeof t0, "%.6f", ec_meter_t0_s(m));
     setenv("ECOCOMPUTE_METER_T0", t0, 1);
+    /* Without the pipe the command still runs and is measured as a whole. */
+    meter_marks *marks = meter_marks_open(m);
     double cpu0 = cpu_time_s();
     int win = ec_meter_window_begin(m, "run");
     pid_t pid = spawn(a.cmd, &rc);
+    if (marks) meter_marks_parent_after_fork(marks);
     int status = 0;
     if (pid > 0) {
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         child_pid = 0;
     }
+    if (marks) meter_marks_finish(marks);
     ec_window_result r;
     ec_meter_window_end(m, win, &r);
     double meter_cpu = cpu_time_s() - cpu0;
     cJSON *res = pid > 0 ? result_json(&a, m, &r, have_idle, status, meter_cpu) : NULL;
+    if (res) windows_json(res, marks);
+    meter_marks_free(marks);
     ec_meter_close(m); /* stops the sampler: the trace is complete before we report */
     if (!res) return rc;
     print_result(&a, res, &r);
