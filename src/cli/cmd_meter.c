@@ -352,8 +352,19 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
             note(notes, "GPU %u clocks were limited (reasons 0x%llx)", g->index,
                  g->clock_event_reasons);
     }
-    if (r->duration_s < 5 && r->ngpus)
-        note(notes, "window shorter than 5 s: the energy counter updates about every 100 ms");
+    /* How sure the energy is: each edge of the command's window reads a counter that is stale by
+     * up to one update period (docs/measurement.md, "How sure a window is"). */
+    double period = r->ngpus ? ec_meter_counter_period_s(m) : NAN;
+    double uncert = r->gpu_avg_power_w * period / sqrt(6.0);
+    num(o, "counter_period_s", period);
+    num(o, "gpu_energy_uncert_j", isfinite(uncert) ? uncert : NAN);
+    if (isfinite(uncert) && r->duration_s < EC_MIN_WINDOW_PERIODS * period)
+        note(notes,
+             "the command's window (%.2f s) spans %.0f updates of the GPU energy counter (every "
+             "%.3f s): its energy is uncertain by %.1f %% (1 sd); a window of %.0f s or more "
+             "brings that under 1 %% (repeat the work, or mark a longer window)",
+             r->duration_s, r->duration_s / period, period, 100.0 * uncert / r->gpu_energy_j,
+             EC_MIN_WINDOW_PERIODS * period);
     return o;
 }
 

@@ -120,5 +120,14 @@ for args in "--interval -5 -- true" "--interval 0 -- true" "--interval abc -- tr
   check "'meter $args' one line" '[ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
 done
 
+# A short command under a counter that moves every 0.1 s: the period, the uncertainty it puts on
+# the energy (P x period / sqrt 6), and a note saying how long a window would be sure to 1 %.
+FAKE_NVML="gpus=1 power=150 counter_period=0.1" "$bin" meter --format json -- sleep 0.5 \
+  >"$tmp/short.json" 2>"$tmp/short.err"
+check "short window: counter period 0.1 s" 'jcheck "$tmp/short.json" "abs(j[\"counter_period_s\"] - 0.1) < 0.02"'
+check "short window: uncertainty P x period / sqrt 6" \
+  'jcheck "$tmp/short.json" "abs(j[\"gpu_energy_uncert_j\"] - j[\"gpu_avg_power_w\"] * j[\"counter_period_s\"] / 6 ** 0.5) < 1e-6"'
+check "short window: a note with the uncertainty and the window to aim for" \
+  'grep -q "updates of the GPU energy counter .*uncertain by .*a window of 5 s or more" "$tmp/short.err"'
 [ $fail -eq 0 ] && echo "meter cli: all checks pass"
 exit $fail
