@@ -196,7 +196,8 @@ static int read_steps(json_steps *s, const cJSON *o, const char *path, const cha
     cJSON_ArrayForEach(e, list)
     {
         char sub[128];
-        snprintf(sub, sizeof sub, "%s.%s[%d]", field, list_key, i++);
+        if (snprintf(sub, sizeof sub, "%s.%s[%d]", field, list_key, i++) >= (int)sizeof sub)
+            return ec_set_error("%s: %s: sequences nested too deeply", path, field);
         if (read_steps(s, e, path, sub, list_key, read_one)) return -1;
     }
     return 0;
