@@ -70,6 +70,7 @@ static void usage(void)
 typedef struct {
     const ec_run_record *key;
     ec_summary e, tok, w; /* energy J/1k, tok/s, W */
+    ec_summary req;       /* J per request (one sequence, prefill + decode), same definition */
     const char *def;      /* "gross", "net", "unknown" or "mixed" */
     ec_energy_definition defv;
     double roofline_pct;     /* of the datasheet bandwidth bound */
@@ -136,9 +137,9 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
     if (ec_group_configs(r, n, &g, &ng)) return -1;
     config *c = calloc(ng ? ng : 1, sizeof *c);
     double *e = malloc((n ? n : 1) * sizeof *e), *t = malloc((n ? n : 1) * sizeof *t),
-           *w = malloc((n ? n : 1) * sizeof *w);
-    if (!c || !e || !t || !w) {
-        free(c), free(e), free(t), free(w);
+           *w = malloc((n ? n : 1) * sizeof *w), *q = malloc((n ? n : 1) * sizeof *q);
+    if (!c || !e || !t || !w || !q) {
+        free(c), free(e), free(t), free(w), free(q);
         ec_groups_free(g, ng);
         return ec_set_error("out of memory");
     }
@@ -159,6 +160,7 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
             if (isfinite(e[j])) defs[d] = 1;
             t[j] = x->tok_s;
             w[j] = x->avg_power_w;
+            q[j] = d == EC_ENERGY_NET ? x->j_per_request_net : x->j_per_request_gross;
         }
         config *cc = &c[k];
         cc->key = key;
@@ -166,6 +168,7 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
         if (!cc->e.n) continue; /* perplexity-only rows: nothing to analyse here */
         ec_summarize(t, g[i].n, &cc->tok);
         ec_summarize(w, g[i].n, &cc->w);
+        ec_summarize(q, g[i].n, &cc->req);
         int kinds = defs[0] + defs[1] + defs[2];
         cc->defv = defs[0] ? EC_ENERGY_GROSS : defs[1] ? EC_ENERGY_NET : EC_ENERGY_UNKNOWN;
         cc->def = kinds > 1 ? "mixed" : ec_energy_definition_name(cc->defv);
@@ -173,7 +176,7 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
         cc->roofline_cal_pct = NAN;
         k++;
     }
-    free(e), free(t), free(w);
+    free(e), free(t), free(w), free(q);
     ec_groups_free(g, ng);
     *out = c;
     *nout = k;
@@ -219,6 +222,7 @@ static ec_table *table_configs(const config *c, size_t n)
     int c_cv = ec_table_column(t, "energy_cv_pct", "CV (%)");
     int c_lo = ec_table_column(t, "energy_ci95_lo", "95% CI lo (J/1k)");
     int c_hi = ec_table_column(t, "energy_ci95_hi", "95% CI hi (J/1k)");
+    int c_req = ec_table_column(t, "j_per_request_mean", "J/request");
     int c_tok = ec_table_column(t, "tok_per_s_mean", "tok/s");
     int c_w = ec_table_column(t, "power_w_mean", "Power (W)");
     int c_rf = ec_table_column(t, "roofline_datasheet_pct", "Roofline (% datasheet BW)");
@@ -234,6 +238,7 @@ static ec_table *table_configs(const config *c, size_t n)
         ec_table_number(t, c_cv, "%.2f", c[i].e.cv_pct);
         ec_table_number(t, c_lo, "%.1f", c[i].e.ci_lo);
         ec_table_number(t, c_hi, "%.1f", c[i].e.ci_hi);
+        if (c[i].req.n) ec_table_number(t, c_req, "%.2f", c[i].req.mean);
         ec_table_number(t, c_tok, "%.2f", c[i].tok.mean);
         ec_table_number(t, c_w, "%.1f", c[i].w.mean);
         ec_table_number(t, c_rf, "%.1f", c[i].roofline_pct);

@@ -30,6 +30,10 @@ check "J per request = run energy / batch, gross and net" \
 check "uncertainty stated, below 1 % with aligned windows" \
   'py "all(0 < x[\"gpu_energy_uncert_j\"] < 0.01 * x[\"gpu_energy_j\"] for x in r)"'
 
+"$bin" analyze --db "$tmp/w.db" --table configs --format json >"$tmp/a.json" 2>/dev/null
+check "analyze: J/request of the configuration = mean of its runs'" \
+  'python3 -c "import json,sys; a=json.load(open(\"$tmp/a.json\")); r=json.load(open(\"$tmp/runs.json\"))[\"rows\"]; m=sum(x[\"j_per_request_gross\"] for x in r)/len(r); sys.exit(0 if abs(a[0][\"j_per_request_mean\"] - m) < 0.01 else 1)"'
+
 # One phase per window: the protocol as it was (no repetitions, keys of older sweeps).
 FAKE_NVML="gpus=1 power=150 counter_period=0.1" "$bin" bench "${quick[@]}" --idle 0 \
   --min-window 0 --db "$tmp/one.db" >/dev/null 2>&1
