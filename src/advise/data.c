@@ -353,6 +353,15 @@ static void squash(const char *s, char *out, size_t cap)
     out[j] = 0;
 }
 
+/* Copies text into out, cut to cap - 1 bytes: a name longer than out then matches no table
+ * entry, and is reported as unknown. */
+static void copy_cut(char *out, size_t cap, const char *text)
+{
+    size_t len = strnlen(text, cap - 1);
+    memcpy(out, text, len);
+    out[len] = '\0';
+}
+
 /* "nvidia", "geforce" and "tesla" are brand words NVML puts in front of a GPU's name. */
 static void squash_gpu(const char *s, char *out, size_t cap)
 {
@@ -370,7 +379,7 @@ static void squash_gpu(const char *s, char *out, size_t cap)
             }
         }
     }
-    snprintf(out, cap, "%s", p);
+    copy_cut(out, cap, p);
 }
 
 /* Lowercase words separated by single spaces, brand words dropped: "NVIDIA A800-SXM4-80GB" →
@@ -400,7 +409,7 @@ static void spaced_gpu(const char *s, char *out, size_t cap)
                 again = 1;
             }
     }
-    snprintf(out, cap, "%s", p);
+    copy_cut(out, cap, p);
 }
 
 static int alias_match(const char *want, const char *key, const char *aliases,
