@@ -6,7 +6,8 @@
 # The seed corpora are copied to a temporary folder first: libFuzzer adds the inputs it finds to
 # its corpus folder, and the repository must not change under a test run.
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_ARTIFACTS (where a failing input is kept;
-# default $FUZZ_BUILD_DIR/artifacts), FUZZ_CC (the clang to use; default clang).
+# default $FUZZ_BUILD_DIR/artifacts), FUZZ_CC (the clang to use; default clang), FUZZ_CXX (its
+# C++ compiler; default clang++ of the same name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
@@ -33,8 +34,10 @@ rm -f "$probe"
 dir=${FUZZ_BUILD_DIR:-build-fuzz}
 artifacts=${FUZZ_ARTIFACTS:-$dir/artifacts}
 
+# The C++ of the SentencePiece shim links the targets, so the C++ compiler is clang's too.
+cxx=${FUZZ_CXX:-${cc/clang/clang++}}
 cmake -S . -B "$dir" -DECOCOMPUTE_FUZZ=ON -DECOCOMPUTE_CUDA=OFF -DBUILD_TESTING=OFF \
-  -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 list=$dir/tests/fuzz/fuzzers.txt # NAME|binary|dictionary|corpus folders (tests/fuzz/CMakeLists.txt)
 mapfile -t all < <(cut -d'|' -f1 "$list")
 targets=("$@")

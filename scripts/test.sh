@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 CC=gcc bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release -DECOCOMPUTE_WERROR=ON
 ctest --test-dir build --output-on-failure -j "$(nproc)"
-CC=clang bash scripts/build.sh build-asan -DECOCOMPUTE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+CC=clang CXX=clang++ bash scripts/build.sh build-asan -DECOCOMPUTE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
   -DECOCOMPUTE_WERROR=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
