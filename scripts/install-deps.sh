@@ -13,9 +13,9 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git libsqlite3-dev libcjson-dev libcmocka-dev clang
       libclang-rt-dev python3 jq libmicrohttpd-dev curl chromium nodejs
       libpcre2-dev libicu-dev zlib1g-dev libsentencepiece-dev)
-missing=()
 # python3-pip, -setuptools, -wheel: `pip install --no-build-isolation ./python` without PyPI.
 pkgs+=(python3-pip python3-setuptools python3-wheel)
+missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
