@@ -166,7 +166,7 @@ def report_peer(a):
         p = peer[b]
         line = p["error"] and f"failed: {p['error']}" or check_text(p["check"])
         print(f"batch {b}: ours n={o.get('n', 0)} gate {o.get('gate') or '–'}; peer n={p['n']}, "
-              f"{p['graphs']} graphs, {line}")
+              f"{p['graphs'] or '–'} graphs, {line}")
     write_csv(a.csv, csv_rows)
 
 
@@ -227,7 +227,7 @@ def report_formats(a):
                 target = (target + "; " if target else "") + \
                     f"J/1k <= fp16: {'pass' if ok else 'FAIL'}"
                 verdicts.append((f"batch {ENERGY_BATCHES[0]}-{ENERGY_BATCHES[1]} J/1k <= fp16",
-                                 ok, f"{prec} b{b} {fmt(d_gross)} % / {fmt(d_net)} %"))
+                                 ok, f"{prec} b{b} {d_gross:+.1f} % / {d_net:+.1f} %"))
         rows.append([model, b, prec, kern, o["n"], fmt(o["tok_s"]), fmt(roof),
                      fmt(o["gross"]), fmt(o["net"]),
                      "–" if math.isnan(d_gross) else f"{d_gross:+.1f} / {d_net:+.1f}", target])
