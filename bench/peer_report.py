@@ -15,7 +15,9 @@ RUNS.csv: `ecocompute export` of the bench database (one row per measured run). 
 Decode figures on both sides are per decode phase (gen - 1 steps after the prefill's first
 token): tok/s = decode tokens / decode seconds, J/1k = decode energy × 1000 / decode tokens.
 Net = gross − idle power × time: ours with bench's idle baseline (its backend loaded), the
-peer's with its own `idle` window (the model and a CUDA context resident). Values are means
+peer's with its own `idle` window (the model and a CUDA context resident). The peer's windows
+with edges at counter updates (work_s, end_wait_s in its summary) count tok/s over the work
+and take the closing wait off at idle power, as bench's aligned windows do. Values are means
 over runs (windows); n says how many.
 """
 import argparse
@@ -98,8 +100,11 @@ def peer_by_batch(meter_path, summary_path):
             if not m or m.get("unclosed"):
                 continue
             secs, e = num(m["duration_s"]), num(m["gpu_energy_j"])
-            tok_s.append(w["tokens"] / secs)
-            gross.append(1e3 * e / w["tokens"])
+            # Edges at counter updates: the work's own seconds, and the wait for the closing
+            # update taken off at idle power, as bench does (without an idle figure it stays).
+            wait = w.get("end_wait_s", 0.0) if not math.isnan(idle_w) else 0.0
+            tok_s.append(w["tokens"] / w.get("work_s", secs))
+            gross.append(1e3 * (e - idle_w * wait if wait else e) / w["tokens"])
             net.append(1e3 * (e - idle_w * secs) / w["tokens"])
         out[rec["batch"]] = dict(n=len(tok_s), tok_s=mean(tok_s), tok_s_sd=sd(tok_s),
                                  gross=mean(gross), net=mean(net), check=rec.get("check"),
@@ -160,7 +165,7 @@ def report_peer(a):
           f"ratio = ours / peer")
     print_table(head, rows)
     print(f"peer idle (model resident): {fmt(idle_w)} W; attention buckets of "
-          f"{summ.get('bucket')} positions")
+          f"{summ.get('bucket')} positions; window edges: {summ.get('edges', 'plain')}")
     for b in sorted(peer):
         o = ours.get((model, "fp16", "fused", b, P, G)) or {}
         p = peer[b]

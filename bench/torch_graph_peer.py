@@ -25,10 +25,12 @@ gen - 1 steps after the prefill's first token; each measured window repeats the 
 the same KV position (same cache positions rewritten, same greedy tokens) until it lasts
 --min-window seconds. Windows are named through the marker protocol (python/ecocompute):
 `idle` (the model and context resident, nothing running: the idle power to take off for net
-energy, as bench's baseline is taken with its backend loaded) and `decode_b<B>_r<i>`. Run under
+energy, as bench's baseline is taken with its backend loaded) and `decode_b<B>_r<i>`, their
+edges at updates of the energy counter as bench's (CounterEdges). Run under
 `ecocompute meter --format json -- python3 bench/torch_graph_peer.py --summary S.json`: the
-meter's JSON holds each window's energy, S.json what each window did (repetitions, tokens, host
-seconds) and the self-checks. Everything else goes to stderr (the meter's JSON is stdout).
+meter's JSON holds each window's energy, S.json what each window did (repetitions, tokens, the
+seconds of the work and of the wait for the closing update) and the self-checks. Everything
+else goes to stderr (the meter's JSON is stdout).
 
 Self-checks (printed, and kept in the summary; a failure is reported, the measurement goes on):
 the graph-replayed steps give the same tokens as the same step run eagerly, and the eager
@@ -283,23 +285,79 @@ def self_check(torch, peer, steps):
                 reference_token_agreement=agree, max_abs_logit_diff=diff, max_abs_logit=scale)
 
 
-def measure(torch, peer, name, min_window, estimate_s):
-    """One window named `name` of whole decode phases, repeated until it lasts min_window s
-    (first as many as the estimate says, then one more at a time): ecocompute's protocol."""
-    reps = max(1, math.ceil(min_window / estimate_s)) if min_window > 0 else 1
-    torch.cuda.synchronize()
+class CounterEdges:
+    """Window edges at updates of the GPU's NVML energy counter, as bench's aligned windows
+    have them (docs/measurement.md): the counter moves about every 0.1 s, and a window whose
+    edges fall between updates reads stale energy at both ends (on ~1 s windows 3.5 % RMS
+    against 0.4 % aligned, docs/results.md). The meter reads the counter when it reads a mark,
+    so a mark written just after an update gets that update's value. NVML through ctypes (the
+    driver's library; no Python binding needed), GPU 0: the GPU machine has one GPU."""
+
+    def __init__(self):
+        import ctypes
+        self.ct = ctypes
+        self.nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        self.handle = ctypes.c_void_p()
+        self.mj = ctypes.c_ulonglong()
+        if self.nvml.nvmlInit_v2() != 0 or self.nvml.nvmlDeviceGetHandleByIndex_v2(
+                ctypes.c_uint(0), ctypes.byref(self.handle)) != 0:
+            raise OSError("NVML: no GPU 0")
+        self.read()
+
+    def read(self):
+        if self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle, self.ct.byref(self.mj)):
+            raise OSError("NVML: no energy counter")
+        return self.mj.value
+
+    def wait_update(self, limit_s=0.5):
+        """Returns right after the counter moved (or after limit_s)."""
+        v0, t0 = self.read(), time.perf_counter()
+        while self.read() == v0 and time.perf_counter() - t0 < limit_s:
+            pass
+
+
+def counter_edges():
+    try:
+        return CounterEdges()
+    except OSError as exc:
+        log(f"window edges not aligned to counter updates: {exc}")
+        return None
+
+
+def aligned_window(edges, name, work):
+    """Runs work() inside window `name`, its edges at counter updates when edges is given.
+    Returns work()'s value, its seconds, and the wait after it for the closing update (its
+    energy, at idle power, is the report's to take off as bench does)."""
+    if edges:
+        edges.wait_update()
     ecocompute.begin_window(name)
     t0 = time.perf_counter()
-    for _ in range(reps):
-        peer.decode_phase()
-    torch.cuda.synchronize()
-    while time.perf_counter() - t0 < min_window:
-        peer.decode_phase()
-        reps += 1
-        torch.cuda.synchronize()
+    value = work()
     t1 = time.perf_counter()
+    if edges:
+        edges.wait_update()
     ecocompute.end_window(name)
-    return reps, t1 - t0
+    return value, t1 - t0, time.perf_counter() - t1
+
+
+def measure(torch, peer, edges, name, min_window, estimate_s):
+    """One window named `name` of whole decode phases, repeated until it lasts min_window s
+    (first as many as the estimate says, then one more at a time): ecocompute's protocol.
+    Returns the phases, their seconds and the closing wait."""
+    def work():
+        reps = max(1, math.ceil(min_window / estimate_s)) if min_window > 0 else 1
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            peer.decode_phase()
+        torch.cuda.synchronize()
+        while time.perf_counter() - t0 < min_window:
+            peer.decode_phase()
+            reps += 1
+            torch.cuda.synchronize()
+        return reps
+
+    torch.cuda.synchronize()
+    return aligned_window(edges, name, work)
 
 
 def main():
@@ -353,10 +411,11 @@ def main():
     summary["weight_bytes"] = m.weight_bytes()
     log(f"{a.model}: {m.weight_bytes() / 1e9:.2f} GB of weights, KV cache for batch {bmax} "
         f"x {max_seq} positions, in {time.perf_counter() - t:.1f} s; torch {torch.__version__}")
+    edges = counter_edges()
+    summary["edges"] = "counter updates" if edges else "plain"
     if a.idle > 0:
         summary["idle_window"] = "idle"
-        with ecocompute.window("idle"):
-            time.sleep(a.idle)
+        aligned_window(edges, "idle", lambda: time.sleep(a.idle))
     save()
     ops = make_ops(torch)
     for n, b in enumerate(batches):
@@ -386,9 +445,9 @@ def main():
             rec["phase_s_estimate"] = est = time.perf_counter() - t
             for r in range(a.runs):
                 name = f"decode_b{b}_r{r + 1}"
-                reps, secs = measure(torch, peer, name, a.min_window, est)
-                rec["windows"].append(dict(name=name, repeats=reps, host_s=secs,
-                                           tokens=reps * rec["tokens_per_phase"]))
+                reps, secs, wait = measure(torch, peer, edges, name, a.min_window, est)
+                rec["windows"].append(dict(name=name, repeats=reps, work_s=secs,
+                                           end_wait_s=wait, tokens=reps * rec["tokens_per_phase"]))
                 log(f"batch {b}: {name}: {reps} phases in {secs:.2f} s, "
                     f"{reps * rec['tokens_per_phase'] / secs:.1f} tok/s, "
                     f"{1e3 * secs / (reps * (a.gen - 1)):.3f} ms a step")

@@ -125,12 +125,13 @@ class Peer(unittest.TestCase):
             ("Llama-2-7B", "fp16", 64, 6000, 110, 80),
         ]))
         # The peer: idle 120 W; batch 1 two windows at 200 tok/s and 500 W (2,500 J/1k gross,
-        # (500 - 120) / 200 = 1,900 net); batch 64 one window at 5,000 tok/s and 600 W; a
-        # window the meter lost (unclosed) is not counted.
+        # (500 - 120) / 200 = 1,900 net), their edges at counter updates: 5.1 s of work and
+        # 0.05 s of closing wait at 120 W; batch 64 one plain window at 5,000 tok/s and 600 W;
+        # a window the meter lost (unclosed) is not counted.
         meter = {"windows": {
             "idle": {"duration_s": 5.0, "gpu_energy_j": 600.0, "unclosed": False},
-            "decode_b1_r1": {"duration_s": 5.1, "gpu_energy_j": 2550.0, "unclosed": False},
-            "decode_b1_r2": {"duration_s": 5.1, "gpu_energy_j": 2550.0, "unclosed": False},
+            "decode_b1_r1": {"duration_s": 5.15, "gpu_energy_j": 2556.0, "unclosed": False},
+            "decode_b1_r2": {"duration_s": 5.15, "gpu_energy_j": 2556.0, "unclosed": False},
             "decode_b1_r3": {"duration_s": 1.0, "gpu_energy_j": 10.0, "unclosed": True},
             "decode_b64_r1": {"duration_s": 6.528, "gpu_energy_j": 3916.8, "unclosed": False},
         }}
@@ -138,10 +139,12 @@ class Peer(unittest.TestCase):
                      tokens_graph=[1, 2, 3, 4], reference_token_agreement=1.0,
                      max_abs_logit_diff=0.002, max_abs_logit=1.5)
         summary = dict(model="Llama-2-7B", torch="2.11", device="NVIDIA H200", prompt_len=512,
-                       gen=256, bucket=64, idle_window="idle", batches=[
+                       gen=256, bucket=64, edges="counter updates", idle_window="idle", batches=[
                            dict(batch=1, graphs=4, check=check, windows=[
-                               dict(name="decode_b1_r1", repeats=4, tokens=1020),
-                               dict(name="decode_b1_r2", repeats=4, tokens=1020),
+                               dict(name="decode_b1_r1", repeats=4, tokens=1020, work_s=5.1,
+                                    end_wait_s=0.05),
+                               dict(name="decode_b1_r2", repeats=4, tokens=1020, work_s=5.1,
+                                    end_wait_s=0.05),
                                dict(name="decode_b1_r3", repeats=1, tokens=255)]),
                            dict(batch=64, graphs=4, check=check, windows=[
                                dict(name="decode_b64_r1", repeats=2, tokens=32640)])])
@@ -166,7 +169,8 @@ class Peer(unittest.TestCase):
         self.assertEqual(r.stdout.splitlines()[2].split(),
                          ["1", "250.0", "200.0", "1.25", "2,800.0", "2,200.0", "2,500.0",
                           "1,900.0", "1.12", "1.16"])
-        self.assertIn("peer idle (model resident): 120.0 W", r.stdout)
+        self.assertIn("peer idle (model resident): 120.0 W; attention buckets of 64 positions; "
+                      "window edges: counter updates", r.stdout)
         self.assertIn("batch 1: ours n=2 gate unknown; peer n=2, 4 graphs, graph == eager",
                       r.stdout)
 
