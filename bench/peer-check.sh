@@ -13,8 +13,8 @@
 #            meter JSON, summary and log. Estimated on the H200 (docs/results.md's run lengths:
 #            a bench run is two windows of >= 5 s, ~11-12 s): bench ~215 s (load and idle
 #            ~30 s; per batch 3 warm-ups, 3 runs, 30 s waits before batches 8 and 64), peer
-#            ~170 s (start ~20 s; per batch ~4 untimed phases, 3 windows, the same waits):
-#            ~390 s.
+#            ~200 s (torch and weights ~20 s, 10 s idle; per batch prefill, 4 graphs and the
+#            self-check ~5 s, 4 untimed phases, 3 windows, the same waits): ~415 s.
 #   formats  every FORMATS (default fp16,int8,int8-mixed,nf4,nf4-dq,fp8) x BATCHES, fused,
 #            `ecocompute bench` with RUNS=1 measured run (1 warm-up, no stabilization, 5 s
 #            idle, no re-runs) after `ecocompute calibrate` (read bandwidth; READ_GBS=4535
@@ -27,11 +27,12 @@
 #            ~15 s (one warm-up generation, one run of two >= 5 s windows): ~355 s. RUNS=2
 #            takes ~26 s a configuration: split it with FORMATS or BATCHES.
 #
-# Both modes stop bench at BUDGET_S (default 520 s after the start; SIGINT: the run in flight
-# finishes and is stored) and print what was measured. Overrides: MODEL, BATCHES, PROMPT_LEN,
-# GEN, RUNS, PEER_RUNS, STABILIZE and IDLE (s, peer mode; both sides), MIN_WINDOW (bench's --min-window, auto; the
-# peer's windows last as long, auto = 5 s), DEVICE (cuda), ECOCOMPUTE (the binary),
-# PYTHON (the one with torch), PEER (the peer script; tests use a stand-in).
+# Both modes stop bench at BUDGET_S (default 520 s after the start; the peer mode keeps
+# PEER_RESERVE_S=200 of it for the peer; SIGINT: the run in flight finishes and is stored) and
+# print what was measured. Overrides: MODEL, BATCHES, PROMPT_LEN, GEN, RUNS, PEER_RUNS,
+# STABILIZE and IDLE (s, peer mode, both sides), MIN_WINDOW (bench's --min-window, auto; the
+# peer's windows last as long, auto = 5 s), DEVICE (cuda), ECOCOMPUTE (the binary), PYTHON (the
+# one with torch), PEER (the peer script; tests use a stand-in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-peer}
@@ -65,7 +66,8 @@ export XDG_DATA_HOME=$out/xdg # calibrate's saved file stays with this call's re
 remaining() { echo $((budget - SECONDS)); }
 
 if command -v nvidia-smi >/dev/null; then
-    nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader | tee "$out/gpu.txt"
+    nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader |
+        tee "$out/gpu.txt"
 fi
 if [ -f "$pack/commit.txt" ] && [ "$bin" = "$pack/bin/ecocompute" ]; then
     tee "$out/commit.txt" <"$pack/commit.txt"
@@ -96,8 +98,8 @@ peer)
     rm -f "$out/peer-check.db"* "$out/peer.json" "$out/peer-meter.json"
     bench_until "$(($(remaining) - peer_reserve))" "$out/peer-check.db" --model "$model" \
         --precision fp16 --kernels fused --batch "$batches" --prompt-len "$plen" --gen "$gen" \
-        --device "$device" --runs "$runs" --reruns 0 --stabilize "$stabilize" --min-window "$window" \
-        --idle "$idle"
+        --device "$device" --runs "$runs" --reruns 0 --stabilize "$stabilize" \
+        --min-window "$window" --idle "$idle"
     if "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
         2>/dev/null || [ -n "${PEER:-}" ]; then
         echo "== the PyTorch peer ($(remaining) s of the budget left)" >&2
@@ -108,7 +110,8 @@ peer)
         timeout -s TERM -k 30 "$left" "$bin" meter --format json -- \
             "$python" "${PEER:-bench/torch_graph_peer.py}" --model "$model" --batch "$batches" \
             --prompt-len "$plen" --gen "$gen" --runs "${PEER_RUNS:-3}" --stabilize "$stabilize" \
-            --min-window "$peer_window" --idle "$idle" --summary "$out/peer.json" >"$out/peer-meter.json" 2>"$out/peer.log" ||
+            --min-window "$peer_window" --idle "$idle" --summary "$out/peer.json" \
+            >"$out/peer-meter.json" 2>"$out/peer.log" ||
             echo "peer-check.sh: the peer exited $? (see peer.log)" >&2
         tail -n 20 "$out/peer.log" >&2
     else
@@ -129,8 +132,8 @@ formats)
     else
         "$bin" calibrate --device "$device" --idle 2 --seconds 4 --no-db \
             --output "$out/calibration.json" --format json >/dev/null
-        read_bw=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["read"]["bytes_per_s"])' \
-            "$out/calibration.json")
+        read_bw=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["read"]["bytes_per_s"])' "$out/calibration.json")
     fi
     echo "read bandwidth: $read_bw bytes/s" >&2
     rm -f "$out/formats.db"*

@@ -271,7 +271,7 @@ def self_check(torch, peer, steps):
     tok_eager = peer.generated(steps)
     peer.graph_steps(steps)
     tok_graph = peer.generated(steps)
-    # The full forward over prompt + [first, e1 .. e_{n-1}] predicts first, e1 .. e_n.
+    # One forward over prompt + [first, e1 .. e_{n-1}]: positions P .. P + n - 1 predict e1 .. e_n.
     ids = torch.cat([peer.prompt, peer.first.view(-1, 1), tok_eager[:, :steps - 1]], dim=1)
     h = peer.forward(m, peer.st, ids)
     ref = torch.nn.functional.linear(h[:, P:], m.lm_head).float()             # [B][steps][vocab]

@@ -2,9 +2,8 @@
 # test_peer_check.sh — bench/peer-check.sh end to end on the CPU: the `peer` mode with the
 # catalog's `tiny` model, the fake NVML and a stand-in for the PyTorch peer (stand_in_peer.py:
 # the same arguments, marker windows and summary), and the `formats` mode with a given read
-# bandwidth. At the fake's constant power both sides' gross J/1k are power / tok/s, so the
-# energy ratio must be the inverse of the speed ratio: the report pairs the right windows,
-# tokens and runs.
+# bandwidth. At the fake's constant power both sides' gross J/1k are power / tok/s: the report
+# pairs the right windows, tokens and runs.
 set -u
 bin=${EC_BINARY:?}
 export ECOCOMPUTE_NVML_LIBRARY=${FAKE_NVML_LIBRARY:?}
@@ -26,14 +25,20 @@ check "peer mode: the table has a row per batch" \
   '[ "$(grep -cE "^(1|4) " "$tmp/peer.out")" -eq 2 ]'
 check "peer mode: the stand-in's self-check reported" \
   'grep -q "^batch 4: ours n=2 gate .*; peer n=2, 1 graphs, graph == eager over 4 steps" "$tmp/peer.out"'
-check "peer mode: at constant power, energy ratio x speed ratio = 1, net ~ 0" \
+# Each side's J/1k gross x tok/s = 200 W x 1000; ours is a mean over runs whose speed varies on
+# a busy machine (the mean of 1/x exceeds 1/mean), so it gets a wider bound than the peer's
+# sleeps. A wrong pairing of windows, tokens or runs is off by far more.
+check "peer mode: at constant power, J/1k gross = W / tok/s on both sides, net ~ 0" \
   'python3 - "$tmp/peer/peer-check.csv" <<'"'"'PY'"'"'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+f = lambda r, k: float(r[k])
 ok = len(rows) == 2 and all(
-    abs(float(r["j_ratio_gross"]) * float(r["tok_s_ratio"]) - 1) < 0.02
+    abs(f(r, "peer_j_per_1k_gross") * f(r, "peer_tok_s") / 2e5 - 1) < 0.02
+    and abs(f(r, "ours_j_per_1k_gross") * f(r, "ours_tok_s") / 2e5 - 1) < 0.1
+    and abs(f(r, "j_ratio_gross") * f(r, "tok_s_ratio") - 1) < 0.1
     and r["ours_n"] == "2" and r["peer_n"] == "2"
-    and abs(float(r["peer_j_per_1k_net"])) < 0.02 * float(r["peer_j_per_1k_gross"])
+    and abs(f(r, "peer_j_per_1k_net")) < 0.02 * f(r, "peer_j_per_1k_gross")
     for r in rows)
 sys.exit(0 if ok else 1)
 PY'
