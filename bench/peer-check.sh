@@ -30,9 +30,11 @@
 # Both modes stop bench at BUDGET_S (default 520 s after the start; the peer mode keeps
 # PEER_RESERVE_S=200 of it for the peer; SIGINT: the run in flight finishes and is stored) and
 # print what was measured. Overrides: MODEL, BATCHES, PROMPT_LEN, GEN, RUNS, PEER_RUNS,
-# STABILIZE and IDLE (s, peer mode, both sides), MIN_WINDOW (bench's --min-window, auto; the
-# peer's windows last as long, auto = 5 s), DEVICE (cuda), ECOCOMPUTE (the binary), PYTHON (the
-# one with torch), PEER (the peer script; tests use a stand-in).
+# STABILIZE (s, peer mode, both sides), IDLE (s, both sides; formats: 5), MIN_WINDOW (bench's
+# --min-window, auto; the peer's windows last as long, auto = 5 s), PEER_ARGS (more arguments
+# for the peer, e.g. "--bucket 0": attend to the whole cache every step, exactly as gpt-fast),
+# DEVICE (cuda), ECOCOMPUTE (the binary), PYTHON (the one with torch), PEER (the peer script;
+# tests use a stand-in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-peer}
@@ -95,6 +97,7 @@ peer)
     stabilize=${STABILIZE:-30}
     idle=${IDLE:-10}
     peer_reserve=${PEER_RESERVE_S:-200} # the peer's estimated share of the budget, kept for it
+    read -r -a peer_args <<<"${PEER_ARGS:-}" # words: "--bucket 0"
     rm -f "$out/peer-check.db"* "$out/peer.json" "$out/peer-meter.json"
     bench_until "$(($(remaining) - peer_reserve))" "$out/peer-check.db" --model "$model" \
         --precision fp16 --kernels fused --batch "$batches" --prompt-len "$plen" --gen "$gen" \
@@ -111,7 +114,7 @@ peer)
             "$python" "${PEER:-bench/torch_graph_peer.py}" --model "$model" --batch "$batches" \
             --prompt-len "$plen" --gen "$gen" --runs "${PEER_RUNS:-3}" --stabilize "$stabilize" \
             --min-window "$peer_window" --idle "$idle" --summary "$out/peer.json" \
-            >"$out/peer-meter.json" 2>"$out/peer.log" ||
+            "${peer_args[@]}" >"$out/peer-meter.json" 2>"$out/peer.log" ||
             echo "peer-check.sh: the peer exited $? (see peer.log)" >&2
         tail -n 20 "$out/peer.log" >&2
     else
@@ -140,7 +143,7 @@ print(json.load(open(sys.argv[1]))["read"]["bytes_per_s"])' "$out/calibration.js
     bench_until "$(($(remaining) - 20))" "$out/formats.db" --model "$model" \
         --precision "${FORMATS:-fp16,int8,int8-mixed,nf4,nf4-dq,fp8}" --kernels fused \
         --batch "$batches" --prompt-len "$plen" --gen "$gen" --device "$device" --runs "$runs" \
-        --warmup 1 --stabilize 0 --idle 5 --reruns 0 --min-window "$window"
+        --warmup 1 --stabilize 0 --idle "${IDLE:-5}" --reruns 0 --min-window "$window"
     "$bin" models --format csv >"$out/models.csv"
     echo
     python3 bench/peer_report.py formats "$out/formats-runs.csv" "$out/models.csv" "$read_bw" \

@@ -45,7 +45,7 @@ PY'
 check "peer mode: the files of the call" \
   '(for f in peer-check.txt peer-check.db peer-check-runs.csv peer.json peer-meter.json bench.log; do [ -s "$tmp/peer/$f" ] || exit 1; done)'
 
-env "${common[@]}" OUT="$tmp/formats" BATCHES=1,64 FORMATS=fp16,int8 READ_GBS=100 \
+env "${common[@]}" OUT="$tmp/formats" IDLE=0.3 BATCHES=1,64 FORMATS=fp16,int8 READ_GBS=100 \
   bash "$root/bench/peer-check.sh" formats >"$tmp/formats.out" 2>"$tmp/formats.err"; rc=$?
 check "formats mode: exit 0 ($(tail -1 "$tmp/formats.err"))" '[ $rc -eq 0 ]'
 check "formats mode: four configurations, roofline against the given 100 GB/s" \
