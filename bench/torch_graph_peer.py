@@ -8,8 +8,9 @@ A Llama decoder in plain PyTorch (no transformers; torch.compile's reduce-overhe
 on that machine): random fp16 weights of a catalog shape (bench/torch_baseline.py's SHAPES),
 RMSNorm, RoPE, GQA, SwiGLU; a static KV cache [batch][kv_heads][max_seq][head_dim] per layer;
 the prompt prefilled in one forward (scaled_dot_product_attention, causal); each decode step
-captured once into a CUDA graph and replayed, with the greedy argmax fed back on the GPU inside the graph (position, next
-token and the mask live in device tensors updated in place, so a replay needs no host work).
+captured once into a CUDA graph and replayed, with the greedy argmax fed back on the GPU inside
+the graph (position, next token and the mask live in device tensors updated in place, so a
+replay needs no host work).
 
 What makes it strong without a compiler, each a fact of how the step is written:
 - one graph per 64-position bucket of the context (--bucket): a step attends to the cache up to
