@@ -5,6 +5,8 @@
 
 #include "ecocompute/model.h"
 
+enum { EC_MODEL_MAX_EOS = 8 }; /* Llama-3.1 lists 3 */
+
 /* A source fills in cfg, source and its operations; model.c checks arguments before `read`. */
 struct ec_model {
     ec_model_config cfg;
@@ -12,6 +14,8 @@ struct ec_model {
     int (*read)(const ec_model *m, ec_tensor_kind k, int layer, float *out);
     void (*destroy)(ec_model *m); /* frees the source's state, not the ec_model itself */
     void *impl;
+    int eos_ids[EC_MODEL_MAX_EOS]; /* [n_eos] ids that end generation (generation_config.json) */
+    int n_eos;
 };
 
 /* A whole file mapped read-only (size 0 gives data = NULL). */
