@@ -114,55 +114,62 @@ static int get_float(const cJSON *j, const char *key, float def, const char *pat
     return 0;
 }
 
-/* A number field of the rope_scaling object: required and positive. */
-static int rope_number(const cJSON *rs, const char *key, const char *path, float *out)
+/* A number field of the rope scaling object `field`: required and positive. */
+static int rope_number(const cJSON *rs, const char *field, const char *key, const char *path,
+                       float *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(rs, key);
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0))
-        return ec_set_error("%s: field 'rope_scaling.%s' must be a positive number", path, key);
+        return ec_set_error("%s: field '%s.%s' must be a positive number", path, field, key);
     *out = (float)v->valuedouble;
     return 0;
 }
 
-/* rope_scaling: null or rope_type "default" (none), "linear" (factor) or "llama3" (factor,
- * low_freq_factor < high_freq_factor, original_max_position_embeddings), as transformers
- * requires them. Types that change attention beyond the frequencies (longrope and yarn scale
- * cos/sin, dynamic rescales with the sequence length) are refused by name. */
+/* rope_scaling (transformers 5 writes it as rope_parameters, with rope_theta inside): null or
+ * rope_type "default" (none), "linear" (factor) or "llama3" (factor, low_freq_factor <
+ * high_freq_factor, original_max_position_embeddings), as transformers requires them. Types
+ * that change attention beyond the frequencies (longrope and yarn scale cos/sin, dynamic
+ * rescales with the sequence length) are refused by name. */
 static int parse_rope_scaling(const cJSON *j, const char *path, ec_model_config *c)
 {
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, "rope_scaling");
+    const char *field = "rope_scaling";
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, field);
     c->rope_scaling = EC_ROPE_SCALING_NONE;
+    if (!rs || cJSON_IsNull(rs)) rs = cJSON_GetObjectItemCaseSensitive(j, field = "rope_parameters");
     if (!rs || cJSON_IsNull(rs)) return 0;
     if (!cJSON_IsObject(rs))
-        return ec_set_error("%s: field 'rope_scaling' is not an object or null", path);
+        return ec_set_error("%s: field '%s' is not an object or null", path, field);
+    if (!strcmp(field, "rope_parameters") &&
+        (get_float(rs, "rope_theta", c->rope_theta, path, &c->rope_theta)))
+        return -1;
     const char *key = "rope_type";
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(rs, key);
     if (!type) type = cJSON_GetObjectItemCaseSensitive(rs, key = "type");
     if (!cJSON_IsString(type))
-        return ec_set_error("%s: field 'rope_scaling.rope_type' is missing or not a string", path);
+        return ec_set_error("%s: field '%s.rope_type' is missing or not a string", path, field);
     const char *t = type->valuestring;
     if (!strcmp(t, "default")) return 0;
     if (strcmp(t, "linear") && strcmp(t, "llama3"))
-        return ec_set_error("%s: field 'rope_scaling.%s' is '%s', which is not supported "
-                            "(default, linear, llama3)", path, key, t);
-    if (rope_number(rs, "factor", path, &c->rope_scaling_factor)) return -1;
+        return ec_set_error("%s: field '%s.%s' is '%s', which is not supported (default, "
+                            "linear, llama3)", path, field, key, t);
+    if (rope_number(rs, field, "factor", path, &c->rope_scaling_factor)) return -1;
     if (!strcmp(t, "linear")) {
         c->rope_scaling = EC_ROPE_SCALING_LINEAR;
         return 0;
     }
     c->rope_scaling = EC_ROPE_SCALING_LLAMA3;
     float orig;
-    if (rope_number(rs, "low_freq_factor", path, &c->rope_low_freq_factor) ||
-        rope_number(rs, "high_freq_factor", path, &c->rope_high_freq_factor) ||
-        rope_number(rs, "original_max_position_embeddings", path, &orig))
+    if (rope_number(rs, field, "low_freq_factor", path, &c->rope_low_freq_factor) ||
+        rope_number(rs, field, "high_freq_factor", path, &c->rope_high_freq_factor) ||
+        rope_number(rs, field, "original_max_position_embeddings", path, &orig))
         return -1;
     if (orig != floorf(orig) || orig > (float)INT_MAX)
-        return ec_set_error("%s: field 'rope_scaling.original_max_position_embeddings' is not an "
-                            "integer", path);
+        return ec_set_error("%s: field '%s.original_max_position_embeddings' is not an integer",
+                            path, field);
     c->rope_original_max_pos = (int)orig;
     if (!(c->rope_high_freq_factor > c->rope_low_freq_factor))
-        return ec_set_error("%s: field 'rope_scaling.high_freq_factor' must exceed "
-                            "low_freq_factor", path);
+        return ec_set_error("%s: field '%s.high_freq_factor' must exceed low_freq_factor", path,
+                            field);
     return 0;
 }
 

@@ -109,6 +109,19 @@ static void rope_scaling_types_read(void **state)
     assert_int_equal(ec_model_config_of(m)->rope_scaling, EC_ROPE_SCALING_NONE);
     ec_model_close(m);
     remove_dir();
+
+    /* transformers 5 writes rope_parameters, rope_theta inside. */
+    write_dir("llama", &base, "");
+    write_text("config.json", "{\"model_type\":\"llama\",\"hidden_size\":16,\"intermediate_size\":"
+               "40,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"num_key_value_heads\":2,"
+               "\"vocab_size\":24,\"rope_parameters\":{\"rope_type\":\"llama3\",\"rope_theta\":"
+               "500000.0,\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,"
+               "\"original_max_position_embeddings\":8192}}");
+    m = open_ok();
+    assert_int_equal(ec_model_config_of(m)->rope_scaling, EC_ROPE_SCALING_LLAMA3);
+    assert_true(ec_model_config_of(m)->rope_theta == 5e5f);
+    ec_model_close(m);
+    remove_dir();
 }
 
 static void rope_scaling_refusals(void **state)
