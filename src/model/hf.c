@@ -135,12 +135,13 @@ static int parse_rope_scaling(const cJSON *j, const char *path, ec_model_config 
     const char *field = "rope_scaling";
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, field);
     c->rope_scaling = EC_ROPE_SCALING_NONE;
-    if (!rs || cJSON_IsNull(rs)) rs = cJSON_GetObjectItemCaseSensitive(j, field = "rope_parameters");
+    if (!rs || cJSON_IsNull(rs))
+        rs = cJSON_GetObjectItemCaseSensitive(j, field = "rope_parameters");
     if (!rs || cJSON_IsNull(rs)) return 0;
     if (!cJSON_IsObject(rs))
         return ec_set_error("%s: field '%s' is not an object or null", path, field);
     if (!strcmp(field, "rope_parameters") &&
-        (get_float(rs, "rope_theta", c->rope_theta, path, &c->rope_theta)))
+        get_float(rs, "rope_theta", c->rope_theta, path, &c->rope_theta))
         return -1;
     const char *key = "rope_type";
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(rs, key);

@@ -133,7 +133,8 @@ static void ref_forward(const ec_model_config *c, stw_value_fn w, const int *tok
     double *q = calloc((size_t)qd, sizeof *q), *att = calloc((size_t)qd, sizeof *att);
     double *kc = calloc((size_t)c->n_layers * n * kvd, sizeof *kc);
     double *vc = calloc((size_t)c->n_layers * n * kvd, sizeof *vc);
-    double *g = calloc((size_t)c->hidden_dim, sizeof *g), *u = calloc((size_t)c->hidden_dim, sizeof *u);
+    double *g = calloc((size_t)c->hidden_dim, sizeof *g);
+    double *u = calloc((size_t)c->hidden_dim, sizeof *u);
     double *o = calloc((size_t)d, sizeof *o), *p = calloc((size_t)n, sizeof *p);
     for (int t = 0; t < n; t++) {
         for (int i = 0; i < d; i++) x[i] = w(EC_T_TOK_EMB, 0, (uint64_t)toks[t] * d + i);
@@ -163,7 +164,8 @@ static void ref_forward(const ec_model_config *c, stw_value_fn w, const int *tok
                 for (int s = 0; s <= t; s++) sum += p[s] = exp(p[s] - max);
                 for (int i = 0; i < hd; i++) {
                     double a = 0;
-                    for (int s = 0; s <= t; s++) a += p[s] * vc[((size_t)l * n + s) * kvd + off + i];
+                    for (int s = 0; s <= t; s++)
+                        a += p[s] * vc[((size_t)l * n + s) * kvd + off + i];
                     att[hh * hd + i] = a / sum;
                 }
             }
