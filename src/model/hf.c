@@ -72,17 +72,23 @@ static void hf_destroy(ec_model *m)
 }
 
 /* Parses a JSON file into *out; the caller deletes it. */
-static int read_json(const char *path, cJSON **out)
+static int parse_json(const unsigned char *text, size_t len, const char *path, cJSON **out)
 {
-    ec_mapped_file f;
-    if (ec_map_file(&f, path)) return -1;
-    *out = cJSON_ParseWithLength((const char *)f.data, f.size);
-    ec_unmap_file(&f);
+    *out = len ? cJSON_ParseWithLength((const char *)text, len) : NULL;
     if (!*out || !cJSON_IsObject(*out)) {
         cJSON_Delete(*out);
         return ec_set_error("%s: not a well-formed JSON object", path);
     }
     return 0;
+}
+
+static int read_json(const char *path, cJSON **out)
+{
+    ec_mapped_file f;
+    if (ec_map_file(&f, path)) return -1;
+    int rc = parse_json(f.data, f.size, path, out);
+    ec_unmap_file(&f);
+    return rc;
 }
 
 /* Integer field: required when def < 0. */
@@ -208,15 +214,12 @@ static int parse_variants(const cJSON *j, const char *path, const char *mt, ec_m
     return 0;
 }
 
-static int parse_config(const char *dir, ec_model_config *c)
+int ec_hf_config_parse(const unsigned char *text, size_t len, const char *path,
+                       ec_model_config *c)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    cJSON *j;
-    if (read_json(path, &j)) return -1;
     memset(c, 0, sizeof *c);
-    const char *base = strrchr(dir, '/');
-    snprintf(c->name, sizeof c->name, "%s", base && base[1] ? base + 1 : dir);
+    cJSON *j;
+    if (parse_json(text, len, path, &j)) return -1;
     int rc = -1;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "model_type");
     const char *mt = cJSON_IsString(type) ? type->valuestring : "";
@@ -249,6 +252,19 @@ static int parse_config(const char *dir, ec_model_config *c)
         rc = ec_model_config_check(c, path);
     }
     cJSON_Delete(j);
+    return rc;
+}
+
+static int parse_config(const char *dir, ec_model_config *c)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    ec_mapped_file f;
+    if (ec_map_file(&f, path)) return -1;
+    int rc = ec_hf_config_parse(f.data, f.size, path, c);
+    ec_unmap_file(&f);
+    const char *base = strrchr(dir, '/');
+    snprintf(c->name, sizeof c->name, "%s", base && base[1] ? base + 1 : dir);
     return rc;
 }
 

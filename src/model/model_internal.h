@@ -33,5 +33,9 @@ int ec_model_config_check(const ec_model_config *c, const char *what);
 int ec_synthetic_open(ec_model *m, const ec_model_config *c, const ec_model_options *o);
 int ec_llama2c_open(ec_model *m, const char *path);
 int ec_hf_open(ec_model *m, const char *dir);
+/* Parses a Hugging Face config.json image text[0..len) into c (all but its name); `path` names
+ * the file in errors. From memory so that the fuzzer needs no files. */
+int ec_hf_config_parse(const unsigned char *text, size_t len, const char *path,
+                       ec_model_config *c);
 
 #endif
