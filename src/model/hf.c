@@ -165,7 +165,7 @@ static int parse_rope_scaling(const cJSON *j, const char *path, ec_model_config 
         return 0;
     }
     c->rope_scaling = EC_ROPE_SCALING_LLAMA3;
-    float orig;
+    float orig = 0;
     if (rope_number(rs, field, "low_freq_factor", path, &c->rope_low_freq_factor) ||
         rope_number(rs, field, "high_freq_factor", path, &c->rope_high_freq_factor) ||
         rope_number(rs, field, "original_max_position_embeddings", path, &orig))
@@ -195,7 +195,7 @@ static int refuse_true(const cJSON *j, const char *key, const char *why, const c
  * there (Mistral-7B-v0.1: 4096; Phi-3-mini-4k: 2047; Qwen2 unless use_sliding_window). */
 static int parse_variants(const cJSON *j, const char *path, const char *mt, ec_model_config *c)
 {
-    float rotary;
+    float rotary = 1;
     if (refuse_true(j, "attention_bias", "biases on q/k/v/o are not supported (Qwen2's q/k/v "
                     "biases are, with model_type qwen2)", path) ||
         refuse_true(j, "mlp_bias", "MLP biases are not supported", path) ||
