@@ -16,6 +16,14 @@
 extern "C" {
 #endif
 
+/* How rotary frequencies are rescaled for long contexts (config.json's rope_scaling). */
+typedef enum {
+    EC_ROPE_SCALING_NONE = 0,
+    EC_ROPE_SCALING_LLAMA3, /* Llama-3.1: long wavelengths / factor, short kept, the band between
+                             * blended */
+    EC_ROPE_SCALING_LINEAR, /* position interpolation: every frequency / factor */
+} ec_rope_scaling;
+
 typedef struct {
     char name[64];
     int dim;          /* hidden size */
@@ -28,7 +36,8 @@ typedef struct {
     int max_seq_len;
     float norm_eps;   /* RMSNorm epsilon */
     float rope_theta;
-    /* Llama-3 style rope scaling; rope_scaling_factor == 0 means none. */
+    /* Rope scaling parameters (rope_scaling says which apply): factor for llama3 and linear;
+     * low/high frequency factors and the original context (positions) for llama3 only. */
     float rope_scaling_factor, rope_low_freq_factor, rope_high_freq_factor;
     int rope_original_max_pos;
     int qkv_bias;         /* Qwen2: q/k/v projections carry a bias */
@@ -37,6 +46,7 @@ typedef struct {
      * 0: Hugging Face rotate-half, pairs (i, i + head_dim/2); HF permutes the rows of wq/wk so
      * both give the same model. Synthetic models use 0. */
     int rope_interleaved;
+    ec_rope_scaling rope_scaling; /* EC_ROPE_SCALING_NONE: the factors above are unused */
 } ec_model_config;
 
 /* The tensors of a decoder; per-layer kinds take a layer index, the others ignore it. */
@@ -96,6 +106,10 @@ typedef struct ec_model ec_model;
 int ec_model_open(ec_model **out, const char *name_or_path, const ec_model_options *opts);
 const ec_model_config *ec_model_config_of(const ec_model *m);
 const char *ec_model_source(const ec_model *m); /* "synthetic(seed=…)", "safetensors", "llama2c-v1" */
+/* The token ids that end generation: a Hugging Face directory's generation_config.json
+ * `eos_token_id` (one id or a list), else config.json's; *ids points into the model. Returns
+ * the count, 0 when the source names none (catalog models, llama2.c: the tokenizer's EOS). */
+int ec_model_eos_ids(const ec_model *m, const int **ids);
 /* Writes tensor (kind, layer) as float32 into out (rows*cols floats). Thread-safe. */
 int ec_model_read_tensor(const ec_model *m, ec_tensor_kind k, int layer, float *out);
 void ec_model_close(ec_model *m);

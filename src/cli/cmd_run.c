@@ -50,7 +50,9 @@ static void usage(void)
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
         "  --tokenizer TOK      tokenizer.json, tokenizer.model, llama2.c .bin or a directory:\n"
         "                       the prompt is --prompt TEXT with the tokenizer's BOS (or BOS\n"
-        "                       alone) and the text is printed on stdout, timings on stderr\n"
+        "                       alone) and the text is printed on stdout, timings on stderr;\n"
+        "                       the text ends at the first BOS or EOS (the tokenizer's, and a\n"
+        "                       model directory's generation_config.json eos_token_id)\n"
         "  --prompt TEXT        prompt text (a model directory's own tokenizer is used when\n"
         "                       --tokenizer is not given)\n"
         "  --chat               wrap --prompt in the model's chat template (llama-2, llama-3,\n"
@@ -144,15 +146,26 @@ static int parse(int argc, char **argv, run_args *r)
     return cli_engine_args_check(CMD, &r->a);
 }
 
-/* The text of a run: the prompt and what was generated up to the first BOS, EOS or end-of-turn
- * token (llama2.c's run stops at BOS or EOS); with --chat only the answer. Special tokens are
- * left out. A new string. */
-static char *decode_text(const run_args *r, const ec_tokenizer *tok, int stop_id, const int *seq,
-                         int prompt_len, int n)
+/* Whether id ends the text: BOS, EOS, the chat's end-of-turn, or an end-of-sequence id of the
+ * model (generation_config.json: Llama-3.1-Instruct lists <|end_of_text|>, <|eom_id|> and
+ * <|eot_id|>). */
+static int ends_text(const ec_model *m, const ec_tokenizer *tok, int stop_id, int id)
+{
+    const int *eos;
+    int n = ec_model_eos_ids(m, &eos);
+    for (int i = 0; i < n; i++)
+        if (id == eos[i]) return 1;
+    return id == ec_tokenizer_bos(tok) || id == ec_tokenizer_eos(tok) || id == stop_id;
+}
+
+/* The text of a run: the prompt and what was generated up to the first token that ends it
+ * (llama2.c's run stops at BOS or EOS, transformers' generate at generation_config.json's EOS);
+ * with --chat only the answer. Special tokens are left out. A new string. */
+static char *decode_text(const run_args *r, const ec_model *m, const ec_tokenizer *tok,
+                         int stop_id, const int *seq, int prompt_len, int n)
 {
     int end = prompt_len;
-    while (end < n && seq[end] != ec_tokenizer_bos(tok) && seq[end] != ec_tokenizer_eos(tok) &&
-           seq[end] != stop_id)
+    while (end < n && !ends_text(m, tok, stop_id, seq[end]))
         end++;
     int from = r->chat ? prompt_len : 0;
     return ec_tokenizer_decode(tok, seq + from, end - from, 1);
@@ -433,8 +446,8 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     if (rc == 0 && tok) {
         memcpy(seq, prompts, (size_t)prompt_len * sizeof *seq);
         memcpy(seq + prompt_len, out, (size_t)r->gen * sizeof *seq);
-        text = decode_text(r, tok, r->chat ? ec_chat_stop_token(&tpl, tok) : -1, seq, prompt_len,
-                           prompt_len + r->gen);
+        text = decode_text(r, m, tok, r->chat ? ec_chat_stop_token(&tpl, tok) : -1, seq,
+                           prompt_len, prompt_len + r->gen);
         if (!text) rc = cli_fail(CMD, "%s", ec_last_error());
     }
     if (rc == 0 && tok && !r->a.format_given) {

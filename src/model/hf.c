@@ -1,7 +1,9 @@
 /* hf.c — Hugging Face model directories: config.json (Llama, Mistral, Yi, TinyLlama, Qwen2,
- * Phi-3) plus model.safetensors or shards listed in model.safetensors.index.json, memory-mapped.
- * Every tensor the config implies is resolved and shape-checked at open, so reads cannot fail;
- * Phi-3's fused qkv_proj and gate_up_proj are split by row ranges. */
+ * Phi-3; rope_scaling, sliding windows, the fields the decoder cannot compute refused by name),
+ * generation_config.json's end-of-sequence ids, and model.safetensors or the shards listed in
+ * model.safetensors.index.json, memory-mapped. Every tensor the config implies is resolved and
+ * shape-checked at open, so reads cannot fail; Phi-3's fused qkv_proj and gate_up_proj are split
+ * by row ranges. */
 #include "ecocompute/common.h"
 #include "ecocompute/quant.h"
 #include "model_internal.h"
@@ -70,17 +72,23 @@ static void hf_destroy(ec_model *m)
 }
 
 /* Parses a JSON file into *out; the caller deletes it. */
-static int read_json(const char *path, cJSON **out)
+static int parse_json(const unsigned char *text, size_t len, const char *path, cJSON **out)
 {
-    ec_mapped_file f;
-    if (ec_map_file(&f, path)) return -1;
-    *out = cJSON_ParseWithLength((const char *)f.data, f.size);
-    ec_unmap_file(&f);
+    *out = len ? cJSON_ParseWithLength((const char *)text, len) : NULL;
     if (!*out || !cJSON_IsObject(*out)) {
         cJSON_Delete(*out);
         return ec_set_error("%s: not a well-formed JSON object", path);
     }
     return 0;
+}
+
+static int read_json(const char *path, cJSON **out)
+{
+    ec_mapped_file f;
+    if (ec_map_file(&f, path)) return -1;
+    int rc = parse_json(f.data, f.size, path, out);
+    ec_unmap_file(&f);
+    return rc;
 }
 
 /* Integer field: required when def < 0. */
@@ -112,34 +120,106 @@ static int get_float(const cJSON *j, const char *key, float def, const char *pat
     return 0;
 }
 
-static int parse_rope_scaling(const cJSON *j, const char *path, ec_model_config *c)
+/* A number field of the rope scaling object `field`: required and positive. */
+static int rope_number(const cJSON *rs, const char *field, const char *key, const char *path,
+                       float *out)
 {
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, "rope_scaling");
-    if (!rs || cJSON_IsNull(rs)) return 0;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
-    if (!type) type = cJSON_GetObjectItemCaseSensitive(rs, "type");
-    if (!cJSON_IsString(type) || strcmp(type->valuestring, "llama3"))
-        return ec_set_error("%s: rope_scaling type '%s' is not supported (only llama3)", path,
-                            cJSON_IsString(type) ? type->valuestring : "?");
-    if (get_float(rs, "factor", 0, path, &c->rope_scaling_factor) ||
-        get_float(rs, "low_freq_factor", 1, path, &c->rope_low_freq_factor) ||
-        get_float(rs, "high_freq_factor", 4, path, &c->rope_high_freq_factor) ||
-        get_int(rs, "original_max_position_embeddings", -1, path, &c->rope_original_max_pos))
-        return -1;
-    if (!(c->rope_scaling_factor > 0))
-        return ec_set_error("%s: rope_scaling.factor must be positive", path);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(rs, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0))
+        return ec_set_error("%s: field '%s.%s' must be a positive number", path, field, key);
+    *out = (float)v->valuedouble;
     return 0;
 }
 
-static int parse_config(const char *dir, ec_model_config *c)
+/* rope_scaling (transformers 5 writes it as rope_parameters, with rope_theta inside): null or
+ * rope_type "default" (none), "linear" (factor) or "llama3" (factor, low_freq_factor <
+ * high_freq_factor, original_max_position_embeddings), as transformers requires them. Types
+ * that change attention beyond the frequencies (longrope and yarn scale cos/sin, dynamic
+ * rescales with the sequence length) are refused by name. */
+static int parse_rope_scaling(const cJSON *j, const char *path, ec_model_config *c)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    cJSON *j;
-    if (read_json(path, &j)) return -1;
+    const char *field = "rope_scaling";
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, field);
+    c->rope_scaling = EC_ROPE_SCALING_NONE;
+    if (!rs || cJSON_IsNull(rs))
+        rs = cJSON_GetObjectItemCaseSensitive(j, field = "rope_parameters");
+    if (!rs || cJSON_IsNull(rs)) return 0;
+    if (!cJSON_IsObject(rs))
+        return ec_set_error("%s: field '%s' is not an object or null", path, field);
+    if (!strcmp(field, "rope_parameters") &&
+        get_float(rs, "rope_theta", c->rope_theta, path, &c->rope_theta))
+        return -1;
+    const char *key = "rope_type";
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(rs, key);
+    if (!type) type = cJSON_GetObjectItemCaseSensitive(rs, key = "type");
+    if (!cJSON_IsString(type))
+        return ec_set_error("%s: field '%s.rope_type' is missing or not a string", path, field);
+    const char *t = type->valuestring;
+    if (!strcmp(t, "default")) return 0;
+    if (strcmp(t, "linear") && strcmp(t, "llama3"))
+        return ec_set_error("%s: field '%s.%s' is '%s', which is not supported (default, "
+                            "linear, llama3)", path, field, key, t);
+    if (rope_number(rs, field, "factor", path, &c->rope_scaling_factor)) return -1;
+    if (!strcmp(t, "linear")) {
+        c->rope_scaling = EC_ROPE_SCALING_LINEAR;
+        return 0;
+    }
+    c->rope_scaling = EC_ROPE_SCALING_LLAMA3;
+    float orig = 0;
+    if (rope_number(rs, field, "low_freq_factor", path, &c->rope_low_freq_factor) ||
+        rope_number(rs, field, "high_freq_factor", path, &c->rope_high_freq_factor) ||
+        rope_number(rs, field, "original_max_position_embeddings", path, &orig))
+        return -1;
+    if (orig != floorf(orig) || orig > (float)INT_MAX)
+        return ec_set_error("%s: field '%s.original_max_position_embeddings' is not an integer",
+                            path, field);
+    c->rope_original_max_pos = (int)orig;
+    if (!(c->rope_high_freq_factor > c->rope_low_freq_factor))
+        return ec_set_error("%s: field '%s.high_freq_factor' must exceed low_freq_factor", path,
+                            field);
+    return 0;
+}
+
+/* A boolean field that must not be true: a feature of the family the engine does not compute. */
+static int refuse_true(const cJSON *j, const char *key, const char *why, const char *path)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (v && !cJSON_IsBool(v) && !cJSON_IsNull(v))
+        return ec_set_error("%s: field '%s' is not a boolean", path, key);
+    if (cJSON_IsTrue(v)) return ec_set_error("%s: field '%s' is true: %s", path, key, why);
+    return 0;
+}
+
+/* Fields of the families that change the computation: refused unless their value is one the
+ * decoder computes. A sliding window only matters past its length, so the context is capped
+ * there (Mistral-7B-v0.1: 4096; Phi-3-mini-4k: 2047; Qwen2 unless use_sliding_window). */
+static int parse_variants(const cJSON *j, const char *path, const char *mt, ec_model_config *c)
+{
+    float rotary = 1;
+    if (refuse_true(j, "attention_bias", "biases on q/k/v/o are not supported (Qwen2's q/k/v "
+                    "biases are, with model_type qwen2)", path) ||
+        refuse_true(j, "mlp_bias", "MLP biases are not supported", path) ||
+        get_float(j, "partial_rotary_factor", 1, path, &rotary))
+        return -1;
+    if (rotary != 1)
+        return ec_set_error("%s: field 'partial_rotary_factor' is %g: only full rotary "
+                            "embeddings (1.0) are supported", path, (double)rotary);
+    const cJSON *use = cJSON_GetObjectItemCaseSensitive(j, "use_sliding_window");
+    if (use && !cJSON_IsBool(use))
+        return ec_set_error("%s: field 'use_sliding_window' is not a boolean", path);
+    int window = 0;
+    if (get_int(j, "sliding_window", 0, path, &window)) return -1;
+    int applies = strcmp(mt, "qwen2") ? !cJSON_IsFalse(use) : cJSON_IsTrue(use);
+    if (applies && window > 0 && window < c->max_seq_len) c->max_seq_len = window;
+    return 0;
+}
+
+int ec_hf_config_parse(const unsigned char *text, size_t len, const char *path,
+                       ec_model_config *c)
+{
     memset(c, 0, sizeof *c);
-    const char *base = strrchr(dir, '/');
-    snprintf(c->name, sizeof c->name, "%s", base && base[1] ? base + 1 : dir);
+    cJSON *j;
+    if (parse_json(text, len, path, &j)) return -1;
     int rc = -1;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "model_type");
     const char *mt = cJSON_IsString(type) ? type->valuestring : "";
@@ -165,7 +245,7 @@ static int parse_config(const char *dir, ec_model_config *c)
              !get_int(j, "max_position_embeddings", 2048, path, &c->max_seq_len) &&
              !get_float(j, "rms_norm_eps", 1e-6f, path, &c->norm_eps) &&
              !get_float(j, "rope_theta", 10000.f, path, &c->rope_theta) &&
-             !parse_rope_scaling(j, path, c)) {
+             !parse_rope_scaling(j, path, c) && !parse_variants(j, path, mt, c)) {
         c->tied_embeddings = cJSON_IsTrue(tie);
         c->qkv_bias = !strcmp(mt, "qwen2");
         c->rope_interleaved = 0;
@@ -173,6 +253,61 @@ static int parse_config(const char *dir, ec_model_config *c)
     }
     cJSON_Delete(j);
     return rc;
+}
+
+static int parse_config(const char *dir, ec_model_config *c)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    ec_mapped_file f;
+    if (ec_map_file(&f, path)) return -1;
+    int rc = ec_hf_config_parse(f.data, f.size, path, c);
+    ec_unmap_file(&f);
+    const char *base = strrchr(dir, '/');
+    snprintf(c->name, sizeof c->name, "%s", base && base[1] ? base + 1 : dir);
+    return rc;
+}
+
+/* Adds the ids of an eos_token_id field (one id or a list) to m->eos_ids. */
+static int add_eos(ec_model *m, const cJSON *v, const char *path)
+{
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 1;
+    if (n > EC_MODEL_MAX_EOS)
+        return ec_set_error("%s: field 'eos_token_id' lists %d ids (at most %d)", path, n,
+                            EC_MODEL_MAX_EOS);
+    const cJSON *e = cJSON_IsArray(v) ? v->child : v;
+    for (; e && m->n_eos < n; e = cJSON_IsArray(v) ? e->next : NULL) {
+        if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 0)
+            return ec_set_error("%s: field 'eos_token_id' must be a token id or a list of them",
+                                path);
+        if (e->valuedouble >= m->cfg.vocab_size)
+            return ec_set_error("%s: field 'eos_token_id': id %.0f is outside the vocabulary "
+                                "(%d tokens)", path, e->valuedouble, m->cfg.vocab_size);
+        m->eos_ids[m->n_eos++] = (int)e->valuedouble;
+    }
+    return 0;
+}
+
+/* The ids that end generation: generation_config.json's eos_token_id, which is what
+ * transformers' generate() stops at, else config.json's; none when neither has one. */
+static int parse_eos(ec_model *m, const char *dir)
+{
+    static const char *const files[] = {"generation_config.json", "config.json"};
+    m->n_eos = 0;
+    for (int i = 0; i < 2; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        struct stat st;
+        if (stat(path, &st) != 0) continue;
+        cJSON *j;
+        if (read_json(path, &j)) return -1;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "eos_token_id");
+        int rc = v && !cJSON_IsNull(v) ? add_eos(m, v, path) : 0;
+        int found = v && !cJSON_IsNull(v);
+        cJSON_Delete(j);
+        if (rc || found) return rc;
+    }
+    return 0;
 }
 
 static int open_st_file(st_file *f, const char *dir, const char *name)
@@ -208,7 +343,14 @@ static int open_files(hf_state *s, const char *dir, cJSON **index, char *index_p
         int seen = 0;
         for (int i = 0; i < s->n_files && !seen; i++)
             seen = !strcmp(strrchr(s->files[i].path, '/') + 1, e->valuestring);
-        if (!seen && open_st_file(&s->files[s->n_files++], dir, e->valuestring)) return -1;
+        if (seen) continue;
+        st_file *f = &s->files[s->n_files++];
+        snprintf(f->path, sizeof f->path, "%s/%s", dir, e->valuestring);
+        struct stat shard;
+        if (stat(f->path, &shard) != 0)
+            return ec_set_error("%s: weight_map: shard '%s' of tensor '%s' is not in the "
+                                "directory", index_path, e->valuestring, e->string);
+        if (open_st_file(f, dir, e->valuestring)) return -1;
     }
     return 0;
 }
@@ -307,7 +449,7 @@ static int resolve(hf_state *s, const cJSON *index, const char *index_path,
 
 int ec_hf_open(ec_model *m, const char *dir)
 {
-    if (parse_config(dir, &m->cfg)) return -1;
+    if (parse_config(dir, &m->cfg) || parse_eos(m, dir)) return -1;
     const ec_model_config *c = &m->cfg;
     hf_state *s = calloc(1, sizeof *s);
     if (!s) return ec_set_error("%s: out of memory", dir);

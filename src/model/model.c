@@ -90,6 +90,12 @@ const char *ec_model_source(const ec_model *m)
     return m->source;
 }
 
+int ec_model_eos_ids(const ec_model *m, const int **ids)
+{
+    *ids = m->eos_ids;
+    return m->n_eos;
+}
+
 int ec_model_read_tensor(const ec_model *m, ec_tensor_kind k, int layer, float *out)
 {
     if ((unsigned)k >= EC_T_COUNT)

@@ -5,6 +5,8 @@
 
 #include "ecocompute/model.h"
 
+enum { EC_MODEL_MAX_EOS = 8 }; /* Llama-3.1 lists 3 */
+
 /* A source fills in cfg, source and its operations; model.c checks arguments before `read`. */
 struct ec_model {
     ec_model_config cfg;
@@ -12,6 +14,8 @@ struct ec_model {
     int (*read)(const ec_model *m, ec_tensor_kind k, int layer, float *out);
     void (*destroy)(ec_model *m); /* frees the source's state, not the ec_model itself */
     void *impl;
+    int eos_ids[EC_MODEL_MAX_EOS]; /* [n_eos] ids that end generation (generation_config.json) */
+    int n_eos;
 };
 
 /* A whole file mapped read-only (size 0 gives data = NULL). */
@@ -29,5 +33,9 @@ int ec_model_config_check(const ec_model_config *c, const char *what);
 int ec_synthetic_open(ec_model *m, const ec_model_config *c, const ec_model_options *o);
 int ec_llama2c_open(ec_model *m, const char *path);
 int ec_hf_open(ec_model *m, const char *dir);
+/* Parses a Hugging Face config.json image text[0..len) into c (all but its name); `path` names
+ * the file in errors. From memory so that the fuzzer needs no files. */
+int ec_hf_config_parse(const unsigned char *text, size_t len, const char *path,
+                       ec_model_config *c);
 
 #endif

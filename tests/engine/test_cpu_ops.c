@@ -56,6 +56,7 @@ static void llama3_scaling_keeps_high_and_slows_low_frequencies(void **state)
     (void)state;
     ec_model_config plain = {.head_dim = 128, .rope_theta = 500000.0f};
     ec_model_config scaled = plain;
+    scaled.rope_scaling = EC_ROPE_SCALING_LLAMA3;
     scaled.rope_scaling_factor = 8.0f;
     scaled.rope_low_freq_factor = 1.0f;
     scaled.rope_high_freq_factor = 4.0f;

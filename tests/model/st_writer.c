@@ -65,7 +65,7 @@ static void put(FILE *f, const char *dtype, float v)
 }
 
 static void write_file(const char *path, const stw_list *l, int lo, int hi, const char *dtype,
-                       const ec_model_config *c)
+                       const ec_model_config *c, stw_value_fn value)
 {
     char *hdr = malloc(65536);
     size_t w = (size_t)sprintf(hdr, "{\"__metadata__\":{\"format\":\"pt\"}");
@@ -95,27 +95,51 @@ static void write_file(const char *path, const stw_list *l, int lo, int hi, cons
         const stw_tensor *t = &l->t[i];
         for (int p = 0; p < 3 && t->kinds[p] != EC_T_COUNT; p++) {
             uint64_t n = ec_tensor_numel(c, t->kinds[p]);
-            for (uint64_t e = 0; e < n; e++) put(f, dtype, stw_value(t->kinds[p], t->layer, e));
+            for (uint64_t e = 0; e < n; e++) put(f, dtype, value(t->kinds[p], t->layer, e));
         }
     }
     fclose(f);
     free(hdr);
 }
 
+/* config.json's rope_scaling value for c. */
+static void rope_scaling_json(const ec_model_config *c, char *buf, size_t len)
+{
+    if (c->rope_scaling == EC_ROPE_SCALING_LLAMA3)
+        snprintf(buf, len, "{\"rope_type\":\"llama3\",\"factor\":%.9g,\"low_freq_factor\":%.9g,"
+                 "\"high_freq_factor\":%.9g,\"original_max_position_embeddings\":%d}",
+                 (double)c->rope_scaling_factor, (double)c->rope_low_freq_factor,
+                 (double)c->rope_high_freq_factor, c->rope_original_max_pos);
+    else if (c->rope_scaling == EC_ROPE_SCALING_LINEAR)
+        snprintf(buf, len, "{\"type\":\"linear\",\"factor\":%.9g}",
+                 (double)c->rope_scaling_factor);
+    else
+        snprintf(buf, len, "null");
+}
+
 void stw_write_model(const char *dir, const ec_model_config *c, const char *model_type,
                      const char *dtype, int flags)
 {
-    char path[512];
+    stw_write_model_values(dir, c, model_type, dtype, flags, stw_value, "");
+}
+
+void stw_write_model_values(const char *dir, const ec_model_config *c, const char *model_type,
+                            const char *dtype, int flags, stw_value_fn value,
+                            const char *extra_json)
+{
+    char path[512], rope[256];
     snprintf(path, sizeof path, "%s/config.json", dir);
+    rope_scaling_json(c, rope, sizeof rope);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fprintf(f, "{\"model_type\":\"%s\",\"hidden_act\":\"silu\",\"hidden_size\":%d,"
                "\"intermediate_size\":%d,\"num_hidden_layers\":%d,\"num_attention_heads\":%d,"
                "\"num_key_value_heads\":%d,\"vocab_size\":%d,\"max_position_embeddings\":%d,"
-               "\"rms_norm_eps\":1e-06,\"rope_theta\":500000.0,\"tie_word_embeddings\":%s,"
-               "\"rope_scaling\":null}\n", model_type, c->dim, c->hidden_dim, c->n_layers,
-            c->n_heads, c->n_kv_heads, c->vocab_size, c->max_seq_len,
-            c->tied_embeddings ? "true" : "false");
+               "\"rms_norm_eps\":%.9g,\"rope_theta\":%.9g,\"tie_word_embeddings\":%s,"
+               "\"rope_scaling\":%s%s%s}\n", model_type, c->dim, c->hidden_dim, c->n_layers,
+            c->n_heads, c->n_kv_heads, c->vocab_size, c->max_seq_len, (double)c->norm_eps,
+            (double)c->rope_theta, c->tied_embeddings ? "true" : "false", rope,
+            extra_json[0] ? "," : "", extra_json);
     fclose(f);
     const ec_tensor_kind E = EC_T_COUNT;
     stw_list *l = calloc(1, sizeof *l);
@@ -152,9 +176,9 @@ void stw_write_model(const char *dir, const ec_model_config *c, const char *mode
     if (flags & STW_SHARDED) {
         int half = l->n / 2;
         snprintf(path, sizeof path, "%s/model-00001-of-00002.safetensors", dir);
-        write_file(path, l, 0, half, dtype, c);
+        write_file(path, l, 0, half, dtype, c, value);
         snprintf(path, sizeof path, "%s/model-00002-of-00002.safetensors", dir);
-        write_file(path, l, half, l->n, dtype, c);
+        write_file(path, l, half, l->n, dtype, c, value);
         snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
         f = fopen(path, "w");
         fprintf(f, "{\"metadata\":{\"total_size\":0},\"weight_map\":{");
@@ -165,7 +189,7 @@ void stw_write_model(const char *dir, const ec_model_config *c, const char *mode
         fclose(f);
     } else {
         snprintf(path, sizeof path, "%s/model.safetensors", dir);
-        write_file(path, l, 0, l->n, dtype, c);
+        write_file(path, l, 0, l->n, dtype, c, value);
     }
     free(l);
 }

@@ -19,8 +19,18 @@ enum {
     STW_BAD_SHAPE = 8,  /* down_proj of layer 0 with its dims swapped */
 };
 
-/* Writes config.json and the weights of config c in dtype ("F32", "F16", "BF16", or any other
- * name, written as 4-byte elements) into dir; model_type "llama", "qwen2" or "phi3". */
+/* Element i of tensor (kind, layer). */
+typedef float (*stw_value_fn)(ec_tensor_kind k, int layer, uint64_t i);
+
+/* Writes config.json (c's shapes, norm_eps, rope_theta, rope scaling, tie) and the weights of
+ * config c, element i of (kind, layer) being value(kind, layer, i), in dtype ("F32", "F16",
+ * "BF16", or any other name, written as 4-byte elements) into dir; model_type "llama",
+ * "mistral", "qwen2" or "phi3". extra_json ("" or `"key": value` pairs without a leading comma)
+ * is added to config.json. */
+void stw_write_model_values(const char *dir, const ec_model_config *c, const char *model_type,
+                            const char *dtype, int flags, stw_value_fn value,
+                            const char *extra_json);
+/* The same with stw_value and no extra fields. */
 void stw_write_model(const char *dir, const ec_model_config *c, const char *model_type,
                      const char *dtype, int flags);
 /* Writes a safetensors file from a raw header text and `data_len` zero bytes of data. */

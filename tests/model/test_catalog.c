@@ -76,7 +76,8 @@ static void test_shapes_consistent(void **state)
         assert_int_equal(n, c->dim);
     }
     const ec_model_config *l3 = ec_catalog_find("Llama-3.1-8B");
-    assert_true(l3->rope_scaling_factor == 8.f && l3->rope_original_max_pos == 8192);
+    assert_true(l3->rope_scaling == EC_ROPE_SCALING_LLAMA3 && l3->rope_scaling_factor == 8.f &&
+                l3->rope_original_max_pos == 8192);
     assert_true(ec_catalog_find("Qwen2-7B")->qkv_bias);
     assert_false(ec_catalog_find("Mistral-7B-v0.2")->qkv_bias);
     assert_true(ec_tensor_is_linear(EC_T_W_UP));

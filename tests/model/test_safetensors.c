@@ -18,7 +18,7 @@
 
 /* dim 16, hidden 40, 2 layers, 4 heads of 4, 2 KV heads, vocab 24. */
 static const ec_model_config base = {"test", 16, 40, 2, 4, 2, 4, 24, 128, 1e-6f, 5e5f,
-                                     0, 0, 0, 0, 0, 0, 0};
+                                     0, 0, 0, 0, 0, 0, 0, 0};
 
 static char dir[64];
 

@@ -98,6 +98,15 @@ n=$("$bin" tokenize --tokenizer "$model" --special --format json "Once upon a ti
 out=$("$bin" run --model "$model" --prompt "Once upon a time" --gen 4 --precision f32 --format json 2>/dev/null)
 check "run json: prompt tokens = BOS + text" '[ "$(printf "%s" "$out" | json "d[0][\"prompt_tokens\"]")" = "$n" ]'
 check "run json: text" '[ "$(printf "%s" "$out" | json "d[0][\"text\"][:16]")" = "Once upon a time" ]'
+# generation_config.json's eos_token_id ends the text: make the first generated token an EOS.
+first=$(printf "%s" "$out" | json "d[0][\"first_token_ids\"].split()[0]")
+printf '{"eos_token_id": [31999, %s]}' "$first" >"$model/generation_config.json"
+out=$("$bin" run --model "$model" --prompt "Once upon a time" --gen 4 --precision f32 --format json 2>/dev/null)
+check "run: the text ends at generation_config.json's EOS ($first)" '[ "$(printf "%s" "$out" | json "d[0][\"text\"]")" = "Once upon a time" ]'
+printf '{"eos_token_id": "</s>"}' >"$model/generation_config.json"
+exits 1 "malformed generation_config.json" run --model "$model" --prompt "Once" --gen 2
+check "...names file and field" 'printf "%s" "$err" | grep -q "generation_config.json: field .eos_token_id."'
+rm "$model/generation_config.json"
 # --chat: the template of tokenizer_config.json (Mistral's) wraps the prompt.
 printf '{"bos_token": "<s>", "eos_token": "</s>", "chat_template": "{{ bos_token }}{%% for message in messages %%}{{ [INST] + message.content + [/INST] }}{%% endfor %%}"}' >"$model/tokenizer_config.json"
 n=$("$bin" tokenize --tokenizer "$model" --format json "<s>[INST] Hi there [/INST]" 2>/dev/null | json "len(d[\"ids\"])")

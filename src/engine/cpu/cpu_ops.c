@@ -35,7 +35,8 @@ void cpu_rope_inv_freq(const ec_model_config *c, float *inv_freq)
 {
     for (int j = 0; j < c->head_dim / 2; j++) {
         inv_freq[j] = 1.0f / powf(c->rope_theta, (float)(2 * j) / (float)c->head_dim);
-        if (c->rope_scaling_factor != 0.0f) inv_freq[j] = llama3_scale(c, inv_freq[j]);
+        if (c->rope_scaling == EC_ROPE_SCALING_LLAMA3) inv_freq[j] = llama3_scale(c, inv_freq[j]);
+        else if (c->rope_scaling == EC_ROPE_SCALING_LINEAR) inv_freq[j] /= c->rope_scaling_factor;
     }
 }
 

@@ -10,8 +10,8 @@
 /* out[i] = w[i] * x[i] / sqrt(mean(x^2) + eps); out may alias x. */
 void cpu_rmsnorm(float *out, const float *x /* [n] */, const float *w /* [n] */, int n, float eps);
 
-/* Rotary frequencies of a config: inv_freq [head_dim/2] = theta^(-2j/head_dim), with Llama-3
- * rope scaling applied when the config asks for it. */
+/* Rotary frequencies of a config: inv_freq [head_dim/2] = theta^(-2j/head_dim), with the
+ * config's rope scaling (llama3 or linear) applied. */
 void cpu_rope_inv_freq(const ec_model_config *c, float *inv_freq /* [head_dim/2] */);
 /* cos/sin of pos * inv_freq for one position. */
 void cpu_rope_angles(const float *inv_freq, int half, int pos, float *cos_out /* [half] */,
