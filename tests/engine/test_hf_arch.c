@@ -398,9 +398,10 @@ static float *read_logits(const char *path, size_t count)
     return v;
 }
 
-/* Within 1e-3 of transformers' float32 logits: both compute in float32 from the same BF16
- * weights; summation order and libm differ by ~1e-6 relative, while a misread tensor, a wrong
- * rotary convention or rope scaling moves logits by 0.1 and more. */
+/* Within 1e-4 of transformers' float32 logits: both compute in float32 from the same BF16
+ * weights, and summation order and libm leave them ~4e-6 apart (transformers 5.17); rotary
+ * frequencies rounded to BF16 already move them by 2e-3, a misread tensor or a wrong rotary
+ * convention by 0.1 and more. */
 static void engine_matches_transformers_goldens(void **state)
 {
     (void)state;
@@ -433,7 +434,7 @@ static void engine_matches_transformers_goldens(void **state)
         for (int i = 0; i < n * vocab; i++) worst = fmax(worst, fabs(got[i] - want[i]));
         printf("%-8s max |engine - transformers| = %.2e over %d logits\n", golden_models[g],
                worst, n * vocab);
-        if (!(worst < 1e-3)) fail_msg("%s: logits differ from transformers by %g", path, worst);
+        if (!(worst < 1e-4)) fail_msg("%s: logits differ from transformers by %g", path, worst);
         const int *ids;
         assert_int_equal(ec_model_eos_ids(m, &ids), want_eos);
         assert_memory_equal(ids, eos, (size_t)want_eos * sizeof *ids);

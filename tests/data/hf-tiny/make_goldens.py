@@ -111,7 +111,15 @@ def build(root, name, config_cls, model_cls, fields, seed, save_opts, eos):
     model.save_pretrained(out, safe_serialization=True, **save_opts)
     if not os.path.exists(os.path.join(out, "generation_config.json")):
         model.generation_config.save_pretrained(out)
-    model = model.float()  # the BF16 values, computed in float32 as the engine does
+    # The BF16 values, computed in float32 as the engine does, by a model built afresh: .to()
+    # also rounds the rotary inv_freq buffer to BF16, which a plain .float() would keep (logits
+    # then drift from the engine's by ~1e-3 after a few positions); load_state_dict leaves that
+    # non-persistent buffer as the config computes it.
+    state = {k: v.float() for k, v in model.state_dict().items()}
+    generation_config = model.generation_config
+    model = model_cls(cfg).eval()
+    model.load_state_dict(state)
+    model.generation_config = generation_config
     logits = logits_of(model, TOKENS)
     flat = logits.flatten().tolist()
     with open(os.path.join(out, "logits.f32"), "wb") as f:
