@@ -102,8 +102,9 @@ __device__ __forceinline__ void store_token_codes(const uint4 v[N], const unsign
     }
 }
 
-/* Exclusive prefix sum of v over the block (blockDim.x a multiple of 32); *total = block sum. */
-__device__ int block_exclusive_scan(int v, int *total)
+/* Exclusive prefix sum of v over the block (blockDim.x a multiple of 32); *total = block sum.
+ * inline: two files include it, and the host pass emits a stub of every device function. */
+__device__ inline int block_exclusive_scan(int v, int *total)
 {
     __shared__ int warp_off[33];
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
