@@ -332,7 +332,7 @@ static int parse(int argc, char **argv, bench_args *a)
     if (a->config) {
         char *text = slurp(a->config);
         if (!text) return cli_fail(CMD, "--config: %s", ec_last_error());
-        int rc = ec_bench_spec_from_json(text, &a->spec);
+        int rc = ec_bench_spec_from_config(text, &a->spec);
         free(text);
         if (rc != 0) return cli_fail(CMD, "%s: %s", a->config, ec_last_error());
         a->have_model = 1;
