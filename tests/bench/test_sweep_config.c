@@ -1,5 +1,5 @@
-/* test_sweep_config.c — sweep files (`bench --config`, bench/sweeps/NAME.json): every key the stored
- * spec writes reads back, a description is allowed, a misspelt key or a bad value is refused
+/* test_sweep_config.c — sweep files (`bench --config`, bench/sweeps/NAME.json): every key the
+ * stored spec writes reads back, a description is allowed, a misspelt key or a bad value is refused
  * with its name, and each shipped sweep file parses and says what it measures. */
 #include <setjmp.h>
 #include <stdarg.h>

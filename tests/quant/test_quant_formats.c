@@ -64,8 +64,8 @@ static void test_bytes_per_weight(void **state)
     assert_float_equal(ec_qformat_code_bytes(EC_PREC_NF4_DQ), 0.5, 0);
     /* A large matrix's exact bytes per weight approach the figure (per-row scales vanish). */
     for (int p = 0; p < EC_PREC_COUNT; p++) {
-        double exact = (double)ec_precision_weight_bytes((ec_precision)p, 4096, 65536) /
-                       (4096.0 * 65536.0);
+        double exact =
+            (double)ec_precision_weight_bytes((ec_precision)p, 4096, 65536) / (4096.0 * 65536.0);
         assert_float_equal(exact, ec_qformat_bytes_per_weight((ec_precision)p), 1e-4);
     }
 }

@@ -39,7 +39,7 @@ static int equal(const ec_run_record *a, const ec_run_record *b, unsigned varian
 static void test_each_field_under_each_variant(void **state)
 {
     (void)state;
-    static const unsigned variants[] = {EC_KEY_CONFIG,     EC_KEY_BENCH, EC_KEY_BENCH_BASELINE,
+    static const unsigned variants[] = {EC_KEY_CONFIG,     EC_KEY_BENCH,    EC_KEY_BENCH_BASELINE,
                                         EC_KEY_SUMMARY_OF, EC_KEY_BASELINE, EC_KEY_BATCH_SERIES};
     static const struct {
         const char *what;
@@ -65,19 +65,45 @@ static void test_each_field_under_each_variant(void **state)
     for (size_t c = 0; c < sizeof change / sizeof *change; c++) {
         ec_run_record b = base();
         switch (c) {
-        case 0: snprintf(b.source, sizeof b.source, "seeds/h100/run-b.csv"); break;
-        case 1: snprintf(b.source, sizeof b.source, "seeds/a100/run-a.csv"); break;
-        case 2: snprintf(b.gpu_name, sizeof b.gpu_name, "NVIDIA H200"); break;
-        case 3: snprintf(b.gpu_uuid, sizeof b.gpu_uuid, "GPU-2"); break;
-        case 4: snprintf(b.model, sizeof b.model, "Llama-2-13B"); break;
-        case 5: snprintf(b.precision, sizeof b.precision, "fp16"); break;
-        case 6: snprintf(b.kernels, sizeof b.kernels, "reference"); break;
-        case 7: b.kernels[0] = '\0'; break;
-        case 8: snprintf(b.device, sizeof b.device, "cuda:1"); break;
-        case 9: b.batch = 16; break;
-        case 10: b.prompt_len = 128; break;
-        case 11: b.gen_len = 128; break;
-        default: b.run_index = -1; break;
+        case 0:
+            snprintf(b.source, sizeof b.source, "seeds/h100/run-b.csv");
+            break;
+        case 1:
+            snprintf(b.source, sizeof b.source, "seeds/a100/run-a.csv");
+            break;
+        case 2:
+            snprintf(b.gpu_name, sizeof b.gpu_name, "NVIDIA H200");
+            break;
+        case 3:
+            snprintf(b.gpu_uuid, sizeof b.gpu_uuid, "GPU-2");
+            break;
+        case 4:
+            snprintf(b.model, sizeof b.model, "Llama-2-13B");
+            break;
+        case 5:
+            snprintf(b.precision, sizeof b.precision, "fp16");
+            break;
+        case 6:
+            snprintf(b.kernels, sizeof b.kernels, "reference");
+            break;
+        case 7:
+            b.kernels[0] = '\0';
+            break;
+        case 8:
+            snprintf(b.device, sizeof b.device, "cuda:1");
+            break;
+        case 9:
+            b.batch = 16;
+            break;
+        case 10:
+            b.prompt_len = 128;
+            break;
+        case 11:
+            b.gen_len = 128;
+            break;
+        default:
+            b.run_index = -1;
+            break;
         }
         for (size_t v = 0; v < 6; v++)
             if (equal(&a, &b, variants[v]) != change[c].same[v])

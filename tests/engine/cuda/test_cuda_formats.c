@@ -39,7 +39,7 @@ static void test_paths_follow_the_storage(void **state)
         const ec_qformat *f = ec_qformat_of((ec_precision)p);
         ec_cuda_format c = ec_cuda_format_of((ec_precision)p);
         if (c.path == EC_CUDA_PATH_NONE) continue;
-        ec_cuda_path want = f->code_bits == 16        ? EC_CUDA_PATH_16BIT
+        ec_cuda_path want = f->code_bits == 16      ? EC_CUDA_PATH_16BIT
                             : f->act == EC_ACT_INT8 ? EC_CUDA_PATH_INT8
                                                     : EC_CUDA_PATH_PACKED;
         if (c.path != want) fail_msg("%s: path %d, expected %d", f->name, c.path, want);
