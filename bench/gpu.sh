@@ -77,12 +77,11 @@ else
     git rev-parse --short=12 HEAD 2>/dev/null | tee "$out/commit.txt" || true
 fi
 
-
 budget=${SWEEP_BUDGET_S:-480}
 # remaining: seconds of this call's budget left (SECONDS counts from the script's start).
 remaining() { echo $((budget - SECONDS)); }
 
-# The sweep file of name $1, or exit 2.
+# The sweep file of name $1 (its subshell exits 2 when there is none).
 sweep_file() {
     local f=bench/sweeps/$1.json
     [ -n "$1" ] && [ -f "$f" ] && { echo "$f"; return; }
