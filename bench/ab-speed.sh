@@ -3,8 +3,8 @@
 # Each argument is a directory holding a libecocompute.so, or an .so.xz file (unpacked to a
 # temporary directory); the CLI of .devpack/ runs once per build and SPEED_RUNS entry
 # (MODEL:BATCH:PRECISION, default Llama-2-7B at batch 1 in fp16, int8, int8-mixed, nf4, fp8), the
-# builds alternating within each entry, with `run`'s usual speed-and-energy arguments (those of
-# `bench/gpu.sh speed`). ROUNDS (default 1) repeats the whole set. Prints one line per run:
+# builds alternating within each entry, with `run`'s usual speed-and-energy arguments (prompt
+# 512, fused kernels, --energy). ROUNDS (default 1) repeats the whole set. Prints one line per run:
 # build, model, batch, precision, ms/step, tok/s, decode J/1k gross, prefill s, prefill J gross.
 # GEN (default 128) sets the new tokens per run. Over 128 tokens a decode window lasts 0.1-1 s,
 # under the ~5 s below which the counter's 100 ms updates show (docs/measurement.md): runs of

@@ -89,6 +89,10 @@ void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, 
 char *ec_bench_spec_to_json(const ec_bench_spec *s);
 /* Reads such JSON over the defaults: "models" is required, any other key may be left out. */
 int ec_bench_spec_from_json(const char *json, ec_bench_spec *s);
+/* A sweep file (`bench --config`, bench/sweeps/NAME.json): such JSON with only the keys of
+ * ec_bench_spec_to_json and a free-text "description" (a misspelt key is an error, not a
+ * default silently measured); -1 with ec_last_error() naming the key. */
+int ec_bench_spec_from_config(const char *json, ec_bench_spec *s);
 /* Reads "I/N" (1 <= I <= N <= 100000) into the spec's shard. Returns 0 or -1 (ec_last_error). */
 int ec_bench_spec_parse_shard(const char *text, ec_bench_spec *s);
 /* 1 when the configuration at 0-based canonical position k belongs to the spec's shard. The shard

@@ -105,6 +105,59 @@ void ec_qmatrix_matmul_rows(const ec_qmatrix *m, const float *x /* [batch][cols]
                             const ec_qact *a, int batch, float *y /* [batch][rows] */, int r0,
                             int r1);
 
+/* ---- the format table: everything a layer above needs to know about a precision ----
+ * One row per ec_precision, in enum order (like ggml's type_traits). Parsers, help texts, byte
+ * counts, the CPU reference's dispatch and the backends' supported lists all read it, so a new
+ * format is one row here plus its CPU reference (and, for the CUDA backend, one entry in its
+ * own table keyed by ec_precision, which must agree with `backends`). */
+
+/* Backends that run a format (ec_qformat.backends). */
+#define EC_QFORMAT_CPU 1u  /* the CPU reference backend */
+#define EC_QFORMAT_CUDA 2u /* the CUDA backend */
+
+/* The activations the CPU reference multiplies a format's weights with. */
+typedef enum {
+    EC_ACT_F32 = 0, /* float32 as they are */
+    EC_ACT_F16,     /* rounded to fp16 once per call ("16-bit in, fp32 accumulate") */
+    EC_ACT_BF16,    /* rounded to bf16 once per call */
+    EC_ACT_INT8,    /* per-token absmax int8 codes (ec_qact_prepare), int32 accumulation */
+} ec_act_kind;
+
+typedef struct {
+    const char *name;        /* what --precision, sweep files and the database spell */
+    const char *description; /* one line for help texts and docs */
+    int code_bits;           /* bits of one weight's code: 32, 16, 8 or 4 */
+    int scale_block;         /* weights per scale along a row; 0 = one scale per row */
+    int scale_bytes;         /* bytes of one scale (4: fp32, 1: nf4-dq's 8-bit code); 0 = none */
+    int double_quant;        /* the 8-bit scales carry an fp32 scale per EC_NF4_DQ_BLOCK of them
+                                and one fp32 offset per matrix */
+    int outliers;            /* LLM.int8(): outlier activation columns take a 16-bit path, so
+                                the --int8-threshold applies */
+    ec_act_kind act;         /* activations of the CPU reference's matmul */
+    unsigned backends;       /* EC_QFORMAT_CPU | EC_QFORMAT_CUDA: where it runs */
+    /* CPU reference entry points (the numerics every GPU kernel is tested against). quantize
+     * fills the arrays of an ec_qmatrix whose prec, rows and cols are set (input validated);
+     * decode returns n (<= 256) weights of row r from column c0 (a multiple of the block),
+     * decoded into buf unless stored as float32 already; NULL for int8, whose matmul multiplies
+     * the codes themselves. */
+    int (*quantize)(ec_qmatrix *m, const float *w /* [rows][cols] */);
+    const float *(*decode)(const ec_qmatrix *m, int r, int c0, int n, float *buf /* [n] */);
+    void (*dequantize_row)(const ec_qmatrix *m, int r, float *out /* [cols] */);
+    void (*matmul_rows)(const ec_qmatrix *m, const float *x /* [batch][cols] */, const ec_qact *a,
+                        int batch, float *y /* [batch][rows] */, int r0, int r1);
+} ec_qformat;
+
+/* The row of p; NULL when p is not a precision. */
+const ec_qformat *ec_qformat_of(ec_precision p);
+/* Effective bytes per weight with its scales, for rows long enough that per-row scales vanish
+ * (nf4 0.5625, nf4-dq 0.51587, int8 1); NAN when p is not a precision. */
+double ec_qformat_bytes_per_weight(ec_precision p);
+/* Bytes of the codes alone per weight (32-bit 4 ... nf4 0.5); NAN when p is not a precision. */
+double ec_qformat_code_bytes(ec_precision p);
+/* Writes the names of the formats that run on any of `backends` (EC_FORMAT_*), joined by sep,
+ * into buf [size] (truncated, always terminated); returns buf, for help texts and messages. */
+const char *ec_qformat_names(unsigned backends, const char *sep, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -103,10 +103,68 @@ typedef struct {
 
 /* 1 for a source's summary row (run_index == -1: its values are means over the source's runs). */
 int ec_record_is_summary(const ec_run_record *r);
-/* Two records belong to one configuration: same source, gpu, model, precision, kernels, batch,
- * prompt_len, gen_len, device, and both runs or both summary rows. Defined with the record
- * (src/store/results.c) so the store's seed readers and analysis share one definition. */
+/* ---- which runs are one configuration ----
+ * The one key type: the fields of a record that say what it measured, as a view into the record
+ * (valid while it is). Every "same configuration?" question compares two keys with
+ * ec_run_key_equal under one of the named variants below, which differ on purpose. */
+typedef struct {
+    const char *source, *gpu_name, *gpu_uuid, *model, *precision, *kernels, *device;
+    int batch, prompt_len, gen_len;
+    int summary; /* a source's summary row (ec_record_is_summary) */
+} ec_run_key;
+
+/* Fields a comparison looks at (bits of a variant). */
+enum {
+    EC_KEY_SOURCE = 1u << 0,        /* the same source file */
+    EC_KEY_SOURCE_FOLDER = 1u << 1, /* sources in one folder: the files of one seed set */
+    EC_KEY_GPU_NAME = 1u << 2,
+    EC_KEY_GPU_UUID = 1u << 3,      /* the same physical GPU */
+    EC_KEY_MODEL = 1u << 4,
+    EC_KEY_PRECISION = 1u << 5,
+    EC_KEY_KERNELS = 1u << 6,       /* the same kernel family or stack */
+    EC_KEY_KERNELS_COMPARABLE = 1u << 7, /* the same, or either unnamed (ec_kernels_comparable) */
+    EC_KEY_DEVICE = 1u << 8,
+    EC_KEY_BATCH = 1u << 9,
+    EC_KEY_LENGTHS = 1u << 10,      /* prompt_len and gen_len */
+    EC_KEY_SUMMARY = 1u << 11,      /* both runs or both summary rows */
+};
+/* The variants. */
+/* One configuration of a dataset (grouping, seed import): everything but the GPU's uuid. */
+#define EC_KEY_CONFIG                                                                           \
+    (EC_KEY_SOURCE | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS |       \
+     EC_KEY_DEVICE | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_SUMMARY)
+/* One configuration of `bench`'s summaries: one physical GPU (uuid), summary-ness aside. */
+#define EC_KEY_BENCH                                                                            \
+    (EC_KEY_SOURCE | EC_KEY_GPU_UUID | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS |       \
+     EC_KEY_DEVICE | EC_KEY_BATCH | EC_KEY_LENGTHS)
+/* The fp16 baseline of a bench summary: its configuration, the precision aside. */
+#define EC_KEY_BENCH_BASELINE (EC_KEY_BENCH & ~EC_KEY_PRECISION)
+/* A run and a source's summary row of the same experiment: one seed set, GPU by name,
+ * comparable kernels; summary-ness and device aside. */
+#define EC_KEY_SUMMARY_OF                                                                       \
+    (EC_KEY_SOURCE_FOLDER | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION |                 \
+     EC_KEY_KERNELS_COMPARABLE | EC_KEY_BATCH | EC_KEY_LENGTHS)
+/* The baseline of a configuration in another precision (`analyze`'s deltas): any source, GPU by
+ * name, comparable kernels; the precision is the baseline's, chosen by the caller. */
+#define EC_KEY_BASELINE                                                                         \
+    (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_KERNELS_COMPARABLE | EC_KEY_BATCH | EC_KEY_LENGTHS)
+/* The batch series of one configuration (batch scaling): the batch aside. */
+#define EC_KEY_BATCH_SERIES                                                                     \
+    (EC_KEY_SOURCE_FOLDER | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS | \
+     EC_KEY_LENGTHS | EC_KEY_SUMMARY)
+
+ec_run_key ec_run_key_of(const ec_run_record *r);
+/* 1 when a and b agree on every field of `variant` (EC_KEY_* bits), else 0. */
+int ec_run_key_equal(const ec_run_key *a, const ec_run_key *b, unsigned variant);
+/* Two records are one configuration of a dataset (EC_KEY_CONFIG). */
 int ec_same_config(const ec_run_record *a, const ec_run_record *b);
+/* Sources in one folder (the text before the last '/'; none for both counts as one). */
+int ec_same_source_folder(const char *a, const char *b);
+/* Kernel families that may be compared: the same, or one unnamed. Our own rows always name
+ * theirs (fused, reference); some seed sources label only their quantized rows with the stack
+ * ("bitsandbytes") and pair them with an unlabelled fp16 row of the same experiment, which is
+ * the only baseline those rows have. */
+int ec_kernels_comparable(const char *a, const char *b);
 
 #ifdef __cplusplus
 }

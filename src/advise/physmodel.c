@@ -28,27 +28,6 @@
  * H200 0.18, T4 0.18, A800 0.16 (0.17); used only where a GPU has no idle figure, and said so. */
 const double ec_idle_fraction_of_tdp = 0.17;
 
-/* Bytes per parameter of a precision when a model's shapes are unknown: 16-bit 2; int8 and fp8 1;
- * NF4 0.5 plus an fp32 absmax per 64 weights (0.0625); NF4-DQ 0.5 plus 8-bit absmax per 64 and
- * an fp32 per 256 blocks (≈ 0.0157). */
-static double bytes_per_param(ec_precision p)
-{
-    switch (p) {
-    case EC_PREC_F32:
-        return 4.0;
-    case EC_PREC_INT8:
-    case EC_PREC_INT8_MIXED:
-    case EC_PREC_FP8:
-        return 1.0;
-    case EC_PREC_NF4:
-        return 0.5625;
-    case EC_PREC_NF4_DQ:
-        return 0.5157;
-    default:
-        return 2.0;
-    }
-}
-
 int ec_step_work_of(const char *model, double params_b, const char *precision, int batch,
                     int prompt_len, int gen_len, ec_step_work *w)
 {
@@ -73,7 +52,9 @@ int ec_step_work_of(const char *model, double params_b, const char *precision, i
             return ec_set_error("model '%s' is not in the catalog and its size is unknown",
                                 model ? model : "");
         w->params_b = params_b;
-        w->weight_bytes = params_b * 1e9 * bytes_per_param(prec);
+        /* A model's shapes unknown: its parameters at the format's bytes per weight, scales
+         * included (nf4 0.5625, nf4-dq 0.5159). */
+        w->weight_bytes = params_b * 1e9 * ec_qformat_bytes_per_weight(prec);
         w->n_layers = 32; /* the common depth of 7B-class models; no KV counted (a lower bound) */
     }
     w->batch = batch;

@@ -84,23 +84,6 @@ double ec_gpu_peak_bandwidth(const char *gpu_name)
     return NAN;
 }
 
-/* Bytes per parameter when only a parameter count is known: the quantized formats' codes
- * without their scales, so the bound errs on the generous side. */
-static double bytes_per_param(ec_precision p)
-{
-    switch (p) {
-    case EC_PREC_F32: return 4.0;
-    case EC_PREC_FP16:
-    case EC_PREC_BF16: return 2.0;
-    case EC_PREC_INT8:
-    case EC_PREC_INT8_MIXED:
-    case EC_PREC_FP8: return 1.0;
-    case EC_PREC_NF4:
-    case EC_PREC_NF4_DQ: return 0.5;
-    default: return NAN;
-    }
-}
-
 int ec_roofline_decode(const ec_model_config *model, double params_b, ec_precision prec,
                        int batch, int context_len, double bandwidth_Bps, ec_roofline *out)
 {
@@ -115,7 +98,9 @@ int ec_roofline_decode(const ec_model_config *model, double params_b, ec_precisi
                                               model->head_dim * 2.0 * context_len * batch
                                         : 0.0;
     } else if (params_b > 0) {
-        out->weight_bytes = params_b * 1e9 * bytes_per_param(prec);
+        /* Only a parameter count: the codes without their scales, so the bound errs on the
+         * generous side. */
+        out->weight_bytes = params_b * 1e9 * ec_qformat_code_bytes(prec);
         out->kv_bytes = 0.0;
     } else {
         return ec_set_error("roofline: neither a known model nor a parameter count");

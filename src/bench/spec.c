@@ -1,6 +1,7 @@
 /* spec.c — the sweep specification: defaults, its JSON form (stored with every session so that
- * `bench --resume` can run the last sweep again; also the format of `bench --config FILE`) and the protocol key that, with a
- * configuration's own values, identifies it across resumes. */
+ * `bench --resume` can run the last sweep again; also the format of `bench --config FILE`, the
+ * sweep files of bench/sweeps/) and the protocol key that, with a configuration's own values,
+ * identifies it across resumes. */
 #include "ecocompute/bench.h"
 
 #include <cjson/cJSON.h>
@@ -256,4 +257,30 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
     s->outlier_mag = (float)mag;
     if (aut) s->stabilize_auto = cJSON_IsTrue(aut);
     return 0;
+}
+
+int ec_bench_spec_from_config(const char *json, ec_bench_spec *s)
+{
+    static const char *const known[] = {
+        "description", "models",       "precisions",     "kernels",         "batches",
+        "prompt_lens", "gens",         "device",         "tag",             "warmup",
+        "runs",        "cv_tok_pct",   "cv_power_pct",   "max_reruns",      "min_window_s",
+        "max_uncert_pct", "idle_s",    "stabilize_s",    "stabilize_max_s", "stabilize_auto",
+        "seed",        "threads",      "int8_threshold", "outliers",        "outlier_mag",
+        "shard"};
+    cJSON *o = cJSON_Parse(json);
+    const cJSON *it;
+    const char *unknown = NULL;
+    if (cJSON_IsObject(o)) cJSON_ArrayForEach(it, o)
+        {
+            size_t k = 0;
+            while (k < sizeof known / sizeof *known && strcmp(it->string, known[k])) k++;
+            if (k == sizeof known / sizeof *known && !unknown) unknown = it->string;
+        }
+    int rc = 0;
+    if (unknown) rc = ec_set_error("sweep: unknown key '%s'", unknown);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "description");
+    if (!rc && d && !cJSON_IsString(d)) rc = ec_set_error("sweep: 'description' must be text");
+    cJSON_Delete(o);
+    return rc ? -1 : ec_bench_spec_from_json(json, s);
 }

@@ -26,16 +26,6 @@ void ec_stat_of(const double *x, int n, ec_stat *out)
     if (out->mean != 0) out->cv_pct = 100.0 * out->sd / fabs(out->mean);
 }
 
-/* Same configuration, precision aside (compare_precision = 0) or included. */
-static int same_config(const ec_bench_summary *a, const ec_run_record *r, int compare_precision)
-{
-    return !strcmp(a->source, r->source) && !strcmp(a->model, r->model) &&
-           !strcmp(a->kernels, r->kernels) && !strcmp(a->device, r->device) &&
-           !strcmp(a->gpu_uuid, r->gpu_uuid) && a->batch == r->batch &&
-           a->prompt_len == r->prompt_len && a->gen_len == r->gen_len &&
-           (!compare_precision || !strcmp(a->precision, r->precision));
-}
-
 static double delta_pct(double x, double ref)
 {
     return isfinite(x) && isfinite(ref) && ref != 0 ? 100.0 * (x - ref) / ref : NAN;
@@ -47,18 +37,23 @@ int ec_bench_summarize(const ec_run_record *r, size_t n, ec_bench_summary **out,
     *nout = 0;
     if (n == 0) return 0;
     ec_bench_summary *g = calloc(n, sizeof *g);
-    size_t *group = malloc(n * sizeof *group);
+    size_t *group = malloc(n * sizeof *group), *lead = malloc(n * sizeof *lead);
     double *x = malloc(n * sizeof *x);
-    if (!g || !group || !x) {
+    ec_run_key *key = malloc(n * sizeof *key); /* [n]; a group's is its first record's (lead) */
+    if (!g || !group || !lead || !x || !key) {
         free(g);
         free(group);
+        free(lead);
         free(x);
+        free(key);
         return ec_set_error("out of memory");
     }
+    for (size_t i = 0; i < n; i++)
+        key[i] = ec_run_key_of(&r[i]);
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         size_t k = 0;
-        while (k < ng && !same_config(&g[k], &r[i], 1))
+        while (k < ng && !ec_run_key_equal(&key[lead[k]], &key[i], EC_KEY_BENCH))
             k++;
         group[i] = k;
         if (k < ng) {
@@ -67,6 +62,7 @@ int ec_bench_summarize(const ec_run_record *r, size_t n, ec_bench_summary **out,
             continue;
         }
         ng++;
+        lead[k] = i;
         ec_bench_summary *s = &g[k];
         memcpy(s->source, r[i].source, sizeof s->source);
         memcpy(s->model, r[i].model, sizeof s->model);
@@ -104,7 +100,9 @@ int ec_bench_summarize(const ec_run_record *r, size_t n, ec_bench_summary **out,
         g[k].delta_gross_pct = g[k].delta_net_pct = g[k].delta_tok_pct = NAN;
         for (size_t i = 0; i < n; i++) {
             const ec_bench_summary *ref = &g[group[i]];
-            if (strcmp(ref->precision, "fp16") != 0 || !same_config(&g[k], &r[i], 0)) continue;
+            if (strcmp(ref->precision, "fp16") != 0 ||
+                !ec_run_key_equal(&key[lead[k]], &key[i], EC_KEY_BENCH_BASELINE))
+                continue;
             g[k].delta_gross_pct = delta_pct(g[k].j_per_1k_gross.mean, ref->j_per_1k_gross.mean);
             g[k].delta_net_pct = delta_pct(g[k].j_per_1k_net.mean, ref->j_per_1k_net.mean);
             g[k].delta_tok_pct = delta_pct(g[k].tok_s.mean, ref->tok_s.mean);
@@ -112,7 +110,9 @@ int ec_bench_summarize(const ec_run_record *r, size_t n, ec_bench_summary **out,
         }
     }
     free(group);
+    free(lead);
     free(x);
+    free(key);
     *out = g;
     *nout = ng;
     return 0;

@@ -89,30 +89,11 @@ static int icontains(const char *hay, const char *needle)
     return n == 0;
 }
 
-static int same_folder(const char *a, const char *b)
-{
-    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
-    return la == lb && !strncmp(a, b, la);
-}
-
-/* Two kernel families that may be compared: the same, or one unnamed. Our own rows always name
- * theirs (fused, reference); some seed sources label only their quantized rows with the stack
- * ("bitsandbytes") and pair them with an unlabelled fp16 row of the same experiment, which is
- * the only baseline those rows have. */
-static int kernels_match(const char *a, const char *b)
-{
-    return !a[0] || !b[0] || !strcmp(a, b);
-}
-
 /* The configuration of a run with a matching summary row: same key but for summary-ness. */
 static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
 {
-    return !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->model, b->model) &&
-           !strcmp(a->precision, b->precision) && kernels_match(a->kernels, b->kernels) &&
-           a->batch == b->batch &&
-           a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
-           same_folder(a->source, b->source);
+    ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
+    return ec_run_key_equal(&ka, &kb, EC_KEY_SUMMARY_OF);
 }
 
 /* tok/s of a configuration as % of what bandwidth bw (bytes/s) allows; NaN if unknown. */
@@ -256,13 +237,12 @@ static const config *baseline_of(const config *c, const config *all, size_t n, c
     int best_score = -1;
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *a = c->key, *b = all[i].key;
-        if (strcmp(b->precision, base) || !kernels_match(a->kernels, b->kernels) ||
-            strcmp(a->gpu_name, b->gpu_name) ||
-            strcmp(a->model, b->model) || a->batch != b->batch || a->gen_len != b->gen_len ||
-            a->prompt_len != b->prompt_len || strcmp(c->def, all[i].def) ||
-            !strcmp(c->def, "mixed"))
+        ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
+        if (strcmp(b->precision, base) || !ec_run_key_equal(&ka, &kb, EC_KEY_BASELINE) ||
+            strcmp(c->def, all[i].def) || !strcmp(c->def, "mixed"))
             continue;
-        int score = 4 * !strcmp(a->kernels, b->kernels) + 2 * same_folder(a->source, b->source) +
+        int score = 4 * !strcmp(a->kernels, b->kernels) +
+                    2 * ec_same_source_folder(a->source, b->source) +
                     !ec_record_is_summary(b);
         if (score > best_score) {
             best = &all[i];
@@ -295,7 +275,7 @@ static ec_table *table_deltas(const delta *d, size_t n, const char *base)
         ec_table_row(t);
         key_cells(t, k, d[i].c->key);
         ec_table_text(t, c_def, "%s", d[i].c->def);
-        /* Say so when one side's source named no stack (kernels_match). */
+        /* Say so when one side's source named no stack (ec_kernels_comparable). */
         const char *bk = d[i].b->key->kernels;
         if (!strcmp(bk, d[i].c->key->kernels))
             ec_table_text(t, c_vs, "%s (%s)", d[i].b->key->source, base);
@@ -383,16 +363,14 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
     for (size_t i = 0; i < n; i++) {
         if (done[i] || c[i].key->batch < 1) continue;
         const ec_run_record *a = c[i].key;
+        ec_run_key ka = ec_run_key_of(a);
         size_t m = 0;
         int bmin = a->batch, bmax = a->batch, distinct = 0;
         for (size_t j = i; j < n; j++) {
             const ec_run_record *b = c[j].key;
-            if (b->batch < 1 || !same_folder(a->source, b->source) ||
-                strcmp(a->gpu_name, b->gpu_name) || strcmp(a->model, b->model) ||
-                strcmp(a->precision, b->precision) || strcmp(a->kernels, b->kernels) ||
-                a->gen_len != b->gen_len ||
-                a->prompt_len != b->prompt_len || strcmp(c[i].def, c[j].def) ||
-                ec_record_is_summary(a) != ec_record_is_summary(b))
+            ec_run_key kb = ec_run_key_of(b);
+            if (b->batch < 1 || !ec_run_key_equal(&ka, &kb, EC_KEY_BATCH_SERIES) ||
+                strcmp(c[i].def, c[j].def))
                 continue;
             done[j] = 1;
             distinct++;
@@ -524,7 +502,8 @@ typedef struct {
 } filters;
 
 /* Records the analysis needs: those the filters select, and, with --precision or --kernels, the
- * baseline rows their deltas compare against (an unlabelled-stack fp16 row, kernels_match). */
+ * baseline rows their deltas compare against (an unlabelled-stack fp16 row,
+ * ec_kernels_comparable). */
 static int keep_record(const ec_run_record *r, const filters *f)
 {
     int is_base = !strcmp(r->precision, f->base);

@@ -36,6 +36,7 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
+    char precs[128];
     printf(
         "usage: ecocompute bench --model M[,M...] [sweep options] [protocol options]\n"
         "       ecocompute bench --resume [--db PATH]\n\n"
@@ -50,7 +51,7 @@ static void usage(void)
         "Energy is gross (what the board drew) unless labelled net (gross - idle power x time).\n\n"
         "sweep (comma-separated lists):\n"
         "  --model M,...        catalog names (synthetic weights), HF directories, llama2.c files\n"
-        "  --precision P,...    f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
+        "  --precision P,...    %s (default fp16)\n"
         "  --kernels K,...      fused, reference (default fused)\n"
         "  --batch B,...        sequences per run (default 1)\n"
         "  --prompt-len L,...   synthetic prompt tokens per sequence (default %d)\n"
@@ -103,6 +104,7 @@ static void usage(void)
         "--stabilize 0\n"
         "  ecocompute bench --resume\n"
         "  ecocompute bench --model tiny --batch 1,2,4,8 --shard 2/4 --db shard2.db  # job array\n",
+        ec_qformat_names(EC_QFORMAT_CPU | EC_QFORMAT_CUDA, " ", precs, sizeof precs),
         EC_BENCH_DEFAULT_PROMPT_LEN, EC_BENCH_DEFAULT_GEN, EC_BENCH_DEFAULT_WARMUP,
         EC_BENCH_DEFAULT_RUNS, EC_BENCH_DEFAULT_IDLE_S, EC_BENCH_DEFAULT_STABILIZE_S,
         EC_BENCH_DEFAULT_STABILIZE_MAX_S, EC_BENCH_DEFAULT_CV_TOK_PCT,
@@ -330,7 +332,7 @@ static int parse(int argc, char **argv, bench_args *a)
     if (a->config) {
         char *text = slurp(a->config);
         if (!text) return cli_fail(CMD, "--config: %s", ec_last_error());
-        int rc = ec_bench_spec_from_json(text, &a->spec);
+        int rc = ec_bench_spec_from_config(text, &a->spec);
         free(text);
         if (rc != 0) return cli_fail(CMD, "%s: %s", a->config, ec_last_error());
         a->have_model = 1;

@@ -22,6 +22,7 @@ typedef struct {
 
 static void usage(void)
 {
+    char precs[128];
     printf(
         "usage: ecocompute eval --model NAME|DIR|FILE.bin [options]\n\n"
         "Measures how far each precision's next-token distribution is from the float32 model's\n"
@@ -33,8 +34,8 @@ static void usage(void)
         "(each window starts with BOS; every text token is predicted once).\n\n"
         "options:\n"
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
-        "  --precision P[,P..]  precisions to evaluate (default fp16,bf16,int8,int8-mixed,nf4,"
-        "nf4-dq,fp8)\n"
+        "  --precision P[,P..]  precisions to evaluate, of %s\n"
+        "                       (default: all but f32, the reference)\n"
         "  --device D           cpu | cuda[:N] (default cpu)\n"
         "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
         "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
@@ -57,6 +58,7 @@ static void usage(void)
         "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
         "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n"
         "  ecocompute eval --model small --device cuda --kernels reference --precision int8-mixed\n",
+        ec_qformat_names(EC_QFORMAT_CPU | EC_QFORMAT_CUDA, ",", precs, sizeof precs),
         DEFAULT_TOKENS, DEFAULT_PROMPT_LEN, (double)EC_INT8_THRESHOLD);
 }
 
@@ -82,7 +84,10 @@ static int parse(int argc, char **argv, eval_args *e)
     cli_engine_args_default(&e->a);
     e->tokens = DEFAULT_TOKENS;
     e->ppl_file = NULL;
-    int rc = parse_precisions("fp16,bf16,int8,int8-mixed,nf4,nf4-dq,fp8", e);
+    e->n_precs = 0;
+    for (int p = 0; p < EC_PREC_COUNT; p++)
+        if (p != EC_PREC_F32) e->precs[e->n_precs++] = (ec_precision)p;
+    int rc = 0;
     for (int i = 1; rc == 0 && i < argc; i++) {
         int shared = cli_engine_arg(CMD, argc, argv, &i, &e->a);
         if (shared < 0) return EXIT_USAGE;

@@ -8,7 +8,6 @@
 
 static const ec_precision shown[] = {EC_PREC_FP16, EC_PREC_INT8, EC_PREC_NF4, EC_PREC_NF4_DQ,
                                      EC_PREC_FP8};
-static const char *const shown_names[] = {"fp16", "int8", "nf4", "nf4-dq", "fp8"};
 
 static void usage(void)
 {
@@ -52,8 +51,8 @@ int cmd_models(int argc, char **argv)
     int c_prec[sizeof shown / sizeof *shown];
     for (size_t p = 0; p < sizeof shown / sizeof *shown; p++) {
         char key[32], label[32];
-        snprintf(key, sizeof key, "%s_gb", shown_names[p]);
-        snprintf(label, sizeof label, "%s (GB)", shown_names[p]);
+        snprintf(key, sizeof key, "%s_gb", ec_precision_name(shown[p]));
+        snprintf(label, sizeof label, "%s (GB)", ec_precision_name(shown[p]));
         c_prec[p] = ec_table_column(t, key, label);
     }
     for (size_t i = 0; i < ec_catalog_count(); i++) {

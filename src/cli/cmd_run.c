@@ -30,6 +30,7 @@ typedef struct {
 
 static void usage(void)
 {
+    char precs[128];
     printf(
         "usage: ecocompute run --model NAME|DIR|FILE.bin [options]\n\n"
         "Generates greedily with the ecocompute engine: prefill a batch of prompts, then decode\n"
@@ -37,7 +38,7 @@ static void usage(void)
         "throughput and the first generated token ids of sequence 0.\n\n"
         "options:\n"
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
-        "  --precision P        f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
+        "  --precision P        %s (default fp16)\n"
         "  --device D           cpu | cuda[:N] (default cpu)\n"
         "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
         "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
@@ -80,6 +81,7 @@ static void usage(void)
         "  ecocompute run --model ./Qwen2.5-0.5B-Instruct --prompt \"Why is the sky blue?\" --chat \\\n"
         "      --device cuda --gen 128\n"
         "  ecocompute run --model small --precision nf4 --format json\n",
+        ec_qformat_names(EC_QFORMAT_CPU | EC_QFORMAT_CUDA, " ", precs, sizeof precs),
         DEFAULT_PROMPT_LEN, DEFAULT_GEN, (double)EC_INT8_THRESHOLD);
 }
 
@@ -379,7 +381,7 @@ static int build_prompts(const run_args *r, const ec_model_config *c, const ec_t
 /* --verbose: per layer, the mean outlier columns per call of each linear input, then the mean. */
 static int print_outlier_stats(const run_args *r, ec_backend *b, int n_layers)
 {
-    if (r->precision != EC_PREC_INT8_MIXED) {
+    if (!ec_qformat_of(r->precision)->outliers) {
         fprintf(stderr, "outlier columns: only counted for int8-mixed (precision is %s)\n",
                 ec_precision_name(r->precision));
         return 0;

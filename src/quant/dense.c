@@ -7,8 +7,45 @@
 
 #define E4M3_MAX 448.0f
 
-static int fp8_quantize(ec_qmatrix *m, const float *w)
+/* The codes (elem bytes each) and, with row_scales, one fp32 per row. */
+static int alloc_dense(ec_qmatrix *m, size_t elem, int row_scales)
 {
+    m->data = malloc((size_t)m->rows * (size_t)m->cols * elem);
+    if (row_scales) m->scales = malloc((size_t)m->rows * sizeof *m->scales);
+    if (!m->data || (row_scales && !m->scales))
+        return ec_set_error("%s: out of memory for a %dx%d matrix", ec_precision_name(m->prec),
+                            m->rows, m->cols);
+    return 0;
+}
+
+int ec_f32_quantize(ec_qmatrix *m, const float *w)
+{
+    if (alloc_dense(m, sizeof *w, 0)) return -1;
+    memcpy(m->data, w, (size_t)m->rows * (size_t)m->cols * sizeof *w);
+    return 0;
+}
+
+int ec_fp16_quantize(ec_qmatrix *m, const float *w)
+{
+    if (alloc_dense(m, 2, 0)) return -1;
+    uint16_t *h = m->data;
+    for (size_t i = 0, n = (size_t)m->rows * (size_t)m->cols; i < n; i++)
+        h[i] = ec_f32_to_f16(w[i]);
+    return 0;
+}
+
+int ec_bf16_quantize(ec_qmatrix *m, const float *w)
+{
+    if (alloc_dense(m, 2, 0)) return -1;
+    uint16_t *h = m->data;
+    for (size_t i = 0, n = (size_t)m->rows * (size_t)m->cols; i < n; i++)
+        h[i] = ec_f32_to_bf16(w[i]);
+    return 0;
+}
+
+int ec_fp8_quantize(ec_qmatrix *m, const float *w)
+{
+    if (alloc_dense(m, 1, 1)) return -1;
     size_t cols = (size_t)m->cols;
     uint8_t *codes = m->data;
     for (int r = 0; r < m->rows; r++) {
@@ -25,58 +62,41 @@ static int fp8_quantize(ec_qmatrix *m, const float *w)
     return 0;
 }
 
-int ec_dense_quantize(ec_qmatrix *m, const float *w)
+static size_t offset(const ec_qmatrix *m, int r, int c0)
 {
-    size_t n = (size_t)m->rows * (size_t)m->cols;
-    size_t elem = m->prec == EC_PREC_F32 ? 4 : m->prec == EC_PREC_FP8 ? 1 : 2;
-    m->data = malloc(n * elem);
-    if (m->prec == EC_PREC_FP8)
-        m->scales = malloc((size_t)m->rows * sizeof *m->scales);
-    if (!m->data || (m->prec == EC_PREC_FP8 && !m->scales))
-        return ec_set_error("%s: out of memory for a %dx%d matrix", ec_precision_name(m->prec),
-                            m->rows, m->cols);
-    uint16_t *h = m->data;
-    switch (m->prec) {
-    case EC_PREC_F32:
-        memcpy(m->data, w, n * sizeof *w);
-        return 0;
-    case EC_PREC_FP16:
-        for (size_t i = 0; i < n; i++)
-            h[i] = ec_f32_to_f16(w[i]);
-        return 0;
-    case EC_PREC_BF16:
-        for (size_t i = 0; i < n; i++)
-            h[i] = ec_f32_to_bf16(w[i]);
-        return 0;
-    default:
-        return fp8_quantize(m, w);
-    }
+    return (size_t)r * (size_t)m->cols + (size_t)c0;
 }
 
-const float *ec_dense_decode(const ec_qmatrix *m, int r, int c0, int n, float *restrict buf)
+const float *ec_f32_decode(const ec_qmatrix *m, int r, int c0, int n, float *buf)
 {
-    size_t off = (size_t)r * (size_t)m->cols + (size_t)c0;
-    const uint16_t *h = m->data;
-    switch (m->prec) {
-    case EC_PREC_F32:
-        return (const float *)m->data + off;
-    case EC_PREC_FP16: {
-        const float *lut = ec_f16_table();
-        for (int i = 0; i < n; i++)
-            buf[i] = lut[h[off + (size_t)i]];
-        return buf;
-    }
-    case EC_PREC_BF16:
-        for (int i = 0; i < n; i++)
-            buf[i] = ec_bf16_bits_to_f32(h[off + (size_t)i]);
-        return buf;
-    default: {
-        const float *lut = ec_e4m3_table();
-        const uint8_t *codes = (const uint8_t *)m->data + off;
-        float scale = m->scales[r];
-        for (int i = 0; i < n; i++)
-            buf[i] = lut[codes[i]] * scale;
-        return buf;
-    }
-    }
+    (void)n;
+    (void)buf;
+    return (const float *)m->data + offset(m, r, c0);
+}
+
+const float *ec_fp16_decode(const ec_qmatrix *m, int r, int c0, int n, float *restrict buf)
+{
+    const uint16_t *h = (const uint16_t *)m->data + offset(m, r, c0);
+    const float *lut = ec_f16_table();
+    for (int i = 0; i < n; i++)
+        buf[i] = lut[h[i]];
+    return buf;
+}
+
+const float *ec_bf16_decode(const ec_qmatrix *m, int r, int c0, int n, float *restrict buf)
+{
+    const uint16_t *h = (const uint16_t *)m->data + offset(m, r, c0);
+    for (int i = 0; i < n; i++)
+        buf[i] = ec_bf16_bits_to_f32(h[i]);
+    return buf;
+}
+
+const float *ec_fp8_decode(const ec_qmatrix *m, int r, int c0, int n, float *restrict buf)
+{
+    const float *lut = ec_e4m3_table();
+    const uint8_t *codes = (const uint8_t *)m->data + offset(m, r, c0);
+    float scale = m->scales[r];
+    for (int i = 0; i < n; i++)
+        buf[i] = lut[codes[i]] * scale;
+    return buf;
 }

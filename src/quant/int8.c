@@ -40,7 +40,7 @@ int ec_int8_quantize(ec_qmatrix *m, const float *w)
         m->scales[r] = absmax;
         quantize_vec(wr, m->cols, absmax, q + r * cols);
     }
-    m->threshold = m->prec == EC_PREC_INT8_MIXED ? EC_INT8_THRESHOLD : 0.0f;
+    m->threshold = ec_qformat_of(m->prec)->outliers ? EC_INT8_THRESHOLD : 0.0f;
     return 0;
 }
 
@@ -69,7 +69,7 @@ static int is_outlier_col(const float *x, int batch, int cols, int c, float thre
 int ec_qact_prepare(ec_qact *a, const ec_qmatrix *m, const float *x, int batch)
 {
     memset(a, 0, sizeof *a);
-    if (!m || (m->prec != EC_PREC_INT8 && m->prec != EC_PREC_INT8_MIXED))
+    if (!m || !ec_qformat_of(m->prec) || ec_qformat_of(m->prec)->act != EC_ACT_INT8)
         return ec_set_error("ec_qact_prepare: only int8 and int8-mixed quantize activations");
     if (!x || batch < 1)
         return ec_set_error("ec_qact_prepare: need batch >= 1 (got %d) and an input", batch);

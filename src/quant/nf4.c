@@ -101,7 +101,8 @@ static int double_quantize(ec_qmatrix *m, const float *absmax /* [n] */, size_t 
     return 0;
 }
 
-int ec_nf4_quantize(ec_qmatrix *m, const float *w)
+/* The 4-bit codes into m->data and the fp32 block absmax into *absmax [rows][nblocks]. */
+static int quantize_codes(ec_qmatrix *m, const float *w, float **absmax_out)
 {
     int nb = nf4_blocks(m->cols);
     size_t rb = nf4_row_bytes(m->cols), cols = (size_t)m->cols, nscales = (size_t)m->rows * (size_t)nb;
@@ -128,27 +129,36 @@ int ec_nf4_quantize(ec_qmatrix *m, const float *w)
             }
         }
     }
-    if (m->prec == EC_PREC_NF4) {
-        m->scales = absmax;
-        return 0;
-    }
-    int rc = double_quantize(m, absmax, nscales);
+    *absmax_out = absmax;
+    return 0;
+}
+
+int ec_nf4_quantize(ec_qmatrix *m, const float *w)
+{
+    return quantize_codes(m, w, &m->scales);
+}
+
+int ec_nf4_dq_quantize(ec_qmatrix *m, const float *w)
+{
+    float *absmax = NULL;
+    if (quantize_codes(m, w, &absmax)) return -1;
+    int rc = double_quantize(m, absmax, (size_t)m->rows * (size_t)nf4_blocks(m->cols));
     free(absmax);
     return rc;
 }
 
 static float block_absmax(const ec_qmatrix *m, const float *map, size_t i)
 {
-    if (m->prec == EC_PREC_NF4)
+    if (!map)
         return m->scales[i];
     /* Two statements so no compiler contracts them into an fma the GPU kernels may not use. */
     float v = map[m->qscales[i]] * m->qscale_absmax[i / EC_NF4_DQ_BLOCK];
     return v + m->qscale_offset;
 }
 
-void ec_nf4_decode(const ec_qmatrix *m, int r, int c0, int n, float *restrict out)
+const float *ec_nf4_decode(const ec_qmatrix *m, int r, int c0, int n, float *restrict out)
 {
-    const float *map = m->prec == EC_PREC_NF4_DQ ? ec_dynamic_map() : NULL;
+    const float *map = ec_qformat_of(m->prec)->double_quant ? ec_dynamic_map() : NULL;
     size_t nb = (size_t)nf4_blocks(m->cols);
     const uint8_t *row = (const uint8_t *)m->data + (size_t)r * nf4_row_bytes(m->cols);
     for (int i = 0; i < n; i += EC_NF4_BLOCK) {
@@ -165,4 +175,5 @@ void ec_nf4_decode(const ec_qmatrix *m, int r, int c0, int n, float *restrict ou
         if (len & 1)
             out[i + len - 1] = lut[bytes[len / 2] >> 4];
     }
+    return out;
 }

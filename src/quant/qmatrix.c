@@ -1,5 +1,5 @@
-/* qmatrix.c — the format-independent part of ec_qmatrix: input validation, dispatch to the
- * per-format code, and the chunked decode-then-dot matmul shared by every non-int8 format. */
+/* qmatrix.c — the format-independent part of ec_qmatrix: input validation, dispatch through the
+ * format table, and the chunked decode-then-dot matmul shared by every format with a decode. */
 #include "quant/quant_internal.h"
 
 #include <math.h>
@@ -18,9 +18,10 @@ int ec_qmatrix_quantize(ec_qmatrix *out, ec_precision prec, const float *w, int 
     if (rows < 1 || cols < 1 || !w)
         return ec_set_error("ec_qmatrix_quantize: need rows, cols >= 1 and weights (got %dx%d)",
                             rows, cols);
-    if ((prec == EC_PREC_INT8 || prec == EC_PREC_INT8_MIXED) && cols > EC_INT8_MAX_COLS)
-        return ec_set_error("ec_qmatrix_quantize: int8 supports at most %d columns (got %d)",
-                            EC_INT8_MAX_COLS, cols);
+    const ec_qformat *f = ec_qformat_of(prec);
+    if (f->act == EC_ACT_INT8 && cols > EC_INT8_MAX_COLS)
+        return ec_set_error("ec_qmatrix_quantize: %s supports at most %d columns (got %d)",
+                            f->name, EC_INT8_MAX_COLS, cols);
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++)
             if (!isfinite(w[(size_t)r * (size_t)cols + (size_t)c]))
@@ -28,20 +29,7 @@ int ec_qmatrix_quantize(ec_qmatrix *out, ec_precision prec, const float *w, int 
     out->prec = prec;
     out->rows = rows;
     out->cols = cols;
-    int rc;
-    switch (prec) {
-    case EC_PREC_INT8:
-    case EC_PREC_INT8_MIXED:
-        rc = ec_int8_quantize(out, w);
-        break;
-    case EC_PREC_NF4:
-    case EC_PREC_NF4_DQ:
-        rc = ec_nf4_quantize(out, w);
-        break;
-    default:
-        rc = ec_dense_quantize(out, w);
-        break;
-    }
+    int rc = f->quantize(out, w);
     if (rc != 0)
         ec_qmatrix_free(out);
     return rc;
@@ -61,24 +49,17 @@ size_t ec_qmatrix_bytes(const ec_qmatrix *m)
     return ec_precision_weight_bytes(m->prec, m->rows, m->cols);
 }
 
-static const float *decode_chunk(const ec_qmatrix *m, int r, int c0, int n, float *buf)
-{
-    if (m->prec == EC_PREC_NF4 || m->prec == EC_PREC_NF4_DQ) {
-        ec_nf4_decode(m, r, c0, n, buf);
-        return buf;
-    }
-    return ec_dense_decode(m, r, c0, n, buf);
-}
-
 void ec_qmatrix_dequantize_row(const ec_qmatrix *m, int r, float *out)
 {
-    if (m->prec == EC_PREC_INT8 || m->prec == EC_PREC_INT8_MIXED) {
-        ec_int8_dequantize_row(m, r, out);
-        return;
-    }
+    ec_qformat_of(m->prec)->dequantize_row(m, r, out);
+}
+
+void ec_decoded_dequantize_row(const ec_qmatrix *m, int r, float *out)
+{
+    const ec_qformat *f = ec_qformat_of(m->prec);
     for (int c0 = 0; c0 < m->cols; c0 += EC_CHUNK) {
         int n = m->cols - c0 < EC_CHUNK ? m->cols - c0 : EC_CHUNK;
-        const float *w = decode_chunk(m, r, c0, n, out + c0);
+        const float *w = f->decode(m, r, c0, n, out + c0);
         if (w != out + c0)
             memcpy(out + c0, w, (size_t)n * sizeof *w);
     }
@@ -87,16 +68,16 @@ void ec_qmatrix_dequantize_row(const ec_qmatrix *m, int r, float *out)
 /* The 16-bit formats model "16-bit in, fp32 accumulate": activations [batch][cols] are rounded
  * to the weights' format once per call (not per row, which would cost as much as the matmul).
  * Other formats take the fp32 activations as they are. Returns x itself or a malloc'd copy. */
-static const float *rounded_activations(ec_precision p, const float *x, size_t n)
+static const float *rounded_activations(ec_act_kind act, const float *x, size_t n)
 {
-    if (p != EC_PREC_FP16 && p != EC_PREC_BF16) return x;
+    if (act != EC_ACT_F16 && act != EC_ACT_BF16) return x;
     float *buf = malloc(n * sizeof *buf);
     if (!buf) {
         fprintf(stderr, "ecocompute: out of memory rounding %zu activations\n", n);
         abort();
     }
     for (size_t i = 0; i < n; i++)
-        buf[i] = p == EC_PREC_FP16 ? ec_half_bits_to_f32(ec_f32_to_f16(x[i]))
+        buf[i] = act == EC_ACT_F16 ? ec_half_bits_to_f32(ec_f32_to_f16(x[i]))
                                    : ec_bf16_bits_to_f32(ec_f32_to_bf16(x[i]));
     return buf;
 }
@@ -116,14 +97,18 @@ float ec_dot_f32(const float *restrict a, const float *restrict b, int n)
 void ec_qmatrix_matmul_rows(const ec_qmatrix *m, const float *x, const ec_qact *a, int batch,
                             float *y, int r0, int r1)
 {
-    if (m->prec == EC_PREC_INT8 || m->prec == EC_PREC_INT8_MIXED) {
-        ec_int8_matmul_rows(m, x, a, batch, y, r0, r1);
-        return;
-    }
+    ec_qformat_of(m->prec)->matmul_rows(m, x, a, batch, y, r0, r1);
+}
+
+void ec_decoded_matmul_rows(const ec_qmatrix *m, const float *x, const ec_qact *a, int batch,
+                            float *y, int r0, int r1)
+{
+    (void)a;
+    const ec_qformat *f = ec_qformat_of(m->prec);
     size_t rows = (size_t)m->rows, cols = (size_t)m->cols;
     float wbuf[EC_ROW_GROUP][EC_CHUNK];
     const float *w[EC_ROW_GROUP];
-    const float *xr = rounded_activations(m->prec, x, (size_t)batch * cols);
+    const float *xr = rounded_activations(f->act, x, (size_t)batch * cols);
     for (int r = r0; r < r1; r += EC_ROW_GROUP) {
         int g = r1 - r < EC_ROW_GROUP ? r1 - r : EC_ROW_GROUP;
         for (int b = 0; b < batch; b++)
@@ -134,7 +119,7 @@ void ec_qmatrix_matmul_rows(const ec_qmatrix *m, const float *x, const ec_qact *
         for (int c0 = 0; c0 < m->cols; c0 += EC_CHUNK) {
             int n = m->cols - c0 < EC_CHUNK ? m->cols - c0 : EC_CHUNK;
             for (int k = 0; k < g; k++)
-                w[k] = decode_chunk(m, r + k, c0, n, wbuf[k]);
+                w[k] = f->decode(m, r + k, c0, n, wbuf[k]);
             for (int b = 0; b < batch; b++) {
                 const float *xs = xr + (size_t)b * cols + (size_t)c0;
                 for (int k = 0; k < g; k++)

@@ -46,9 +46,10 @@ static inline float ec_bf16_bits_to_f32(uint16_t h)
  * (lane = index mod 8) combined pairwise; fixed so results never depend on the row split. */
 float ec_dot_f32(const float *restrict a /* [n] */, const float *restrict b /* [n] */, int n);
 
-/* Per-format pieces. *_quantize fill the format's arrays of an ec_qmatrix whose prec, rows and
- * cols are set and whose pointers are NULL; they return 0 or -1 (ec_last_error) on allocation
- * failure. Inputs are already validated (finite, rows/cols >= 1). */
+/* Per-format CPU reference pieces, named by the format table (formats.c). *_quantize fill the
+ * format's arrays of an ec_qmatrix whose prec, rows and cols are set and whose pointers are NULL;
+ * they return 0 or -1 (ec_last_error) on allocation failure. Inputs are already validated
+ * (finite, rows/cols >= 1). *_decode: ec_qformat.decode. */
 int ec_int8_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
 void ec_int8_dequantize_row(const ec_qmatrix *m, int r, float *out /* [cols] */);
 void ec_int8_matmul_rows(const ec_qmatrix *m, const float *x /* [batch][cols] */,
@@ -56,12 +57,24 @@ void ec_int8_matmul_rows(const ec_qmatrix *m, const float *x /* [batch][cols] */
                          int r1);
 
 int ec_nf4_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
-/* Decodes n (<= EC_CHUNK) weights of row r from column c0, a multiple of EC_NF4_BLOCK. */
-void ec_nf4_decode(const ec_qmatrix *m, int r, int c0, int n, float *out /* [n] */);
+int ec_nf4_dq_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
+/* nf4 and nf4-dq; c0 a multiple of EC_NF4_BLOCK. */
+const float *ec_nf4_decode(const ec_qmatrix *m, int r, int c0, int n, float *buf /* [n] */);
 
-int ec_dense_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
-/* f32/fp16/bf16/fp8: returns n weights of row r from column c0, decoded into buf when the
- * format is not float32 already. */
-const float *ec_dense_decode(const ec_qmatrix *m, int r, int c0, int n, float *buf /* [n] */);
+int ec_f32_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
+int ec_fp16_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
+int ec_bf16_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
+int ec_fp8_quantize(ec_qmatrix *m, const float *w /* [rows][cols] */);
+const float *ec_f32_decode(const ec_qmatrix *m, int r, int c0, int n, float *buf /* [n] */);
+const float *ec_fp16_decode(const ec_qmatrix *m, int r, int c0, int n, float *buf /* [n] */);
+const float *ec_bf16_decode(const ec_qmatrix *m, int r, int c0, int n, float *buf /* [n] */);
+const float *ec_fp8_decode(const ec_qmatrix *m, int r, int c0, int n, float *buf /* [n] */);
+
+/* The formats with a decode (qmatrix.c): a row decoded chunk by chunk, and the chunked
+ * decode-then-dot matmul with the activations of the format's ec_qformat.act. */
+void ec_decoded_dequantize_row(const ec_qmatrix *m, int r, float *out /* [cols] */);
+void ec_decoded_matmul_rows(const ec_qmatrix *m, const float *x /* [batch][cols] */,
+                            const ec_qact *a, int batch, float *y /* [batch][rows] */, int r0,
+                            int r1);
 
 #endif

@@ -1,5 +1,5 @@
 /* results.c — names of the run record's enumerations (results.h), the "unknown" record, and
- * which records are one configuration (ec_same_config). */
+ * which records are one configuration: the run key and its comparison under a variant. */
 #include "ecocompute/results.h"
 #include "ecocompute/common.h"
 #include "ecocompute/store.h"
@@ -65,11 +65,44 @@ int ec_record_is_summary(const ec_run_record *r)
     return r->run_index == -1;
 }
 
+ec_run_key ec_run_key_of(const ec_run_record *r)
+{
+    ec_run_key k = {r->source,  r->gpu_name,   r->gpu_uuid,      r->model,
+                    r->precision, r->kernels,  r->device,        r->batch,
+                    r->prompt_len, r->gen_len, ec_record_is_summary(r)};
+    return k;
+}
+
+int ec_same_source_folder(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
+    return la == lb && !strncmp(a, b, la);
+}
+
+int ec_kernels_comparable(const char *a, const char *b)
+{
+    return !a[0] || !b[0] || !strcmp(a, b);
+}
+
+int ec_run_key_equal(const ec_run_key *a, const ec_run_key *b, unsigned v)
+{
+    return (!(v & EC_KEY_SOURCE) || !strcmp(a->source, b->source)) &&
+           (!(v & EC_KEY_SOURCE_FOLDER) || ec_same_source_folder(a->source, b->source)) &&
+           (!(v & EC_KEY_GPU_NAME) || !strcmp(a->gpu_name, b->gpu_name)) &&
+           (!(v & EC_KEY_GPU_UUID) || !strcmp(a->gpu_uuid, b->gpu_uuid)) &&
+           (!(v & EC_KEY_MODEL) || !strcmp(a->model, b->model)) &&
+           (!(v & EC_KEY_PRECISION) || !strcmp(a->precision, b->precision)) &&
+           (!(v & EC_KEY_KERNELS) || !strcmp(a->kernels, b->kernels)) &&
+           (!(v & EC_KEY_KERNELS_COMPARABLE) || ec_kernels_comparable(a->kernels, b->kernels)) &&
+           (!(v & EC_KEY_DEVICE) || !strcmp(a->device, b->device)) &&
+           (!(v & EC_KEY_BATCH) || a->batch == b->batch) &&
+           (!(v & EC_KEY_LENGTHS) || (a->prompt_len == b->prompt_len && a->gen_len == b->gen_len)) &&
+           (!(v & EC_KEY_SUMMARY) || a->summary == b->summary);
+}
+
 int ec_same_config(const ec_run_record *a, const ec_run_record *b)
 {
-    return !strcmp(a->source, b->source) && !strcmp(a->gpu_name, b->gpu_name) &&
-           !strcmp(a->model, b->model) && !strcmp(a->precision, b->precision) &&
-           !strcmp(a->kernels, b->kernels) && !strcmp(a->device, b->device) &&
-           a->batch == b->batch && a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
-           ec_record_is_summary(a) == ec_record_is_summary(b);
+    ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
+    return ec_run_key_equal(&ka, &kb, EC_KEY_CONFIG);
 }

@@ -611,6 +611,9 @@ int ec_store_last_spec(ec_store *s, char **out)
 
 /* ---- configurations ---- */
 
+/* A stored configuration is a sweep's tag and protocol and the run key's (results.h) model,
+ * precision, kernels, device, GPU uuid, batch and lengths; config_where and bind_key spell them
+ * in SQL. */
 static const char config_where[] =
     "tag = ?1 AND model = ?2 AND precision = ?3 AND kernels = ?4 AND device = ?5 AND gpu_uuid = ?6"
     " AND batch = ?7 AND prompt_len = ?8 AND gen_len = ?9 AND protocol = ?10";
@@ -624,6 +627,24 @@ static void bind_key(sqlite3_stmt *st, const ec_config_key *k)
     sqlite3_bind_int(st, 8, k->prompt_len);
     sqlite3_bind_int(st, 9, k->gen_len);
     sqlite3_bind_text(st, 10, k->protocol, -1, SQLITE_STATIC);
+}
+
+/* The stored configuration of an imported record: its run key, untagged, under the "imported"
+ * protocol. */
+static void stored_key_of(ec_config_key *k, const ec_run_record *r)
+{
+    ec_run_key rk = ec_run_key_of(r);
+    memset(k, 0, sizeof *k);
+    snprintf(k->model, sizeof k->model, "%s", rk.model);
+    snprintf(k->precision, sizeof k->precision, "%s", rk.precision);
+    snprintf(k->kernels, sizeof k->kernels, "%s", rk.kernels);
+    snprintf(k->device, sizeof k->device, "%s", rk.device);
+    snprintf(k->gpu_uuid, sizeof k->gpu_uuid, "%s", rk.gpu_uuid);
+    snprintf(k->protocol, sizeof k->protocol, "imported");
+    k->params_b = r->params_b;
+    k->batch = rk.batch;
+    k->prompt_len = rk.prompt_len;
+    k->gen_len = rk.gen_len;
 }
 
 /* Finds or creates the configuration (inside the caller's transaction, if any). */
@@ -1016,17 +1037,7 @@ int ec_store_insert_records_counted(ec_store *s, const ec_run_record *r, size_t 
     for (size_t i = 0; i < n; i++) {
         char session[64];
         ec_config_key k;
-        memset(&k, 0, sizeof k);
-        snprintf(k.model, sizeof k.model, "%s", r[i].model);
-        snprintf(k.precision, sizeof k.precision, "%s", r[i].precision);
-        snprintf(k.kernels, sizeof k.kernels, "%s", r[i].kernels);
-        snprintf(k.device, sizeof k.device, "%s", r[i].device);
-        snprintf(k.gpu_uuid, sizeof k.gpu_uuid, "%s", r[i].gpu_uuid);
-        snprintf(k.protocol, sizeof k.protocol, "imported");
-        k.params_b = r[i].params_b;
-        k.batch = r[i].batch;
-        k.prompt_len = r[i].prompt_len;
-        k.gen_len = r[i].gen_len;
+        stored_key_of(&k, &r[i]);
         long cfg;
         int rc = import_session(s, &r[i], session, sizeof session);
         if (rc == 0) rc = config_id(s, &k, &cfg);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# test_sweep_pipeline.sh — the issue sweeps of bench/gpu.sh on the CPU, end to end: the sweep,
-# eval, outliers and report steps with the catalog's `tiny` model and tiny lengths (overrides of
-# the GPU defaults), resume of a part (in place and from SWEEP_DB), the budget stop, the plan;
+# test_sweep_pipeline.sh — the harness of bench/gpu.sh on the CPU, end to end: the sweep, eval
+# and report steps with the cpu-smoke sweep file (the catalog's `tiny`, tiny lengths), flags over
+# the file's (SWEEP_ARGS), resume (in place and from SWEEP_DB), the budget stop, the list;
 # and bench/report_sweep.py's arithmetic on planted runs with energies (Δ vs fp16 of the same
 # kernel family, whole run and prefill, speed, KL, outlier columns, crossover per family); the
 # ncu step's command and table with a stand-in ncu.
@@ -64,55 +64,52 @@ check "report: eval and outlier tables" \
   '[ -n "$(row "| Llama-2-7B | int8 | 24 | 2.70e-02 | 90.00 | 0.2 |")" ] && [ -n "$(row "| Llama-2-7B | 1 | 6.00 | outliers/Llama-2-7B_b1.txt |")" ]'
 check "report: provenance line" '[ -n "$(row "GPU NVIDIA H100 80GB HBM3, driver 580.1, ecocompute commit abc123")" ]'
 
-# The pipeline of bench/gpu.sh on the CPU. Two parts (int8 fused, packed reference) cut down to
-# `tiny` at batch 1 and 2.
-export ECOCOMPUTE=$bin OUT=$tmp/out SWEEP_DEVICE=cpu SWEEP_MODELS=tiny SWEEP_BATCHES=1,2 \
-  SWEEP_PROMPT_LEN=8 SWEEP_GEN=4 SWEEP_IDLE=0 EVAL_MODELS=tiny OUTLIER_MODELS=tiny \
-  OUTLIER_BATCHES=1,2 OUTLIER_GEN=4
-bash "$root/bench/gpu.sh" sweep:int8-fused-small sweep:packed-reference-small eval outliers \
-  report >"$tmp/log" 2>&1
+# The harness of bench/gpu.sh on the CPU: the cpu-smoke sweep file (tiny; 4 precisions x 2
+# kernel families x batch 1 and 2 = 16 configurations), its eval and the report.
+export ECOCOMPUTE=$bin OUT=$tmp/out
+db_rows() { "$bin" export --db "$1" --format csv 2>/dev/null | tail -n +2 | wc -l; }
+bash "$root/bench/gpu.sh" sweep cpu-smoke eval cpu-smoke report >"$tmp/log" 2>&1
 rc=$?
-check "gpu.sh sweep/eval/outliers/report on the CPU: exit 0" '[ $rc -eq 0 ] || { tail -20 "$tmp/log"; false; }'
-check "both parts complete" \
-  '[ "$(grep -c "^sweep part .*: complete; [0-9]* configurations finished (0 measured before)" "$tmp/log")" -eq 2 ]'
-check "one database, 6 + 8 configurations" \
-  '[ "$("$bin" export --db "$OUT/results.db" --format csv 2>/dev/null | tail -n +2 | wc -l)" -eq 14 ]'
-check "eval file of tiny, 6 precisions" '[ "$(tail -n +2 "$OUT/eval/tiny.csv" | wc -l)" -eq 6 ]'
-check "outliers.csv: tiny at batch 1 and 2" \
-  '[ "$(grep -c "^tiny,[12],8,4," "$OUT/outliers.csv")" -eq 2 ]'
-check "report written, tiny's table with the int8-mixed outlier columns" \
-  'grep -q "^### tiny" "$OUT/sweep_report.md" && grep -q "| 1 | fused (cpu) | int8-mixed | 1 | .* | [0-9.]* |$" "$OUT/sweep_report.md"'
-# Again: bench resumes (nothing measured twice), eval and outliers skip what is done.
-bash "$root/bench/gpu.sh" sweep:int8-fused-small eval outliers >"$tmp/log2" 2>&1
+check "gpu.sh sweep/eval/report on the CPU: exit 0" '[ $rc -eq 0 ] || { tail -20 "$tmp/log"; false; }'
+check "sweep complete, 16 configurations" \
+  'grep -q "^sweep cpu-smoke: complete; 16 configurations finished (0 measured before)" "$tmp/log"'
+check "the bench command from the file" \
+  'grep -q "^ecocompute bench --config bench/sweeps/cpu-smoke.json --db $OUT/results.db --interval 10" "$tmp/log"'
+check "one database, 16 runs" '[ "$(db_rows "$OUT/results.db")" -eq 16 ]'
+check "eval file of tiny: every format but f32" '[ "$(tail -n +2 "$OUT/eval/tiny.csv" | wc -l)" -eq 7 ]'
+check "report written, tiny's table" 'grep -q "^### tiny" "$OUT/sweep_report.md"'
+# Again: bench resumes (nothing measured twice), eval skips what is done.
+bash "$root/bench/gpu.sh" sweep cpu-smoke eval cpu-smoke >"$tmp/log2" 2>&1
 rc=$?
-check "rerun: exit 0, all 6 configurations measured before" \
-  '[ $rc -eq 0 ] && grep -q "complete; 6 configurations finished (6 measured before)" "$tmp/log2"'
+check "rerun: exit 0, all 16 configurations measured before" \
+  '[ $rc -eq 0 ] && grep -q "complete; 16 configurations finished (16 measured before)" "$tmp/log2"'
 check "rerun: eval skipped" 'grep -q "^eval tiny: done before" "$tmp/log2"'
-check "rerun: still 14 configurations" \
-  '[ "$("$bin" export --db "$OUT/results.db" --format csv 2>/dev/null | tail -n +2 | wc -l)" -eq 14 ]'
+# SWEEP_ARGS: flags over the file's (batch 4, fp16 only: 2 new configurations).
+SWEEP_ARGS="--batch 4 --precision fp16" bash "$root/bench/gpu.sh" sweep cpu-smoke >"$tmp/log7" 2>&1
+check "SWEEP_ARGS override the file" \
+  'grep -q "complete; 2 configurations finished (0 measured before)" "$tmp/log7" && [ "$(db_rows "$OUT/results.db")" -eq 18 ]'
 # SWEEP_DB: a new $OUT continues an earlier database, and a missing one is a usage error.
-OUT=$tmp/out2 SWEEP_DB=$tmp/out/results.db bash "$root/bench/gpu.sh" sweep:int8-fused-small \
+OUT=$tmp/out2 SWEEP_DB=$tmp/out/results.db bash "$root/bench/gpu.sh" sweep cpu-smoke \
   >"$tmp/log5" 2>&1
 rc=$?
-check "SWEEP_DB: a new OUT continues it, nothing measured twice, all 14 configurations there" \
-  '[ $rc -eq 0 ] && grep -q "complete; 6 configurations finished (6 measured before)" "$tmp/log5" &&
-   [ "$("$bin" export --db "$tmp/out2/results.db" --format csv 2>/dev/null | tail -n +2 | wc -l)" -eq 14 ]'
-OUT=$tmp/out3 SWEEP_DB=$tmp/nonesuch.db bash "$root/bench/gpu.sh" sweep:int8-fused-small \
-  >"$tmp/log6" 2>&1
+check "SWEEP_DB: a new OUT continues it, nothing measured twice, all 18 runs there" \
+  '[ $rc -eq 0 ] && grep -q "complete; 16 configurations finished (16 measured before)" "$tmp/log5" &&
+   [ "$(db_rows "$tmp/out2/results.db")" -eq 18 ]'
+OUT=$tmp/out3 SWEEP_DB=$tmp/nonesuch.db bash "$root/bench/gpu.sh" sweep cpu-smoke >"$tmp/log6" 2>&1
 check "SWEEP_DB missing: exit 2, names it" '[ $? -eq 2 ] && grep -q "nonesuch.db" "$tmp/log6"'
 # A budget too short to start: nothing runs, exit 3 with the command that continues.
-SWEEP_BUDGET_S=1 bash "$root/bench/gpu.sh" sweep:packed >"$tmp/log3" 2>&1
+OUT=$tmp/out4 SWEEP_BUDGET_S=1 bash "$root/bench/gpu.sh" sweep cpu-smoke >"$tmp/log3" 2>&1
 rc=$?
 check "budget spent: exit 3, says how to continue" \
-  '[ $rc -eq 3 ] && grep -q "run .bash bench/gpu.sh sweep:packed. again to continue" "$tmp/log3"'
-bash "$root/bench/gpu.sh" sweep:nonesuch >"$tmp/log4" 2>&1
-check "unknown part: exit 2" '[ $? -eq 2 ]'
-unset SWEEP_MODELS SWEEP_BATCHES SWEEP_PROMPT_LEN SWEEP_GEN SWEEP_DEVICE SWEEP_IDLE
-plan=$(bash "$root/bench/gpu.sh" plan 2>&1)
-check "plan: 12 parts, the GPU protocol" \
-  '[ "$(printf "%s\n" "$plan" | grep -c "ecocompute bench --model .* --device cuda .* --runs 1 --warmup 1 --stabilize 0 --idle 5 --interval 10 --cv-tok 100 --cv-power 100 --reruns 0$")" -eq 12 ]'
-check "plan: SWEEP_RUNS sets the measured runs" \
-  '[ "$(SWEEP_RUNS=3 bash "$root/bench/gpu.sh" plan 2>&1 | grep -c -- "--runs 3 --warmup 1 ")" -eq 12 ]'
+  '[ $rc -eq 3 ] && grep -q "run .bash bench/gpu.sh sweep cpu-smoke. again to continue" "$tmp/log3" && [ ! -e "$tmp/out4/results.db" ]'
+bash "$root/bench/gpu.sh" sweep nonesuch >"$tmp/log4" 2>&1
+check "unknown sweep: exit 2" '[ $? -eq 2 ] && grep -q "no sweep .nonesuch." "$tmp/log4"'
+bash "$root/bench/gpu.sh" sweep >"$tmp/log8" 2>&1
+check "sweep without a name: exit 2" '[ $? -eq 2 ]'
+list=$(bash "$root/bench/gpu.sh" sweeps 2>&1)
+check "sweeps: every file with its description" \
+  '[ "$(printf "%s\n" "$list" | grep -c "^[a-z0-9-]* *[A-Z]")" -eq "$(ls "$root"/bench/sweeps/*.json | wc -l)" ] &&
+   printf "%s\n" "$list" | grep -q "^llama2-7b-formats "'
 # The ncu step with a stand-in ncu that records its arguments and prints a recorded H100 output:
 # the launches it skips follow the model's layers (Llama-3.1-8B: 32, so 4 x 32 + 20).
 printf '#!/bin/sh\necho "$*" >"%s/ncu.args"\ncat "%s/tests/bench/ncu_session38.csv"\n' \

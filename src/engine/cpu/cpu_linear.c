@@ -25,7 +25,7 @@ int cpu_linear(ec_pool *pool, const ec_qmatrix *m, const float *x, int rows, con
                float *y, long *stat)
 {
     /* The int8 formats quantize the activations once per call; every thread then reads them. */
-    int int8 = m->prec == EC_PREC_INT8 || m->prec == EC_PREC_INT8_MIXED;
+    int int8 = ec_qformat_of(m->prec)->act == EC_ACT_INT8;
     ec_qact act;
     memset(&act, 0, sizeof act);
     if (int8 && ec_qact_prepare(&act, m, x, rows) != 0) return -1;

@@ -37,7 +37,7 @@ static int load_matrix(ec_qmatrix *out, const ec_model *m, ec_tensor_kind kind, 
     if (ec_model_read_tensor(m, kind, layer, scratch) != 0) return -1;
     if (ec_qmatrix_quantize(out, prec, scratch, rows, cols) != 0)
         return ec_error_context("%s (layer %d)", ec_tensor_kind_name(kind), layer);
-    if (prec == EC_PREC_INT8_MIXED) out->threshold = o->int8_threshold;
+    if (ec_qformat_of(prec)->outliers) out->threshold = o->int8_threshold;
     return 0;
 }
 

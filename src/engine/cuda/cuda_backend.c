@@ -220,11 +220,13 @@ static void release(cuda_state *s)
 
 static int check_config(const ec_model_config *c, ec_precision p)
 {
-    if (p != EC_PREC_FP16 && p != EC_PREC_BF16 && p != EC_PREC_INT8 && p != EC_PREC_INT8_MIXED &&
-        !ec_cuda_is_packed(p))
-        return ec_set_error("precision %s is not supported by the CUDA backend (fp16, bf16, int8, "
-                            "int8-mixed, nf4, nf4-dq, fp8)",
-                            ec_precision_name(p));
+    const ec_qformat *f = ec_qformat_of(p);
+    if (!f || !(f->backends & EC_QFORMAT_CUDA) || ec_cuda_format_of(p).path <= EC_CUDA_PATH_NONE) {
+        char names[128];
+        return ec_set_error("precision %s is not supported by the CUDA backend (%s)",
+                            ec_precision_name(p),
+                            ec_qformat_names(EC_QFORMAT_CUDA, ", ", names, sizeof names));
+    }
     if (c->dim % 8 || c->head_dim % 8 || c->head_dim > EC_CUDA_MAX_HEAD_DIM)
         return ec_set_error("model %s: the CUDA kernels need dim (%d) and head_dim (%d) to be "
                             "multiples of 8, head_dim at most %d",
@@ -235,7 +237,8 @@ static int check_config(const ec_model_config *c, ec_precision p)
     return 0;
 }
 
-static int is_int8(ec_precision p) { return p == EC_PREC_INT8 || p == EC_PREC_INT8_MIXED; }
+static int is_int8(ec_precision p) { return ec_cuda_format_of(p).path == EC_CUDA_PATH_INT8; }
+static int has_outliers(ec_precision p) { return ec_qformat_of(p)->outliers; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
 /* The bounds of every linear call, from which the int8 scratch is sized. */
@@ -263,7 +266,7 @@ static ec_cuda_qshape linear_shape(const cuda_state *s)
         for (int i = 0; i < 5; i++) q.max_weight = w[i] > q.max_weight ? w[i] : q.max_weight;
     }
     /* The fused family's prefill gathers the outlier columns of a whole fused weight. */
-    q.mixed = s->prec == EC_PREC_INT8_MIXED || s->head_prec == EC_PREC_INT8_MIXED;
+    q.mixed = has_outliers(s->prec) || has_outliers(s->head_prec);
     if (q.mixed && s->kernels != EC_KERNELS_REFERENCE) {
         size_t fused[] = {(size_t)s->qkv_dim * dim, 2 * hid * dim};
         for (int i = 0; i < 2; i++) q.max_elems = fused[i] > q.max_elems ? fused[i] : q.max_elems;
@@ -292,7 +295,7 @@ static int allocate(cuda_state *s)
     size_t free_b, total_b, acts, linear_scratch, need;
     ec_cuda_qshape qshape;
     EC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo on device %d", s->device);
-    long first = s->prec == EC_PREC_INT8_MIXED ? PREFILL_MIN_TOKENS : PREFILL_TOKENS;
+    long first = has_outliers(s->prec) ? PREFILL_MIN_TOKENS : PREFILL_TOKENS;
     for (long rows = first;; rows /= 2) {
         set_chunk_rows(s, rows);
         qshape = linear_shape(s);
@@ -403,15 +406,17 @@ static int upload_packed(const upload_job *j, const float *host, int rows, int c
     ec_qmatrix q;
     if (ec_qmatrix_quantize(&q, w->prec, host, rows, cols) != 0)
         return ec_error_context("%s (layer %d)", name, j->layer);
+    const ec_qformat *f = ec_qformat_of(w->prec);
     size_t nb = (size_t)(cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK, r0 = (size_t)j->row0;
-    size_t nsc = w->prec == EC_PREC_FP8 ? (size_t)rows : (size_t)rows * nb;
+    size_t per_row = f->scale_block ? nb : 1; /* fp32 scales of a row: nf4 blocks, fp8 one */
+    size_t nsc = (size_t)rows * per_row;
     size_t n2 = ((size_t)rows * nb + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK;
     cudaError_t e = cudaMemcpyAsync((uint8_t *)w->data + r0 * (size_t)w->ld, q.data,
                                     (size_t)rows * (size_t)w->ld, cudaMemcpyHostToDevice, st);
-    if (e == cudaSuccess && w->prec != EC_PREC_NF4_DQ)
-        e = cudaMemcpyAsync(w->scales + (w->prec == EC_PREC_FP8 ? r0 : r0 * nb), q.scales,
+    if (e == cudaSuccess && !f->double_quant)
+        e = cudaMemcpyAsync(w->scales + r0 * per_row, q.scales,
                             nsc * sizeof(float), cudaMemcpyHostToDevice, st);
-    if (e == cudaSuccess && w->prec == EC_PREC_NF4_DQ) {
+    if (e == cudaSuccess && f->double_quant) {
         e = cudaMemcpyAsync(w->qscales + r0 * nb, q.qscales, (size_t)rows * nb,
                             cudaMemcpyHostToDevice, st);
         if (e == cudaSuccess)
@@ -440,7 +445,7 @@ static int upload_one(upload_ctx *u, const upload_job *j, float *host, float *st
     }
     if (is_int8(j->w->prec)) return upload_int8(j, host, rows, cols, st);
     if (ec_cuda_is_packed(j->w->prec)) return upload_packed(j, host, rows, cols, st);
-    ec_cuda_dtype dt = j->w->prec == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16;
+    ec_cuda_dtype dt = ec_cuda_format_of(j->w->prec).act;
     int ld = j->w->ld;
     int chunk = (int)(STAGE_FLOATS / (size_t)cols);
     if (chunk < 1)
@@ -789,7 +794,7 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     EC_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice(%d)", s->device);
     s->cfg = *c;
     /* Activations are fp16 for every precision but bf16 (the int8 kernels quantize from fp16). */
-    s->dt = o->precision == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16;
+    s->dt = ec_cuda_format_of(o->precision).act;
     s->prec = o->precision;
     s->head_prec = o->quantize_head ? o->precision : emb_prec(s);
     s->kernels = o->kernels;

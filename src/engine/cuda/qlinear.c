@@ -11,15 +11,31 @@
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 static int round_up(int n, int m) { return (n + m - 1) / m * m; }
-static int is_int8(ec_precision p) { return p == EC_PREC_INT8 || p == EC_PREC_INT8_MIXED; }
-/* The 16-bit type of a weight's activations: fp16 except for bf16 weights. */
-static ec_cuda_dtype act_dtype(ec_precision p) { return p == EC_PREC_BF16 ? EC_CUDA_BF16 : EC_CUDA_F16; }
+static const ec_cuda_format formats[] = {
+    [EC_PREC_F32] = {EC_CUDA_PATH_NONE, EC_CUDA_F16, 0},
+    [EC_PREC_FP16] = {EC_CUDA_PATH_16BIT, EC_CUDA_F16, 0},
+    [EC_PREC_BF16] = {EC_CUDA_PATH_16BIT, EC_CUDA_BF16, 0},
+    [EC_PREC_INT8] = {EC_CUDA_PATH_INT8, EC_CUDA_F16, 0},
+    [EC_PREC_INT8_MIXED] = {EC_CUDA_PATH_INT8, EC_CUDA_F16, 0},
+    /* nf4 and nf4-dq measured slower with the norm carried (kernels_nf4.cu, CARRY_NORM). */
+    [EC_PREC_NF4] = {EC_CUDA_PATH_PACKED, EC_CUDA_F16, 0},
+    [EC_PREC_NF4_DQ] = {EC_CUDA_PATH_PACKED, EC_CUDA_F16, 0},
+    [EC_PREC_FP8] = {EC_CUDA_PATH_PACKED, EC_CUDA_F16, 1},
+};
+_Static_assert(sizeof formats / sizeof *formats == EC_PREC_COUNT,
+               "every ec_precision needs an entry in the CUDA backend's format table");
 
-int ec_cuda_is_packed(ec_precision p)
+ec_cuda_format ec_cuda_format_of(ec_precision p)
 {
-    return p == EC_PREC_NF4 || p == EC_PREC_NF4_DQ || p == EC_PREC_FP8;
+    ec_cuda_format missing = {EC_CUDA_PATH_MISSING, EC_CUDA_F16, 0};
+    return (unsigned)p < EC_PREC_COUNT ? formats[p] : missing;
 }
-static int is_nf4(ec_precision p) { return p == EC_PREC_NF4 || p == EC_PREC_NF4_DQ; }
+
+static int is_int8(ec_precision p) { return ec_cuda_format_of(p).path == EC_CUDA_PATH_INT8; }
+static ec_cuda_dtype act_dtype(ec_precision p) { return ec_cuda_format_of(p).act; }
+int ec_cuda_is_packed(ec_precision p) { return ec_cuda_format_of(p).path == EC_CUDA_PATH_PACKED; }
+static int is_nf4(ec_precision p) { return ec_qformat_of(p)->code_bits == 4; }
+static int double_quant(ec_precision p) { return ec_qformat_of(p)->double_quant; }
 static size_t nblocks(int cols) { return (size_t)(cols + EC_NF4_BLOCK - 1) / EC_NF4_BLOCK; }
 
 int ec_cuda_qweight_ld(ec_precision prec, int cols)
@@ -40,22 +56,23 @@ static size_t data_bytes(ec_precision prec, int rows, int cols)
 /* Floats of scales: int8 / fp8 one per row, nf4 one per block, nf4-dq none (qscales instead). */
 static size_t scale_count(ec_precision prec, int rows, int cols)
 {
-    if (is_int8(prec) || prec == EC_PREC_FP8) return (size_t)rows;
-    return prec == EC_PREC_NF4 ? (size_t)rows * nblocks(cols) : 0;
+    const ec_qformat *f = ec_qformat_of(prec);
+    if (f->scale_bytes != 4) return 0;
+    return f->scale_block ? (size_t)rows * nblocks(cols) : (size_t)rows;
 }
 
 /* Second-level absmax floats of nf4-dq for any split into up to EC_CUDA_MAX_SEGMENTS segments:
  * each segment rounds its block count up to a multiple of 256 at most once. */
 static size_t qabsmax_count(ec_precision prec, int rows, int cols)
 {
-    if (prec != EC_PREC_NF4_DQ) return 0;
+    if (!double_quant(prec)) return 0;
     return ((size_t)rows * nblocks(cols) + EC_NF4_DQ_BLOCK - 1) / EC_NF4_DQ_BLOCK +
            EC_CUDA_MAX_SEGMENTS;
 }
 
 size_t ec_cuda_qweight_bytes(ec_precision prec, int rows, int cols)
 {
-    size_t qs = prec == EC_PREC_NF4_DQ ? (size_t)rows * nblocks(cols) : 0;
+    size_t qs = double_quant(prec) ? (size_t)rows * nblocks(cols) : 0;
     size_t nsc = scale_count(prec, rows, cols), nqa = qabsmax_count(prec, rows, cols);
     return align256(data_bytes(prec, rows, cols)) + (nsc ? align256(nsc * sizeof(float)) : 0) +
            (qs ? align256(qs) : 0) + (nqa ? align256(nqa * sizeof(float)) : 0);
@@ -77,13 +94,13 @@ size_t ec_cuda_qweight_place(ec_cuda_qweight *w, ec_precision prec, int rows, in
         w->scales = (float *)p;
         p += align256(nsc * sizeof(float));
     }
-    if (prec == EC_PREC_NF4_DQ) {
+    if (double_quant(prec)) {
         w->qscales = (uint8_t *)p;
         p += align256((size_t)rows * nblocks(cols));
         w->qabsmax = (float *)p;
         p += align256(nqa * sizeof(float));
     }
-    w->threshold = prec == EC_PREC_INT8_MIXED ? threshold : 0.0f;
+    w->threshold = ec_qformat_of(prec)->outliers ? threshold : 0.0f;
     w->n_segments = 1;
     w->seg[0].rows = rows;
     w->seg[0].qscale_absmax = w->qabsmax;
@@ -111,7 +128,7 @@ ec_cuda_qweight ec_cuda_qweight_segment(const ec_cuda_qweight *w, int i)
     const ec_cuda_qsegment *s = &w->seg[i];
     ec_cuda_qweight v = *w;
     size_t elem = is_int8(w->prec) || ec_cuda_is_packed(w->prec) ? 1 : 2;
-    size_t per_row = w->prec == EC_PREC_NF4 ? nblocks(w->cols) : 1;
+    size_t per_row = scale_count(w->prec, 1, w->cols);
     v.rows = s->rows;
     v.data = (char *)w->data + (size_t)s->row0 * (size_t)w->ld * elem;
     if (v.scales) v.scales += (size_t)s->row0 * per_row;
@@ -439,7 +456,7 @@ static ec_cuda_packed_weight packed_of(const ec_cuda_qctx *c, const ec_cuda_qwei
     pw.codes = (const uint8_t *)w->data;
     pw.scales = w->scales;
     pw.tables = c->qtables;
-    if (w->prec == EC_PREC_NF4_DQ) {
+    if (double_quant(w->prec)) {
         size_t nb = nblocks(w->cols);
         pw.nseg = w->n_segments;
         for (int i = 0; i < w->n_segments; i++)
@@ -450,10 +467,9 @@ static ec_cuda_packed_weight packed_of(const ec_cuda_qctx *c, const ec_cuda_qwei
     return pw;
 }
 
-/* fp8 carries the norm; nf4 and nf4-dq measured slower with it (kernels_nf4.cu, CARRY_NORM). */
 float *ec_cuda_qlinear_sumsq(const ec_cuda_qctx *c, const ec_cuda_qweight *w, int batch)
 {
-    return batch == 1 && c->sumsq && w->prec == EC_PREC_FP8 ? c->sumsq : NULL;
+    return batch == 1 && c->sumsq && ec_cuda_format_of(w->prec).carries_norm ? c->sumsq : NULL;
 }
 
 /* Whether a packed linear takes its norm carried (ec_cuda_qcarry) instead of a norm launch. */

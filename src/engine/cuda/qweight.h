@@ -54,7 +54,28 @@ typedef struct {
     ec_cuda_qsegment seg[EC_CUDA_MAX_SEGMENTS];
 } ec_cuda_qweight;
 
-/* nf4, nf4-dq, fp8: the weight-only formats of kernels_quant.h. */
+/* How the CUDA backend stores and multiplies each format: qlinear.c's table, indexed by
+ * ec_precision and sized by EC_PREC_COUNT, so quant.h's format table and this one cannot
+ * drift apart silently (a format added there fails to compile here until it has an entry,
+ * EC_CUDA_PATH_NONE included; test_cuda_formats checks the two agree). */
+typedef enum {
+    EC_CUDA_PATH_MISSING = 0, /* no entry (a gap in the table; never valid) */
+    EC_CUDA_PATH_NONE,        /* not run by the CUDA backend */
+    EC_CUDA_PATH_16BIT,       /* fp16 / bf16 rows: cuBLAS and the 16-bit GEMV */
+    EC_CUDA_PATH_INT8,        /* int8 rows padded to 16 with row scales: kernels_int8*.cu */
+    EC_CUDA_PATH_PACKED,      /* the CPU's bytes as they are: kernels_quant.h */
+} ec_cuda_path;
+
+typedef struct {
+    ec_cuda_path path;
+    ec_cuda_dtype act;  /* the 16-bit type of the activations the weight multiplies */
+    int carries_norm;   /* packed: the batch-1 fused kernel takes the preceding RMSNorm
+                           (ec_cuda_qcarry) instead of a norm launch */
+} ec_cuda_format;
+
+/* The entry of prec (EC_CUDA_PATH_MISSING out of range). */
+ec_cuda_format ec_cuda_format_of(ec_precision prec);
+/* nf4, nf4-dq, fp8: the weight-only formats of kernels_quant.h (EC_CUDA_PATH_PACKED). */
 int ec_cuda_is_packed(ec_precision prec);
 /* Row stride of a format for a width of `cols` activations (bytes for the packed formats). */
 int ec_cuda_qweight_ld(ec_precision prec, int cols);
