@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -69,4 +70,15 @@ int cli_parse_format(const char *cmd, const char *text, ec_format *out)
     if (ec_format_parse(text, out) == 0) return 0;
     cli_usage_error(cmd, "--format: %s", ec_last_error());
     return -1;
+}
+
+int cli_db_arg(const char *cmd, int argc, char **argv, int *i, const char **db)
+{
+    if (strcmp(argv[*i], "--db")) return 0;
+    if (*i + 1 >= argc || !*argv[*i + 1]) {
+        cli_usage_error(cmd, "--db needs the path of a results database");
+        return -1;
+    }
+    *db = argv[++*i];
+    return 1;
 }

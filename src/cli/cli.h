@@ -57,5 +57,9 @@ int cli_parse_long(const char *cmd, const char *flag, const char *text, long min
                    long *out);
 /* --format table|json|csv; prints a usage error and returns -1 on a bad value. */
 int cli_parse_format(const char *cmd, const char *text, ec_format *out);
+/* --db PATH, the results database, the same way in every command: when argv[*i] is --db, sets
+ * *db to its value, advances *i past it and returns 1; returns 0 for any other argument; -1
+ * after a usage error (no value, or an empty one). */
+int cli_db_arg(const char *cmd, int argc, char **argv, int *i, const char **db);
 
 #endif

@@ -196,7 +196,7 @@ static const char *const valued[] = {
     "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
     "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
     "--min-window", "--max-uncert",
-    "--gpu",        "--interval",  "--trace",     "--db",        "--format",    "--shard",
+    "--gpu",        "--interval",  "--trace",     "--format",    "--shard",
     NULL};
 
 /* What --resume may take: where to store and how to meter, never what to measure. */
@@ -298,7 +298,7 @@ static int apply(bench_args *a, const char *flag, const char *val)
         if (ec_bench_spec_parse_shard(val, s) != 0)
             return cli_usage_error(CMD, "--%s", ec_last_error());
     }
-    /* --config, --db and --trace were taken in the first pass. */
+    /* --config and --trace were taken in the first pass, --db by cli_db_arg. */
     return 0;
 }
 
@@ -320,10 +320,12 @@ static int parse(int argc, char **argv, bench_args *a)
             a->resume = 1;
             continue;
         }
+        int db = cli_db_arg(CMD, argc, argv, &i, &a->db);
+        if (db < 0) return EXIT_USAGE;
+        if (db) continue;
         if (!is_valued(f)) return cli_usage_error(CMD, "unknown option '%s'", f);
         if (i + 1 >= argc) return cli_usage_error(CMD, "%s needs a value", f);
         const char *v = argv[++i];
-        if (!strcmp(f, "--db")) a->db = v;
         if (!strcmp(f, "--config")) a->config = v;
         if (!strcmp(f, "--trace")) a->trace = v;
     }

@@ -124,6 +124,18 @@ check "JSON round trip is identical (run ids aside)" 'same_but_run_id "$tmp/a.js
 "$bin" import --db "$tmp/c.db" "$tmp/c.json" >/dev/null
 "$bin" export --db "$tmp/c.db" --format json -o "$tmp/c2.json" 2>/dev/null
 check "export of an imported database is byte-identical" 'cmp -s "$tmp/c.json" "$tmp/c2.json"'
+# A folder imports as analyze reads it: its data files recursively, other .csv/.json skipped
+# with a note; --db given in the one way every command takes it.
+mkdir -p "$tmp/dir/sub" && cp "$tmp/a.csv" "$tmp/dir/sub/" && echo "note,text" >"$tmp/dir/notes.csv"
+"$bin" import "$tmp/dir" --db "$tmp/d.db" >"$tmp/i3.txt" 2>"$tmp/i3.err"; rc=$?
+check "import FOLDER: exit 0, the data file's 12 rows added" \
+  '[ $rc -eq 0 ] && grep -Eq "sub/a.csv +12 +12 +0" "$tmp/i3.txt"'
+check "import FOLDER: a file that is not data is skipped, said on stderr" \
+  'grep -q "skipped .*notes.csv" "$tmp/i3.err" && ! grep -q notes.csv "$tmp/i3.txt"'
+"$bin" import --db "$tmp/d.db" "$tmp/dir/notes.csv" >/dev/null 2>&1; rc=$?
+check "import of a named file that is not data: exit 1" '[ $rc -eq 1 ]'
+"$bin" import "$tmp/dir" --db >/dev/null 2>"$tmp/err"; rc=$?
+check "import --db without a path: usage error" '[ $rc -eq 2 ] && grep -q "\-\-db needs" "$tmp/err"'
 "$bin" export --db "$tmp/a.db" --summary --format csv >"$tmp/sum.csv"
 check "summary export: one row per configuration" '[ "$(wc -l <"$tmp/sum.csv")" -eq 5 ]'
 "$bin" import --db "$tmp/c.db" "$tmp/sum.csv" >/dev/null 2>"$tmp/err"; rc=$?
