@@ -9,6 +9,9 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
+/* Text tables fit a terminal this wide unless --wide is given (taken by main for every command). */
+enum { CLI_TABLE_WIDTH = 120 };
+
 typedef struct {
     const char *name;
     const char *summary;

@@ -196,6 +196,10 @@ static void key_columns(ec_table *t, int *cols)
     cols[4] = ec_table_column(t, "kernels", "Kernels");
     cols[5] = ec_table_column(t, "batch", "Batch");
     cols[6] = ec_table_column(t, "gen_tokens", "Gen (tok)");
+    /* Narrow tables leave out the source file first (json/csv keep it), then kernels, length. */
+    ec_table_priority(t, cols[0], 10);
+    ec_table_priority(t, cols[4], 6);
+    ec_table_priority(t, cols[6], 5);
 }
 
 static void key_cells(ec_table *t, const int *cols, const ec_run_record *k)
@@ -227,6 +231,14 @@ static ec_table *table_configs(const config *c, size_t n)
     int c_w = ec_table_column(t, "power_w_mean", "Power (W)");
     int c_rf = ec_table_column(t, "roofline_datasheet_pct", "Roofline (% datasheet BW)");
     int c_rc = ec_table_column(t, "roofline_calibrated_pct", "Roofline (% calibrated BW)");
+    ec_table_priority(t, c_lo, 9);
+    ec_table_priority(t, c_hi, 9);
+    ec_table_priority(t, c_rc, 8);
+    ec_table_priority(t, c_sd, 7);
+    ec_table_priority(t, c_req, 4);
+    ec_table_priority(t, c_kind, 3);
+    ec_table_priority(t, c_w, 2);
+    ec_table_priority(t, c_rf, 1);
     for (size_t i = 0; i < n; i++) {
         ec_table_row(t);
         key_cells(t, k, c[i].key);
@@ -291,6 +303,11 @@ static ec_table *table_deltas(const delta *d, size_t n, const char *base)
     int c_hi = ec_table_column(t, "delta_pct_ci95_hi", "95% CI hi (%)");
     int c_df = ec_table_column(t, "welch_df", "Welch df");
     int c_pv = ec_table_column(t, "welch_p", "p (Welch)");
+    ec_table_priority(t, c_vs, 10);
+    ec_table_priority(t, c_df, 9);
+    ec_table_priority(t, c_d, 8);
+    ec_table_priority(t, c_def, 4);
+    ec_table_priority(t, c_nb, 3);
     for (size_t i = 0; i < n; i++) {
         ec_table_row(t);
         key_cells(t, k, d[i].c->key);
@@ -377,6 +394,12 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
     int c_blo = ec_table_column(t, "b_ci95_lo", "b 95% lo");
     int c_bhi = ec_table_column(t, "b_ci95_hi", "b 95% hi");
     int c_r2 = ec_table_column(t, "r2", "R²");
+    ec_table_priority(t, c_src, 10);
+    ec_table_priority(t, c_blo, 7);
+    ec_table_priority(t, c_bhi, 7);
+    ec_table_priority(t, c_kern, 6);
+    ec_table_priority(t, c_def, 4);
+    ec_table_priority(t, c_n, 3);
     char *done = calloc(n ? n : 1, 1);
     double *x = malloc((nr ? nr : 1) * sizeof *x), *y = malloc((nr ? nr : 1) * sizeof *y);
     if (!done || !x || !y) goto out;
@@ -446,6 +469,12 @@ static ec_table *table_crossover(const delta *d, size_t n)
     int c_hi = ec_table_column(t, "crossover_ci95_hi_b", "95% hi (B)");
     int c_r2 = ec_table_column(t, "r2", "R²");
     int c_v = ec_table_column(t, "verdict", "Verdict");
+    ec_table_priority(t, c_kern, 6);
+    ec_table_priority(t, c_sl, 5);
+    ec_table_priority(t, c_rng, 4);
+    ec_table_priority(t, c_def, 3);
+    ec_table_priority(t, c_n, 2);
+    ec_table_wrap(t, c_v);
     char *done = calloc(n ? n : 1, 1);
     double *x = malloc((n ? n : 1) * sizeof *x), *y = malloc((n ? n : 1) * sizeof *y);
     if (!done || !x || !y) goto out;
