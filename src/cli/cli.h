@@ -47,6 +47,10 @@ int cmd_advise_model(int argc, char **argv);
 /* The command table, defined in main.c. */
 extern const cli_command cli_commands[];
 
+/* Prints lead, then the formatted text broken at blanks to fit CLI_TABLE_WIDTH, its later lines
+ * indented as wide as lead (notes and sources under a table read as prose, not one long line). */
+void cli_wrapped(FILE *out, const char *lead, const char *fmt, ...) EC_PRINTF(3, 4);
+
 /* Prints "ecocompute CMD: <message> (see 'ecocompute CMD --help')" to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) EC_PRINTF(2, 3);
 /* Prints "ecocompute CMD: <message>" to stderr; returns 1. */

@@ -55,7 +55,10 @@ int cmd_models(int argc, char **argv)
         snprintf(key, sizeof key, "%s_gb", shown_names[p]);
         snprintf(label, sizeof label, "%s (GB)", shown_names[p]);
         c_prec[p] = ec_table_column(t, key, label);
+        /* nf4-dq is within a few % of nf4: the first size a narrow table leaves out */
+        if (!strcmp(shown_names[p], "nf4-dq")) ec_table_priority(t, c_prec[p], 2);
     }
+    ec_table_priority(t, c_hidden, 1);
     for (size_t i = 0; i < ec_catalog_count(); i++) {
         const ec_model_config *c = ec_catalog_get(i);
         ec_table_row(t);
@@ -69,8 +72,7 @@ int cmd_models(int argc, char **argv)
         ec_table_number(t, c_vocab, "%.0f", c->vocab_size);
         ec_table_number(t, c_ctx, "%.0f", c->max_seq_len);
         for (size_t p = 0; p < sizeof shown / sizeof *shown; p++)
-            ec_table_number(t, c_prec[p], "%.3f",
-                            (double)ec_model_weight_bytes(c, shown[p]) / 1e9);
+            ec_table_number(t, c_prec[p], "%.3f", (double)ec_model_weight_bytes(c, shown[p]) / 1e9);
     }
     ec_table_print(t, fmt, stdout);
     ec_table_free(t);

@@ -40,7 +40,7 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
     int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_dev = ec_table_column(t, "device", "Device");
     int c_gpu = people ? -1 : ec_table_column(t, "gpu_name", "GPU");
-    int c_batch = ec_table_column(t, "batch", "Batch (seq)");
+    int c_batch = ec_table_column(t, "batch", people ? "Batch" : "Batch (seq)");
     int c_prompt = ec_table_column(t, "prompt_len", "Prompt (tok)");
     int c_gen = ec_table_column(t, "gen_len", "Gen (tok)");
     int c_n = ec_table_column(t, "runs", "Runs");
