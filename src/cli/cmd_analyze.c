@@ -23,48 +23,46 @@
 
 static void usage(void)
 {
-    printf(
-        "usage: ecocompute analyze FILE|FOLDER... | --db PATH [filters] [options]\n\n"
-        "Statistics over datasets: the results database (--db), ecocompute exports, or the\n"
-        "seeds' published CSV/JSON files. Energies are J per\n"
-        "1000 generated tokens in each row's definition (gross, net = idle-subtracted, or\n"
-        "unknown), never mixed in one comparison. Tables:\n"
-        "  configs    per configuration: n, mean, sd, CV, 95%% CI (Student t), tok/s, W, and\n"
-        "             %% of the datasheet memory-bandwidth roofline (bytes of the model per step)\n"
-        "             and, with --db, of the GPU's calibrated read bandwidth (ecocompute\n"
-        "             calibrate) when the database has a calibration of that GPU\n"
-        "  deltas     Δ energy vs the baseline precision: J/1k and %% with 95%% CI, Welch's "
-        "t-test\n"
-        "             (unequal variances, Welch-Satterthwaite df) two-sided p\n"
-        "  ranking    configurations of one GPU, model and batch, lowest energy first\n"
-        "  scaling    energy/1k tok ≈ a·B^-b over batch sizes B (log-log least squares, R²)\n"
-        "  crossover  per GPU, kernels and precision: Δ%% vs baseline linear in ln(parameters);\n"
-        "             the size where it crosses zero with a 95%% CI, or 'no crossover in range'\n"
-        "A baseline is of the same kernels (fused, reference, or a source's stack; a source\n"
-        "that names no stack matches any), GPU, model, batch, lengths and energy definition.\n\n"
-        "filters:\n"
-        "  --model M       model name contains M (case-insensitive)\n"
-        "  --precision P   precision is P (fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8)\n"
-        "  --kernels K     kernel family is K (fused, reference, or a source's stack such as\n"
-        "                  bitsandbytes)\n"
-        "  --gpu G         GPU name contains G (case-insensitive)\n"
-        "  --max-meter-gap P  leave out runs whose energy counter and integrated power\n"
-        "                  disagree by more than P %% (windows too short for the counter's\n"
-        "                  ~100 ms steps, docs/measurement.md); runs without that check stay\n"
-        "options:\n"
-        "  --db PATH       the results database (default path: %s)\n"
-        "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
-        "  --table T       only table T (configs, deltas, ranking, scaling, crossover);\n"
-        "                  needed with --format csv\n"
-        "  --format F      table (default), json (one object keyed by table) or csv\n\n"
-        "examples:\n"
-        "  ecocompute analyze tests/data/seed-data/ecocompute-ai/data/a800_results\n"
-        "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
-        "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
-        "  ecocompute analyze --db results.db --model llama --baseline fp16\n"
-        "  ecocompute analyze --db results.db --kernels fused --table crossover\n"
-        "  ecocompute analyze --db results.db --max-meter-gap 5 --table crossover\n",
-        ec_store_default_path());
+    printf("usage: ecocompute analyze FILE|FOLDER... | --db PATH [filters] [options]\n\n"
+           "Statistics over datasets: the results database (--db), ecocompute exports, or the\n"
+           "seeds' published CSV/JSON files. Energies are J per\n"
+           "1000 generated tokens in each row's definition (gross, net = idle-subtracted, or\n"
+           "unknown), never mixed in one comparison. Tables:\n"
+           "  configs    per configuration: n, mean, sd, CV, 95%% CI (Student t), tok/s, W, and\n"
+           "             %% of the datasheet memory-bandwidth roofline (bytes of the model per step)\n"
+           "             and, with --db, of the GPU's calibrated read bandwidth (ecocompute\n"
+           "             calibrate) when the database has a calibration of that GPU\n"
+           "  deltas     Δ energy vs the baseline precision: J/1k and %% with 95%% CI, Welch's t-test\n"
+           "             (unequal variances, Welch-Satterthwaite df) two-sided p\n"
+           "  ranking    configurations of one GPU, model and batch, lowest energy first\n"
+           "  scaling    energy/1k tok ≈ a·B^-b over batch sizes B (log-log least squares, R²)\n"
+           "  crossover  per GPU, kernels and precision: Δ%% vs baseline linear in ln(parameters);\n"
+           "             the size where it crosses zero with a 95%% CI, or 'no crossover in range'\n"
+           "A baseline is of the same kernels (fused, reference, or a source's stack; a source\n"
+           "that names no stack matches any), GPU, model, batch, lengths and energy definition.\n\n"
+           "filters:\n"
+           "  --model M       model name contains M (case-insensitive)\n"
+           "  --precision P   precision is P (fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8)\n"
+           "  --kernels K     kernel family is K (fused, reference, or a source's stack such as\n"
+           "                  bitsandbytes)\n"
+           "  --gpu G         GPU name contains G (case-insensitive)\n"
+           "  --max-meter-gap P  leave out runs whose energy counter and integrated power\n"
+           "                  disagree by more than P %% (windows too short for the counter's\n"
+           "                  ~100 ms steps, docs/measurement.md); runs without that check stay\n"
+           "options:\n"
+           "  --db PATH       the results database (default path: %s)\n"
+           "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
+           "  --table T       only table T (configs, deltas, ranking, scaling, crossover);\n"
+           "                  needed with --format csv\n"
+           "  --format F      table (default), json (one object keyed by table) or csv\n\n"
+           "examples:\n"
+           "  ecocompute analyze tests/data/seed-data/ecocompute-ai/data/a800_results\n"
+           "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
+           "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
+           "  ecocompute analyze --db results.db --model llama --baseline fp16\n"
+           "  ecocompute analyze --db results.db --kernels fused --table crossover\n"
+           "  ecocompute analyze --db results.db --max-meter-gap 5 --table crossover\n",
+           ec_store_default_path());
 }
 
 /* ---- configurations ---------------------------------------------------------------- */
@@ -112,7 +110,8 @@ static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
 {
     return !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->model, b->model) &&
            !strcmp(a->precision, b->precision) && kernels_match(a->kernels, b->kernels) &&
-           a->batch == b->batch && a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
+           a->batch == b->batch &&
+           a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
            same_folder(a->source, b->source);
 }
 
@@ -270,9 +269,10 @@ static const config *baseline_of(const config *c, const config *all, size_t n, c
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *a = c->key, *b = all[i].key;
         if (strcmp(b->precision, base) || !kernels_match(a->kernels, b->kernels) ||
-            strcmp(a->gpu_name, b->gpu_name) || strcmp(a->model, b->model) ||
-            a->batch != b->batch || a->gen_len != b->gen_len || a->prompt_len != b->prompt_len ||
-            strcmp(c->def, all[i].def) || !strcmp(c->def, "mixed"))
+            strcmp(a->gpu_name, b->gpu_name) ||
+            strcmp(a->model, b->model) || a->batch != b->batch || a->gen_len != b->gen_len ||
+            a->prompt_len != b->prompt_len || strcmp(c->def, all[i].def) ||
+            !strcmp(c->def, "mixed"))
             continue;
         int score = 4 * !strcmp(a->kernels, b->kernels) + 2 * same_folder(a->source, b->source) +
                     !ec_record_is_summary(b);
@@ -352,8 +352,7 @@ static ec_table *table_ranking(const config *c, size_t n)
     int c_x = ec_table_column(t, "vs_best_pct", "vs best (%)");
     const config **s = malloc((n ? n : 1) * sizeof *s);
     if (!s) return t;
-    for (size_t i = 0; i < n; i++)
-        s[i] = &c[i];
+    for (size_t i = 0; i < n; i++) s[i] = &c[i];
     qsort(s, n, sizeof *s, by_rank);
     int rank = 0;
     double best = NAN;
@@ -414,8 +413,9 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
             if (b->batch < 1 || !same_folder(a->source, b->source) ||
                 strcmp(a->gpu_name, b->gpu_name) || strcmp(a->model, b->model) ||
                 strcmp(a->precision, b->precision) || strcmp(a->kernels, b->kernels) ||
-                a->gen_len != b->gen_len || a->prompt_len != b->prompt_len ||
-                strcmp(c[i].def, c[j].def) || ec_record_is_summary(a) != ec_record_is_summary(b))
+                a->gen_len != b->gen_len ||
+                a->prompt_len != b->prompt_len || strcmp(c[i].def, c[j].def) ||
+                ec_record_is_summary(a) != ec_record_is_summary(b))
                 continue;
             done[j] = 1;
             distinct++;
@@ -491,8 +491,7 @@ static ec_table *table_crossover(const delta *d, size_t n)
             done[j] = 1;
             if (!(b->params_b > 0) || !isfinite(d[j].w.pct)) continue;
             int seen = 0;
-            for (size_t q = 0; q < m; q++)
-                seen |= x[q] == b->params_b;
+            for (size_t q = 0; q < m; q++) seen |= x[q] == b->params_b;
             sizes += !seen;
             x[m] = b->params_b;
             y[m++] = d[j].w.pct;
@@ -514,11 +513,10 @@ static ec_table *table_crossover(const delta *d, size_t n)
             ec_table_number(t, c_hi, "%.2f", cr.hi_b);
         }
         ec_table_number(t, c_r2, "%.3f", cr.line.r2);
-        ec_table_text(t, c_v, "%s",
-                      cr.found ? "crossover in range"
-                      : cr.line.intercept + cr.line.slope * log(cr.min_b) > 0
-                          ? "no crossover in range (costs more)"
-                          : "no crossover in range (saves)");
+        ec_table_text(t, c_v, "%s", cr.found ? "crossover in range"
+                                    : cr.line.intercept + cr.line.slope * log(cr.min_b) > 0
+                                        ? "no crossover in range (costs more)"
+                                               : "no crossover in range (saves)");
     }
 out:
     free(done), free(x), free(y);
@@ -589,9 +587,10 @@ int cmd_analyze(int argc, char **argv)
             cli_dataset_args_free(&ds);
             return EXIT_OK;
         }
-        int takes = !strcmp(a, "--format") || !strcmp(a, "--model") || !strcmp(a, "--precision") ||
-                    !strcmp(a, "--kernels") || !strcmp(a, "--gpu") || !strcmp(a, "--baseline") ||
-                    !strcmp(a, "--table") || !strcmp(a, "--max-meter-gap");
+        int takes = !strcmp(a, "--format") || !strcmp(a, "--model") ||
+                    !strcmp(a, "--precision") || !strcmp(a, "--kernels") ||
+                    !strcmp(a, "--gpu") || !strcmp(a, "--baseline") || !strcmp(a, "--table") ||
+                    !strcmp(a, "--max-meter-gap");
         if (takes && i + 1 >= argc) {
             cli_usage_error(CMD, "%s needs a value", a);
             goto out;
@@ -614,19 +613,15 @@ int cmd_analyze(int argc, char **argv)
                 cli_usage_error(CMD, "%s: %s", a, ec_last_error());
                 goto out;
             }
-            if (!strcmp(a, "--precision"))
-                f.prec = v;
-            else
-                f.base = v;
+            if (!strcmp(a, "--precision")) f.prec = v;
+            else f.base = v;
         } else if (!strcmp(a, "--table")) {
             const char *v = argv[++i];
             for (int k = 0; k < NTABLES; k++)
                 if (!strcmp(v, table_names[k])) only = k;
             if (only < 0) {
-                cli_usage_error(CMD,
-                                "--table must be configs, deltas, ranking, scaling or "
-                                "crossover, got '%s'",
-                                v);
+                cli_usage_error(CMD, "--table must be configs, deltas, ranking, scaling or "
+                                     "crossover, got '%s'", v);
                 goto out;
             }
         } else if (cli_dataset_arg(CMD, &ds, argc, argv, &i)) {
@@ -680,14 +675,13 @@ int cmd_analyze(int argc, char **argv)
         nshow = 0;
         for (size_t i = 0; i < nc; i++)
             if (shown_config(c[i].key, &f)) shown[nshow++] = c[i];
-        ec_table *t[NTABLES] = {table_configs(shown, nshow), table_deltas(d, nd, f.base),
-                                table_ranking(shown, nshow), table_scaling(shown, nshow, all, n),
-                                table_crossover(d, nd)};
-        static const char *const titles[] = {"Configurations (energy per 1000 generated tokens)",
-                                             "Δ energy vs baseline (95% CI; Welch's t-test)",
-                                             "Ranking by energy",
-                                             "Batch-size scaling: energy/1k tok ≈ a·B^-b",
-                                             "Crossover model size (Δ% vs baseline = 0)"};
+        ec_table *t[NTABLES] = {
+            table_configs(shown, nshow), table_deltas(d, nd, f.base), table_ranking(shown, nshow),
+            table_scaling(shown, nshow, all, n), table_crossover(d, nd)};
+        static const char *const titles[] = {
+            "Configurations (energy per 1000 generated tokens)",
+            "Δ energy vs baseline (95% CI; Welch's t-test)", "Ranking by energy",
+            "Batch-size scaling: energy/1k tok ≈ a·B^-b", "Crossover model size (Δ% vs baseline = 0)"};
         if (fmt == EC_FORMAT_JSON && only < 0) fputs("{", stdout);
         for (int k = 0, first = 1; k < NTABLES; k++) {
             if (only >= 0 && k != only) continue;
@@ -705,8 +699,7 @@ int cmd_analyze(int argc, char **argv)
             first = 0;
         }
         if (fmt == EC_FORMAT_JSON && only < 0) fputs("}\n", stdout);
-        for (int k = 0; k < NTABLES; k++)
-            ec_table_free(t[k]);
+        for (int k = 0; k < NTABLES; k++) ec_table_free(t[k]);
         fprintf(stderr, "%zu records from %s: %zu configurations, %zu deltas vs %s\n", n, from,
                 nshow, nd, f.base);
         rc = EXIT_OK;

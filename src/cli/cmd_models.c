@@ -72,7 +72,8 @@ int cmd_models(int argc, char **argv)
         ec_table_number(t, c_vocab, "%.0f", c->vocab_size);
         ec_table_number(t, c_ctx, "%.0f", c->max_seq_len);
         for (size_t p = 0; p < sizeof shown / sizeof *shown; p++)
-            ec_table_number(t, c_prec[p], "%.3f", (double)ec_model_weight_bytes(c, shown[p]) / 1e9);
+            ec_table_number(t, c_prec[p], "%.3f",
+                            (double)ec_model_weight_bytes(c, shown[p]) / 1e9);
     }
     ec_table_print(t, fmt, stdout);
     ec_table_free(t);

@@ -39,10 +39,8 @@ static void usage(void)
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
         "  --precision P        f32 fp16 bf16 int8 int8-mixed nf4 nf4-dq fp8 (default fp16)\n"
         "  --device D           cpu | cuda[:N] (default cpu)\n"
-        "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA "
-        "graph)\n"
-        "                       or reference (the libraries' dataflow: one cuBLAS call per "
-        "linear,\n"
+        "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
+        "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
         "                       LLM.int8()'s separate kernels and host syncs, no graph); the CPU\n"
         "                       backend has one implementation and ignores it\n"
         "  --batch B            sequences (default 1)\n"
@@ -77,8 +75,7 @@ static void usage(void)
         "      --kernels reference --verbose\n"
         "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
         "--gen 256\n"
-        "  ecocompute run --model ./Qwen2.5-0.5B-Instruct --prompt \"Why is the sky blue?\" --chat "
-        "\\\n"
+        "  ecocompute run --model ./Qwen2.5-0.5B-Instruct --prompt \"Why is the sky blue?\" --chat \\\n"
         "      --device cuda --gen 128\n"
         "  ecocompute run --model small --precision nf4 --format json\n",
         DEFAULT_PROMPT_LEN, DEFAULT_GEN, (double)EC_INT8_THRESHOLD);
@@ -134,11 +131,9 @@ static int parse(int argc, char **argv, run_args *r)
     struct stat st;
     int model_dir = stat(r->a.model ? r->a.model : "", &st) == 0 && S_ISDIR(st.st_mode);
     if (r->prompt && !r->a.tokenizer && !model_dir)
-        return cli_usage_error(CMD,
-                               "--prompt needs --tokenizer (or a model directory with its own)");
+        return cli_usage_error(CMD, "--prompt needs --tokenizer (or a model directory with its own)");
     if (r->chat && (!r->prompt || !model_dir))
-        return cli_usage_error(CMD,
-                               "--chat needs --prompt and a model directory (its chat template)");
+        return cli_usage_error(CMD, "--chat needs --prompt and a model directory (its chat template)");
     if (r->system && !r->chat) return cli_usage_error(CMD, "--system goes with --chat");
     r->a.text_needed = r->prompt != NULL;
     if (r->energy && !strcmp(r->a.device, "cpu"))
@@ -256,10 +251,10 @@ static void energy_cells(const run_args *r, const run_meter *rm, const ec_model_
          100.0 * dec->gpu_energy_uncert_j / dec->gpu_energy_j, 5},
         {"j_per_request_gross", "J/request gross", "%.2f", per_request, 4},
         {"decode_repeats", "Decode repeats", "%.0f", (double)st->decode_reps, 9},
-        {"decode_j_per_1k_tok_gross", "Decode (J/1k tok gross)", "%.1f", dec->gpu_energy_j * dk * k,
-         0},
-        {"decode_j_per_1k_tok_net", "Decode (J/1k tok net)", "%.1f", dec->gpu_net_energy_j * dk * k,
-         2},
+        {"decode_j_per_1k_tok_gross", "Decode (J/1k tok gross)", "%.1f",
+         dec->gpu_energy_j * dk * k, 0},
+        {"decode_j_per_1k_tok_net", "Decode (J/1k tok net)", "%.1f",
+         dec->gpu_net_energy_j * dk * k, 2},
         {"decode_avg_power_w", "Decode avg (W)", "%.1f", dec->gpu_avg_power_w, 3},
         {"decode_peak_power_w", "Decode peak (W)", "%.1f", dec->gpu_peak_power_w, 8},
         {"counter_vs_integrated_pct", "Counter vs integrated (%)", "%+.2f",
@@ -276,8 +271,8 @@ static double rate(long tokens, double seconds)
 }
 
 static void print_table(const run_args *r, const run_meter *rm, const ec_model_config *c,
-                        const ec_generate_stats *st, double load_s, int prompt_len, const int *out,
-                        const char *text)
+                        const ec_generate_stats *st, double load_s, int prompt_len,
+                        const int *out, const char *text)
 {
     ec_table *t = ec_table_new();
     int c_model = ec_table_column(t, "model", "Model");
@@ -443,9 +438,9 @@ static int generate_and_report(const run_args *r, const ec_model *m, const ec_to
     ec_phase_hooks hooks = {on_phase, &rm};
     if (rc == 0 && r->energy) rc = open_run_meter(r, &rm);
     ec_generate_stats st;
-    if (rc == 0 &&
-        ec_generate_repeated(b, prompts, r->a.batch, prompt_len, r->gen, out, 1, 1,
-                             r->energy ? rm.min_window_s : 0, r->energy ? &hooks : NULL, &st) != 0)
+    if (rc == 0 && ec_generate_repeated(b, prompts, r->a.batch, prompt_len, r->gen, out, 1, 1,
+                                        r->energy ? rm.min_window_s : 0, r->energy ? &hooks : NULL,
+                                        &st) != 0)
         rc = cli_fail(CMD, "%s", ec_last_error());
     if (rc == 0 && rm.failed) rc = cli_fail(CMD, "--energy: %s", ec_last_error());
     ec_meter_close(rm.m);

@@ -110,10 +110,8 @@ int cmd_validate(int argc, char **argv)
         ec_table_text(t, c_where, "%s", x->where);
         ec_table_text(t, c_msg, "%s", x->message);
     }
-    if (fmt == EC_FORMAT_TABLE && !f.n)
-        printf("no findings\n");
-    else
-        ec_table_print(t, fmt, stdout);
+    if (fmt == EC_FORMAT_TABLE && !f.n) printf("no findings\n");
+    else ec_table_print(t, fmt, stdout);
     ec_table_free(t);
     fprintf(stderr, "%zu records from %s: %zu errors, %zu warnings, %zu notes\n", n, from,
             count[EC_SEV_ERROR], count[EC_SEV_WARNING], count[EC_SEV_INFO]);

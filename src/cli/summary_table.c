@@ -68,9 +68,7 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
         if (!people || k == 0 || k == 3) {
             snprintf(key, sizeof key, "%s_cv_pct", stat_cols[k].key);
             snprintf(label, sizeof label, "CV %s (%%)",
-                     k == 0   ? "tok/s"
-                     : k == 3 ? "power"
-                              : stat_cols[k].key);
+                     k == 0 ? "tok/s" : k == 3 ? "power" : stat_cols[k].key);
             c_stat[k][2] = ec_table_column(t, key, label);
         }
     }
@@ -101,8 +99,8 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
         ec_table_number(t, c_batch, "%.0f", x->batch);
         ec_table_number(t, c_prompt, "%.0f", x->prompt_len);
         ec_table_number(t, c_gen, "%.0f", x->gen_len);
-        ec_table_number(t, c_n, "%.0f",
-                        x->tok_s.n > x->total_time_s.n ? x->tok_s.n : x->total_time_s.n);
+        ec_table_number(t, c_n, "%.0f", x->tok_s.n > x->total_time_s.n ? x->tok_s.n
+                                                                       : x->total_time_s.n);
         ec_table_text(t, c_gate, "%s", ec_gate_status_name(x->gate));
         if (c_def >= 0)
             ec_table_text(t, c_def, "%s", ec_energy_definition_name(x->energy_definition));

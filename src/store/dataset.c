@@ -30,21 +30,15 @@ static int cell_text(const ec_column *c, const ec_run_record *r, char *buf, size
 {
     const char *p = (const char *)r + c->offset;
     switch (c->type) {
-    case EC_COL_TEXT:
-        snprintf(buf, len, "%s", p);
-        return 1;
+    case EC_COL_TEXT: snprintf(buf, len, "%s", p); return 1;
     case EC_COL_REAL: {
         double v = *(const double *)(const void *)p;
         if (!isfinite(v)) return 0;
         fmt_real(buf, len, v);
         return 1;
     }
-    case EC_COL_INT:
-        snprintf(buf, len, "%d", *(const int *)(const void *)p);
-        return 1;
-    case EC_COL_LONG:
-        snprintf(buf, len, "%ld", *(const long *)(const void *)p);
-        return 1;
+    case EC_COL_INT: snprintf(buf, len, "%d", *(const int *)(const void *)p); return 1;
+    case EC_COL_LONG: snprintf(buf, len, "%ld", *(const long *)(const void *)p); return 1;
     case EC_COL_HEX:
         snprintf(buf, len, "0x%llx", *(const unsigned long long *)(const void *)p);
         return 1;
@@ -195,8 +189,8 @@ static int set_cell(const char *name, size_t row, const ec_column *c, ec_run_rec
     char *end;
     if (c->type == EC_COL_TEXT) {
         if (strlen(text) >= c->size)
-            return ec_set_error("%s: row %zu: %s is longer than %zu characters", name, row, c->name,
-                                c->size - 1);
+            return ec_set_error("%s: row %zu: %s is longer than %zu characters", name, row,
+                                c->name, c->size - 1);
         memcpy(p, text, strlen(text) + 1);
         return 0;
     }
@@ -234,8 +228,7 @@ static int set_cell(const char *name, size_t row, const ec_column *c, ec_run_rec
     case EC_COL_GATE:
         if (ec_gate_status_parse(text, (ec_gate_status *)(void *)p) != 0) break;
         return 0;
-    case EC_COL_TEXT:
-        break;
+    case EC_COL_TEXT: break;
     }
     return ec_set_error("%s: row %zu: bad %s value '%.40s'", name, row, c->name, text);
 }
@@ -262,7 +255,7 @@ static ec_run_record *vec_push(record_vec *rv)
 /* One RFC 4180 record: fields (pointers into a buffer owned by the reader) until end of line. */
 typedef struct {
     const char *p, *end;
-    char *buf; /* unquoted field text, NUL-separated */
+    char *buf;   /* unquoted field text, NUL-separated */
     size_t cap;
     const char **fields;
     size_t nfields, fcap;
@@ -348,8 +341,7 @@ static int csv_next(csv_reader *cr, const char *name, size_t line)
     if (rc > 0) {
         if (nstarts > cr->fcap) {
             const char **f = realloc(cr->fields, nstarts * sizeof *f);
-            if (!f)
-                rc = ec_set_error("out of memory");
+            if (!f) rc = ec_set_error("out of memory");
             else {
                 cr->fields = f;
                 cr->fcap = nstarts;
@@ -525,7 +517,8 @@ static int parse_export(const char *name, const char *data, size_t len, ec_run_r
     return 0;
 }
 
-int ec_dataset_parse(const char *name, const char *data, size_t len, ec_run_record **out, size_t *n)
+int ec_dataset_parse(const char *name, const char *data, size_t len, ec_run_record **out,
+                     size_t *n)
 {
     *out = NULL;
     *n = 0;
