@@ -193,6 +193,18 @@ check "gate fail: 2 re-runs" '[ "$(grep -c "re-run [12] of 2" "$tmp/g.err")" -eq
 check "gate fail: 9 runs stored, 3 exported" \
   '[ "$(q "$tmp/g.db" "select count(*) from runs")" = 9 ] && [ "$("$bin" export --db "$tmp/g.db" | wc -l)" -eq 4 ]'
 
+# A CPU sweep does not wait the GPU's thermal stabilization between configurations unless
+# asked: the stored sweep says 0 s and each configuration's wait is 0; --stabilize still counts.
+"$bin" bench --model tiny --gen 8 --prompt-len 8 --warmup 0 --idle 0 --runs 2 --batch 1,2,4 \
+  --db "$tmp/cpu.db" >/dev/null 2>"$tmp/cpu.err"; rc=$?
+stored_no_wait="select count(*) from sessions where instr(spec, '\"stabilize_s\":0,') > 0"
+check "CPU sweep: no stabilization by default (exit 0, waits of 0 s stored)" \
+  '[ $rc -eq 0 ] && [ "$(q "$tmp/cpu.db" "select count(*) from configurations where stabilize_s > 0.5")" = 0 ] && [ "$(q "$tmp/cpu.db" "$stored_no_wait")" = 1 ]'
+"$bin" bench --model tiny --gen 8 --prompt-len 8 --warmup 0 --idle 0 --runs 2 --batch 1,2 \
+  --stabilize 0.5 --db "$tmp/cpu2.db" >/dev/null 2>&1
+check "CPU sweep: --stabilize S is honoured" \
+  '[ "$(q "$tmp/cpu2.db" "select count(*) from configurations where stabilize_s >= 0.5")" -ge 1 ]'
+
 # Stabilization auto is bounded by --stabilize-max (power keeps changing).
 FAKE_NVML="gpus=1 power=100,0.3:200,0.6:100,0.9:200,1.2:100,1.5:200,1.8:100,2.1:200,2.4:100,2.7:200,3.0:100,3.3:200,3.6:100,3.9:200,4.2:100,4.5:200" \
   "$bin" bench "${quick[@]}" --runs 2 --precision fp16,int8 --stabilize auto --stabilize-max 1 \
