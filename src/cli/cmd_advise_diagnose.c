@@ -142,6 +142,7 @@ int cmd_advise_diagnose(int argc, char **argv)
     int ck = ec_table_column(t, "kind", "Kind"), ci = ec_table_column(t, "item", "Item");
     int cs = ec_table_column(t, "severity", "Severity"), cv = ec_table_column(t, "value", "Value");
     int cu = ec_table_column(t, "unit", "Unit"), cm = ec_table_column(t, "detail", "Detail");
+    ec_table_wrap(t, cm); /* a sentence: read whole, on more lines in a narrow table */
     char detail[4][96];
     snprintf(detail[0], sizeof detail[0], "%s", ec_answer_method_name(d.answer.method));
     snprintf(detail[1], sizeof detail[1], "%s", detail[0]);
