@@ -65,6 +65,17 @@ ec_table *ec_table_new(void);
 void ec_table_free(ec_table *t);
 /* Adds a column; returns its index. */
 int ec_table_column(ec_table *t, const char *key, const char *label);
+/* Makes a column optional in text tables: a text table wider than the text width (see
+ * ec_table_set_text_width) leaves out optional columns, the highest priority number first
+ * (1 goes last), then shortens its widest text cells with an ellipsis; the columns left out
+ * are named on stderr. 0 (the default) shows the column always. CSV and JSON keep every column. */
+void ec_table_priority(ec_table *t, int col, int priority);
+/* Lets a column's long text (a message, a note) continue on the next lines of its row instead
+ * of being shortened when a text table is narrowed. */
+void ec_table_wrap(ec_table *t, int col);
+/* The width, in characters, that this process's text tables are fitted to; 0 (the default) for
+ * no limit. The ecocompute CLI sets 120 unless --wide is given. */
+void ec_table_set_text_width(int columns);
 /* Starts a new row; cells of the new row start empty (null in JSON, empty in CSV, "-" in tables). */
 void ec_table_row(ec_table *t);
 /* Sets a cell of the current row to text. */

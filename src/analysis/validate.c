@@ -202,7 +202,7 @@ int ec_check_energy_definitions(const ec_run_record *r, size_t n, const ec_valid
                                 ec_findings *f)
 {
     (void)o;
-    size_t count[3] = {0, 0, 0};
+    size_t count[3] = {0, 0, 0}, first_finding = f->n;
     char *seen = calloc(n ? n : 1, 1); /* record already reported within its comparison */
     if (!seen) return ec_set_error("out of memory");
     int rc = 0;
@@ -229,13 +229,28 @@ int ec_check_energy_definitions(const ec_run_record *r, size_t n, const ec_valid
          * told apart, so a warning. */
         int kinds = (per[0] > 0) + (per[1] > 0) + (per[2] > 0);
         if (kinds > 1) {
-            char where[192];
-            fmt_to(where, sizeof where, "%s %s", r[i].gpu_name[0] ? r[i].gpu_name : "(gpu?)",
-                     r[i].model);
-            rc = add(f, per[0] && per[1] ? EC_SEV_ERROR : EC_SEV_WARNING,
-                     "mixed-energy-definition", -1, where,
-                     "one comparison mixes energy definitions: %zu gross, %zu net "
-                     "(idle-subtracted), %zu unknown rows", per[0], per[1], per[2]);
+            const char *gpu = r[i].gpu_name[0] ? r[i].gpu_name : "(gpu?)";
+            char msg[sizeof f->v->message];
+            fmt_to(msg, sizeof msg,
+                   "each comparison mixes energy definitions: %zu gross, %zu net "
+                   "(idle-subtracted), %zu unknown rows", per[0], per[1], per[2]);
+            /* The same mix on one GPU for several models is one finding naming the models. */
+            ec_finding *same = NULL;
+            size_t gl = strlen(gpu);
+            for (size_t k = first_finding; k < f->n && !same; k++)
+                if (!strcmp(f->v[k].check, "mixed-energy-definition") &&
+                    !strcmp(f->v[k].message, msg) && !strncmp(f->v[k].where, gpu, gl) &&
+                    f->v[k].where[gl] == ' ')
+                    same = &f->v[k];
+            if (same) {
+                size_t len = strlen(same->where);
+                fmt_to(same->where + len, sizeof same->where - len, ", %s", r[i].model);
+            } else {
+                char where[sizeof f->v->where];
+                fmt_to(where, sizeof where, "%s %s", gpu, r[i].model);
+                rc = add(f, per[0] && per[1] ? EC_SEV_ERROR : EC_SEV_WARNING,
+                         "mixed-energy-definition", -1, where, "%s", msg);
+            }
         }
     }
     free(seen);
@@ -505,17 +520,57 @@ int ec_check_duplicates(const ec_run_record *r, size_t n, const ec_validate_opti
             m->count++;
         }
     }
+    /* Models that carry one set of figures form one finding, however many pairs they make:
+     * three tables sharing values are one copy, not three. comp[i] is pair i's group. */
+    int *comp = malloc((np ? np : 1) * sizeof *comp);
+    if (!rc && !comp) rc = ec_set_error("out of memory");
+    for (size_t i = 0; i < np && !rc; i++) comp[i] = pairs[i].count >= o->duplicate_min ? -1 : -2;
     for (size_t i = 0; i < np && !rc; i++) {
-        model_pair *m = &pairs[i];
-        if (m->count < o->duplicate_min) continue;
-        size_t len = strlen(m->precisions);
-        if (len >= 2) m->precisions[len - 2] = '\0';
-        char where[192];
-        fmt_to(where, sizeof where, "%s %s / %s %s", m->src_a, m->name_a, m->src_b, m->name_b);
+        if (comp[i] != -1) continue;
+        comp[i] = (int)i;
+        for (int grew = 1; grew;) { /* pairs sharing a model with the group join it */
+            grew = 0;
+            for (size_t j = 0; j < np; j++) {
+                if (comp[j] != -1) continue;
+                for (size_t k = 0; k < np && comp[j] == -1; k++)
+                    if (comp[k] == (int)i &&
+                        (!strcmp(pairs[j].a, pairs[k].a) || !strcmp(pairs[j].a, pairs[k].b) ||
+                         !strcmp(pairs[j].b, pairs[k].a) || !strcmp(pairs[j].b, pairs[k].b)))
+                        comp[j] = (int)i, grew = 1;
+            }
+        }
+        /* The group's models once each, and the pair sharing the most precisions. */
+        const model_pair *best = &pairs[i];
+        char where[sizeof f->v->where] = "";
+        int models = 0;
+        for (size_t j = 0; j < np; j++) {
+            if (comp[j] != (int)i) continue;
+            if (pairs[j].count > best->count) best = &pairs[j];
+            for (int side = 0; side < 2; side++) {
+                const char *k = side ? pairs[j].b : pairs[j].a;
+                int seen = 0;
+                for (size_t q = 0; q < j && !seen; q++)
+                    seen = comp[q] == (int)i && (!strcmp(pairs[q].a, k) || !strcmp(pairs[q].b, k));
+                seen |= side && !strcmp(pairs[j].a, k);
+                if (seen) continue;
+                size_t len = strlen(where);
+                /* file names, not paths: the group must fit its one line */
+                const char *src = side ? pairs[j].src_b : pairs[j].src_a;
+                const char *base = strrchr(src, '/');
+                fmt_to(where + len, sizeof where - len, "%s%s %s", models ? " / " : "",
+                       base ? base + 1 : src, side ? pairs[j].name_b : pairs[j].name_a);
+                models++;
+            }
+        }
+        char prec[sizeof best->precisions];
+        snprintf(prec, sizeof prec, "%s", best->precisions);
+        size_t len = strlen(prec);
+        if (len >= 2) prec[len - 2] = '\0';
         rc = add(f, EC_SEV_WARNING, "duplicate-values", -1, where,
-                 "two models carry the same energy (J/1k tok) at %d precisions: %s; values "
-                 "copied between tables?", m->count, m->precisions);
+                 "%d models carry the same energy (J/1k tok) at %d precisions: %s; values copied "
+                 "between tables?", models, best->count, prec);
     }
+    free(comp);
 out:
     free(e);
     free(tmp);

@@ -387,7 +387,28 @@ typedef struct {
     long runs_left; /* warm-up and measured runs still to do in the sweep */
     int stabilizations_left;
     double stabilize_s; /* expected length of one stabilization, s */
+    int attempt_runs;   /* warm-up and measured runs of one attempt */
+    int max_reruns;
+    int unstarted;      /* configurations still to measure that have not begun */
+    int judged, failed; /* attempts the gates judged in this call, and those that failed */
 } progress_state;
+
+/* Seconds left: the runs and waits still scheduled, plus the re-runs the sweep is expected to
+ * need — each configuration as many attempts as the gates' failure rate so far implies
+ * (geometric, at most 1 + max_reruns), the current one counting those it already had. So the
+ * estimate keeps falling while configurations are re-run instead of standing still. */
+static double eta_s(const progress_state *ps, int attempt, int current_open)
+{
+    if (ps->runs_done <= 0) return NAN;
+    double e = 0; /* expected re-runs per configuration */
+    if (ps->judged > 0) {
+        double p = (double)ps->failed / ps->judged;
+        e = p >= 1 ? ps->max_reruns : fmin(ps->max_reruns, p / (1 - p));
+    }
+    double extra = ps->unstarted * e + (current_open ? fmax(0, 1 + e - (attempt + 1)) : 0);
+    return ps->run_s_sum / ps->runs_done * ((double)ps->runs_left + extra * ps->attempt_runs) +
+           (ps->stabilizations_left + extra) * ps->stabilize_s;
+}
 
 static void report(progress_state *ps, ec_bench_stage stage, int config, const ec_bench_config *c,
                    int run, int runs, int attempt, const ec_run_record *rec, const char *note)
@@ -403,10 +424,7 @@ static void report(progress_state *ps, ec_bench_stage stage, int config, const e
     p.runs = runs;
     p.attempt = attempt;
     p.record = rec;
-    p.eta_s = NAN;
-    if (ps->runs_done > 0)
-        p.eta_s = ps->run_s_sum / ps->runs_done * (double)ps->runs_left +
-                  ps->stabilizations_left * ps->stabilize_s;
+    p.eta_s = eta_s(ps, attempt, stage != EC_BENCH_STAGE_DONE && stage != EC_BENCH_STAGE_HELD);
     if (note) snprintf(p.note, sizeof p.note, "%s", note);
     ps->env->on_progress(ps->env->ctx, &p);
 }
@@ -647,6 +665,10 @@ static int run_config(bench_state *b, sweep_item *it, int index, int *first)
         if (evaluate(s, st, it, note, sizeof note, &gate, &cv_tok, &cv_pow) != 0 ||
             ec_store_finish_attempt(st, it->st.id, it->st.attempt, gate, cv_tok, cv_pow) != 0)
             return -1;
+        if (gate != EC_GATE_UNKNOWN) {
+            b->ps.judged++;
+            b->ps.failed += gate != EC_GATE_PASS;
+        }
         report(&b->ps, EC_BENCH_STAGE_GATE, index, c, s->runs, s->runs, it->st.attempt, NULL,
                note);
         if (gate == EC_GATE_PENDING) {
@@ -705,6 +727,8 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
     b.ps.configs = n;
     /* An auto wait is at least one window of readings; its real length is not known ahead. */
     b.ps.stabilize_s = spec->stabilize_auto ? STAB_PERIOD_S * STAB_WINDOW : spec->stabilize_s;
+    b.ps.attempt_runs = spec->warmup + spec->runs;
+    b.ps.max_reruns = spec->max_reruns;
     b.spec_json = ec_bench_spec_to_json(spec);
     for (int i = 0; i < spec->nbatches; i++)
         if (spec->batches[i] > b.max_batch) b.max_batch = spec->batches[i];
@@ -748,7 +772,10 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
         }
         b.ps.runs_left += (spec->runs - items[i].st.committed) + spec->warmup;
         b.ps.stabilizations_left++;
+        b.ps.unstarted++;
     }
+    /* The first configuration measured follows the idle baseline (or the start) without a wait. */
+    if (b.ps.stabilizations_left > 0) b.ps.stabilizations_left--;
     int first = 1;
     for (int i = 0; i < n && rc == 0; i++) {
         if (items[i].st.gate != EC_GATE_PENDING) {
@@ -759,6 +786,7 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
             continue;
         }
         if (stopped(env)) break;
+        b.ps.unstarted--;
         rc = claim_and_run(&b, &items[i], i + 1, &first);
     }
     out->interrupted = stopped(env) && out->finished < n;

@@ -13,7 +13,9 @@
 int advise_common_arg(advise_ctx *c, int argc, char **argv, int *i)
 {
     const char *f = argv[*i];
-    if (strcmp(f, "--data-dir") && strcmp(f, "--db") && strcmp(f, "--format")) return 0;
+    int db = cli_db_arg(c->cmd, argc, argv, i, &c->db);
+    if (db) return db;
+    if (strcmp(f, "--data-dir") && strcmp(f, "--format")) return 0;
     if (*i + 1 >= argc) {
         cli_usage_error(c->cmd, "%s needs a value", f);
         return -1;
@@ -21,8 +23,6 @@ int advise_common_arg(advise_ctx *c, int argc, char **argv, int *i)
     const char *v = argv[++*i];
     if (!strcmp(f, "--data-dir"))
         c->data_dir = v;
-    else if (!strcmp(f, "--db"))
-        c->db = v;
     else if (cli_parse_format(c->cmd, v, &c->format))
         return -1;
     return 1;

@@ -9,6 +9,9 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
+/* Text tables fit a terminal this wide unless --wide is given (taken by main for every command). */
+enum { CLI_TABLE_WIDTH = 120 };
+
 typedef struct {
     const char *name;
     const char *summary;
@@ -44,6 +47,10 @@ int cmd_advise_model(int argc, char **argv);
 /* The command table, defined in main.c. */
 extern const cli_command cli_commands[];
 
+/* Prints lead, then the formatted text broken at blanks to fit CLI_TABLE_WIDTH, its later lines
+ * indented as wide as lead (notes and sources under a table read as prose, not one long line). */
+void cli_wrapped(FILE *out, const char *lead, const char *fmt, ...) EC_PRINTF(3, 4);
+
 /* Prints "ecocompute CMD: <message> (see 'ecocompute CMD --help')" to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) EC_PRINTF(2, 3);
 /* Prints "ecocompute CMD: <message>" to stderr; returns 1. */
@@ -57,5 +64,9 @@ int cli_parse_long(const char *cmd, const char *flag, const char *text, long min
                    long *out);
 /* --format table|json|csv; prints a usage error and returns -1 on a bad value. */
 int cli_parse_format(const char *cmd, const char *text, ec_format *out);
+/* --db PATH, the results database, the same way in every command: when argv[*i] is --db, sets
+ * *db to its value, advances *i past it and returns 1; returns 0 for any other argument; -1
+ * after a usage error (no value, or an empty one). */
+int cli_db_arg(const char *cmd, int argc, char **argv, int *i, const char **db);
 
 #endif

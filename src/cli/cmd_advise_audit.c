@@ -44,8 +44,9 @@ static void print_report(const ec_audit_findings *f)
         const ec_audit_finding *x = &f->v[i];
         printf("%-6s %s:%d  %s\n", ec_audit_severity_name(x->severity), x->file, x->line,
                x->rule->id);
-        printf("       %s\n       fix: %s\n       impact: %s\n", x->message, x->rule->fix,
-               x->impact);
+        cli_wrapped(stdout, "       ", "%s", x->message);
+        cli_wrapped(stdout, "       fix: ", "%s", x->rule->fix);
+        cli_wrapped(stdout, "       impact: ", "%s", x->impact);
     }
 }
 

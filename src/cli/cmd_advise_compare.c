@@ -132,12 +132,14 @@ int cmd_advise_compare(int argc, char **argv)
                       (size_t)nspec, "tok/s", 50);
         printf("\nSources:\n");
         for (int k = 0; k < nspec; k++) {
+            char lead[16];
+            snprintf(lead, sizeof lead, "  [%d] ", k + 1);
             if (a[k].method == EC_ANSWER_NONE)
-                printf("  [%d] no answer: %s\n", k + 1, a[k].reason);
+                cli_wrapped(stdout, lead, "no answer: %s", a[k].reason);
             else
-                printf("  [%d] %s: %s (± basis: %s)%s%s\n", k + 1,
-                       ec_answer_method_name(a[k].method), a[k].sources, a[k].basis,
-                       a[k].reason[0] ? "; note: " : "", a[k].reason);
+                cli_wrapped(stdout, lead, "%s: %s (± basis: %s)%s%s",
+                            ec_answer_method_name(a[k].method), a[k].sources, a[k].basis,
+                            a[k].reason[0] ? "; note: " : "", a[k].reason);
         }
     }
     rc = EXIT_OK;

@@ -142,6 +142,7 @@ int cmd_advise_diagnose(int argc, char **argv)
     int ck = ec_table_column(t, "kind", "Kind"), ci = ec_table_column(t, "item", "Item");
     int cs = ec_table_column(t, "severity", "Severity"), cv = ec_table_column(t, "value", "Value");
     int cu = ec_table_column(t, "unit", "Unit"), cm = ec_table_column(t, "detail", "Detail");
+    ec_table_wrap(t, cm); /* a sentence: read whole, on more lines in a narrow table */
     char detail[4][96];
     snprintf(detail[0], sizeof detail[0], "%s", ec_answer_method_name(d.answer.method));
     snprintf(detail[1], sizeof detail[1], "%s", detail[0]);
@@ -188,12 +189,18 @@ int cmd_advise_diagnose(int argc, char **argv)
     ec_table_print(t, c.format, stdout);
     ec_table_free(t);
     if (c.format == EC_FORMAT_TABLE) {
-        printf("\nSources: %s (± basis: %s)\n", d.answer.sources, d.answer.basis);
-        for (size_t i = 0; i < d.ntraps; i++)
-            printf("%s: %s\n  fix: %s\n  impact: %s\n", d.traps[i].id, d.traps[i].message,
-                   d.traps[i].fix, d.traps[i].impact);
-        if (isfinite(d.best_saving_pct)) printf("Fix from: %s\n", d.best_answer.sources);
-        if (d.answer.reason[0]) printf("Note: %s\n", d.answer.reason);
+        printf("\n");
+        cli_wrapped(stdout, "Sources: ", "%s (± basis: %s)", d.answer.sources, d.answer.basis);
+        for (size_t i = 0; i < d.ntraps; i++) {
+            char lead[64];
+            snprintf(lead, sizeof lead, "%s: ", d.traps[i].id);
+            cli_wrapped(stdout, lead, "%s", d.traps[i].message);
+            cli_wrapped(stdout, "  fix: ", "%s", d.traps[i].fix);
+            cli_wrapped(stdout, "  impact: ", "%s", d.traps[i].impact);
+        }
+        if (isfinite(d.best_saving_pct))
+            cli_wrapped(stdout, "Fix from: ", "%s", d.best_answer.sources);
+        if (d.answer.reason[0]) cli_wrapped(stdout, "Note: ", "%s", d.answer.reason);
     }
     rc = EXIT_OK;
 done:

@@ -265,8 +265,11 @@ int cmd_advise_estimate(int argc, char **argv)
     if (c.format == EC_FORMAT_TABLE) printf("%s\n", label);
     ec_table_print(r.t, c.format, stdout);
     ec_table_free(r.t);
-    for (int k = 0; k < r.nnotes; k++)
-        printf("[%d] %s\n", k + 1, r.notes[k]);
+    for (int k = 0; k < r.nnotes; k++) {
+        char lead[16];
+        snprintf(lead, sizeof lead, "[%d] ", k + 1);
+        cli_wrapped(stdout, lead, "%s", r.notes[k]);
+    }
     if (a.reason[0]) fprintf(stderr, "note: %s\n", a.reason);
     if (!a.fits)
         fprintf(stderr, "note: weights + KV cache need %.1f GB; %s has %.0f GB\n", a.vram_gb,

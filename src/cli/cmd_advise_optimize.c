@@ -210,8 +210,8 @@ int cmd_advise_optimize(int argc, char **argv)
                    best->stack, best->precision, best->q.batch, best->a.j_per_1k_gross,
                    ec_answer_method_name(best->a.method),
                    isfinite(best->a.pm_energy_pct) ? "" : ", ± unknown", best->a.tok_s);
-            printf("  from: %s\n", best->a.sources);
-            if (best->a.reason[0]) printf("  note: %s\n", best->a.reason);
+            cli_wrapped(stdout, "  from: ", "%s", best->a.sources);
+            if (best->a.reason[0]) cli_wrapped(stdout, "  note: ", "%s", best->a.reason);
             if (cur) {
                 double kwh =
                     tokens * (cur->a.j_per_1k_gross - best->a.j_per_1k_gross) / 1000.0 / 3.6e6;

@@ -71,6 +71,7 @@ typedef struct {
     const ec_run_record *key;
     ec_summary e, tok, w; /* energy J/1k, tok/s, W */
     ec_summary req;       /* J per request (one sequence, prefill + decode), same definition */
+    ec_summary cpu;       /* CPU package + DRAM (RAPL) J/1k tok, gross; n = 0 when not measured */
     const char *def;      /* "gross", "net", "unknown" or "mixed" */
     ec_energy_definition defv;
     double roofline_pct;     /* of the datasheet bandwidth bound */
@@ -118,9 +119,10 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
     if (ec_group_configs(r, n, &g, &ng)) return -1;
     config *c = calloc(ng ? ng : 1, sizeof *c);
     double *e = malloc((n ? n : 1) * sizeof *e), *t = malloc((n ? n : 1) * sizeof *t),
-           *w = malloc((n ? n : 1) * sizeof *w), *q = malloc((n ? n : 1) * sizeof *q);
-    if (!c || !e || !t || !w || !q) {
-        free(c), free(e), free(t), free(w), free(q);
+           *w = malloc((n ? n : 1) * sizeof *w), *q = malloc((n ? n : 1) * sizeof *q),
+           *u = malloc((n ? n : 1) * sizeof *u);
+    if (!c || !e || !t || !w || !q || !u) {
+        free(c), free(e), free(t), free(w), free(q), free(u);
         ec_groups_free(g, ng);
         return ec_set_error("out of memory");
     }
@@ -142,11 +144,20 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
             t[j] = x->tok_s;
             w[j] = x->avg_power_w;
             q[j] = d == EC_ENERGY_NET ? x->j_per_request_net : x->j_per_request_gross;
+            /* the CPU's energy of the run (prefill + decode) per 1000 generated tokens */
+            u[j] = x->batch > 0 && x->gen_len > 0
+                       ? (x->prefill.cpu_energy_j + x->decode.cpu_energy_j) * 1000.0 /
+                             ((double)x->batch * x->gen_len)
+                       : NAN;
         }
         config *cc = &c[k];
         cc->key = key;
         ec_summarize(e, g[i].n, &cc->e);
-        if (!cc->e.n) continue; /* perplexity-only rows: nothing to analyse here */
+        ec_summarize(u, g[i].n, &cc->cpu);
+        /* perplexity-only rows: nothing to analyse here; a CPU run with RAPL but no GPU has its
+         * CPU energy (gross) */
+        if (!cc->e.n && !cc->cpu.n) continue;
+        if (!cc->e.n) defs[EC_ENERGY_GROSS] = 1;
         ec_summarize(t, g[i].n, &cc->tok);
         ec_summarize(w, g[i].n, &cc->w);
         ec_summarize(q, g[i].n, &cc->req);
@@ -157,7 +168,7 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
         cc->roofline_cal_pct = NAN;
         k++;
     }
-    free(e), free(t), free(w), free(q);
+    free(e), free(t), free(w), free(q), free(u);
     ec_groups_free(g, ng);
     *out = c;
     *nout = k;
@@ -177,6 +188,10 @@ static void key_columns(ec_table *t, int *cols)
     cols[4] = ec_table_column(t, "kernels", "Kernels");
     cols[5] = ec_table_column(t, "batch", "Batch");
     cols[6] = ec_table_column(t, "gen_tokens", "Gen (tok)");
+    /* Narrow tables leave out the source file first (json/csv keep it), then kernels, length. */
+    ec_table_priority(t, cols[0], 10);
+    ec_table_priority(t, cols[4], 6);
+    ec_table_priority(t, cols[6], 5);
 }
 
 static void key_cells(ec_table *t, const int *cols, const ec_run_record *k)
@@ -198,7 +213,12 @@ static ec_table *table_configs(const config *c, size_t n)
     int c_kind = ec_table_column(t, "kind", "Kind");
     int c_n = ec_table_column(t, "n", "n");
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
-    int c_mean = ec_table_column(t, "energy_j_per_1k_mean", "J/1k tok");
+    /* With CPU energy measured (RAPL) the GPU's, the CPU's and their sum are each labelled. */
+    int cpu = 0;
+    for (size_t i = 0; i < n; i++) cpu |= c[i].cpu.n > 0;
+    int c_mean = ec_table_column(t, "energy_j_per_1k_mean", cpu ? "GPU J/1k tok" : "J/1k tok");
+    int c_cpu = cpu ? ec_table_column(t, "cpu_j_per_1k_mean", "CPU J/1k tok") : -1;
+    int c_sum = cpu ? ec_table_column(t, "gpu_cpu_j_per_1k_mean", "GPU+CPU J/1k") : -1;
     int c_sd = ec_table_column(t, "energy_j_per_1k_sd", "sd (J/1k)");
     int c_cv = ec_table_column(t, "energy_cv_pct", "CV (%)");
     int c_lo = ec_table_column(t, "energy_ci95_lo", "95% CI lo (J/1k)");
@@ -208,13 +228,27 @@ static ec_table *table_configs(const config *c, size_t n)
     int c_w = ec_table_column(t, "power_w_mean", "Power (W)");
     int c_rf = ec_table_column(t, "roofline_datasheet_pct", "Roofline (% datasheet BW)");
     int c_rc = ec_table_column(t, "roofline_calibrated_pct", "Roofline (% calibrated BW)");
+    ec_table_priority(t, c_lo, 9);
+    ec_table_priority(t, c_hi, 9);
+    ec_table_priority(t, c_rc, 8);
+    ec_table_priority(t, c_sd, 7);
+    ec_table_priority(t, c_req, 4);
+    ec_table_priority(t, c_kind, 3);
+    ec_table_priority(t, c_w, 2);
+    ec_table_priority(t, c_rf, 1);
     for (size_t i = 0; i < n; i++) {
         ec_table_row(t);
         key_cells(t, k, c[i].key);
         ec_table_text(t, c_kind, "%s", ec_record_is_summary(c[i].key) ? "summary" : "runs");
-        ec_table_number(t, c_n, "%.0f", (double)c[i].e.n);
+        ec_table_number(t, c_n, "%.0f", (double)(c[i].e.n ? c[i].e.n : c[i].cpu.n));
         ec_table_text(t, c_def, "%s", c[i].def);
         ec_table_number(t, c_mean, "%.1f", c[i].e.mean);
+        if (cpu && c[i].cpu.n) {
+            ec_table_number(t, c_cpu, "%.1f", c[i].cpu.mean);
+            /* a sum of two gross figures; a net GPU figure has no CPU counterpart to add */
+            if (c[i].defv == EC_ENERGY_GROSS && c[i].e.n)
+                ec_table_number(t, c_sum, "%.1f", c[i].e.mean + c[i].cpu.mean);
+        }
         ec_table_number(t, c_sd, "%.1f", c[i].e.sd);
         ec_table_number(t, c_cv, "%.2f", c[i].e.cv_pct);
         ec_table_number(t, c_lo, "%.1f", c[i].e.ci_lo);
@@ -271,6 +305,11 @@ static ec_table *table_deltas(const delta *d, size_t n, const char *base)
     int c_hi = ec_table_column(t, "delta_pct_ci95_hi", "95% CI hi (%)");
     int c_df = ec_table_column(t, "welch_df", "Welch df");
     int c_pv = ec_table_column(t, "welch_p", "p (Welch)");
+    ec_table_priority(t, c_vs, 10);
+    ec_table_priority(t, c_df, 9);
+    ec_table_priority(t, c_d, 8);
+    ec_table_priority(t, c_def, 4);
+    ec_table_priority(t, c_nb, 3);
     for (size_t i = 0; i < n; i++) {
         ec_table_row(t);
         key_cells(t, k, d[i].c->key);
@@ -315,7 +354,10 @@ static ec_table *table_ranking(const config *c, size_t n)
     int c_x = ec_table_column(t, "vs_best_pct", "vs best (%)");
     const config **s = malloc((n ? n : 1) * sizeof *s);
     if (!s) return t;
-    for (size_t i = 0; i < n; i++) s[i] = &c[i];
+    size_t m = 0; /* configurations with GPU energy: CPU-only ones have nothing to rank by */
+    for (size_t i = 0; i < n; i++)
+        if (c[i].e.n) s[m++] = &c[i];
+    n = m;
     qsort(s, n, sizeof *s, by_rank);
     int rank = 0;
     double best = NAN;
@@ -357,6 +399,12 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
     int c_blo = ec_table_column(t, "b_ci95_lo", "b 95% lo");
     int c_bhi = ec_table_column(t, "b_ci95_hi", "b 95% hi");
     int c_r2 = ec_table_column(t, "r2", "R²");
+    ec_table_priority(t, c_src, 10);
+    ec_table_priority(t, c_blo, 7);
+    ec_table_priority(t, c_bhi, 7);
+    ec_table_priority(t, c_kern, 6);
+    ec_table_priority(t, c_def, 4);
+    ec_table_priority(t, c_n, 3);
     char *done = calloc(n ? n : 1, 1);
     double *x = malloc((nr ? nr : 1) * sizeof *x), *y = malloc((nr ? nr : 1) * sizeof *y);
     if (!done || !x || !y) goto out;
@@ -424,6 +472,12 @@ static ec_table *table_crossover(const delta *d, size_t n)
     int c_hi = ec_table_column(t, "crossover_ci95_hi_b", "95% hi (B)");
     int c_r2 = ec_table_column(t, "r2", "R²");
     int c_v = ec_table_column(t, "verdict", "Verdict");
+    ec_table_priority(t, c_kern, 6);
+    ec_table_priority(t, c_sl, 5);
+    ec_table_priority(t, c_rng, 4);
+    ec_table_priority(t, c_def, 3);
+    ec_table_priority(t, c_n, 2);
+    ec_table_wrap(t, c_v);
     char *done = calloc(n ? n : 1, 1);
     double *x = malloc((n ? n : 1) * sizeof *x), *y = malloc((n ? n : 1) * sizeof *y);
     if (!done || !x || !y) goto out;
@@ -491,6 +545,83 @@ static void calibrated_rooflines(const char *cmd, const char *db, config *c, siz
 }
 
 /* ---- command -------------------------------------------------------------------------- */
+
+/* Why table k (table_names order) has no row, in one line: what was read and what the table
+ * needs, so an empty table never stands without a reason. */
+static void why_empty(int k, size_t nall, size_t n, const config *c, size_t nc, size_t nshow,
+                      size_t nd, const char *base, char *buf, size_t len)
+{
+    if (nshow == 0) {
+        if (nall == 0)
+            snprintf(buf, len, "no records were read");
+        else if (n == 0)
+            snprintf(buf, len, "none of the %zu records matches the filters", nall);
+        else if (nc == 0)
+            snprintf(buf, len,
+                     "none of the %zu records has an energy figure (no GPU was metered and the "
+                     "CPU's RAPL energy was unreadable); `ecocompute export --summary` shows their "
+                     "tok/s", n);
+        else
+            snprintf(buf, len, "no configuration matches --precision/--kernels");
+        return;
+    }
+    size_t ngpu = 0;
+    for (size_t i = 0; i < nc; i++) ngpu += c[i].e.n > 0;
+    if (ngpu == 0) {
+        snprintf(buf, len,
+                 "the %zu configurations have CPU energy only (no GPU was metered): this table "
+                 "compares GPU energy; their CPU J/1k tok is in the first table", nc);
+        return;
+    }
+    size_t nbase = 0, maxb = 0, maxsizes = 0;
+    for (size_t i = 0; i < nc; i++) {
+        nbase += !strcmp(c[i].key->precision, base);
+        /* the most batch sizes (scaling) and model sizes (crossover) of one comparison */
+        size_t batches = 0, sizes = 0;
+        for (size_t j = 0; j < nc; j++) {
+            const ec_run_record *a = c[i].key, *b = c[j].key;
+            int same = !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->precision, b->precision);
+            int first_b = 1, first_s = 1;
+            for (size_t q = 0; q < j; q++) {
+                const ec_run_record *x = c[q].key;
+                if (strcmp(a->gpu_name, x->gpu_name) || strcmp(a->precision, x->precision))
+                    continue;
+                first_b &= !(x->batch == b->batch && !strcmp(x->model, b->model));
+                first_s &= !(x->params_b == b->params_b && x->batch == b->batch);
+            }
+            batches += same && !strcmp(a->model, b->model) && first_b;
+            sizes += same && a->batch == b->batch && b->params_b > 0 && first_s;
+        }
+        if (batches > maxb) maxb = batches;
+        if (sizes > maxsizes) maxsizes = sizes;
+    }
+    if (k == 1 || k == 4) {
+        if (nbase == 0)
+            snprintf(buf, len,
+                     "no %s configuration to compare with: %s needs the baseline precision "
+                     "measured on the same GPU, model, batch and lengths (--baseline P picks "
+                     "another)",
+                     base, k == 1 ? "each delta" : "the crossover fit");
+        else if (nbase == nc)
+            snprintf(buf, len, "only %s configurations: %s needs a second precision", base,
+                     k == 1 ? "a delta" : "the crossover fit");
+        else if (k == 1 || nd == 0)
+            snprintf(buf, len,
+                     "no configuration has a %s baseline of the same GPU, model, kernels, batch, "
+                     "lengths and energy definition", base);
+        else
+            snprintf(buf, len,
+                     "no precision has deltas at 2 or more model sizes of one GPU and batch (most: "
+                     "%zu): the crossover fits Δ%% against ln(parameters)", maxsizes);
+    } else if (k == 3) {
+        snprintf(buf, len,
+                 "no configuration was measured at 3 or more batch sizes (most: %zu): the law "
+                 "a·B^-b needs three batch sizes of one GPU, model, precision and lengths",
+                 maxb);
+    } else {
+        snprintf(buf, len, "no configuration to show");
+    }
+}
 
 static const char *const table_names[] = {"configs", "deltas", "ranking", "scaling", "crossover"};
 #define NTABLES 5
@@ -604,7 +735,9 @@ int cmd_analyze(int argc, char **argv)
     delta *d = malloc((nc ? nc : 1) * sizeof *d);
     size_t nd = 0;
     for (size_t i = 0; d && i < nc; i++) {
-        if (!strcmp(c[i].key->precision, f.base) || !shown_config(c[i].key, &f)) continue;
+        /* deltas, and the crossovers fitted to them, compare GPU energy */
+        if (!strcmp(c[i].key->precision, f.base) || !shown_config(c[i].key, &f) || !c[i].e.n)
+            continue;
         const config *b = baseline_of(&c[i], c, nc, f.base);
         if (!b) continue;
         d[nd].c = &c[i];
@@ -640,7 +773,9 @@ int cmd_analyze(int argc, char **argv)
             } else if (fmt == EC_FORMAT_TABLE) {
                 printf("%s== %s ==\n", first ? "" : "\n", titles[k]);
                 if (!ec_table_rows(t[k])) {
-                    printf("(none)\n");
+                    char why[512];
+                    why_empty(k, nall, n, c, nc, nshow, nd, f.base, why, sizeof why);
+                    cli_wrapped(stdout, "(none: ", "%s)", why);
                     first = 0;
                     continue;
                 }

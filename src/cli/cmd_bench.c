@@ -9,6 +9,7 @@
 
 #include "ecocompute/bench.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -69,7 +70,8 @@ static void usage(void)
         "  --idle S             idle baseline in seconds, 0 = none: net figures empty "
         "(default %g)\n"
         "  --stabilize S|auto   wait S seconds between configurations, or until temperature\n"
-        "                       and power stop drifting (default %g)\n"
+        "                       and power stop drifting (default %g on a GPU, 0 with --device\n"
+        "                       cpu)\n"
         "  --stabilize-max S    upper bound of an auto wait, s (default %g)\n"
         "  --cv-tok PCT         gate: CV of decode tok/s below PCT %% (default %g)\n"
         "  --cv-power PCT       gate: CV of average GPU power below PCT %% (default %g)\n"
@@ -198,7 +200,7 @@ static const char *const valued[] = {
     "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
     "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
     "--min-window", "--max-uncert",
-    "--gpu",        "--interval",  "--trace",     "--db",        "--format",    "--shard",
+    "--gpu",        "--interval",  "--trace",     "--format",    "--shard",
     NULL};
 
 /* What --resume may take: where to store and how to meter, never what to measure. */
@@ -300,7 +302,7 @@ static int apply(bench_args *a, const char *flag, const char *val)
         if (ec_bench_spec_parse_shard(val, s) != 0)
             return cli_usage_error(CMD, "--%s", ec_last_error());
     }
-    /* --config, --db and --trace were taken in the first pass. */
+    /* --config and --trace were taken in the first pass, --db by cli_db_arg. */
     return 0;
 }
 
@@ -322,26 +324,40 @@ static int parse(int argc, char **argv, bench_args *a)
             a->resume = 1;
             continue;
         }
+        int db = cli_db_arg(CMD, argc, argv, &i, &a->db);
+        if (db < 0) return EXIT_USAGE;
+        if (db) continue;
         if (!is_valued(f)) return cli_usage_error(CMD, "unknown option '%s'", f);
         if (i + 1 >= argc) return cli_usage_error(CMD, "%s needs a value", f);
         const char *v = argv[++i];
-        if (!strcmp(f, "--db")) a->db = v;
         if (!strcmp(f, "--config")) a->config = v;
         if (!strcmp(f, "--trace")) a->trace = v;
     }
+    int stabilize_given = 0; /* by --stabilize or the --config file */
     if (a->config) {
         char *text = slurp(a->config);
         if (!text) return cli_fail(CMD, "--config: %s", ec_last_error());
         int rc = ec_bench_spec_from_config(text, &a->spec);
+        cJSON *o = rc == 0 ? cJSON_Parse(text) : NULL;
+        stabilize_given = cJSON_HasObjectItem(o, "stabilize_s") ||
+                          cJSON_HasObjectItem(o, "stabilize_auto");
+        cJSON_Delete(o);
         free(text);
         if (rc != 0) return cli_fail(CMD, "%s: %s", a->config, ec_last_error());
         a->have_model = 1;
     }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--resume")) continue;
+        stabilize_given |= !strcmp(argv[i], "--stabilize");
         int rc = apply(a, argv[i], argv[i + 1]);
         i++;
         if (rc) return rc;
+    }
+    /* The wait between configurations lets a GPU's temperature and clocks settle after the
+     * last one; a sweep on the CPU heats no GPU, so unless asked it moves on at once. */
+    if (a->have_model && !stabilize_given && !strncmp(a->spec.device, "cpu", 3)) {
+        a->spec.stabilize_s = 0;
+        a->spec.stabilize_auto = 0;
     }
     if (!a->have_model && !a->resume)
         return cli_usage_error(CMD, "--model is required (or --config FILE, or --resume)");
@@ -413,7 +429,7 @@ static void on_progress(void *ctx, const ec_bench_progress *p)
     case EC_BENCH_STAGE_IDLE: snprintf(line, sizeof line, "idle baseline..."); break;
     case EC_BENCH_STAGE_STABILIZE:
         if (p->runs == 0) {
-            snprintf(line, sizeof line, "%s: stabilizing", what);
+            snprintf(line, sizeof line, "%s: stabilizing | %s", what, eta);
         } else {
             snprintf(line, sizeof line, "%s: stabilization %s", what, p->note);
             permanent = !po->tty;

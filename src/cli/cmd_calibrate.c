@@ -63,8 +63,11 @@ static int parse_args(int argc, char **argv, ec_calib_options *o, const char **o
             *db = NULL;
             continue;
         }
+        int given = cli_db_arg("calibrate", argc, argv, &i, db);
+        if (given < 0) return EXIT_USAGE;
+        if (given) continue;
         static const char *with_value[] = {"--device", "--idle",   "--seconds", "--buffer-gib",
-                                           "--gemm-n", "--output", "--format",  "--db"};
+                                           "--gemm-n", "--output", "--format"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= !strcmp(f, with_value[k]);
@@ -86,8 +89,6 @@ static int parse_args(int argc, char **argv, ec_calib_options *o, const char **o
             o->gemm_n = (int)n;
         } else if (!strcmp(f, "--output")) {
             *output = v;
-        } else if (!strcmp(f, "--db")) {
-            *db = v;
         } else if (cli_parse_format("calibrate", v, fmt)) {
             return EXIT_USAGE;
         }

@@ -67,7 +67,10 @@ static int parse(int argc, char **argv, export_args *a)
             a->force = 1;
             continue;
         }
-        static const char *const valued[] = {"--db",      "--format", "-o",    "--model",
+        int db = cli_db_arg(CMD, argc, argv, &i, &a->db);
+        if (db < 0) return EXIT_USAGE;
+        if (db) continue;
+        static const char *const valued[] = {"--format", "-o",    "--model",
                                              "--precision", "--kernels", "--device", "--gpu",
                                              "--batch",   "--session", NULL};
         int known = 0;
@@ -77,8 +80,7 @@ static int parse(int argc, char **argv, export_args *a)
         if (i + 1 >= argc) return cli_usage_error(CMD, "%s needs a value", f);
         const char *v = argv[++i];
         long b;
-        if (!strcmp(f, "--db")) a->db = v;
-        else if (!strcmp(f, "-o")) a->out = v;
+        if (!strcmp(f, "-o")) a->out = v;
         else if (!strcmp(f, "--model")) a->f.model = v;
         else if (!strcmp(f, "--precision")) a->f.precision = v;
         else if (!strcmp(f, "--kernels")) a->f.kernels = v;

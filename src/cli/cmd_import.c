@@ -1,7 +1,8 @@
-/* cmd_import.c — `ecocompute import FILE...`: reads ecocompute exports (CSV/JSON) and the seeds'
- * published measurement files into the results database, keeping each row's source, licence and
- * energy definition. A file is stored in one transaction; rows already stored are skipped. */
+/* cmd_import.c — `ecocompute import FILE|FOLDER...`: reads ecocompute exports (CSV/JSON) and the
+ * seeds' published measurement files (named, or found in folders) into the results database,
+ * keeping each row's source, licence and energy definition. A file is stored in one transaction; rows already stored are skipped. */
 #include "cli.h"
+#include "dataset_args.h"
 
 #include "ecocompute/store.h"
 
@@ -12,9 +13,11 @@
 
 static void usage(void)
 {
-    printf("usage: ecocompute import [--db PATH] [--format table|json|csv] FILE...\n\n"
+    printf("usage: ecocompute import [--db PATH] [--format table|json|csv] FILE|FOLDER...\n\n"
            "Stores the runs of each FILE in the results database: `ecocompute export` files\n"
            "(CSV or JSON, recognised by their content) and the seeds' published CSV/JSON files.\n"
+           "A FOLDER's .csv and .json files are imported recursively in name order, as analyze\n"
+           "reads them; those that are not data files are skipped with a note on stderr.\n"
            "Every row keeps its source, licence and energy definition (gross, net = idle-\n"
            "subtracted, or unknown). Importing a file twice adds nothing the second time; each\n"
            "file is stored completely or not at all. Prints, per file, the rows read and added.\n\n"
@@ -22,7 +25,8 @@ static void usage(void)
            "  --format F    report as table (default), json or csv\n\n"
            "examples:\n"
            "  ecocompute import runs.csv\n"
-           "  ecocompute import --db team.db alice.json bob.json\n",
+           "  ecocompute import --db team.db alice.json bob.json\n"
+           "  ecocompute import --db seeds.db tests/data/seed-data\n",
            ec_store_default_path());
 }
 
@@ -30,41 +34,43 @@ int cmd_import(int argc, char **argv)
 {
     const char *db = ec_store_default_path();
     ec_format fmt = EC_FORMAT_TABLE;
-    char **files = calloc((size_t)argc, sizeof *files);
-    int nfiles = 0;
-    if (!files) return cli_fail(CMD, "out of memory");
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+    if (!paths) return cli_fail(CMD, "out of memory");
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             usage();
-            free(files);
+            free(paths);
             return EXIT_OK;
         }
-        if (f[0] == '-' && f[1]) {
-            int rc = 0;
-            if (strcmp(f, "--db") && strcmp(f, "--format"))
-                rc = cli_usage_error(CMD, "unknown option '%s'", f);
-            else if (i + 1 >= argc)
-                rc = cli_usage_error(CMD, "%s needs a value", f);
-            else if (!strcmp(f, "--db"))
-                db = argv[++i];
-            else if (cli_parse_format(CMD, argv[++i], &fmt) != 0)
-                rc = EXIT_USAGE;
-            if (rc) {
-                free(files);
-                return rc;
-            }
-            continue;
+        int rc = 0, took = cli_db_arg(CMD, argc, argv, &i, &db);
+        if (took > 0) continue;
+        if (took < 0)
+            rc = EXIT_USAGE;
+        else if (!strcmp(f, "--format"))
+            rc = i + 1 >= argc                            ? cli_usage_error(CMD, "%s needs a value", f)
+                 : cli_parse_format(CMD, argv[++i], &fmt) ? EXIT_USAGE
+                                                          : 0;
+        else if (f[0] == '-' && f[1])
+            rc = cli_usage_error(CMD, "unknown option '%s'", f);
+        else
+            paths[npaths++] = argv[i];
+        if (rc) {
+            free(paths);
+            return rc;
         }
-        files[nfiles++] = argv[i];
     }
-    if (nfiles == 0) {
-        free(files);
-        return cli_usage_error(CMD, "no file to import");
-    }
+    cli_dataset_file *files = NULL;
+    int nfiles = 0;
+    int rc = npaths == 0 ? cli_usage_error(CMD, "no file or folder to import")
+             : cli_dataset_files(CMD, paths, npaths, &files, &nfiles) ? EXIT_FAIL
+                                                                      : EXIT_OK;
+    free(paths);
+    if (rc) return rc;
     ec_store *st;
     if (ec_store_open(&st, db, 0) != 0) {
-        free(files);
+        cli_dataset_files_free(files, nfiles);
         return cli_fail(CMD, "%s", ec_last_error());
     }
     ec_table *t = ec_table_new();
@@ -74,19 +80,23 @@ int cmd_import(int argc, char **argv)
     int c_dup = ec_table_column(t, "already_stored", "Already stored");
     int c_src = ec_table_column(t, "source", "Source (first row)");
     int c_def = ec_table_column(t, "energy_definition", "Energy definition (first row)");
-    int rc = EXIT_OK;
     for (int i = 0; i < nfiles && rc == EXIT_OK; i++) {
         ec_run_record *r;
         size_t n, added = 0;
-        if (ec_dataset_read(files[i], &r, &n) != 0) {
+        if (ec_dataset_read(files[i].path, &r, &n) != 0) {
+            /* A folder also holds metadata and fitted curves: those are skipped, said once. */
+            if (!files[i].named) {
+                fprintf(stderr, "skipped %s\n", ec_last_error());
+                continue;
+            }
             rc = cli_fail(CMD, "%s", ec_last_error());
             break;
         }
         if (ec_store_insert_records_counted(st, r, n, &added) != 0)
-            rc = cli_fail(CMD, "%s: %s", files[i], ec_last_error());
+            rc = cli_fail(CMD, "%s: %s", files[i].path, ec_last_error());
         else {
             ec_table_row(t);
-            ec_table_text(t, c_file, "%s", files[i]);
+            ec_table_text(t, c_file, "%s", files[i].path);
             ec_table_number(t, c_read, "%.0f", (double)n);
             ec_table_number(t, c_new, "%.0f", (double)added);
             ec_table_number(t, c_dup, "%.0f", (double)(n - added));
@@ -100,6 +110,6 @@ int cmd_import(int argc, char **argv)
     ec_store_close(st);
     if (ec_table_rows(t)) ec_table_print(t, fmt, stdout);
     ec_table_free(t);
-    free(files);
+    cli_dataset_files_free(files, nfiles);
     return rc;
 }

@@ -494,7 +494,8 @@ static void print_human(const cJSON *o, const ec_window_result *r)
     char a[64], b[64];
     ec_table *t = ec_table_new();
     ec_table_column(t, "quantity", "quantity");
-    ec_table_column(t, "value", "value");
+    /* a value can be a sentence (why CPU energy is unavailable): it wraps, never shortened */
+    ec_table_wrap(t, ec_table_column(t, "value", "value"));
     row(t, "duration", "%.3f s", r->duration_s);
     if (r->ngpus) {
         char what[96];

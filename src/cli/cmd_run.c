@@ -244,6 +244,7 @@ static double roofline_pct(const run_args *r, const run_meter *rm, const ec_mode
 typedef struct {
     const char *key, *label, *fmt;
     double v;
+    int priority; /* ec_table_priority: 0 kept in narrow tables, higher left out sooner */
 } energy_cell;
 enum { ENERGY_CELLS = 13 };
 
@@ -257,24 +258,24 @@ static void energy_cells(const run_args *r, const run_meter *rm, const ec_model_
     double k = 1000.0 / (double)st->decode_tokens;
     double per_request = (pre->gpu_energy_j * pk + dec->gpu_energy_j * dk) / r->a.batch;
     energy_cell cells[ENERGY_CELLS] = {
-        {"idle_power_w", "Idle (W)", "%.1f", dec->gpu_idle_power_w},
-        {"prefill_energy_j_gross", "Prefill (J gross)", "%.2f", pre->gpu_energy_j * pk},
-        {"decode_energy_j_gross", "Decode (J gross)", "%.2f", dec->gpu_energy_j * dk},
-        {"decode_energy_j_net", "Decode (J net)", "%.2f", dec->gpu_net_energy_j * dk},
+        {"idle_power_w", "Idle (W)", "%.1f", dec->gpu_idle_power_w, 8},
+        {"prefill_energy_j_gross", "Prefill (J gross)", "%.2f", pre->gpu_energy_j * pk, 6},
+        {"decode_energy_j_gross", "Decode (J gross)", "%.2f", dec->gpu_energy_j * dk, 7},
+        {"decode_energy_j_net", "Decode (J net)", "%.2f", dec->gpu_net_energy_j * dk, 7},
         {"decode_energy_uncert_pct", "Decode energy ± (% 1 sd)", "%.2f",
-         100.0 * dec->gpu_energy_uncert_j / dec->gpu_energy_j},
-        {"j_per_request_gross", "J/request gross", "%.2f", per_request},
-        {"decode_repeats", "Decode repeats", "%.0f", (double)st->decode_reps},
+         100.0 * dec->gpu_energy_uncert_j / dec->gpu_energy_j, 5},
+        {"j_per_request_gross", "J/request gross", "%.2f", per_request, 4},
+        {"decode_repeats", "Decode repeats", "%.0f", (double)st->decode_reps, 9},
         {"decode_j_per_1k_tok_gross", "Decode (J/1k tok gross)", "%.1f",
-         dec->gpu_energy_j * dk * k},
+         dec->gpu_energy_j * dk * k, 0},
         {"decode_j_per_1k_tok_net", "Decode (J/1k tok net)", "%.1f",
-         dec->gpu_net_energy_j * dk * k},
-        {"decode_avg_power_w", "Decode avg (W)", "%.1f", dec->gpu_avg_power_w},
-        {"decode_peak_power_w", "Decode peak (W)", "%.1f", dec->gpu_peak_power_w},
+         dec->gpu_net_energy_j * dk * k, 2},
+        {"decode_avg_power_w", "Decode avg (W)", "%.1f", dec->gpu_avg_power_w, 3},
+        {"decode_peak_power_w", "Decode peak (W)", "%.1f", dec->gpu_peak_power_w, 8},
         {"counter_vs_integrated_pct", "Counter vs integrated (%)", "%+.2f",
-         dec->gpu_disagreement_pct},
+         dec->gpu_disagreement_pct, 9},
         {"roofline_pct", "Roofline (% of calibrated read BW)", "%.1f",
-         roofline_pct(r, rm, c, st, prompt_len)},
+         roofline_pct(r, rm, c, st, prompt_len), 6},
     };
     memcpy(out, cells, sizeof cells);
 }
@@ -304,13 +305,27 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     int c_dec_ms = ec_table_column(t, "decode_ms_per_step", "Decode (ms/step)");
     int c_ids = ec_table_column(t, "first_token_ids", "First tokens (ids)");
     int c_text = text ? ec_table_column(t, "text", "Text") : -1;
+    /* Narrow tables keep the configuration, the rates and the energy per token; timings of
+     * each phase, the first ids, and the meter's own checks are left out first. */
+    ec_table_priority(t, c_ids, 9);
+    ec_table_priority(t, c_load, 8);
+    ec_table_priority(t, c_pre_s, 7);
+    ec_table_priority(t, c_dec_s, 7);
+    ec_table_priority(t, c_dec_ms, 6);
+    ec_table_priority(t, c_kern, 5);
+    ec_table_priority(t, c_dev, 4);
+    ec_table_priority(t, c_prompt, 3);
+    if (c_text >= 0) ec_table_wrap(t, c_text);
     energy_cell energy[ENERGY_CELLS];
     int c_energy[ENERGY_CELLS], c_method = -1;
     if (rm) {
         energy_cells(r, rm, c, st, prompt_len, energy);
-        for (int i = 0; i < ENERGY_CELLS; i++)
+        for (int i = 0; i < ENERGY_CELLS; i++) {
             c_energy[i] = ec_table_column(t, energy[i].key, energy[i].label);
+            ec_table_priority(t, c_energy[i], energy[i].priority);
+        }
         c_method = ec_table_column(t, "energy_method", "Energy method");
+        ec_table_priority(t, c_method, 9);
     }
     ec_table_row(t);
     ec_table_text(t, c_model, "%s", r->a.model);

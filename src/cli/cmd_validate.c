@@ -97,6 +97,9 @@ int cmd_validate(int argc, char **argv)
     int c_row = ec_table_column(t, "row", "Row");
     int c_where = ec_table_column(t, "where", "Where");
     int c_msg = ec_table_column(t, "message", "Finding");
+    /* A finding is read whole: narrow tables continue it on the next lines. */
+    ec_table_wrap(t, c_where);
+    ec_table_wrap(t, c_msg);
     for (size_t i = 0; i < f.n; i++) {
         const ec_finding *x = &f.v[i];
         count[x->severity]++;

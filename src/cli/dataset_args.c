@@ -1,5 +1,5 @@
 /* dataset_args.c — the dataset arguments that analyze and validate share (FILE|FOLDER... or
- * --db PATH), and reading them into run records: ecocompute exports and the seeds' published
+ * --db PATH), the data files a FOLDER holds (import walks them too), and reading them into run records: ecocompute exports and the seeds' published
  * files (ec_dataset_read), or the results database. */
 #include "dataset_args.h"
 
@@ -61,7 +61,29 @@ static int by_name(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-static int walk(acc *a, const char *dir, int depth)
+typedef struct {
+    cli_dataset_file *v;
+    int n, cap;
+} file_list;
+
+/* Appends path (taken over: freed with the list, or here on failure). */
+static int add_file(file_list *l, char *path, int named)
+{
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 16;
+        cli_dataset_file *p = realloc(l->v, (size_t)nc * sizeof *p);
+        if (!p) {
+            free(path);
+            return ec_set_error("out of memory");
+        }
+        l->v = p;
+        l->cap = nc;
+    }
+    l->v[l->n++] = (cli_dataset_file){path, named};
+    return 0;
+}
+
+static int walk(file_list *l, const char *dir, int depth)
 {
     if (depth > 16) return ec_set_error("%s: folders nested too deep", dir);
     DIR *d = opendir(dir);
@@ -90,33 +112,70 @@ static int walk(acc *a, const char *dir, int depth)
     }
     closedir(d);
     if (n) qsort(names, n, sizeof *names, by_name);
-    for (size_t i = 0; i < n && !rc; i++) {
+    for (size_t i = 0; i < n; i++) {
         struct stat st;
-        if (stat(names[i], &st)) continue;
-        if (S_ISDIR(st.st_mode)) rc = walk(a, names[i], depth + 1);
-        else if (has_ext(names[i], ".csv") || has_ext(names[i], ".json"))
-            rc = read_file(a, names[i], 0);
+        if (rc || stat(names[i], &st)) {
+            free(names[i]);
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = walk(l, names[i], depth + 1);
+            free(names[i]);
+        } else if (has_ext(names[i], ".csv") || has_ext(names[i], ".json")) {
+            rc = add_file(l, names[i], 0);
+        } else {
+            free(names[i]);
+        }
     }
-    for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
     return rc;
+}
+
+int cli_dataset_files(const char *cmd, char *const *paths, int npaths, cli_dataset_file **out,
+                      int *n)
+{
+    file_list l = {0};
+    int rc = 0;
+    for (int i = 0; i < npaths && !rc; i++) {
+        struct stat st;
+        if (!stat(paths[i], &st) && S_ISDIR(st.st_mode)) {
+            rc = walk(&l, paths[i], 0);
+        } else {
+            char *copy = strdup(paths[i]);
+            rc = copy ? add_file(&l, copy, 1) : ec_set_error("out of memory");
+        }
+    }
+    if (rc) {
+        cli_dataset_files_free(l.v, l.n);
+        cli_fail(cmd, "%s", ec_last_error());
+        return -1;
+    }
+    *out = l.v;
+    *n = l.n;
+    return 0;
+}
+
+void cli_dataset_files_free(cli_dataset_file *f, int n)
+{
+    for (int i = 0; i < n; i++) free(f[i].path);
+    free(f);
 }
 
 /* Every path into one record array; *nfiles counts the files read. */
 static int load_files(const char *cmd, char *const *paths, int npaths, ec_run_record **out,
                       size_t *n, int *nfiles)
 {
+    cli_dataset_file *f;
+    int nf;
+    if (cli_dataset_files(cmd, paths, npaths, &f, &nf)) return -1;
     acc a = {0};
-    for (int i = 0; i < npaths; i++) {
-        struct stat st;
-        int rc = (!stat(paths[i], &st) && S_ISDIR(st.st_mode)) ? walk(&a, paths[i], 0)
-                                                                : read_file(&a, paths[i], 1);
-        if (rc) {
+    for (int i = 0; i < nf; i++) {
+        if (read_file(&a, f[i].path, f[i].named)) {
             free(a.v);
+            cli_dataset_files_free(f, nf);
             cli_fail(cmd, "%s", ec_last_error());
             return -1;
         }
     }
+    cli_dataset_files_free(f, nf);
     *out = a.v;
     *n = a.n;
     *nfiles = a.files;
@@ -157,18 +216,13 @@ void cli_dataset_args_free(cli_dataset_args *d)
 int cli_dataset_arg(const char *cmd, cli_dataset_args *d, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    if (!strcmp(a, "--db")) {
-        if (*i + 1 >= argc) {
-            cli_usage_error(cmd, "--db needs a path");
-            return -1;
-        }
-        d->db = argv[++*i];
-    } else if (a[0] == '-' && a[1]) { /* "-" alone is a file name */
+    int db = cli_db_arg(cmd, argc, argv, i, &d->db);
+    if (db) return db < 0 ? -1 : 0;
+    if (a[0] == '-' && a[1]) { /* "-" alone is a file name */
         cli_usage_error(cmd, "unknown option '%s'", a);
         return -1;
-    } else {
-        d->paths[d->npaths++] = argv[*i];
     }
+    d->paths[d->npaths++] = argv[*i];
     return 0;
 }
 

@@ -15,6 +15,19 @@ typedef struct {
     const char *db; /* --db PATH, or NULL */
 } cli_dataset_args;
 
+/* One data file: named on the command line (named = 1: it must be a data file) or found in a
+ * named folder (named = 0: other .csv/.json files are expected there and may be skipped). */
+typedef struct {
+    char *path;
+    int named;
+} cli_dataset_file;
+
+/* The data files paths name: each FILE as given, each FOLDER's .csv and .json files walked
+ * recursively in name order. On failure prints "ecocompute CMD: message" and returns -1. */
+int cli_dataset_files(const char *cmd, char *const *paths, int npaths, cli_dataset_file **out,
+                      int *n);
+void cli_dataset_files_free(cli_dataset_file *f, int n);
+
 /* Prepares d for a command line of argc arguments. Returns -1 (message printed) on failure. */
 int cli_dataset_args_init(const char *cmd, cli_dataset_args *d, int argc);
 void cli_dataset_args_free(cli_dataset_args *d);

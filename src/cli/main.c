@@ -38,7 +38,30 @@ static void usage(FILE *out)
                  "GPUs\n\nusage: ecocompute <command> [options]\n\ncommands:\n");
     for (const cli_command *c = cli_commands; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out,
+            "\noption of every command:\n"
+            "  --wide     tables show every column (by default a table fits %d characters:\n"
+            "             its least important columns are left out, long names shortened;\n"
+            "             json and csv always hold every field)\n",
+            CLI_TABLE_WIDTH);
     fprintf(out, "\n'ecocompute <command> --help' shows a command's options and examples.\n");
+}
+
+/* --wide anywhere before a `--` (after which the arguments are another program's) is taken out
+ * of argv here, so every command accepts it the same way. Returns the new argc. */
+static int take_wide(int argc, char **argv, int *wide)
+{
+    int n = 0, rest = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!rest && !strcmp(argv[i], "--")) rest = 1;
+        if (!rest && i > 0 && !strcmp(argv[i], "--wide")) {
+            *wide = 1;
+            continue;
+        }
+        argv[n++] = argv[i];
+    }
+    argv[n] = NULL;
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -50,6 +73,13 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return EXIT_OK;
+    }
+    int wide = 0;
+    argc = take_wide(argc, argv, &wide);
+    ec_table_set_text_width(wide ? 0 : CLI_TABLE_WIDTH);
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--version")) return cmd_version(1, argv + 1);
     for (const cli_command *c = cli_commands; c->name; c++)

@@ -7,16 +7,20 @@
 
 typedef struct {
     const char *key, *label, *fmt;
-    size_t off; /* ec_stat in ec_bench_summary */
+    const char *brief; /* the label of the mean ± sd column people read */
+    size_t off;        /* ec_stat in ec_bench_summary */
 } stat_col;
 
 static const stat_col stat_cols[] = {
-    {"tok_s", "Decode (tok/s)", "%.2f", offsetof(ec_bench_summary, tok_s)},
-    {"j_per_1k_gross", "J/1k tok gross", "%.2f", offsetof(ec_bench_summary, j_per_1k_gross)},
-    {"j_per_1k_net", "J/1k tok net", "%.2f", offsetof(ec_bench_summary, j_per_1k_net)},
-    {"avg_power_w", "Avg power gross (W)", "%.1f", offsetof(ec_bench_summary, avg_power_w)},
-    {"total_time_s", "Run time (s)", "%.3f", offsetof(ec_bench_summary, total_time_s)},
-    {"source_j_per_1k", "Source J/1k tok", "%.2f", offsetof(ec_bench_summary, source_j_per_1k)},
+    {"tok_s", "Decode (tok/s)", "%.2f", "Decode tok/s", offsetof(ec_bench_summary, tok_s)},
+    {"j_per_1k_gross", "J/1k tok gross", "%.2f", "J/1k gross",
+     offsetof(ec_bench_summary, j_per_1k_gross)},
+    {"j_per_1k_net", "J/1k tok net", "%.2f", "J/1k net", offsetof(ec_bench_summary, j_per_1k_net)},
+    {"avg_power_w", "Avg power gross (W)", "%.1f", "Power W",
+     offsetof(ec_bench_summary, avg_power_w)},
+    {"total_time_s", "Run time (s)", "%.3f", "Run s", offsetof(ec_bench_summary, total_time_s)},
+    {"source_j_per_1k", "Source J/1k tok", "%.2f", "Source J/1k",
+     offsetof(ec_bench_summary, source_j_per_1k)},
 };
 enum { NSTAT = sizeof stat_cols / sizeof *stat_cols };
 
@@ -36,7 +40,7 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
     int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_dev = ec_table_column(t, "device", "Device");
     int c_gpu = people ? -1 : ec_table_column(t, "gpu_name", "GPU");
-    int c_batch = ec_table_column(t, "batch", "Batch (seq)");
+    int c_batch = ec_table_column(t, "batch", people ? "Batch" : "Batch (seq)");
     int c_prompt = ec_table_column(t, "prompt_len", "Prompt (tok)");
     int c_gen = ec_table_column(t, "gen_len", "Gen (tok)");
     int c_n = ec_table_column(t, "runs", "Runs");
@@ -48,9 +52,11 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
     for (int k = 0; k < shown; k++) {
         char key[64], label[96];
         if (people) {
-            snprintf(label, sizeof label, "%s mean ± sd", stat_cols[k].label);
+            snprintf(label, sizeof label, "%s ± sd", stat_cols[k].brief);
             c_stat[k][0] = ec_table_column(t, stat_cols[k].key, label);
             c_stat[k][1] = -1;
+            /* power and net energy: context for the verdict, first to go in narrow tables */
+            if (k == 3 || k == 2) ec_table_priority(t, c_stat[k][0], k == 3 ? 4 : 2);
         } else {
             snprintf(key, sizeof key, "%s_mean", stat_cols[k].key);
             c_stat[k][0] = ec_table_column(t, key, stat_cols[k].label);
@@ -66,9 +72,21 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
             c_stat[k][2] = ec_table_column(t, key, label);
         }
     }
-    int c_dg = ec_table_column(t, "delta_j_per_1k_gross_pct", "Δ J/1k gross vs fp16 (%)");
-    int c_dn = ec_table_column(t, "delta_j_per_1k_net_pct", "Δ J/1k net vs fp16 (%)");
-    int c_dt = ec_table_column(t, "delta_tok_s_pct", "Δ tok/s vs fp16 (%)");
+    int c_dg = ec_table_column(t, "delta_j_per_1k_gross_pct", "Δ gross vs fp16 %");
+    int c_dn = ec_table_column(t, "delta_j_per_1k_net_pct", "Δ net vs fp16 %");
+    int c_dt = ec_table_column(t, "delta_tok_s_pct", "Δ tok/s vs fp16 %");
+    /* What a narrow table keeps: the configuration, the gate, tok/s and gross energy with their
+     * deltas. Left out first: the CVs (the gate sums them up), the fixed lengths, power. */
+    if (people) {
+        ec_table_priority(t, c_stat[3][2], 9);
+        ec_table_priority(t, c_stat[0][2], 8);
+        ec_table_priority(t, c_prompt, 7);
+        ec_table_priority(t, c_kern, 6);
+        ec_table_priority(t, c_gen, 5);
+        ec_table_priority(t, c_dn, 3);
+        ec_table_priority(t, c_n, 2);
+        ec_table_priority(t, c_dev, 1);
+    }
     for (size_t i = 0; i < n; i++) {
         const ec_bench_summary *x = &s[i];
         ec_table_row(t);

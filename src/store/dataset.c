@@ -128,6 +128,13 @@ static void write_table(FILE *out, const ec_run_record *r, size_t n)
     int c_def = ec_table_column(t, "energy_definition", "Source energy");
     int c_pow = ec_table_column(t, "avg_power_w", "Avg power (W)");
     int c_from = ec_table_column(t, "source", "Source");
+    /* A narrow table keeps each run's configuration and figures; provenance goes first. */
+    ec_table_priority(t, c_from, 6);
+    ec_table_priority(t, c_def, 5);
+    ec_table_priority(t, c_src, 4);
+    ec_table_priority(t, c_kern, 3);
+    ec_table_priority(t, c_pow, 2);
+    ec_table_priority(t, c_dev, 1);
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *x = &r[i];
         ec_table_row(t);

@@ -145,5 +145,37 @@ err=$("$bin" analyze "$a800" --baseline fp17 2>&1 >/dev/null); rc=$?
 check "bad baseline: exit 2" '[ $rc -eq 2 ]'
 err=$("$bin" analyze 2>&1 >/dev/null); rc=$?
 check "no input: exit 2" '[ $rc -eq 2 ]'
+# An empty table always says why. A CPU sweep without RAPL has no energy figure at all; with
+# RAPL (a fake powercap tree) its CPU energy is shown in J/1k tokens, labelled; beside a GPU
+# (the fake NVML) the GPU's, the CPU's and their sum each have their column.
+mkdir -p "$tmp/pc/intel-rapl:0"
+echo package-0 >"$tmp/pc/intel-rapl:0/name"
+echo 1000 >"$tmp/pc/intel-rapl:0/energy_uj"
+echo 262143328850 >"$tmp/pc/intel-rapl:0/max_energy_range_uj"
+cpu_sweep() { "$bin" bench --model tiny --gen 8 --prompt-len 8 --warmup 0 --idle 0 --runs 2 \
+  --precision fp16,int8 --db "$1" >/dev/null 2>&1; }
+ECOCOMPUTE_NVML_LIBRARY=/nonexistent ECOCOMPUTE_POWERCAP_ROOT=/nonexistent cpu_sweep "$tmp/none.db"
+out=$("$bin" analyze --db "$tmp/none.db" 2>/dev/null)
+check "no energy: no bare (none)" '! grep -qx "(none)" <<<"$out"'
+check "no energy: each of the 5 tables says why" \
+  '[ "$(grep -c "^(none: none of the 4 records has an energy figure" <<<"$out")" -eq 5 ]'
+ECOCOMPUTE_NVML_LIBRARY=/nonexistent ECOCOMPUTE_POWERCAP_ROOT=$tmp/pc cpu_sweep "$tmp/cpu.db"
+out=$("$bin" analyze --db "$tmp/cpu.db" 2>/dev/null)
+check "RAPL only: CPU J/1k tok listed per configuration" \
+  '[ "$(grep -Ec "^ +tiny +(fp16|int8) .* 0\.0 " <<<"$out")" -eq 2 ] && grep -q "CPU J/1k tok" <<<"$out"'
+check "RAPL only: the GPU tables say they compare GPU energy" \
+  '[ "$(grep -c "^(none: the 2 configurations have CPU energy only" <<<"$out")" -eq 4 ]'
+ECOCOMPUTE_NVML_LIBRARY=${FAKE_NVML_LIBRARY:?} FAKE_NVML="gpus=1 power=150" \
+  ECOCOMPUTE_POWERCAP_ROOT=$tmp/pc cpu_sweep "$tmp/both.db"
+out=$("$bin" analyze --db "$tmp/both.db" --table configs 2>/dev/null)
+check "GPU + RAPL: GPU, CPU and summed J/1k each labelled" \
+  'grep -q "GPU J/1k tok  CPU J/1k tok  GPU+CPU J/1k" <<<"$out"'
+"$bin" analyze --db "$tmp/both.db" --table configs --format csv >"$tmp/both.csv" 2>/dev/null
+check "GPU + RAPL: csv keeps the CPU and summed figures" \
+  'head -1 "$tmp/both.csv" | grep -q "energy_j_per_1k_mean,cpu_j_per_1k_mean,gpu_cpu_j_per_1k_mean"'
+out=$("$bin" analyze "$seed/ecocompute-ai/data/a800_results" --table scaling 2>/dev/null)
+check "one batch size: the scaling table says it needs three" \
+  'grep -q "^(none: no configuration was measured at 3 or more batch sizes (most: 1)" <<<"$out"'
+
 [ $fail -eq 0 ] && echo "analyze cli: all checks pass"
 exit $fail

@@ -209,27 +209,38 @@ static void planted_summary_mismatch(void **state)
 static void planted_duplicates(void **state)
 {
     (void)state;
-    ec_run_record r[3 * 2];
+    /* Three models carry one table's figures: three pairs, one copy, so one finding. */
+    enum { MODELS = 3, PRECS = 3 };
+    ec_run_record r[MODELS * PRECS];
     const char *prec[] = {"fp16", "int8", "nf4"};
+    const char *model[] = {"Qwen2.5-14B", "Yi-1.5-6B", "Mistral-7B"};
     const double e[] = {7360, 9807, 7545};
-    for (int m = 0; m < 2; m++)
-        for (int p = 0; p < 3; p++) {
-            ec_run_record *x = &r[m * 3 + p];
+    for (int m = 0; m < MODELS; m++)
+        for (int p = 0; p < PRECS; p++) {
+            ec_run_record *x = &r[m * PRECS + p];
             ec_run_record_init(x);
-            strcpy(x->source, m ? "b.json" : "a.csv");
-            strcpy(x->model, m ? "Yi-1.5-6B" : "Qwen2.5-14B");
+            strcpy(x->source, m ? "data/b.json" : "data/a.csv");
+            strcpy(x->model, model[m]);
             strcpy(x->precision, prec[p]);
             x->run_index = -1;
-            x->energy_j_per_1k = e[p] + (m ? 0.3 : 0); /* rounded copies */
+            x->energy_j_per_1k = e[p] + 0.2 * m; /* rounded copies */
         }
     ec_validate_options o = opts();
     ec_findings f = {0};
-    assert_int_equal(ec_check_duplicates(r, 6, &o, &f), 0);
+    assert_int_equal(ec_check_duplicates(r, MODELS * PRECS, &o, &f), 0);
     assert_int_equal(f.n, 1);
+    assert_non_null(strstr(f.v[0].message, "3 models"));
     assert_non_null(strstr(f.v[0].message, "3 precisions"));
+    for (int m = 0; m < MODELS; m++) assert_non_null(strstr(f.v[0].where, model[m]));
+    assert_null(strstr(f.v[0].where, "data/")); /* file names keep the line short */
+    ec_findings_free(&f);
+    /* Two models only: still one finding, naming two. */
+    assert_int_equal(ec_check_duplicates(r, 2 * PRECS, &o, &f), 0);
+    assert_int_equal(f.n, 1);
+    assert_non_null(strstr(f.v[0].message, "2 models"));
     ec_findings_free(&f);
     r[5].energy_j_per_1k += 10; /* only 2 equal: coincidence, not copying */
-    assert_int_equal(ec_check_duplicates(r, 6, &o, &f), 0);
+    assert_int_equal(ec_check_duplicates(r, 2 * PRECS, &o, &f), 0);
     assert_int_equal(f.n, 0);
     ec_findings_free(&f);
 }

@@ -54,13 +54,20 @@ check "dashboard constants: T4 rows' definition unknown" '[ "$(n "$json" mixed-e
 # §7.9: compare.html's Yi-1.5-6B and Mistral-7B rows carry the A800 Qwen2.5-14B energies.
 json=$("$bin" validate "$seed/hongping-zh.github.io/compare_html_benchmarkData.json" \
   "$seed/ecocompute-ai/data/a800_results/a800_summary.csv" --format json 2>/dev/null)
-check "compare.html: 3 duplicate-values warnings" '[ "$(n "$json" duplicate-values warning)" -eq 3 ]'
+check "compare.html: one duplicate-values warning for the three models" \
+  '[ "$(n "$json" duplicate-values warning)" -eq 1 ]'
+check "compare.html: the warning names each model once" \
+  'printf "%s" "$json" | jq -e "[.[] | select(.check == \"duplicate-values\") | .where | test(\"Yi-1.5-6B.*Mistral-7B|Mistral-7B.*Yi-1.5-6B\")] == [true]" >/dev/null'
 check "compare.html: Qwen2.5-14B energies named" \
   'printf "%s" "$json" | jq -e "any(.[]; .check == \"duplicate-values\" and (.where | test(\"Qwen2.5-14B\")) and (.message | test(\"fp16 7360\")))" >/dev/null'
 
 # The whole seed-data folder: every kind above, other files skipped with a note.
 "$bin" validate "$seed" --format csv >"$tmp/all.csv" 2>"$tmp/err"
 check "whole folder: exit 1" '[ $? -eq 1 ]'
+check "whole folder: each finding once (no two rows alike)" \
+  '[ -z "$(sort "$tmp/all.csv" | uniq -d)" ]'
+check "whole folder: one mixed-definition finding per GPU and mix, naming its models" \
+  '[ "$(grep -c "mixed-energy-definition,,\"RTX 4090 Qwen2-0.5B, Qwen2-1.5B, Qwen2.5-3B, Qwen2-7B\"" "$tmp/all.csv")" -eq 1 ]'
 check "whole folder: non-data files skipped on stderr" 'grep -q "^skipped .*curves.json: not an ecocompute export, and not a recognised" "$tmp/err"'
 check "whole folder: csv header" 'head -1 "$tmp/all.csv" | grep -q "^severity,check,row,where,message"'
 for c in energy-identity mixed-energy-definition output-length summary-mismatch duplicate-values; do

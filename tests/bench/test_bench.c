@@ -439,6 +439,53 @@ static void test_summary(void **state)
     free(s);
 }
 
+typedef struct {
+    double eta[64];
+    int config[64], stage[64], n;
+} eta_log;
+
+static void log_eta(void *ctx, const ec_bench_progress *p)
+{
+    eta_log *l = ctx;
+    if (l->n < 64 && (p->stage == EC_BENCH_STAGE_RUN || p->stage == EC_BENCH_STAGE_GATE)) {
+        l->eta[l->n] = p->eta_s;
+        l->config[l->n] = p->config;
+        l->stage[l->n++] = p->stage;
+    }
+}
+
+/* Re-runs keep the ETA falling: once a gate has failed, the configurations still to come are
+ * expected to fail as often, so their re-runs are counted before they happen. The waits
+ * (0.1 s each) outweigh these runs of milliseconds, so the ETA is a count of waits left. */
+static void test_eta_counts_reruns(void **state)
+{
+    (void)state;
+    fixture *f = open_fixture("150");
+    f->spec.batches[0] = 1;
+    f->spec.batches[1] = 2;
+    f->spec.nbatches = 2;
+    f->spec.warmup = 0;
+    f->spec.runs = 2;
+    f->spec.stabilize_s = 0.1;
+    f->spec.cv_tok_pct = 0; /* every gate fails */
+    f->spec.max_reruns = 1;
+    eta_log l = {.n = 0};
+    ec_bench_outcome out;
+    assert_int_equal(run(f, NULL, log_eta, &l, &out), 0);
+    assert_int_equal(out.gate_failures, 2);
+    int gate = -1, second = -1;
+    for (int i = 0; i < l.n; i++) {
+        if (gate < 0 && l.stage[i] == EC_BENCH_STAGE_GATE) gate = i;
+        if (second < 0 && l.config[i] == 2) second = i;
+    }
+    assert_true(gate >= 0 && second > gate);
+    for (int i = gate + 1; i < l.n; i++) assert_true(l.eta[i] <= l.eta[i - 1] + 0.02);
+    /* config 2 starts with its own expected re-run (one wait) still ahead */
+    assert_true(l.eta[second] >= 0.09);
+    assert_true(l.eta[l.n - 1] < 0.05);
+    close_fixture(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,7 +493,7 @@ int main(void)
         cmocka_unit_test(test_gate_power),        cmocka_unit_test(test_gate_single_run),
         cmocka_unit_test(test_stabilize_auto),    cmocka_unit_test(test_stop_and_resume),
         cmocka_unit_test(test_spec_outliers),     cmocka_unit_test(test_spec_shard),
-        cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_summary),           cmocka_unit_test(test_eta_counts_reruns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,6 +124,18 @@ check "JSON round trip is identical (run ids aside)" 'same_but_run_id "$tmp/a.js
 "$bin" import --db "$tmp/c.db" "$tmp/c.json" >/dev/null
 "$bin" export --db "$tmp/c.db" --format json -o "$tmp/c2.json" 2>/dev/null
 check "export of an imported database is byte-identical" 'cmp -s "$tmp/c.json" "$tmp/c2.json"'
+# A folder imports as analyze reads it: its data files recursively, other .csv/.json skipped
+# with a note; --db given in the one way every command takes it.
+mkdir -p "$tmp/dir/sub" && cp "$tmp/a.csv" "$tmp/dir/sub/" && echo "note,text" >"$tmp/dir/notes.csv"
+"$bin" import "$tmp/dir" --db "$tmp/d.db" >"$tmp/i3.txt" 2>"$tmp/i3.err"; rc=$?
+check "import FOLDER: exit 0, the data file's 12 rows added" \
+  '[ $rc -eq 0 ] && grep -Eq "sub/a.csv +12 +12 +0" "$tmp/i3.txt"'
+check "import FOLDER: a file that is not data is skipped, said on stderr" \
+  'grep -q "skipped .*notes.csv" "$tmp/i3.err" && ! grep -q notes.csv "$tmp/i3.txt"'
+"$bin" import --db "$tmp/d.db" "$tmp/dir/notes.csv" >/dev/null 2>&1; rc=$?
+check "import of a named file that is not data: exit 1" '[ $rc -eq 1 ]'
+"$bin" import "$tmp/dir" --db >/dev/null 2>"$tmp/err"; rc=$?
+check "import --db without a path: usage error" '[ $rc -eq 2 ] && grep -q "\-\-db needs" "$tmp/err"'
 "$bin" export --db "$tmp/a.db" --summary --format csv >"$tmp/sum.csv"
 check "summary export: one row per configuration" '[ "$(wc -l <"$tmp/sum.csv")" -eq 5 ]'
 "$bin" import --db "$tmp/c.db" "$tmp/sum.csv" >/dev/null 2>"$tmp/err"; rc=$?
@@ -180,6 +192,18 @@ check "gate fail: marked fail" 'py "json.loads(f[0])[0][\"gate\"] == \"fail\"" "
 check "gate fail: 2 re-runs" '[ "$(grep -c "re-run [12] of 2" "$tmp/g.err")" -eq 2 ]'
 check "gate fail: 9 runs stored, 3 exported" \
   '[ "$(q "$tmp/g.db" "select count(*) from runs")" = 9 ] && [ "$("$bin" export --db "$tmp/g.db" | wc -l)" -eq 4 ]'
+
+# A CPU sweep does not wait the GPU's thermal stabilization between configurations unless
+# asked: the stored sweep says 0 s and each configuration's wait is 0; --stabilize still counts.
+"$bin" bench --model tiny --gen 8 --prompt-len 8 --warmup 0 --idle 0 --runs 2 --batch 1,2,4 \
+  --db "$tmp/cpu.db" >/dev/null 2>"$tmp/cpu.err"; rc=$?
+stored_no_wait="select count(*) from sessions where instr(spec, '\"stabilize_s\":0,') > 0"
+check "CPU sweep: no stabilization by default (exit 0, waits of 0 s stored)" \
+  '[ $rc -eq 0 ] && [ "$(q "$tmp/cpu.db" "select count(*) from configurations where stabilize_s > 0.5")" = 0 ] && [ "$(q "$tmp/cpu.db" "$stored_no_wait")" = 1 ]'
+"$bin" bench --model tiny --gen 8 --prompt-len 8 --warmup 0 --idle 0 --runs 2 --batch 1,2 \
+  --stabilize 0.5 --db "$tmp/cpu2.db" >/dev/null 2>&1
+check "CPU sweep: --stabilize S is honoured" \
+  '[ "$(q "$tmp/cpu2.db" "select count(*) from configurations where stabilize_s >= 0.5")" -ge 1 ]'
 
 # Stabilization auto is bounded by --stabilize-max (power keeps changing).
 FAKE_NVML="gpus=1 power=100,0.3:200,0.6:100,0.9:200,1.2:100,1.5:200,1.8:100,2.1:200,2.4:100,2.7:200,3.0:100,3.3:200,3.6:100,3.9:200,4.2:100,4.5:200" \
