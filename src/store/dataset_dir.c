@@ -226,7 +226,7 @@ static int write_file(const char *path, int (*fill)(FILE *, const ec_run_record 
                                                     const char *),
                       const ec_run_record *r, size_t n, const char *licence)
 {
-    char tmp[4096];
+    char tmp[4096 + 32]; /* path is at most 4095 characters (ec_dataset_dir_check) */
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) return ec_set_error("cannot write %s: %s", tmp, strerror(errno));
