@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh [PREFIX] — a newcomer's first run on a fresh Debian machine: installs the build packages,
-# builds only the program (Release, no tests), installs it under PREFIX (default ~/.local), then
+# builds only the program (Release, no tests; the CUDA backend when nvcc is found and
+# ECOCOMPUTE_CUDA is not OFF), installs it under PREFIX (default ~/.local), then
 # does its main job once: without a GPU, generates text on the CPU with the bundled tiny model under
 # the meter (tok/s, CPU energy or why it is unreadable); with a GPU, lists the GPUs and measures a
 # short fp16 vs nf4 comparison of a small model.
@@ -9,11 +10,13 @@ cd "$(dirname "$0")/.."
 prefix=${1:-$HOME/.local}
 start=$(date +%s)
 bash scripts/install-deps.sh
-# nvcc is often installed outside PATH; the CUDA backend is built when it is found.
-if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+# nvcc is often installed outside PATH; the CUDA backend is built when it is found, unless
+# ECOCOMPUTE_CUDA=OFF (a machine with the toolkit but no GPU: minutes less to build).
+cuda=${ECOCOMPUTE_CUDA:-ON}
+if [ "$cuda" != OFF ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
-cmake -S . -B build-setup -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+cmake -S . -B build-setup -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DECOCOMPUTE_CUDA="$cuda" \
       -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 cmake --build build-setup -j "$(nproc)" --target ecocompute_cli
 cmake --install build-setup >/dev/null

@@ -187,10 +187,36 @@ int ec_run_record_check(const ec_run_record *r, char *why, size_t len);
 
 /* A record with every number NaN, every count -1, every text "" (the "unknown" values). */
 void ec_run_record_init(ec_run_record *r);
-/* Writes records as an export: CSV (header + one row per run) or JSON
- * ({"ecocompute_export": "runs", "schema_version": N, "columns": [...], "rows": [...]}).
- * EC_FORMAT_TABLE writes a human table of the main columns. */
-int ec_dataset_write(FILE *out, ec_format fmt, const ec_run_record *r, size_t n);
+/* The files `export` writes. The first three are read back by ec_dataset_read; md and table are
+ * for people; sql is for sqlite3. */
+typedef enum {
+    EC_EXPORT_CSV = 0, /* header + one row per run */
+    EC_EXPORT_JSON,    /* {"ecocompute_export": "runs", "schema_version": N, "columns": [...],
+                          "rows": [...]} */
+    EC_EXPORT_JSONL,   /* one JSON object per run and line, every column a key */
+    EC_EXPORT_MD,      /* a Markdown table of the main columns */
+    EC_EXPORT_SQL,     /* CREATE TABLE IF NOT EXISTS ecocompute_runs + one INSERT per run, in one
+                          transaction: `sqlite3 FILE.db < export.sql`, appendable */
+    EC_EXPORT_TABLE    /* a terminal table of the main columns */
+} ec_export_format;
+/* "csv", "json", "jsonl", "md", "sql" or "table"; -1 for anything else. */
+int ec_export_format_parse(const char *text, ec_export_format *out);
+/* Writes records in one of those formats. */
+int ec_dataset_write(FILE *out, ec_export_format fmt, const ec_run_record *r, size_t n);
+/* What every file of that format starts with (blanks aside), so that a later export may replace
+ * it (ec_output_check); NULL-terminated. */
+const char *const *ec_export_signatures(void);
+
+/* `export --dataset DIR`: a directory ready to publish, runs.jsonl (EC_EXPORT_JSONL) and
+ * README.md, a dataset card (each column's unit and meaning, the energy definitions and the
+ * measurement protocol, the licence and provenance of every row). DIR is created when absent;
+ * an existing DIR must be empty or an earlier dataset (its README.md is a card of ours); only
+ * the two files are written, each complete or not at all. licence (an SPDX id, may be NULL)
+ * becomes the licence of own measurements (source "ecocompute"), whose licence is empty in the
+ * database. */
+int ec_dataset_publish(const char *dir, const ec_run_record *r, size_t n, const char *licence);
+/* The check ec_dataset_publish makes first, alone: 0 when DIR may be written. */
+int ec_dataset_dir_check(const char *dir);
 /* Reads an ecocompute export (CSV or JSON, detected from the content) or a results database (its
  * stored runs, as ec_store_load_runs) into records (free() *out); any other file goes to the
  * readers of the seeds' published files. */

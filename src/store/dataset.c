@@ -1,8 +1,10 @@
 /* dataset.c — export files: writing runs as CSV/JSON (the column set of columns.c) and reading
- * them back, losslessly (numbers are written with the fewest digits that read back to the same
- * double). A results database given as a file is read as its stored runs (merging shard
- * databases); files that are neither go to the readers of the seeds' published files. */
+ * them back (CSV, JSON and JSONL), losslessly (numbers are written with the fewest digits that
+ * read back to the same double). A results database given as a file is read as its stored runs
+ * (merging shard databases); files that are neither go to the readers of the seeds' published
+ * files. The other formats are written by export_formats.c. */
 #include "ecocompute/store.h"
+#include "store/export_internal.h"
 #include "store/seed_import.h"
 
 #include <cjson/cJSON.h>
@@ -25,8 +27,7 @@ static void fmt_real(char *buf, size_t len, double v)
     }
 }
 
-/* Column value as text; returns 0 when the value is "unknown" (empty / null). */
-static int cell_text(const ec_column *c, const ec_run_record *r, char *buf, size_t len)
+int ec_export_cell_text(const ec_column *c, const ec_run_record *r, char *buf, size_t len)
 {
     const char *p = (const char *)r + c->offset;
     switch (c->type) {
@@ -64,10 +65,34 @@ static void write_csv(FILE *out, const ec_run_record *r, size_t n)
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < nc; j++) {
             if (j) fputc(',', out);
-            if (cell_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
+            if (ec_export_cell_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
         }
         fputs("\r\n", out);
     }
+}
+
+cJSON *ec_export_row_json(const ec_run_record *r)
+{
+    size_t nc;
+    const ec_column *c = ec_run_columns(&nc);
+    cJSON *row = cJSON_CreateObject();
+    char buf[256];
+    for (size_t j = 0; j < nc; j++) {
+        const char *p = (const char *)r + c[j].offset;
+        cJSON *v;
+        if (!ec_export_cell_text(&c[j], r, buf, sizeof buf))
+            v = cJSON_CreateNull();
+        else if (c[j].type == EC_COL_REAL)
+            v = cJSON_CreateRaw(buf); /* the shortest exact digits, not cJSON's %.15g */
+        else if (c[j].type == EC_COL_INT)
+            v = cJSON_CreateNumber(*(const int *)(const void *)p);
+        else if (c[j].type == EC_COL_LONG)
+            v = cJSON_CreateNumber((double)*(const long *)(const void *)p);
+        else
+            v = cJSON_CreateString(buf);
+        cJSON_AddItemToObject(row, c[j].name, v);
+    }
+    return row;
 }
 
 static int write_json(FILE *out, const ec_run_record *r, size_t n)
@@ -81,26 +106,8 @@ static int write_json(FILE *out, const ec_run_record *r, size_t n)
     for (size_t j = 0; j < nc; j++)
         cJSON_AddItemToArray(cols, cJSON_CreateString(c[j].name));
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-    char buf[256];
-    for (size_t i = 0; i < n; i++) {
-        cJSON *row = cJSON_CreateObject();
-        for (size_t j = 0; j < nc; j++) {
-            const char *p = (const char *)&r[i] + c[j].offset;
-            cJSON *v;
-            if (!cell_text(&c[j], &r[i], buf, sizeof buf))
-                v = cJSON_CreateNull();
-            else if (c[j].type == EC_COL_REAL)
-                v = cJSON_CreateRaw(buf); /* the shortest exact digits, not cJSON's %.15g */
-            else if (c[j].type == EC_COL_INT)
-                v = cJSON_CreateNumber(*(const int *)(const void *)p);
-            else if (c[j].type == EC_COL_LONG)
-                v = cJSON_CreateNumber((double)*(const long *)(const void *)p);
-            else
-                v = cJSON_CreateString(buf);
-            cJSON_AddItemToObject(row, c[j].name, v);
-        }
-        cJSON_AddItemToArray(rows, row);
-    }
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(rows, ec_export_row_json(&r[i]));
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     if (!text) return ec_set_error("out of memory writing JSON");
@@ -158,14 +165,18 @@ static void write_table(FILE *out, const ec_run_record *r, size_t n)
     ec_table_free(t);
 }
 
-int ec_dataset_write(FILE *out, ec_format fmt, const ec_run_record *r, size_t n)
+int ec_dataset_write(FILE *out, ec_export_format fmt, const ec_run_record *r, size_t n)
 {
-    if (fmt == EC_FORMAT_CSV)
-        write_csv(out, r, n);
-    else if (fmt == EC_FORMAT_JSON) {
-        if (write_json(out, r, n) != 0) return -1;
-    } else
-        write_table(out, r, n);
+    int rc = 0;
+    switch (fmt) {
+    case EC_EXPORT_CSV: write_csv(out, r, n); break;
+    case EC_EXPORT_JSON: rc = write_json(out, r, n); break;
+    case EC_EXPORT_TABLE: write_table(out, r, n); break;
+    case EC_EXPORT_JSONL:
+    case EC_EXPORT_MD:
+    case EC_EXPORT_SQL: rc = ec_export_write_other(out, fmt, r, n); break;
+    }
+    if (rc != 0) return -1;
     if (fflush(out) != 0 || ferror(out)) return ec_set_error("write failed: %s", strerror(errno));
     return 0;
 }
@@ -414,16 +425,84 @@ done:
     return rc;
 }
 
-/* 1: not an export; 0 read; -1 malformed. */
+/* One run's object (a JSON export's row, a JSONL line) into a new record; 0 or -1. */
+static int parse_row(const char *name, const cJSON *row, record_vec *rv)
+{
+    if (!cJSON_IsObject(row)) return ec_set_error("%s: row %zu is not an object", name, rv->n + 1);
+    ec_run_record *r = vec_push(rv);
+    if (!r) return ec_set_error("out of memory");
+    const cJSON *v;
+    cJSON_ArrayForEach(v, row)
+    {
+        const ec_column *c = find_column(v->string);
+        char buf[64];
+        const char *text;
+        if (!c)
+            return ec_set_error("%s: row %zu: unknown column '%.40s'", name, rv->n, v->string);
+        if (cJSON_IsNull(v)) {
+            text = "";
+        } else if (cJSON_IsString(v) && (c->type == EC_COL_TEXT || c->type == EC_COL_HEX ||
+                                         c->type >= EC_COL_ENERGY_DEF)) {
+            text = v->valuestring;
+        } else if (cJSON_IsNumber(v) && (c->type == EC_COL_REAL || c->type == EC_COL_INT ||
+                                         c->type == EC_COL_LONG)) {
+            /* Integers are checked for being whole; reals keep cJSON's parsed double. */
+            if (c->type == EC_COL_REAL) {
+                *(double *)(void *)((char *)r + c->offset) = v->valuedouble;
+                continue;
+            }
+            if (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15)
+                return ec_set_error("%s: row %zu: %s must be a whole number", name, rv->n,
+                                    c->name);
+            snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
+            text = buf;
+        } else {
+            return ec_set_error("%s: row %zu: %s has the wrong JSON type", name, rv->n, c->name);
+        }
+        if (set_cell(name, rv->n, c, r, text) != 0) return -1;
+    }
+    return 0;
+}
+
+/* JSONL: one run object per line, its first key "source" (as a CSV export's first column).
+ * 1: not an export; 0 read; -1 malformed. */
+static int parse_jsonl(const char *name, const char *data, size_t len, record_vec *rv)
+{
+    size_t line = 0;
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(data + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        line++;
+        size_t k = at;
+        while (k < end && (data[k] == ' ' || data[k] == '\t' || data[k] == '\r'))
+            k++;
+        if (k < end) {
+            cJSON *row = cJSON_ParseWithLength(data + at, end - at);
+            if (rv->n == 0 && (!cJSON_IsObject(row) || !row->child || !row->child->string ||
+                          strcmp(row->child->string, "source") != 0)) {
+                cJSON_Delete(row);
+                return 1;
+            }
+            if (!row) return ec_set_error("%s: line %zu: not a JSON object", name, line);
+            int rc = parse_row(name, row, rv);
+            cJSON_Delete(row);
+            if (rc != 0) return -1;
+        }
+        at = end + 1;
+    }
+    return 0;
+}
+
+/* A JSON export or, failing that, JSONL. 1: not an export; 0 read; -1 malformed. */
 static int parse_json(const char *name, const char *data, size_t len, record_vec *rv)
 {
-    cJSON *o = cJSON_ParseWithLength(data, len);
-    if (!o) return 1;
+    cJSON *o = cJSON_ParseWithLength(data, len); /* JSONL: its first line */
+    if (!o) return parse_jsonl(name, data, len, rv);
     int rc = 0;
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, EXPORT_KEY);
     if (!cJSON_IsObject(o) || !kind) {
-        rc = 1;
-        goto done;
+        cJSON_Delete(o);
+        return parse_jsonl(name, data, len, rv);
     }
     if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "runs") != 0) {
         rc = ec_set_error("%s: a '%s' export cannot be imported (import reads one row per run: "
@@ -445,53 +524,7 @@ static int parse_json(const char *name, const char *data, size_t len, record_vec
     const cJSON *row;
     cJSON_ArrayForEach(row, rows)
     {
-        if (!cJSON_IsObject(row)) {
-            rc = ec_set_error("%s: row %zu is not an object", name, rv->n + 1);
-            goto done;
-        }
-        ec_run_record *r = vec_push(rv);
-        if (!r) {
-            rc = ec_set_error("out of memory");
-            goto done;
-        }
-        const cJSON *v;
-        cJSON_ArrayForEach(v, row)
-        {
-            const ec_column *c = find_column(v->string);
-            char buf[64];
-            const char *text;
-            if (!c) {
-                rc = ec_set_error("%s: row %zu: unknown column '%.40s'", name, rv->n, v->string);
-                goto done;
-            }
-            if (cJSON_IsNull(v)) {
-                text = "";
-            } else if (cJSON_IsString(v) && (c->type == EC_COL_TEXT || c->type == EC_COL_HEX ||
-                                             c->type >= EC_COL_ENERGY_DEF)) {
-                text = v->valuestring;
-            } else if (cJSON_IsNumber(v) && (c->type == EC_COL_REAL || c->type == EC_COL_INT ||
-                                             c->type == EC_COL_LONG)) {
-                /* Integers are checked for being whole; reals keep cJSON's parsed double. */
-                if (c->type == EC_COL_REAL) {
-                    *(double *)(void *)((char *)r + c->offset) = v->valuedouble;
-                    continue;
-                }
-                if (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15) {
-                    rc = ec_set_error("%s: row %zu: %s must be a whole number", name, rv->n,
-                                      c->name);
-                    goto done;
-                }
-                snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
-                text = buf;
-            } else {
-                rc = ec_set_error("%s: row %zu: %s has the wrong JSON type", name, rv->n, c->name);
-                goto done;
-            }
-            if (set_cell(name, rv->n, c, r, text) != 0) {
-                rc = -1;
-                goto done;
-            }
-        }
+        if ((rc = parse_row(name, row, rv)) != 0) goto done;
     }
 done:
     cJSON_Delete(o);

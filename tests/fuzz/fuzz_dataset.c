@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         char *out = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
-        if (f && ec_dataset_write(f, EC_FORMAT_CSV, r, n) == 0) {
+        if (f && ec_dataset_write(f, EC_EXPORT_CSV, r, n) == 0) {
             fclose(f);
             ec_run_record *back;
             size_t m;

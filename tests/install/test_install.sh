@@ -24,4 +24,18 @@ out=$(PATH="$prefix/bin:$PATH" bash -c "source '$comp'; COMP_WORDS=(ecocompute m
 "$prefix/bin/ecocompute" version --format json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["version"] and j["commit"]' \
   || fail "installed binary: version --format json"
 [ "$("$prefix/bin/ecocompute" version --format csv | head -1 | tr -d "\r")" = version,commit ] || fail "version --format csv header"
+# examples/measure_window.c builds against the installed library with pkg-config alone, and
+# measures: with the fake NVML a GPU window in joules, without a driver "no GPU" and still time.
+export PKG_CONFIG_PATH=$(dirname "$pc")
+cc -o "$prefix/measure_window" "$EC_SOURCE_DIR/examples/measure_window.c" \
+  $(pkg-config --cflags --libs ecocompute) -lm 2>"$prefix/cc.err" || fail "example: $(head -c 400 "$prefix/cc.err")"
+out=$(ECOCOMPUTE_NVML_LIBRARY=$FAKE_NVML_LIBRARY FAKE_NVML="gpus=1 power=150" "$prefix/measure_window" 0.3) \
+  || fail "example with the fake NVML: exit $?"
+echo "$out" | grep -Eq "^GPU energy: [0-9.]+ J gross \(counter\), 1[45][0-9]\.[0-9] W average" \
+  || fail "example with the fake NVML printed: $out"
+echo "$out" | grep -q "^CPU energy: " || fail "example: no CPU energy line: $out"
+out=$(ECOCOMPUTE_NVML_LIBRARY=$prefix/no-such-libnvml.so "$prefix/measure_window" 0.1) \
+  || fail "example without a driver: exit $?"
+echo "$out" | grep -q "^no GPU: " || fail "example without a driver printed: $out"
+echo "$out" | grep -q "^window 'work': 0\.[0-9]* s" || fail "example without a driver: no window: $out"
 echo "PASS test_install"

@@ -64,7 +64,7 @@ static void assert_same(const ec_run_record *a, const ec_run_record *b)
     }
 }
 
-static void round_trip(ec_format fmt)
+static void round_trip(ec_export_format fmt)
 {
     ec_run_record in[4];
     for (int i = 0; i < 4; i++)
@@ -87,23 +87,29 @@ static void round_trip(ec_format fmt)
 static void test_csv_round_trip(void **state)
 {
     (void)state;
-    round_trip(EC_FORMAT_CSV);
+    round_trip(EC_EXPORT_CSV);
 }
 
 static void test_json_round_trip(void **state)
 {
     (void)state;
-    round_trip(EC_FORMAT_JSON);
+    round_trip(EC_EXPORT_JSON);
+}
+
+static void test_jsonl_round_trip(void **state)
+{
+    (void)state;
+    round_trip(EC_EXPORT_JSONL);
 }
 
 static void test_empty_export(void **state)
 {
     (void)state;
-    for (int fmt = EC_FORMAT_JSON; fmt <= EC_FORMAT_CSV; fmt++) {
+    for (int fmt = EC_EXPORT_CSV; fmt <= EC_EXPORT_JSON; fmt++) {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        assert_int_equal(ec_dataset_write(f, (ec_format)fmt, NULL, 0), 0);
+        assert_int_equal(ec_dataset_write(f, (ec_export_format)fmt, NULL, 0), 0);
         fclose(f);
         ec_run_record *out;
         size_t n = 99;
@@ -199,11 +205,11 @@ static void test_malformed(void **state)
     ec_run_record in[2];
     sample(&in[0], 0);
     sample(&in[1], 1);
-    for (int fmt = EC_FORMAT_JSON; fmt <= EC_FORMAT_CSV; fmt++) {
+    for (int fmt = EC_EXPORT_CSV; fmt <= EC_EXPORT_JSONL; fmt++) {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        ec_dataset_write(f, (ec_format)fmt, in, 2);
+        ec_dataset_write(f, (ec_export_format)fmt, in, 2);
         fclose(f);
         for (size_t k = 0; k < len; k += 7) {
             ec_run_record *r;
@@ -240,6 +246,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv_round_trip), cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_jsonl_round_trip),
         cmocka_unit_test(test_empty_export),   cmocka_unit_test(test_csv_subset),
         cmocka_unit_test(test_not_an_export),  cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_documented),
