@@ -55,7 +55,7 @@ int cmd_models(int argc, char **argv)
         snprintf(label, sizeof label, "%s (GB)", ec_precision_name(shown[p]));
         c_prec[p] = ec_table_column(t, key, label);
         /* nf4-dq is within a few % of nf4: the first size a narrow table leaves out */
-        if (!strcmp(shown_names[p], "nf4-dq")) ec_table_priority(t, c_prec[p], 2);
+        if (shown[p] == EC_PREC_NF4_DQ) ec_table_priority(t, c_prec[p], 2);
     }
     ec_table_priority(t, c_hidden, 1);
     for (size_t i = 0; i < ec_catalog_count(); i++) {
