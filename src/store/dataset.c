@@ -4,6 +4,7 @@
  * databases); files that are neither go to the readers of the seeds' published files. */
 #include "ecocompute/store.h"
 #include "store/seed_import.h"
+#include "store/store_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -25,8 +26,7 @@ static void fmt_real(char *buf, size_t len, double v)
     }
 }
 
-/* Column value as text; returns 0 when the value is "unknown" (empty / null). */
-static int cell_text(const ec_column *c, const ec_run_record *r, char *buf, size_t len)
+int ec_column_text(const ec_column *c, const void *r, char *buf, size_t len)
 {
     const char *p = (const char *)r + c->offset;
     switch (c->type) {
@@ -64,10 +64,21 @@ static void write_csv(FILE *out, const ec_run_record *r, size_t n)
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < nc; j++) {
             if (j) fputc(',', out);
-            if (cell_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
+            if (ec_column_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
         }
         fputs("\r\n", out);
     }
+}
+
+cJSON *ec_column_json(const ec_column *c, const void *rec)
+{
+    char buf[256];
+    const char *p = (const char *)rec + c->offset;
+    if (!ec_column_text(c, rec, buf, sizeof buf)) return cJSON_CreateNull();
+    if (c->type == EC_COL_REAL) return cJSON_CreateRaw(buf); /* shortest exact, not %.15g */
+    if (c->type == EC_COL_INT) return cJSON_CreateNumber(*(const int *)(const void *)p);
+    if (c->type == EC_COL_LONG) return cJSON_CreateNumber((double)*(const long *)(const void *)p);
+    return cJSON_CreateString(buf);
 }
 
 static int write_json(FILE *out, const ec_run_record *r, size_t n)
@@ -81,24 +92,10 @@ static int write_json(FILE *out, const ec_run_record *r, size_t n)
     for (size_t j = 0; j < nc; j++)
         cJSON_AddItemToArray(cols, cJSON_CreateString(c[j].name));
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-    char buf[256];
     for (size_t i = 0; i < n; i++) {
         cJSON *row = cJSON_CreateObject();
-        for (size_t j = 0; j < nc; j++) {
-            const char *p = (const char *)&r[i] + c[j].offset;
-            cJSON *v;
-            if (!cell_text(&c[j], &r[i], buf, sizeof buf))
-                v = cJSON_CreateNull();
-            else if (c[j].type == EC_COL_REAL)
-                v = cJSON_CreateRaw(buf); /* the shortest exact digits, not cJSON's %.15g */
-            else if (c[j].type == EC_COL_INT)
-                v = cJSON_CreateNumber(*(const int *)(const void *)p);
-            else if (c[j].type == EC_COL_LONG)
-                v = cJSON_CreateNumber((double)*(const long *)(const void *)p);
-            else
-                v = cJSON_CreateString(buf);
-            cJSON_AddItemToObject(row, c[j].name, v);
-        }
+        for (size_t j = 0; j < nc; j++)
+            cJSON_AddItemToObject(row, c[j].name, ec_column_json(&c[j], &r[i]));
         cJSON_AddItemToArray(rows, row);
     }
     char *text = cJSON_Print(o);
@@ -174,9 +171,7 @@ static const ec_column *find_column(const char *name)
     return NULL;
 }
 
-/* Sets column c of r from text (a CSV cell or a JSON string/number); "" = unknown. */
-static int set_cell(const char *name, size_t row, const ec_column *c, ec_run_record *r,
-                    const char *text)
+int ec_column_set(const char *name, size_t row, const ec_column *c, void *r, const char *text)
 {
     char *p = (char *)r + c->offset;
     char *end;
@@ -395,7 +390,7 @@ static int parse_csv(const char *name, const char *data, size_t len, record_vec 
             goto done;
         }
         for (size_t j = 0; j < ncols; j++)
-            if (set_cell(name, rv->n, map[j], r, cr.fields[j]) != 0) {
+            if (ec_column_set(name, rv->n, map[j], r, cr.fields[j]) != 0) {
                 rc = -1;
                 goto done;
             }
@@ -405,6 +400,32 @@ done:
     free(cr.buf);
     free(cr.fields);
     return rc;
+}
+
+int ec_column_set_json(const char *name, size_t row, const ec_column *c, void *r, const cJSON *v)
+{
+    char buf[64];
+    const char *text;
+    if (cJSON_IsNull(v)) {
+        text = "";
+    } else if (cJSON_IsString(v) && (c->type == EC_COL_TEXT || c->type == EC_COL_HEX ||
+                                     c->type >= EC_COL_ENERGY_DEF)) {
+        text = v->valuestring;
+    } else if (cJSON_IsNumber(v) && (c->type == EC_COL_REAL || c->type == EC_COL_INT ||
+                                     c->type == EC_COL_LONG)) {
+        /* Integers are checked for being whole; reals keep cJSON's parsed double. */
+        if (c->type == EC_COL_REAL) {
+            *(double *)(void *)((char *)r + c->offset) = v->valuedouble;
+            return 0;
+        }
+        if (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15)
+            return ec_set_error("%s: row %zu: %s must be a whole number", name, row, c->name);
+        snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
+        text = buf;
+    } else {
+        return ec_set_error("%s: row %zu: %s has the wrong JSON type", name, row, c->name);
+    }
+    return ec_column_set(name, row, c, r, text);
 }
 
 /* 1: not an export; 0 read; -1 malformed. */
@@ -451,36 +472,11 @@ static int parse_json(const char *name, const char *data, size_t len, record_vec
         cJSON_ArrayForEach(v, row)
         {
             const ec_column *c = find_column(v->string);
-            char buf[64];
-            const char *text;
             if (!c) {
                 rc = ec_set_error("%s: row %zu: unknown column '%.40s'", name, rv->n, v->string);
                 goto done;
             }
-            if (cJSON_IsNull(v)) {
-                text = "";
-            } else if (cJSON_IsString(v) && (c->type == EC_COL_TEXT || c->type == EC_COL_HEX ||
-                                             c->type >= EC_COL_ENERGY_DEF)) {
-                text = v->valuestring;
-            } else if (cJSON_IsNumber(v) && (c->type == EC_COL_REAL || c->type == EC_COL_INT ||
-                                             c->type == EC_COL_LONG)) {
-                /* Integers are checked for being whole; reals keep cJSON's parsed double. */
-                if (c->type == EC_COL_REAL) {
-                    *(double *)(void *)((char *)r + c->offset) = v->valuedouble;
-                    continue;
-                }
-                if (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15) {
-                    rc = ec_set_error("%s: row %zu: %s must be a whole number", name, rv->n,
-                                      c->name);
-                    goto done;
-                }
-                snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
-                text = buf;
-            } else {
-                rc = ec_set_error("%s: row %zu: %s has the wrong JSON type", name, rv->n, c->name);
-                goto done;
-            }
-            if (set_cell(name, rv->n, c, r, text) != 0) {
+            if (ec_column_set_json(name, rv->n, c, r, v) != 0) {
                 rc = -1;
                 goto done;
             }
