@@ -1,9 +1,11 @@
 /* cmd_export.c — `ecocompute export`: the stored runs as CSV or JSON, one row per measured run
- * with the documented column set (docs/data-schema.md), or with --summary one row per
- * configuration. Opens the database read-only, so it works while a sweep writes. */
+ * with the documented column set (docs/data-schema.md), with --summary one row per
+ * configuration, or with --accuracy the stored accuracy evaluations (`eval --db`). Opens the
+ * database read-only, so it works while a sweep writes. */
 #include "cli.h"
 #include "summary_table.h"
 
+#include "ecocompute/accuracy.h"
 #include "ecocompute/store.h"
 
 #include <errno.h>
@@ -16,22 +18,34 @@
 typedef struct {
     const char *db, *out;
     ec_format fmt;
-    int summary, force;
+    int summary, force, accuracy;
     ec_run_filter f;
 } export_args;
+
+/* What is written: runs, or accuracy rows (--accuracy). */
+typedef struct {
+    ec_run_record *runs;
+    ec_accuracy_record *acc;
+    size_t n;
+} export_rows;
 
 static void usage(void)
 {
     printf("usage: ecocompute export [--db PATH] [--format csv|json|table] [-o FILE] [--summary]\n"
            "                         [--model M] [--precision P] [--kernels K] [--device D]\n"
-           "                         [--gpu NAME|UUID] [--batch B] [--session ID]\n\n"
+           "                         [--gpu NAME|UUID] [--batch B] [--session ID]\n"
+           "       ecocompute export --accuracy [--db PATH] [--format csv|json|table] [-o FILE]\n"
+           "                         [--model M] [--precision P] [--kernels K] [--device D]\n\n"
            "Writes the stored runs, one row per measured run (of each configuration its final\n"
            "attempt), with the columns documented in docs/data-schema.md: provenance, the\n"
            "configuration, prefill and decode phases, gross and net energy, J/1k tokens both\n"
            "ways, power, temperature, clocks and throttling. Every row keeps its source, licence\n"
            "and energy definition, so `ecocompute import` reads it back losslessly.\n"
            "--summary writes one row per configuration instead (n, mean, sd, CV, gate, change vs\n"
-           "fp16); summaries are not importable.\n\n"
+           "fp16); summaries are not importable.\n"
+           "--accuracy writes the stored accuracy evaluations instead (`eval --db`: perplexity\n"
+           "with its text file, window and stride, KL and top-1 vs float32, provenance), one row\n"
+           "per evaluated precision; `ecocompute import` reads them back.\n\n"
            "  --db PATH        results database (default %s)\n"
            "  --format F       csv (default), json or table\n"
            "  -o FILE          write to FILE (replaced only once complete) instead of stdout;\n"
@@ -39,12 +53,15 @@ static void usage(void)
            "  --force          replace an existing plain file that is not an export (never a\n"
            "                   results database)\n"
            "  --summary        one row per configuration\n"
+           "  --accuracy       the accuracy evaluations (filters: model, precision, kernels,\n"
+           "                   device)\n"
            "  --model, --precision, --kernels, --device, --gpu, --batch, --session\n"
            "                   keep only matching runs\n\n"
            "examples:\n"
            "  ecocompute export -o runs.csv\n"
            "  ecocompute export --format json --model TinyLlama-1.1B --batch 1\n"
-           "  ecocompute export --summary --format table\n",
+           "  ecocompute export --summary --format table\n"
+           "  ecocompute export --accuracy -o accuracy.csv\n",
            ec_store_default_path());
 }
 
@@ -65,6 +82,10 @@ static int parse(int argc, char **argv, export_args *a)
         }
         if (!strcmp(f, "--force")) {
             a->force = 1;
+            continue;
+        }
+        if (!strcmp(f, "--accuracy")) {
+            a->accuracy = 1;
             continue;
         }
         static const char *const valued[] = {"--db",      "--format", "-o",    "--model",
@@ -91,11 +112,32 @@ static int parse(int argc, char **argv, export_args *a)
         } else if (cli_parse_format(CMD, v, &a->fmt) != 0)
             return EXIT_USAGE;
     }
+    if (a->accuracy && (a->summary || a->f.gpu || a->f.batch || a->f.session))
+        return cli_usage_error(CMD, "--accuracy takes no --summary, --gpu, --batch or --session");
     return 0;
 }
 
-static int write_all(const export_args *a, FILE *out, const ec_run_record *r, size_t n)
+/* Loads the rows to write: runs, or with --accuracy the accuracy evaluations (none in a
+ * database from before them, which is said). */
+static int load_rows(const export_args *a, ec_store *st, export_rows *x)
 {
+    memset(x, 0, sizeof *x);
+    if (!a->accuracy) return ec_store_load_runs(st, &a->f, &x->runs, &x->n);
+    ec_accuracy_filter f = {a->f.model, a->f.precision, a->f.kernels, a->f.device};
+    if (ec_store_load_accuracy(st, &f, &x->acc, &x->n) != 0) return -1;
+    if (x->n == 0)
+        fprintf(stderr, "ecocompute export: no accuracy rows in %s%s\n", a->db,
+                ec_store_schema_version(st) < 5 ? " (its schema predates them: eval --db or "
+                                                  "import migrates it)"
+                                                : " (eval --db stores them)");
+    return 0;
+}
+
+static int write_all(const export_args *a, FILE *out, const export_rows *x)
+{
+    const ec_run_record *r = x->runs;
+    size_t n = x->n;
+    if (a->accuracy) return ec_accuracy_write(out, a->fmt, x->acc, n);
     if (!a->summary) return ec_dataset_write(out, a->fmt, r, n);
     ec_bench_summary *s;
     size_t ns;
@@ -114,19 +156,19 @@ int cmd_export(int argc, char **argv)
     /* What an export starts with, blanks aside: runs (CSV, JSON) and summaries (CSV, JSON). */
     static const char *const export_signatures[] = {
         "source,licence,energy_definition,", "{\"ecocompute_export\":", "model,source,precision,",
-        "[{\"model\":", NULL};
+        "[{\"model\":", "source,licence,accuracy_id,", NULL};
     if (a.out && ec_output_check(a.out, "export", export_signatures, a.force) != 0)
         return cli_usage_error(CMD, "-o: %s", ec_last_error());
     ec_store *st;
     if (ec_store_open(&st, a.db, 1) != 0) return cli_fail(CMD, "%s", ec_last_error());
-    ec_run_record *r;
-    size_t n;
-    rc = ec_store_load_runs(st, &a.f, &r, &n);
+    export_rows x;
+    rc = load_rows(&a, st, &x);
     ec_store_close(st);
     if (rc != 0) return cli_fail(CMD, "%s", ec_last_error());
     if (!a.out) {
-        rc = write_all(&a, stdout, r, n);
-        free(r);
+        rc = write_all(&a, stdout, &x);
+        free(x.runs);
+        free(x.acc);
         return rc ? cli_fail(CMD, "%s", ec_last_error()) : EXIT_OK;
     }
     /* A complete file or none: write beside the target, then rename over it. */
@@ -134,11 +176,13 @@ int cmd_export(int argc, char **argv)
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", a.out, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        free(r);
+        free(x.runs);
+        free(x.acc);
         return cli_fail(CMD, "cannot write %s: %s", tmp, strerror(errno));
     }
-    rc = write_all(&a, f, r, n);
-    free(r);
+    rc = write_all(&a, f, &x);
+    free(x.runs);
+    free(x.acc);
     if (fclose(f) != 0 && rc == 0) rc = ec_set_error("closing %s: %s", tmp, strerror(errno));
     if (rc == 0 && rename(tmp, a.out) != 0)
         rc = ec_set_error("cannot write %s: %s", a.out, strerror(errno));
@@ -146,6 +190,7 @@ int cmd_export(int argc, char **argv)
         unlink(tmp);
         return cli_fail(CMD, "%s", ec_last_error());
     }
-    fprintf(stderr, "ecocompute export: %zu %s written to %s\n", n, "runs", a.out);
+    fprintf(stderr, "ecocompute export: %zu %s written to %s\n", x.n,
+            a.accuracy ? "accuracy rows" : "runs", a.out);
     return EXIT_OK;
 }

@@ -200,6 +200,7 @@ static int parse_csv(const char *name, const char *data, size_t len, ec_accuracy
         for (size_t j = 0; rc == 0 && j < h->nfields; j++)
             rc = ec_column_set(name, i, map[j], &v[i - 1], csv.rows[i].fields[j]);
     }
+    size_t rows = csv.nrows - 1;
     free(map);
     ec_csv_free(&csv);
     if (rc != 0) {
@@ -207,7 +208,7 @@ static int parse_csv(const char *name, const char *data, size_t len, ec_accuracy
         return -1;
     }
     *out = v;
-    *n = csv.nrows - 1;
+    *n = rows;
     return 0;
 }
 
