@@ -9,6 +9,7 @@
 #include "store/store_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +213,33 @@ static int parse_csv(const char *name, const char *data, size_t len, ec_accuracy
     return 0;
 }
 
+/* A value no evaluation can have is an error of the file, never a number to compare: numbers
+ * finite, perplexity above 0, top-1 within 0..100, counts -1 (unknown) or more. */
+static int check_row(const char *path, size_t row, const ec_accuracy_record *r)
+{
+    size_t nc;
+    const ec_column *c = ec_accuracy_columns(&nc);
+    for (size_t j = 0; j < nc; j++) {
+        const void *p = (const char *)r + c[j].offset;
+        double v = c[j].type == EC_COL_REAL   ? *(const double *)p
+                   : c[j].type == EC_COL_INT  ? *(const int *)p
+                   : c[j].type == EC_COL_LONG ? (double)*(const long *)p
+                                              : 0.0;
+        const char *rule = NULL;
+        if (c[j].type == EC_COL_REAL && isinf(v)) rule = "must be finite";
+        else if (c[j].type != EC_COL_REAL && c[j].type != EC_COL_TEXT && v < -1)
+            rule = "must be -1 (unknown) or more";
+        else if (!strcmp(c[j].name, "perplexity") && !(v > 0) && !isnan(v))
+            rule = "must be above 0";
+        else if (!strcmp(c[j].name, "top1_agreement_pct") && (v < 0 || v > 100))
+            rule = "must be within 0..100";
+        if (rule)
+            return ec_set_error("%s: row %zu (%s %s): %s = %g: %s", path, row, r->model,
+                                r->precision, c[j].name, v, rule);
+    }
+    return 0;
+}
+
 int ec_accuracy_read(const char *path, ec_accuracy_record **out, size_t *n)
 {
     *out = NULL;
@@ -244,5 +272,12 @@ int ec_accuracy_read(const char *path, ec_accuracy_record **out, size_t *n)
         rc = parse_csv(path, data, len, out, n);
     }
     free(data);
+    for (size_t k = 0; rc == 0 && k < *n; k++)
+        if (check_row(path, k + 1, &(*out)[k]) != 0) {
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            rc = -1;
+        }
     return rc;
 }
