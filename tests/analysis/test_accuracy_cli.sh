@@ -5,7 +5,7 @@
 # `import` → `export --accuracy` is byte-identical in CSV and JSON and a re-import adds nothing;
 # `analyze --accuracy` joins the rows to energy runs of the same model (J/1k and Δ perplexity
 # side by side) and says why when there are no accuracy rows; a file that is not a results
-# database is never written.
+# database is never written; bench/llama2c_to_hf.py's copy of the model is the same model.
 set -u
 . "$(dirname "$0")/../engine/cli_test_lib.sh"
 tmp=$(mktemp -d)
@@ -81,6 +81,16 @@ printf 'not a database\n' >"$tmp/notes.txt"
 ev --precision fp16 --db "$tmp/notes.txt" >/dev/null 2>&1; rc=$?
 check "eval --db refuses a file that is not a results database, untouched" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/notes.txt")" = "not a database" ]'
+# bench/ppl-check.sh compares with transformers through a Hugging Face copy of the model: the copy
+# must be the same model (same perplexity from ecocompute's HF loader as from the .bin).
+mkdir -p "$tmp/hf"
+python3 "$(dirname "$0")/../../bench/llama2c_to_hf.py" "$model" "$tmp/hf"
+bin_ppl=$(ev --precision f32 --format json | jq -r ".[0].perplexity")
+hf_ppl=$("$bin" eval --model "$tmp/hf" --tokenizer "$models/tok512.bin" --ppl "$tmp/wiki.txt" \
+  --tokens 8 --threads 1 --window 128 --stride 64 --precision f32 --format json | jq -r ".[0].perplexity")
+check "llama2c_to_hf.py: the HF copy has the .bin's perplexity ($bin_ppl vs $hf_ppl)" \
+  'holds "($hf_ppl / $bin_ppl - 1)^2 < 1e-10"'
+
 usage_error eval "--stride above --window" --model "$model" --tokenizer "$models/tok512.bin" \
   --ppl "$tmp/wiki.txt" --window 64 --stride 65
 usage_error eval "--window without --ppl" --model tiny --window 64
