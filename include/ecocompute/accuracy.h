@@ -30,7 +30,8 @@ typedef struct {
     char model[64];       /* --model as given (the name bench stores, so the two join) */
     double params_b;      /* parameters, billions */
     char precision[16];   /* ec_precision_name() */
-    char kernels[16];     /* "fused", "reference" (CUDA), "cpu" (the CPU backend's one family) */
+    char kernels[16];     /* --kernels: "fused", "reference" (recorded as bench does, also on the
+                           * CPU, whose backend has one implementation) */
     char device[16];      /* "cpu", "cuda:0" */
     char gpu_name[96], gpu_uuid[96]; /* "" on the CPU */
     double int8_threshold; /* int8-mixed outlier threshold; NaN for other precisions */

@@ -532,7 +532,8 @@ int cli_analyze_accuracy(int argc, char **argv)
             v[nv++] = (view_row){&e[i], a};
         }
         for (size_t i = 0; i < ng; i++)
-            if (!g[i].used) v[nv++] = (view_row){NULL, &g[i]};
+            if (!g[i].used && (!f.gpu || icontains(g[i].r->gpu_name, f.gpu)))
+                v[nv++] = (view_row){NULL, &g[i]};
         /* --precision: the baselines served the Δ columns; the rows shown are what was asked. */
         size_t shown = 0;
         for (size_t i = 0; i < nv; i++)

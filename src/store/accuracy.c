@@ -28,7 +28,7 @@ static const ec_column columns[] = {
     TXT("model", model, "--model as given: catalog name, model directory or file"),
     COL("params_b", EC_COL_REAL, "billions", params_b, "parameters"),
     TXT("precision", precision, "evaluated precision (fp16, int8-mixed, nf4, ...)"),
-    TXT("kernels", kernels, "CUDA kernel family (fused, reference), or cpu"),
+    TXT("kernels", kernels, "kernel family (fused, reference; as bench records it, also on the CPU)"),
     TXT("device", device, "where the precision ran: cpu, cuda:N"),
     TXT("gpu_name", gpu_name, "GPU model (\"\" on the CPU)"),
     TXT("gpu_uuid", gpu_uuid, "GPU UUID (\"\" on the CPU)"),
