@@ -80,6 +80,7 @@ typedef struct {
 
 static int push_rows(acc_rows *a, const ec_accuracy_record *r, size_t n)
 {
+    if (n == 0) return 0; /* r may be NULL */
     ec_accuracy_record *v = realloc(a->v, (a->n + n + 1) * sizeof *v);
     if (!v) return ec_set_error("out of memory");
     memcpy(v + a->n, r, n * sizeof *r);
