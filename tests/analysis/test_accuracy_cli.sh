@@ -11,7 +11,7 @@ set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 model="$models/stories260K.bin"
-head -n 8 "$models/wiki.test.excerpt.raw" >"$tmp/wiki.txt"
+head -n 4 "$models/wiki.test.excerpt.raw" >"$tmp/wiki.txt"
 ev() { "$bin" eval --model "$model" --tokenizer "$models/tok512.bin" --ppl "$tmp/wiki.txt" \
   --tokens 8 --threads 1 --window 128 --stride 64 "$@"; }
 
