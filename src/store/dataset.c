@@ -439,6 +439,11 @@ static int parse_json(const char *name, const char *data, size_t len, record_vec
         rc = 1;
         goto done;
     }
+    if (cJSON_IsString(kind) && !strcmp(kind->valuestring, "accuracy")) {
+        rc = ec_set_error("%s: an accuracy export holds no runs (`import` stores it; `analyze "
+                          "--accuracy` reads it)", name);
+        goto done;
+    }
     if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "runs") != 0) {
         rc = ec_set_error("%s: a '%s' export cannot be imported (import reads one row per run: "
                           "'ecocompute export' without --summary)",
