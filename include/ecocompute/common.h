@@ -43,6 +43,10 @@ FILE *ec_fopen_regular(const char *path);
  * for a database, a FIFO or a directory. force < 0: the command offers no --force. */
 int ec_output_check(const char *path, const char *what, const char *const *signatures, int force);
 
+/* SHA-256 of len bytes / of a file's content as 64 lowercase hex digits (+ NUL). */
+void ec_sha256_hex(const void *data, size_t len, char hex[65]);
+int ec_sha256_file(const char *path, char hex[65]);
+
 /* Seconds on CLOCK_MONOTONIC (never jumps; the time base of every measurement). */
 double ec_now_s(void);
 /* Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps stored with results. */

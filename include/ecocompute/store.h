@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /* Schema version this build writes; older files are migrated forward on a writable open. */
-#define EC_STORE_SCHEMA_VERSION 4
+#define EC_STORE_SCHEMA_VERSION 5
 
 typedef struct ec_store ec_store;
 

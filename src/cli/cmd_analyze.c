@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze_accuracy.h"
 #include "dataset_args.h"
 #include "ecocompute/analysis.h"
 #include "ecocompute/store.h"
@@ -39,7 +40,9 @@ static void usage(void)
            "  crossover  per GPU, kernels and precision: Δ%% vs baseline linear in ln(parameters);\n"
            "             the size where it crosses zero with a 95%% CI, or 'no crossover in range'\n"
            "A baseline is of the same kernels (fused, reference, or a source's stack; a source\n"
-           "that names no stack matches any), GPU, model, batch, lengths and energy definition.\n\n"
+           "that names no stack matches any), GPU, model, batch, lengths and energy definition.\n"
+           "With --accuracy, the accuracy x energy view instead: J/1k tokens beside perplexity,\n"
+           "KL and top-1 vs float32 (`ecocompute analyze --accuracy --help`).\n\n"
            "filters:\n"
            "  --model M       model name contains M (case-insensitive)\n"
            "  --precision P   precision is P (fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8)\n"
@@ -655,6 +658,8 @@ static int shown_config(const ec_run_record *k, const filters *f)
 
 int cmd_analyze(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--accuracy")) return cli_analyze_accuracy(argc, argv);
     ec_format fmt = EC_FORMAT_TABLE;
     filters f = {.base = "fp16", .max_gap = NAN};
     int only = -1;

@@ -1,8 +1,11 @@
 /* cmd_eval.c — `ecocompute eval`: accuracy of each precision against the float32 model on the
  * same inputs (KL divergence, top-1 agreement, largest logit error, by teacher forcing one token
- * sequence through both), and perplexity over a text file. Method in docs/engine.md. */
+ * sequence through both), and perplexity over a text file under the sliding-window protocol;
+ * with --db, each precision's result is stored as an accuracy row (eval_store.c). Method in
+ * docs/engine.md. */
 #include "cli.h"
 #include "engine_args.h"
+#include "eval_store.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +21,8 @@ typedef struct {
     int n_precs;
     int tokens;           /* --tokens T: positions compared per sequence */
     const char *ppl_file; /* --ppl FILE */
+    int window, stride;   /* --window W, --stride S (0: the defaults, known once the model is) */
+    const char *db;       /* --db PATH: store the results (NULL: print only) */
 } eval_args;
 
 static void usage(void)
@@ -30,8 +35,13 @@ static void usage(void)
         "A seeded synthetic prompt is continued greedily by the f32 model to --tokens positions;\n"
         "that sequence is teacher-forced through every precision and, at each position, compared\n"
         "with f32: mean KL(p_f32 || p_P) in nats, top-1 agreement in %%, max |logit difference|.\n"
-        "With --ppl, also the perplexity over a text file in windows of the model's max_seq_len\n"
-        "(each window starts with BOS; every text token is predicted once).\n\n"
+        "With --ppl, also the perplexity over a text file by the sliding-window protocol: the\n"
+        "text (after BOS, when the tokenizer has one) is read in windows of --window tokens\n"
+        "starting every --stride tokens; each window scores only the tokens no earlier window\n"
+        "scored, so every token but the first is predicted once, with up to window-1 tokens of\n"
+        "context. With --db, each precision's results are stored as an accuracy row (model,\n"
+        "precision, kernels, device/GPU, tokenizer, text file and SHA-256, window, stride,\n"
+        "tokens scored, version and commit); `analyze --accuracy` joins them to energy.\n\n"
         "options:\n"
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
         "  --precision P[,P..]  precisions to evaluate, of %s\n"
@@ -47,6 +57,10 @@ static void usage(void)
         "  --seed S             synthetic weights and prompt tokens (default 1)\n"
         "  --threads T          CPU threads, 0 = all cores (default 0)\n"
         "  --ppl FILE           text file for perplexity (needs a tokenizer)\n"
+        "  --window W           perplexity context in tokens (default: the model's max_seq_len)\n"
+        "  --stride S           tokens each window advances by (default: half the window)\n"
+        "  --db PATH            store the results in this results database (created if absent;\n"
+        "                       never a file that is not one)\n"
         "  --tokenizer TOK      the model's tokenizer: tokenizer.json, tokenizer.model, llama2.c\n"
         "                       .bin, or a directory (default: the model directory's own)\n"
         "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
@@ -57,7 +71,9 @@ static void usage(void)
         "  ecocompute eval --model small --precision fp16,int8,int8-mixed,nf4 --outliers 4:40\n"
         "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
         "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n"
-        "  ecocompute eval --model small --device cuda --kernels reference --precision int8-mixed\n",
+        "  ecocompute eval --model small --device cuda --kernels reference --precision int8-mixed\n"
+        "  ecocompute eval --model ./Llama-2-7b-hf --device cuda --precision fp16,int8,int8-mixed \\\n"
+        "      --ppl wiki.test.raw --window 1024 --stride 512 --db results.db\n",
         ec_qformat_names(EC_QFORMAT_CPU | EC_QFORMAT_CUDA, ",", precs, sizeof precs),
         DEFAULT_TOKENS, DEFAULT_PROMPT_LEN, (double)EC_INT8_THRESHOLD);
 }
@@ -87,19 +103,28 @@ static int parse(int argc, char **argv, eval_args *e)
     e->n_precs = 0;
     for (int p = 0; p < EC_PREC_COUNT; p++)
         if (p != EC_PREC_F32) e->precs[e->n_precs++] = (ec_precision)p;
+    e->window = e->stride = 0;
+    e->db = NULL;
     int rc = 0;
     for (int i = 1; rc == 0 && i < argc; i++) {
         int shared = cli_engine_arg(CMD, argc, argv, &i, &e->a);
         if (shared < 0) return EXIT_USAGE;
         if (shared) continue;
         const char *flag = argv[i];
-        if (strcmp(flag, "--precision") && strcmp(flag, "--tokens") && strcmp(flag, "--ppl"))
+        if (strcmp(flag, "--precision") && strcmp(flag, "--tokens") && strcmp(flag, "--ppl") &&
+            strcmp(flag, "--window") && strcmp(flag, "--stride") && strcmp(flag, "--db"))
             return cli_usage_error(CMD, "unknown option '%s'", flag);
         const char *val = cli_flag_value(CMD, argc, argv, &i);
         long v;
         if (!val) return EXIT_USAGE;
         if (!strcmp(flag, "--ppl")) {
             e->ppl_file = val;
+        } else if (!strcmp(flag, "--db")) {
+            e->db = val;
+        } else if (!strcmp(flag, "--window") || !strcmp(flag, "--stride")) {
+            if (cli_parse_long(CMD, flag, val, flag[2] == 'w' ? 2 : 1, 1 << 20, &v) != 0)
+                return EXIT_USAGE;
+            *(flag[2] == 'w' ? &e->window : &e->stride) = (int)v;
         } else if (!strcmp(flag, "--tokens")) {
             if (cli_parse_long(CMD, flag, val, 1, 1 << 20, &v) != 0) return EXIT_USAGE;
             e->tokens = (int)v;
@@ -114,6 +139,11 @@ static int parse(int argc, char **argv, eval_args *e)
         return cli_usage_error(CMD, "--prompt-len (%d) exceeds --tokens (%d)", e->a.prompt_len,
                                e->tokens);
     if (e->a.tokenizer && !e->ppl_file) return cli_usage_error(CMD, "--tokenizer needs --ppl");
+    if ((e->window || e->stride) && !e->ppl_file)
+        return cli_usage_error(CMD, "--window and --stride need --ppl");
+    if (e->window && e->stride > e->window)
+        return cli_usage_error(CMD, "--stride (%d) exceeds --window (%d): tokens would be skipped",
+                               e->stride, e->window);
     struct stat st;
     if (e->ppl_file && !e->a.tokenizer && (stat(e->a.model, &st) != 0 || !S_ISDIR(st.st_mode)))
         return cli_usage_error(CMD, "--ppl needs --tokenizer (or a model directory with its own)");
@@ -121,10 +151,10 @@ static int parse(int argc, char **argv, eval_args *e)
     return cli_engine_args_check(CMD, &e->a);
 }
 
-/* Feeds seq [batch][T] one position at a time and hands each step's logits [batch][vocab] to
- * on_step: logits at position t predict token t+1. */
+/* Feeds seq [batch][T] one position at a time, seq[.][t] at cache position pos0 + t, and hands
+ * each step's logits [batch][vocab] to on_step: logits at step t predict token t+1. */
 typedef void (*step_fn)(void *ctx, int t, const float *logits);
-static int teacher_force(ec_backend *b, const int *seq, int batch, int T, int vocab,
+static int teacher_force(ec_backend *b, const int *seq, int batch, int T, int pos0, int vocab,
                          step_fn on_step, void *ctx)
 {
     int *step = malloc((size_t)batch * sizeof *step), *next = malloc((size_t)batch * sizeof *next);
@@ -133,7 +163,7 @@ static int teacher_force(ec_backend *b, const int *seq, int batch, int T, int vo
     for (int t = 0; rc == 0 && t < T; t++) {
         for (int i = 0; i < batch; i++)
             step[i] = seq[(size_t)i * T + t];
-        rc = b->ops->forward(b, step, batch, 1, t, next, logits);
+        rc = b->ops->forward(b, step, batch, 1, pos0 + t, next, logits);
         /* A NaN compares false with everything: KL and top-1 would come out perfect. */
         for (size_t k = 0; rc == 0 && k < (size_t)batch * vocab; k++)
             if (!isfinite(logits[k]))
@@ -174,7 +204,7 @@ static void compare_with_reference(void *ctx, int t, const float *logits)
 
 /* ---- perplexity ---- */
 typedef struct {
-    const int *window; /* [len] BOS + text tokens */
+    const int *window; /* the tokens being fed: window[t + 1] is what step t predicts */
     int vocab;
     double nll_sum;
     long count;
@@ -187,7 +217,8 @@ static void add_nll(void *ctx, int t, const float *logits)
     pp->count++;
 }
 
-/* Reads the text file and tokenizes it (no BOS: each window adds its own). */
+/* Reads the text file and tokenizes it into BOS (when the tokenizer has one) + the text, the
+ * token stream that the windows slide over. */
 static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **tokens, int *n)
 {
     FILE *f = ec_fopen_regular(e->ppl_file);
@@ -209,37 +240,52 @@ static int load_text_tokens(const eval_args *e, const ec_tokenizer *tok, int **t
         return cli_fail(CMD, "--ppl: cannot read %s (empty or unreadable)", e->ppl_file);
     }
     text[len] = '\0';
-    *n = ec_tokenizer_encode(tok, text, 0, tokens);
+    int *body = NULL, bos = ec_tokenizer_bos(tok), nb = ec_tokenizer_encode(tok, text, 0, &body);
     free(text);
-    if (*n < 1) return cli_fail(CMD, "--ppl: cannot tokenize %s: %s", e->ppl_file, ec_last_error());
+    if (nb < 1) {
+        free(body);
+        return cli_fail(CMD, "--ppl: cannot tokenize %s: %s", e->ppl_file, ec_last_error());
+    }
+    int lead = bos >= 0;
+    *tokens = malloc(((size_t)nb + 1) * sizeof **tokens);
+    if (!*tokens) {
+        free(body);
+        return cli_fail(CMD, "out of memory");
+    }
+    (*tokens)[0] = bos;
+    memcpy(*tokens + lead, body, (size_t)nb * sizeof *body);
+    free(body);
+    *n = nb + lead;
+    if (*n < 2) return cli_fail(CMD, "--ppl: %s is a single token: nothing to predict", e->ppl_file);
     return 0;
 }
 
-/* Perplexity of the text: windows of BOS + up to window-1 text tokens, batch 1. */
-static int text_perplexity(ec_backend *b, const int *text, int n, int window, int vocab, int bos,
-                           double *ppl)
+/* Perplexity of the token stream ids [n], batch 1, by the sliding-window protocol of Hugging
+ * Face's "Perplexity of fixed-length models": windows of `window` tokens start every `stride`
+ * tokens, and each scores only the tokens after the previous window's end (all but the stream's
+ * first token, each once). A window's tokens before its first scored one are context: one
+ * prefill call, whose logits are not needed. *scored gets the number of tokens scored. */
+static int text_perplexity(ec_backend *b, const int *ids, int n, int window, int stride, int vocab,
+                           double *ppl, long *scored)
 {
-    int *seq = malloc((size_t)window * sizeof *seq);
-    if (!seq) return ec_set_error("out of memory");
-    perplexity pp = {seq, vocab, 0.0, 0};
+    int next;
+    perplexity pp = {ids, vocab, 0.0, 0};
     int rc = 0;
-    for (int start = 0; rc == 0 && start < n; start += window - 1) {
-        int len = n - start < window - 1 ? n - start : window - 1;
-        seq[0] = bos;
-        memcpy(seq + 1, text + start, (size_t)len * sizeof *seq);
-        rc = teacher_force(b, seq, 1, len, vocab, add_nll, &pp);
+    for (int begin = 0, prev_end = 0; rc == 0 && prev_end < n; begin += stride) {
+        int end = begin + window < n ? begin + window : n;
+        int first = prev_end > begin + 1 ? prev_end : begin + 1; /* first token scored */
+        int context = first - 1 - begin;                         /* tokens before its input */
+        if (context > 0) rc = b->ops->forward(b, ids + begin, 1, context, 0, &next, NULL);
+        pp.window = ids + first - 1;
+        if (rc == 0) rc = teacher_force(b, pp.window, 1, end - first, context, vocab, add_nll, &pp);
+        prev_end = end;
     }
-    free(seq);
     *ppl = exp(pp.nll_sum / (double)pp.count);
+    *scored = pp.count;
     return rc;
 }
 
-typedef struct {
-    double kl, top1_pct, max_dlogit, ppl;
-    long positions;
-} eval_row;
-
-static void print_rows(const eval_args *e, const eval_row *rows, long ppl_tokens)
+static void print_rows(const eval_args *e, const ec_accuracy_record *rows)
 {
     ec_table *t = ec_table_new();
     int c_prec = ec_table_column(t, "precision", "Precision");
@@ -248,17 +294,22 @@ static void print_rows(const eval_args *e, const eval_row *rows, long ppl_tokens
     int c_top1 = ec_table_column(t, "top1_agreement_pct", "Top-1 agreement (%)");
     int c_dl = ec_table_column(t, "max_abs_dlogit", "Max |dlogit| (logit)");
     int c_ppl = e->ppl_file ? ec_table_column(t, "perplexity", "Perplexity (per token)") : -1;
-    int c_pt = e->ppl_file ? ec_table_column(t, "ppl_tokens", "PPL text (tok)") : -1;
+    int c_pt = e->ppl_file ? ec_table_column(t, "ppl_tokens", "PPL scored (tok)") : -1;
+    int c_win = e->ppl_file ? ec_table_column(t, "window", "Window (tok)") : -1;
+    int c_str = e->ppl_file ? ec_table_column(t, "stride", "Stride (tok)") : -1;
     for (int i = 0; i < e->n_precs; i++) {
+        const ec_accuracy_record *r = &rows[i];
         ec_table_row(t);
-        ec_table_text(t, c_prec, "%s", ec_precision_name(e->precs[i]));
-        ec_table_number(t, c_pos, "%.0f", (double)rows[i].positions);
-        ec_table_number(t, c_kl, "%.3e", rows[i].kl);
-        ec_table_number(t, c_top1, "%.2f", rows[i].top1_pct);
-        ec_table_number(t, c_dl, "%.4g", rows[i].max_dlogit);
+        ec_table_text(t, c_prec, "%s", r->precision);
+        ec_table_number(t, c_pos, "%.0f", (double)r->kl_positions);
+        ec_table_number(t, c_kl, "%.3e", r->kl_vs_f32);
+        ec_table_number(t, c_top1, "%.2f", r->top1_agreement_pct);
+        ec_table_number(t, c_dl, "%.4g", r->max_abs_dlogit);
         if (e->ppl_file) {
-            ec_table_number(t, c_ppl, "%.4f", rows[i].ppl);
-            ec_table_number(t, c_pt, "%.0f", (double)ppl_tokens);
+            ec_table_number(t, c_ppl, "%.4f", r->perplexity);
+            ec_table_number(t, c_pt, "%.0f", (double)r->ppl_tokens);
+            ec_table_number(t, c_win, "%.0f", r->window);
+            ec_table_number(t, c_str, "%.0f", r->stride);
         }
     }
     ec_table_print(t, e->a.format, stdout);
@@ -302,7 +353,7 @@ static int reference_pass(const eval_args *e, const ec_model *m, int *seq, accur
         for (int i = 0; i < B; i++)
             memcpy(seq + (size_t)i * T, prompt + (size_t)i * L, (size_t)L * sizeof *seq);
         reference r = {acc, seq, T, L};
-        if (teacher_force(b, seq, B, T, c->vocab_size, keep_and_extend, &r) != 0)
+        if (teacher_force(b, seq, B, T, 0, c->vocab_size, keep_and_extend, &r) != 0)
             rc = cli_fail(CMD, "%s", ec_last_error());
     }
     ec_backend_destroy(b);
@@ -310,39 +361,58 @@ static int reference_pass(const eval_args *e, const ec_model *m, int *seq, accur
     return rc;
 }
 
-static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *tok)
+/* The perplexity window and stride: the flags, else the model's context and half of it. */
+static int ppl_geometry(const eval_args *e, const ec_model_config *c, int *window, int *stride)
+{
+    *window = e->window ? e->window : c->max_seq_len;
+    if (*window > c->max_seq_len)
+        return cli_usage_error(CMD, "--window %d exceeds the model's context (%d tokens)",
+                               *window, c->max_seq_len);
+    if (*window < 2) return cli_fail(CMD, "the model's context (%d tokens) is too short for "
+                                          "perplexity", c->max_seq_len);
+    *stride = e->stride ? e->stride : *window / 2;
+    if (*stride > *window)
+        return cli_usage_error(CMD, "--stride (%d) exceeds the window (%d): tokens would be "
+                                    "skipped", *stride, *window);
+    return 0;
+}
+
+static int evaluate(const eval_args *e, const ec_model *m, const ec_tokenizer *tok,
+                    ec_accuracy_record *rows)
 {
     const ec_model_config *c = ec_model_config_of(m);
-    int B = e->a.batch, T = e->tokens, V = c->vocab_size;
+    int B = e->a.batch, T = e->tokens, V = c->vocab_size, window = 0, stride = 0;
     int *seq = malloc((size_t)B * T * sizeof *seq), *text = NULL, n_text = 0;
     accuracy acc = {malloc((size_t)T * B * V * sizeof(float)), B, V, 0, 0, 0, 0};
-    eval_row rows[EC_PREC_COUNT];
     int rc = seq && acc.ref ? 0 : cli_fail(CMD, "out of memory");
-    /* Each window starts with BOS; a tokenizer without one (Qwen2) has no such protocol yet. */
-    if (rc == 0 && tok && ec_tokenizer_bos(tok) < 0)
-        rc = cli_fail(CMD, "--ppl: %s has no BOS token to start each window with",
-                      ec_tokenizer_path(tok));
+    if (rc == 0 && tok) rc = ppl_geometry(e, c, &window, &stride);
     if (rc == 0 && tok) rc = load_text_tokens(e, tok, &text, &n_text);
     if (rc == 0) rc = reference_pass(e, m, seq, &acc);
-    int max_seq = tok && c->max_seq_len > T ? c->max_seq_len : T;
+    int max_seq = tok && window > T ? window : T;
     for (int i = 0; rc == 0 && i < e->n_precs; i++) {
         ec_backend *b = NULL;
+        ec_accuracy_record *r = &rows[i];
         acc.kl_sum = acc.max_dlogit = 0.0;
         acc.agree = acc.count = 0;
-        rows[i].ppl = NAN;
+        snprintf(r->precision, sizeof r->precision, "%s", ec_precision_name(e->precs[i]));
         rc = cli_open_backend(CMD, &e->a, m, e->precs[i], B, max_seq, &b);
         if (rc == 0 &&
-            (teacher_force(b, seq, B, T, V, compare_with_reference, &acc) != 0 ||
-             (tok && text_perplexity(b, text, n_text, c->max_seq_len, V, ec_tokenizer_bos(tok),
-                                     &rows[i].ppl) != 0)))
-            rc = cli_fail(CMD, "%s: %s", ec_precision_name(e->precs[i]), ec_last_error());
-        rows[i].kl = acc.kl_sum / (double)acc.count;
-        rows[i].top1_pct = 100.0 * (double)acc.agree / (double)acc.count;
-        rows[i].max_dlogit = acc.max_dlogit;
-        rows[i].positions = acc.count;
+            (teacher_force(b, seq, B, T, 0, V, compare_with_reference, &acc) != 0 ||
+             (tok && text_perplexity(b, text, n_text, window, stride, V, &r->perplexity,
+                                     &r->ppl_tokens) != 0)))
+            rc = cli_fail(CMD, "%s: %s", r->precision, ec_last_error());
+        r->kl_vs_f32 = acc.kl_sum / (double)acc.count;
+        r->top1_agreement_pct = 100.0 * (double)acc.agree / (double)acc.count;
+        r->max_abs_dlogit = acc.max_dlogit;
+        r->kl_positions = acc.count;
+        r->kl_seed = (long)e->a.seed;
+        r->int8_threshold = e->precs[i] == EC_PREC_INT8_MIXED ? e->a.int8_threshold : NAN;
+        if (tok) {
+            r->window = window;
+            r->stride = stride;
+        }
         ec_backend_destroy(b);
     }
-    if (rc == 0) print_rows(e, rows, n_text);
     free(text);
     free(acc.ref);
     free(seq);
@@ -360,8 +430,22 @@ int cmd_eval(int argc, char **argv)
     if (rc != 0) return rc;
     ec_model *m;
     ec_tokenizer *tok;
-    if ((rc = cli_open_model(CMD, &e.a, &m, &tok)) != 0) return rc;
-    rc = evaluate(&e, m, tok);
+    /* The database is opened (and checked) before the evaluation, so a file that cannot take
+     * the results fails at once rather than after it. */
+    ec_store *st = NULL;
+    if (e.db && ec_store_open(&st, e.db, 0) != 0) return cli_fail(CMD, "--db: %s", ec_last_error());
+    if ((rc = cli_open_model(CMD, &e.a, &m, &tok)) != 0) {
+        ec_store_close(st);
+        return rc;
+    }
+    ec_accuracy_record rows[EC_PREC_COUNT], base;
+    rc = cli_eval_provenance(CMD, &e.a, m, tok, e.ppl_file, &base);
+    for (int i = 0; i < e.n_precs; i++)
+        rows[i] = base;
+    if (rc == 0) rc = evaluate(&e, m, tok, rows);
+    if (rc == 0) print_rows(&e, rows);
+    if (rc == 0 && st) rc = cli_eval_store(CMD, st, e.db, rows, e.n_precs);
+    ec_store_close(st);
     ec_tokenizer_free(tok);
     ec_model_close(m);
     return rc;

@@ -1,9 +1,11 @@
-/* cmd_import.c — `ecocompute import FILE|FOLDER...`: reads ecocompute exports (CSV/JSON) and the
- * seeds' published measurement files (named, or found in folders) into the results database,
- * keeping each row's source, licence and energy definition. A file is stored in one transaction; rows already stored are skipped. */
+/* cmd_import.c — `ecocompute import FILE|FOLDER...`: reads ecocompute exports (CSV/JSON: runs,
+ * or accuracy evaluations) and the seeds' published measurement files (named, or found in
+ * folders) into the results database, keeping each row's source, licence and energy definition.
+ * A file is stored in one transaction; rows already stored are skipped. */
 #include "cli.h"
 #include "dataset_args.h"
 
+#include "ecocompute/accuracy.h"
 #include "ecocompute/store.h"
 
 #include <stdlib.h>
@@ -15,9 +17,10 @@ static void usage(void)
 {
     printf("usage: ecocompute import [--db PATH] [--format table|json|csv] FILE|FOLDER...\n\n"
            "Stores the runs of each FILE in the results database: `ecocompute export` files\n"
-           "(CSV or JSON, recognised by their content) and the seeds' published CSV/JSON files.\n"
-           "A FOLDER's .csv and .json files are imported recursively in name order, as analyze\n"
-           "reads them; those that are not data files are skipped with a note on stderr.\n"
+           "(CSV or JSON, recognised by their content: runs, or accuracy evaluations from\n"
+           "`export --accuracy`) and the seeds' published CSV/JSON files. A FOLDER's .csv and\n"
+           ".json files are imported recursively in name order, as analyze reads them; those\n"
+           "that are not data files are skipped with a note on stderr.\n"
            "Every row keeps its source, licence and energy definition (gross, net = idle-\n"
            "subtracted, or unknown). Importing a file twice adds nothing the second time; each\n"
            "file is stored completely or not at all. Prints, per file, the rows read and added.\n\n"
@@ -28,6 +31,18 @@ static void usage(void)
            "  ecocompute import --db team.db alice.json bob.json\n"
            "  ecocompute import --db seeds.db tests/data/seed-data\n",
            ec_store_default_path());
+}
+
+/* An accuracy export: stored into the accuracy table. Returns 1 when path is not one (nothing
+ * done), 0 when stored (*n read, *added new), -1 on failure (ec_last_error). */
+static int import_accuracy(ec_store *st, const char *path, size_t *n, size_t *added)
+{
+    ec_accuracy_record *r;
+    int rc = ec_accuracy_read(path, &r, n);
+    if (rc != 0) return rc;
+    rc = ec_store_insert_accuracy(st, r, *n, added);
+    free(r);
+    return rc;
 }
 
 int cmd_import(int argc, char **argv)
@@ -83,6 +98,20 @@ int cmd_import(int argc, char **argv)
     for (int i = 0; i < nfiles && rc == EXIT_OK; i++) {
         ec_run_record *r;
         size_t n, added = 0;
+        int acc = import_accuracy(st, files[i].path, &n, &added);
+        if (acc < 0) {
+            rc = cli_fail(CMD, "%s", ec_last_error());
+            break;
+        }
+        if (acc == 0) {
+            ec_table_row(t);
+            ec_table_text(t, c_file, "%s", files[i].path);
+            ec_table_number(t, c_read, "%.0f", (double)n);
+            ec_table_number(t, c_new, "%.0f", (double)added);
+            ec_table_number(t, c_dup, "%.0f", (double)(n - added));
+            ec_table_text(t, c_src, "accuracy rows");
+            continue;
+        }
         if (ec_dataset_read(files[i].path, &r, &n) != 0) {
             /* A folder also holds metadata and fitted curves: those are skipped, said once. */
             if (!files[i].named) {

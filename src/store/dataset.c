@@ -6,6 +6,7 @@
 #include "ecocompute/store.h"
 #include "store/export_internal.h"
 #include "store/seed_import.h"
+#include "store/store_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,7 +28,7 @@ static void fmt_real(char *buf, size_t len, double v)
     }
 }
 
-int ec_export_cell_text(const ec_column *c, const ec_run_record *r, char *buf, size_t len)
+int ec_column_text(const ec_column *c, const void *r, char *buf, size_t len)
 {
     const char *p = (const char *)r + c->offset;
     switch (c->type) {
@@ -65,10 +66,21 @@ static void write_csv(FILE *out, const ec_run_record *r, size_t n)
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < nc; j++) {
             if (j) fputc(',', out);
-            if (ec_export_cell_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
+            if (ec_column_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
         }
         fputs("\r\n", out);
     }
+}
+
+cJSON *ec_column_json(const ec_column *c, const void *rec)
+{
+    char buf[256];
+    const char *p = (const char *)rec + c->offset;
+    if (!ec_column_text(c, rec, buf, sizeof buf)) return cJSON_CreateNull();
+    if (c->type == EC_COL_REAL) return cJSON_CreateRaw(buf); /* shortest exact, not %.15g */
+    if (c->type == EC_COL_INT) return cJSON_CreateNumber(*(const int *)(const void *)p);
+    if (c->type == EC_COL_LONG) return cJSON_CreateNumber((double)*(const long *)(const void *)p);
+    return cJSON_CreateString(buf);
 }
 
 cJSON *ec_export_row_json(const ec_run_record *r)
@@ -76,22 +88,8 @@ cJSON *ec_export_row_json(const ec_run_record *r)
     size_t nc;
     const ec_column *c = ec_run_columns(&nc);
     cJSON *row = cJSON_CreateObject();
-    char buf[256];
-    for (size_t j = 0; j < nc; j++) {
-        const char *p = (const char *)r + c[j].offset;
-        cJSON *v;
-        if (!ec_export_cell_text(&c[j], r, buf, sizeof buf))
-            v = cJSON_CreateNull();
-        else if (c[j].type == EC_COL_REAL)
-            v = cJSON_CreateRaw(buf); /* the shortest exact digits, not cJSON's %.15g */
-        else if (c[j].type == EC_COL_INT)
-            v = cJSON_CreateNumber(*(const int *)(const void *)p);
-        else if (c[j].type == EC_COL_LONG)
-            v = cJSON_CreateNumber((double)*(const long *)(const void *)p);
-        else
-            v = cJSON_CreateString(buf);
-        cJSON_AddItemToObject(row, c[j].name, v);
-    }
+    for (size_t j = 0; j < nc; j++)
+        cJSON_AddItemToObject(row, c[j].name, ec_column_json(&c[j], r));
     return row;
 }
 
@@ -192,9 +190,7 @@ static const ec_column *find_column(const char *name)
     return NULL;
 }
 
-/* Sets column c of r from text (a CSV cell or a JSON string/number); "" = unknown. */
-static int set_cell(const char *name, size_t row, const ec_column *c, ec_run_record *r,
-                    const char *text)
+int ec_column_set(const char *name, size_t row, const ec_column *c, void *r, const char *text)
 {
     char *p = (char *)r + c->offset;
     char *end;
@@ -413,7 +409,7 @@ static int parse_csv(const char *name, const char *data, size_t len, record_vec 
             goto done;
         }
         for (size_t j = 0; j < ncols; j++)
-            if (set_cell(name, rv->n, map[j], r, cr.fields[j]) != 0) {
+            if (ec_column_set(name, rv->n, map[j], r, cr.fields[j]) != 0) {
                 rc = -1;
                 goto done;
             }
@@ -425,6 +421,33 @@ done:
     return rc;
 }
 
+int ec_column_set_json(const char *name, size_t row, const ec_column *c, void *r, const cJSON *v)
+{
+    char buf[64];
+    const char *text;
+    if (cJSON_IsNull(v)) {
+        text = "";
+    } else if (cJSON_IsString(v) && (c->type == EC_COL_TEXT || c->type == EC_COL_HEX ||
+                                     c->type >= EC_COL_ENERGY_DEF)) {
+        text = v->valuestring;
+    } else if (cJSON_IsNumber(v) && (c->type == EC_COL_REAL || c->type == EC_COL_INT ||
+                                     c->type == EC_COL_LONG)) {
+        /* Integers are checked for being whole; reals keep cJSON's parsed double. */
+        if (c->type == EC_COL_REAL) {
+            *(double *)(void *)((char *)r + c->offset) = v->valuedouble;
+            return 0;
+        }
+        if (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15)
+            return ec_set_error("%s: row %zu: %s must be a whole number", name, row, c->name);
+        snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
+        text = buf;
+    } else {
+        return ec_set_error("%s: row %zu: %s has the wrong JSON type", name, row, c->name);
+    }
+    return ec_column_set(name, row, c, r, text);
+}
+
+
 /* One run's object (a JSON export's row, a JSONL line) into a new record; 0 or -1. */
 static int parse_row(const char *name, const cJSON *row, record_vec *rv)
 {
@@ -435,31 +458,9 @@ static int parse_row(const char *name, const cJSON *row, record_vec *rv)
     cJSON_ArrayForEach(v, row)
     {
         const ec_column *c = find_column(v->string);
-        char buf[64];
-        const char *text;
         if (!c)
             return ec_set_error("%s: row %zu: unknown column '%.40s'", name, rv->n, v->string);
-        if (cJSON_IsNull(v)) {
-            text = "";
-        } else if (cJSON_IsString(v) && (c->type == EC_COL_TEXT || c->type == EC_COL_HEX ||
-                                         c->type >= EC_COL_ENERGY_DEF)) {
-            text = v->valuestring;
-        } else if (cJSON_IsNumber(v) && (c->type == EC_COL_REAL || c->type == EC_COL_INT ||
-                                         c->type == EC_COL_LONG)) {
-            /* Integers are checked for being whole; reals keep cJSON's parsed double. */
-            if (c->type == EC_COL_REAL) {
-                *(double *)(void *)((char *)r + c->offset) = v->valuedouble;
-                continue;
-            }
-            if (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15)
-                return ec_set_error("%s: row %zu: %s must be a whole number", name, rv->n,
-                                    c->name);
-            snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
-            text = buf;
-        } else {
-            return ec_set_error("%s: row %zu: %s has the wrong JSON type", name, rv->n, c->name);
-        }
-        if (set_cell(name, rv->n, c, r, text) != 0) return -1;
+        if (ec_column_set_json(name, rv->n, c, r, v) != 0) return -1;
     }
     return 0;
 }
@@ -503,6 +504,11 @@ static int parse_json(const char *name, const char *data, size_t len, record_vec
     if (!cJSON_IsObject(o) || !kind) {
         cJSON_Delete(o);
         return parse_jsonl(name, data, len, rv);
+    }
+    if (cJSON_IsString(kind) && !strcmp(kind->valuestring, "accuracy")) {
+        rc = ec_set_error("%s: an accuracy export holds no runs (`import` stores it; `analyze "
+                          "--accuracy` reads it)", name);
+        goto done;
     }
     if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "runs") != 0) {
         rc = ec_set_error("%s: a '%s' export cannot be imported (import reads one row per run: "

@@ -4,6 +4,7 @@
  * llama-bench offers the same set; the column set is columns.c's. */
 #include "ecocompute/store.h"
 #include "store/export_internal.h"
+#include "store/store_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,10 +89,10 @@ static void write_md(FILE *out, const ec_run_record *r, size_t n)
             const char *p = (const char *)&r[i] + c[j]->offset;
             if (c[j]->type == EC_COL_REAL) {
                 double v = *(const double *)(const void *)p;
-                if (ec_export_cell_text(c[j], &r[i], buf, sizeof buf)) fprintf(out, "%.2f", v);
+                if (ec_column_text(c[j], &r[i], buf, sizeof buf)) fprintf(out, "%.2f", v);
             } else if (c[j]->type == EC_COL_INT && *(const int *)(const void *)p == -1) {
                 /* an unknown count: empty, as an unknown real */
-            } else if (ec_export_cell_text(c[j], &r[i], buf, sizeof buf)) {
+            } else if (ec_column_text(c[j], &r[i], buf, sizeof buf)) {
                 for (const char *s = buf; *s; s++) { /* a '|' would end the cell */
                     if (*s == '|') fputc('\\', out);
                     fputc(*s == '\n' || *s == '\r' ? ' ' : *s, out);
@@ -125,7 +126,7 @@ static void write_sql(FILE *out, const ec_run_record *r, size_t n)
         fputs("INSERT INTO " SQL_TABLE " VALUES (", out);
         for (size_t j = 0; j < nc; j++) {
             if (j) fputc(',', out);
-            if (!ec_export_cell_text(&c[j], &r[i], buf, sizeof buf)) {
+            if (!ec_column_text(&c[j], &r[i], buf, sizeof buf)) {
                 fputs("NULL", out);
             } else if (!strcmp(sql_type(c[j].type), "TEXT")) {
                 fputc('\'', out);

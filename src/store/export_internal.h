@@ -7,9 +7,6 @@
 
 #include <cjson/cJSON.h>
 
-/* Column c of r as text (reals with the fewest digits that read back exactly); returns 0 when
- * the value is unknown (empty in CSV, null in JSON, NULL in SQL). */
-int ec_export_cell_text(const ec_column *c, const ec_run_record *r, char *buf, size_t len);
 /* One run as a JSON object, every column a key in file order (a JSON export's row, a JSONL
  * line). */
 cJSON *ec_export_row_json(const ec_run_record *r);

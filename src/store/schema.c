@@ -88,4 +88,24 @@ static const char v4[] = "ALTER TABLE phases ADD COLUMN repeats INTEGER;\n"
                          "ALTER TABLE runs ADD COLUMN j_per_request_net REAL;\n"
                          "ALTER TABLE runs ADD COLUMN counter_period_s REAL;\n";
 
-const char *const ec_store_migrations[EC_STORE_SCHEMA_VERSION] = {v1, v2, v3, v4};
+/* Version 5: accuracy evaluations (`eval --db`, imported accuracy exports): perplexity under the
+ * sliding-window protocol and agreement with float32, with the model, precision, kernels,
+ * device, text file and provenance they were measured with. Append-only; fingerprint is the
+ * content identity that makes a re-import add nothing. */
+static const char v5[] =
+    "CREATE TABLE accuracy (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  fingerprint TEXT NOT NULL UNIQUE,\n"
+    "  source TEXT NOT NULL, licence TEXT NOT NULL, timestamp_utc TEXT NOT NULL,\n"
+    "  ecocompute_version TEXT NOT NULL, git_commit TEXT NOT NULL,\n"
+    "  model TEXT NOT NULL, params_b REAL, precision TEXT NOT NULL, kernels TEXT NOT NULL,\n"
+    "  device TEXT NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL,\n"
+    "  int8_threshold REAL, quantize_head INTEGER,\n"
+    "  tokenizer TEXT NOT NULL, tokenizer_sha256 TEXT NOT NULL,\n"
+    "  dataset TEXT NOT NULL, dataset_sha256 TEXT NOT NULL,\n"
+    "  window INTEGER, stride INTEGER, ppl_tokens INTEGER, perplexity REAL,\n"
+    "  kl_positions INTEGER, kl_seed INTEGER, kl_vs_f32 REAL, top1_agreement_pct REAL,\n"
+    "  max_abs_dlogit REAL);\n"
+    "CREATE INDEX accuracy_by_model ON accuracy (model, precision, kernels);\n";
+
+const char *const ec_store_migrations[EC_STORE_SCHEMA_VERSION] = {v1, v2, v3, v4, v5};

@@ -106,6 +106,16 @@ int ec_store_schema_version(ec_store *s)
     return s->version;
 }
 
+sqlite3 *ec_store_sqlite(ec_store *s)
+{
+    return s->db;
+}
+
+const char *ec_store_file(ec_store *s)
+{
+    return s->path;
+}
+
 /* Applies the migrations from the file's version on, inside the caller's write transaction
  * (which also checked the file), so two writers opening an old or new file at once migrate it
  * once. */
@@ -328,12 +338,12 @@ static col_home home_of(const ec_column *c, const char **sql_name)
     return HOME_RUN;
 }
 
-static void *field(const ec_run_record *r, const ec_column *c)
+static void *field(const void *r, const ec_column *c)
 {
     return (char *)r + c->offset;
 }
 
-static void bind_column(sqlite3_stmt *st, int idx, const ec_column *c, const ec_run_record *r)
+void ec_store_bind_column(sqlite3_stmt *st, int idx, const ec_column *c, const void *r)
 {
     const void *p = field(r, c);
     switch (c->type) {
@@ -361,7 +371,7 @@ static void bind_column(sqlite3_stmt *st, int idx, const ec_column *c, const ec_
     }
 }
 
-static void read_column(sqlite3_stmt *st, int idx, const ec_column *c, ec_run_record *r)
+void ec_store_read_column(sqlite3_stmt *st, int idx, const ec_column *c, void *r)
 {
     void *p = field(r, c);
     int null = sqlite3_column_type(st, idx) == SQLITE_NULL;
@@ -443,7 +453,7 @@ static int read_records(ec_store *s, sqlite3_stmt *st, ec_run_record **out, size
         ec_run_record *r = &v[(*n)++];
         ec_run_record_init(r);
         for (size_t j = 0; j < nc; j++)
-            read_column(st, (int)j, &c[j], r);
+            ec_store_read_column(st, (int)j, &c[j], r);
     }
     if (rc != SQLITE_DONE) {
         free(v);
@@ -738,15 +748,12 @@ int ec_store_config_stabilized(ec_store *s, long id, double waited_s, int settle
 
 /* ---- runs ---- */
 
-/* FNV-1a over the record's export text, run_id and gate aside (they change on import and when a
- * configuration finishes): the content identity that makes re-imports skip known runs. */
-static void fingerprint(const ec_run_record *r, char out[17])
+void ec_store_fingerprint(const ec_column *c, size_t nc, const void *r, const char *const *skip,
+                          char out[17])
 {
-    size_t nc;
-    const ec_column *c = ec_run_columns(&nc);
     uint64_t h = 1469598103934665603ull;
     for (size_t j = 0; j < nc; j++) {
-        if (!strcmp(c[j].name, "run_id") || !strcmp(c[j].name, "gate")) continue;
+        if (in_list(skip, c[j].name)) continue;
         char buf[256];
         const void *p = field(r, &c[j]);
         switch (c[j].type) {
@@ -765,6 +772,16 @@ static void fingerprint(const ec_run_record *r, char out[17])
         }
     }
     snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* A run's content identity: run_id and gate aside (they change on import and when a
+ * configuration finishes), so that re-imports skip known runs. */
+static void fingerprint(const ec_run_record *r, char out[17])
+{
+    static const char *const skip[] = {"run_id", "gate", NULL};
+    size_t nc;
+    const ec_column *c = ec_run_columns(&nc);
+    ec_store_fingerprint(c, nc, r, skip, out);
 }
 
 /* Inserts the run row and its two phases (inside the caller's transaction). gate_override:
@@ -803,7 +820,7 @@ static int insert_run_rows(ec_store *s, long cfg, const char *session_id, int at
     int k = 7;
     for (size_t j = 0; j < nc; j++) {
         const char *name;
-        if (home_of(&c[j], &name) == HOME_RUN) bind_column(st, k++, &c[j], r);
+        if (home_of(&c[j], &name) == HOME_RUN) ec_store_bind_column(st, k++, &c[j], r);
     }
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -829,7 +846,7 @@ static int insert_run_rows(ec_store *s, long cfg, const char *session_id, int at
         k = 3;
         for (size_t j = 0; j < nc; j++) {
             const char *name;
-            if (home_of(&c[j], &name) == want) bind_column(st, k++, &c[j], r);
+            if (home_of(&c[j], &name) == want) ec_store_bind_column(st, k++, &c[j], r);
         }
         rc = sqlite3_step(st);
         sqlite3_finalize(st);
@@ -965,7 +982,7 @@ static int same_environment(ec_store *s, const char *id, const ec_run_record *r,
         for (int i = 0; session_cols[i]; i++)
             for (size_t j = 0; j < nc; j++)
                 if (!strcmp(c[j].name, session_cols[i])) {
-                    read_column(st, i, &c[j], &stored);
+                    ec_store_read_column(st, i, &c[j], &stored);
                     const void *a = field(&stored, &c[j]), *b = field(r, &c[j]);
                     if (c[j].type == EC_COL_TEXT)
                         same &= !strcmp(a, b);
@@ -1018,7 +1035,7 @@ static int import_session(ec_store *s, const ec_run_record *r, char *id, size_t 
             k = 2;
             for (int i = 0; session_cols[i]; i++)
                 for (size_t j = 0; j < nc; j++)
-                    if (!strcmp(c[j].name, session_cols[i])) bind_column(st, k++, &c[j], r);
+                    if (!strcmp(c[j].name, session_cols[i])) ec_store_bind_column(st, k++, &c[j], r);
             int rc = sqlite3_step(st);
             sqlite3_finalize(st);
             return rc == SQLITE_DONE ? 0 : db_error(s, "storing an imported session");
