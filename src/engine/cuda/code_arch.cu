@@ -50,7 +50,7 @@ static int code_versions(int device, int *binary)
     cudaError_t e = cudaFuncGetAttributes(&a, ec_code_arch_probe_kernel);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        char gpu[160];
+        char gpu[320];
         describe(device, gpu, sizeof gpu);
         if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction)
             ec_set_error("%s: this build has no GPU code for it (CUDA architectures: %s); rebuild "
@@ -136,7 +136,7 @@ int ec_cuda_device_ready(int device, ec_precision p)
     if (!arch) return -1;
     const char *missing = ec_gpu_precision_missing(p, ec_cuda_code_features(device));
     if (!missing) return 0;
-    char gpu[160];
+    char gpu[320];
     describe(device, gpu, sizeof gpu);
     return ec_set_error("%s: precision %s needs %s; this build runs %s_%d code there%s", gpu,
                         ec_precision_name(p), missing, binary == arch ? "sm" : "compute", arch,

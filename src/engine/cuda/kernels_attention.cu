@@ -381,6 +381,9 @@ __global__ void __launch_bounds__(ATTN_THREADS)
                                const float *inv_freq, const int *pos, int split_len, int tpk,
                                T *k_cache, T *v_cache, T *out, int prefetch_below)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    __trap(); /* no clusters: attn_cluster_max is 0 for such code, so this never launches */
+#else
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
     cg::cluster_group cluster = cg::this_cluster();
@@ -398,16 +401,16 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     T *o = out + ((size_t)b * s.n_heads + h) * hd;
     for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
         o[d] = ec_from_f32<T>(combine_dim([parts](int i) { return parts[i]; }, used, hd, d));
+#endif
 }
 
-/* ec_decode_prefetch_below for this device: its L2 where it has the bulk prefetch (sm_90+). */
+/* ec_decode_prefetch_below for this device: its L2 where the code has the bulk prefetch
+ * (sm_90+ code; ec_prefetch_l2 is empty below it). */
 static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t elem)
 {
     int l2 = ec_per_device([](int dev) {
-        int major = 0, bytes = 0;
-        return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                           cudaSuccess &&
-                       major >= 9 &&
+        int bytes = 0;
+        return ec_cuda_code_features(dev) & EC_GPU_L2_PREFETCH &&
                        cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev) == cudaSuccess
                    ? bytes
                    : 0;
@@ -416,15 +419,12 @@ static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t el
 }
 
 /* ec_cuda_decode_cluster_max: 16 (past the portable 8, where the device allows it) or 8 at
- * splits of EC_DECODE_CLUSTER_SPLIT positions and the widest heads; 0 below sm_90, or where not
- * even 8 fit. */
+ * splits of EC_DECODE_CLUSTER_SPLIT positions and the widest heads; 0 for code below sm_90, or
+ * where not even 8 fit. */
 static int attn_cluster_max()
 {
     return ec_per_device([](int dev) {
-        int major = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-            major < 9)
-            return 0;
+        if (!(ec_cuda_code_features(dev) & EC_GPU_CLUSTERS)) return 0;
         const void *kernels[] = {(const void *)attn_decode_cluster_kernel<__half>,
                                  (const void *)attn_decode_cluster_kernel<__nv_bfloat16>};
         for (const void *k : kernels)
