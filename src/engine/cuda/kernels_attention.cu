@@ -17,10 +17,6 @@
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
 
-#include <cooperative_groups.h>
-
-namespace cg = cooperative_groups;
-
 enum {
     ATTN_THREADS = 128,
     ATTN_KEYS = 4,         /* key rows in flight per lane group */
@@ -381,12 +377,9 @@ __global__ void __launch_bounds__(ATTN_THREADS)
                                const float *inv_freq, const int *pos, int split_len, int tpk,
                                T *k_cache, T *v_cache, T *out, int prefetch_below)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-    __trap(); /* no clusters: attn_cluster_max is 0 for such code, so this never launches */
-#else
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
-    cg::cluster_group cluster = cg::this_cluster();
+    ec_cluster cluster; /* launched only for sm_90+ code (attn_cluster_max) */
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
     /* cg's arrive releases (a GPU-wide fence, 6 % of the kernel's stalls alone under ncu); a
      * relaxed arrival measured no faster in the step */
@@ -401,7 +394,6 @@ __global__ void __launch_bounds__(ATTN_THREADS)
     T *o = out + ((size_t)b * s.n_heads + h) * hd;
     for (int d = threadIdx.x; d < hd; d += ATTN_THREADS)
         o[d] = ec_from_f32<T>(combine_dim([parts](int i) { return parts[i]; }, used, hd, d));
-#endif
 }
 
 /* ec_decode_prefetch_below for this device: its L2 where the code has the bulk prefetch

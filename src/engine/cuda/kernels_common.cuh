@@ -4,6 +4,7 @@
 #ifndef ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
 #define ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdlib.h>
@@ -98,6 +99,27 @@ __device__ __forceinline__ void ec_block_reduce_n(float v[N], float *scratch)
         v[i] = IS_MAX ? ec_warp_max(u) : ec_warp_sum(u);
     }
 }
+/* The thread block cluster of the calling block, in code that has clusters (sm_90+). Below it
+ * the host never launches more than one block per cluster (EC_GPU_CLUSTERS, ec_code_features),
+ * so the cluster-only calls are never reached and trap. */
+struct ec_cluster {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    cooperative_groups::cluster_group g = cooperative_groups::this_cluster();
+    __device__ void sync() { g.sync(); }
+    __device__ void barrier_arrive() { g.barrier_arrive(); }
+    __device__ void barrier_wait() { g.barrier_wait(); }
+    template <typename T> __device__ T *map_shared_rank(T *p, int rank)
+    {
+        return g.map_shared_rank(p, rank);
+    }
+#else
+    __device__ void sync() { __trap(); }
+    __device__ void barrier_arrive() { __trap(); }
+    __device__ void barrier_wait() { __trap(); }
+    template <typename T> __device__ T *map_shared_rank(T *p, int) { __trap(); return p; }
+#endif
+};
+
 /* The block maximum of non-negative floats that are not NaN, whose bit patterns order as
  * unsigned integers: one warp reduction instruction and one shared atomic per warp, then one
  * barrier, where ec_block_reduce takes two barriers and two rounds of shuffles (on a one-block

@@ -38,11 +38,8 @@
 #include "kernels_common.cuh"
 #include "kernels_int8.cuh"
 
-#include <cooperative_groups.h>
 #include <limits.h>
 #include <stdint.h>
-
-namespace cg = cooperative_groups;
 
 enum {
     MMA_WARPS = 8,               /* row tiles per CTA */
@@ -273,10 +270,7 @@ __global__ void __launch_bounds__(MMA_THREADS, 1)
             p_acc[(4 * j + e) * 32 + lane] = acc[j][e];
             if (MIXED) p_out[(4 * j + e) * 32 + lane] = out[j][e];
         }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-    __trap(); /* no clusters: launch_mma never splits for such code */
-#else
-    cg::cluster_group cluster = cg::this_cluster();
+    ec_cluster cluster;
     cluster.sync();
     for (int u = q; u < 2 * NT; u += split) {
         int j = u >> 1, h = u & 1, tok = 8 * j + 2 * t + h;
@@ -298,7 +292,6 @@ __global__ void __launch_bounds__(MMA_THREADS, 1)
                       o_a, o_b);
     }
     cluster.sync(); /* no CTA leaves while another reads its partials */
-#endif
 }
 
 /* CTAs per cluster for a grid of `ctas` row blocks over `nchunks` chunks, `resident` CTAs at a
