@@ -5,7 +5,8 @@
 # run-to-run CV of tok/s and of J/1k tokens (gross), the stated energy uncertainty, the counter
 # vs integrated-power disagreement, prefill energy per phase, repetitions, and the sweep's wall
 # time. Shortened protocol to fit one device call: RUNS (3) measured runs, 1 warm-up, no thermal
-# stabilization, a 5 s idle baseline. Results go to $OUT (or bench-out/). A CPU check of the
+# stabilization, a 5 s idle baseline; DEFAULTS=1: bench's own defaults (RUNS, when set, still
+# applies), to time the default protocol. Results go to $OUT (or bench-out/). A CPU check of the
 # pipeline: DEVICE=cpu MODELS=tiny with the fake NVML (tests/meter/fake_nvml.c).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,13 +23,16 @@ bin=${ECOCOMPUTE:-$pack/bin/ecocompute}
 models=${MODELS:-Llama-2-7B}
 precisions=${PRECISIONS:-fp16,int8,nf4}
 batches=${BATCHES:-1,64}
-runs=${RUNS:-3}
 device=${DEVICE:-cuda}
+if [ "${DEFAULTS:-0}" = 1 ]; then
+    protocol=(${RUNS:+--runs "$RUNS"})
+else
+    protocol=(--runs "${RUNS:-3}" --warmup 1 --stabilize 0 --idle 5 --reruns 0)
+fi
 window=${MIN_WINDOW:-auto} # 0: the protocol as it was, for comparison
 t0=$(date +%s)
 "$bin" bench --model "$models" --precision "$precisions" --batch "$batches" --device "$device" \
-  --runs "$runs" --warmup 1 --stabilize 0 --idle 5 --reruns 0 --min-window "$window" \
-  --db "$out/protocol.db" \
+  "${protocol[@]}" --min-window "$window" --db "$out/protocol.db" \
   --format csv >"$out/protocol-summary.csv"
 wall=$(($(date +%s) - t0))
 "$bin" export --db "$out/protocol.db" -o "$out/protocol-runs.csv"

@@ -180,7 +180,7 @@ static void test_zero_token_no_nan(void **state)
     check_case(w, x, 6.0f, C);
 }
 
-/* The CUDA GEMV that quantizes its own token (kernels_int8.cu, act_code_rcp) divides by the
+/* The CUDA GEMV that quantizes its own token (kernels_int8_act.cuh, act_code_rcp) divides by the
  * token's absmax a through r = RN(1/a): q0 = RN(v·r), then q = fma(fma(−q0, a, v), r, q0). The
  * codes stay those of src/quant/int8.c only if q is RN(v / a) for every pair of fp16 values with
  * |v| <= a, a > 0 (a non-outlier value never exceeds its token's absmax). Both are IEEE binary32

@@ -37,19 +37,27 @@ extern ec_cuda_test_paths ec_cuda_test_path_choice; /* all 0: the launch policy 
 /* The attention kernels handle head_dim up to this (8 lanes x 16-byte loads per key row). */
 #define EC_CUDA_MAX_HEAD_DIM 256
 
-/* ---- kernels_misc.cu ---- */
+/* ---- kernels_convert.cu ---- */
 /* dst [rows][ld] (16-bit) = round-to-nearest-even(src [rows][cols] fp32); dst columns
  * [cols, ld) are left alone (weights padded to a multiple of 8 columns keep zeros there). */
 int ec_cuda_convert_f32(ec_cuda_dtype t, const float *src, void *dst, int rows, int cols, int ld,
                         cudaStream_t stream);
+
+/* ---- kernels_embed.cu ---- */
 /* x [ntok][dim] fp32 = table [vocab][dim] (16-bit) row tokens[t]; tokens [ntok] on the device,
  * already checked to lie in [0, vocab). */
 int ec_cuda_embed(ec_cuda_dtype t, const void *table, const int *tokens, int ntok, int dim,
                   float *x, cudaStream_t stream);
+
+/* ---- kernels_elementwise.cu ---- */
 /* h [ntok][ldh] (16-bit) = silu(gu[t][j]) * gu[t][hidden + j] for j < hidden,
  * gu [ntok][2*hidden] fp32. */
 int ec_cuda_silu_mul(ec_cuda_dtype t, const float *gu, int ntok, int hidden, void *h, int ldh,
                      cudaStream_t stream);
+/* y [ntok][ldy] += t [ntok][ldt] (fp32, n columns): the reference family's residual add. */
+int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);
+
+/* ---- kernels_argmax.cu ---- */
 /* A decode step's greedy feedback (ec_cuda_argmax): each sequence's token also becomes the next
  * step's input, and the position moves on, without the host. */
 typedef struct {
@@ -64,9 +72,6 @@ typedef struct {
  * history[step[0]][b], and the last sequence to finish adds 1 to step[0]. */
 int ec_cuda_argmax(const float *logits, int batch, int vocab, int *out, unsigned long long *keys,
                    unsigned *tickets, const ec_cuda_argmax_feed *feed, cudaStream_t stream);
-
-/* y [ntok][ldy] += t [ntok][ldt] (fp32, n columns): the reference family's residual add. */
-int ec_cuda_add(float *y, int ldy, const float *t, int ldt, int ntok, int n, cudaStream_t stream);
 
 /* ---- kernels_norm.cu ---- */
 /* An RMSNorm as the first step of a later kernel (ec_cuda_int8_prepare, fp8's fused linears):
@@ -120,11 +125,12 @@ int ec_cuda_linear(cublasHandle_t cublas, ec_cuda_dtype t, ec_gemv_mode mode, co
 int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ldw, const void *x,
                    int ldx, int m, int rows, int cols, float *y, int ldy, float beta);
 
-/* ---- kernels_int8.cu: LLM.int8() building blocks (numerics: docs/formats.md) ----
+/* ---- LLM.int8() building blocks, kernels_int8_*.cu (numerics: docs/formats.md) ----
  * Activations x are fp16 [ntok][cols] (row stride cols); quantized activations xq are int8
  * [ntok][ld] with ld % 16 == 0 and columns [cols, ld) zero; int8 weights w are [rows][ld] with
  * per-row absmax wscale [rows]; outlier lists are ascending column indices. */
 
+/* ---- kernels_int8_outliers.cu ---- */
 /* Outlier columns of x (any token with |x| >= threshold > 0): mask [ceil(cols/32)] (bit c % 32
  * of word c / 32 set for an outlier column c; every word written), ocols [cols] the columns
  * ascending, *ocount their number; when stat is not NULL, stat[0] += count and stat[1] += 1.
@@ -134,6 +140,8 @@ int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ld
 int ec_cuda_int8_outliers(const void *x, int ntok, int cols, float threshold, unsigned *mask,
                           int *ocols, int *ocount, unsigned *ticket, unsigned long long *stat,
                           cudaStream_t stream);
+
+/* ---- kernels_int8_quantize.cu ---- */
 /* Per-token quantization: xscale [ntok] = absmax / 127 over the columns not in mask (mask may be
  * NULL: none), xq = rne(x / absmax * 127), outlier and pad columns 0. One block per token. With
  * xo (else NULL) it also gathers the outlier activations for ec_cuda_int8_mma: xo fp16
@@ -150,6 +158,8 @@ int ec_cuda_int8_quantize(const void *x, int ntok, int cols, int ld, const unsig
 int ec_cuda_int8_prepare(const ec_cuda_norm *norm, void *x, int ntok, int cols, int ld, float threshold,
                          unsigned *mask, int *ocount, int8_t *xq, float *xscale,
                          unsigned long long *stat, cudaStream_t stream);
+
+/* ---- kernels_int8_gemv.cu ---- */
 /* The fused int8 GEMV (batch <= EC_CUDA_GEMV_MAX_BATCH): dp4a over one pass of the int8 rows,
  * the fp16 products of the outlier columns in mask (NULL: none) from x and the codes the pass
  * holds anyway, then the ec_gemv_mode epilogue (SILU_MUL: rows = output rows, w holds 2*rows).
@@ -170,6 +180,8 @@ int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscal
                           int ld, const void *x, int cols, float threshold, unsigned *mask,
                           int *ocount, int8_t *xq, float *xscale, unsigned long long *stat,
                           void *y, int ldy, cudaStream_t stream);
+
+/* ---- kernels_int8_mma.cu ---- */
 /* The fused int8 / int8-mixed linear of 9..EC_CUDA_INT8_MMA_MAX_BATCH token rows in one pass
  * over w (kernels_int8_mma.cu): int8 tensor-core MMAs of xq [ntok][ld] and w, and with mask
  * (the outlier scan's; NULL: int8) the outlier columns' 16-bit product from the same weight
@@ -179,6 +191,8 @@ int ec_cuda_int8_gemv_own(ec_gemv_mode mode, const int8_t *w, const float *wscal
 int ec_cuda_int8_mma(ec_gemv_mode mode, const int8_t *w, const float *wscale, int rows, int ld,
                      const int8_t *xq, const float *xscale, const void *xo, const unsigned *mask,
                      int ntok, void *y, int ldy, cudaStream_t stream);
+
+/* ---- kernels_int8_gemm.cu ---- */
 /* The epilogue after the int8 tensor-core GEMM acc int32 [ntok][ldc] (acc[t][r] = row r of
  * x_q·w_q): scales, the product of the outlier columns of x (bits of mask, as the outlier scan
  * writes it, with its count ocount; NULL: none, as for int8) and of the fp16-dequantized w, on
@@ -193,6 +207,8 @@ int ec_cuda_int8_epilogue(ec_gemv_mode mode, const int32_t *acc, int ldc, const 
  * (ld % 16 == 0, ldc % 4 == 0: cuBLAS's int8 alignment rules). */
 int ec_cuda_int8_gemm(cublasHandle_t cublas, const int8_t *w, int rows, int ld, const int8_t *xq,
                       int ntok, int32_t *acc, int ldc);
+
+/* ---- kernels_int8_reference.cu ---- */
 /* Reference pieces (bitsandbytes' separate kernels): y fp32 [ntok][ldy] = acc * wscale/127 *
  * xscale; xo fp16 [ntok][ldo] = x[:, ocols]; wo fp16 [rows][ldo] = fp16(w[:, ocols] *
  * wscale/127), with n = the host's copy of the outlier count and zeros in columns [n, ldo). */

@@ -1,5 +1,6 @@
 /* kernels_int8.cuh — the int8 formats' scalar arithmetic shared by the int8 kernels
- * (kernels_int8.cu: prepares, GEMV, GEMM epilogue; kernels_int8_mma.cu: the one-pass GEMM).
+ * (kernels_int8_gemv.cu, kernels_int8_gemm.cu's epilogue, kernels_int8_reference.cu, and
+ * kernels_int8_mma.cu's one-pass GEMM).
  * Each is src/quant/int8.c's expression with explicit roundings (__fmul_rn, ...), so nvcc cannot
  * contract it into an FMA the CPU does not do. */
 #ifndef ECOCOMPUTE_CUDA_KERNELS_INT8_CUH

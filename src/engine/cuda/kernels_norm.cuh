@@ -1,5 +1,5 @@
 /* kernels_norm.cuh — RMSNorm of one row by a whole block, shared by the RMSNorm kernel and the
- * int8 activation prepare that normalises its input itself (kernels_int8.cu). */
+ * int8 activation prepare that normalises its input itself (kernels_int8_quantize.cu). */
 #ifndef ECOCOMPUTE_CUDA_KERNELS_NORM_CUH
 #define ECOCOMPUTE_CUDA_KERNELS_NORM_CUH
 

@@ -136,8 +136,12 @@ int ec_cuda_nf4dq_absmax(const ec_cuda_packed_weight *w, float *absmax, cudaStre
 int ec_cuda_qdequant(ec_cuda_dtype t, const ec_cuda_packed_weight *w, const float *absmax,
                      void *w16, cudaStream_t stream);
 
-/* ---- internal: the per-format fused launchers behind ec_cuda_packed_linear_fused (checked inputs)
- */
+/* ---- internal ---- */
+/* The input check of both families' entry points: 0, or -1 with ec_last_error() naming family
+ * ("fused", "reference"), the precision and what is wrong. */
+int ec_cuda_qweight_check(const ec_cuda_packed_weight *w, ec_gemv_mode mode, int ldx, int batch,
+                          int ldy, const char *family);
+/* The per-format fused launchers behind ec_cuda_packed_linear_fused (checked inputs). */
 int ec_cuda_nf4_fused(ec_cuda_dtype t, ec_gemv_mode mode, const ec_cuda_packed_weight *w,
                       const void *x, int ldx, int batch, void *y, int ldy,
                       const ec_cuda_qsplit *split, const ec_cuda_qcarry *carry,

@@ -1,5 +1,5 @@
 /* kernels_wgmma.cuh — Hopper's warpgroup MMA (wgmma.mma_async, sm_90a), as the quantized GEMM of
- * 17-64 token rows uses it (kernels_quant.cuh, qgemm_kernel with WG = true).
+ * 17-64 token rows uses it (kernels_qgemm.cuh, qgemm_kernel with WG = true).
  *
  * A warpgroup (4 consecutive warps) multiplies a 64 x 16 A slice held in registers — warp w holds
  * rows 16w .. 16w + 15 in exactly the A fragment of mma.sync.m16n8k16, so the decode that feeds

@@ -4,7 +4,8 @@
  * cuBLAS is column-major: the row-major weight W [rows][cols] is a column-major cols x rows
  * matrix, so y^T (rows x m) = op_T(W) * x^T, with x [m][cols] a column-major cols x m matrix.
  * Inputs are 16-bit, compute and output fp32 (CUBLAS_COMPUTE_32F), so the residual add is the
- * GEMM's beta = 1. */
+ * GEMM's beta = 1. ec_cuda_gemm16 is the backend's one 16-bit cuBLAS GEMM: the reference
+ * quantized family multiplies its dequantized weights with it too (kernels_dequant.cu). */
 #include "cuda_check.h"
 #include "kernels.h"
 

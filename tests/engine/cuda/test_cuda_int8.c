@@ -7,7 +7,7 @@
  *   - the quantized activations, token scales, outlier count, mask and (where built) column list
  *     are identical to the CPU's (same fp32 operations on the same fp16 values);
  *   - without outlier columns, STORE and ADD outputs of both families bit-identical to the CPU
- *     (exact int32 dot products, the same scale products; see kernels_int8.cu);
+ *     (exact int32 dot products, the same scale products; see kernels_int8_act.cuh);
  *   - with outlier columns, the fused GEMV (each lane sums its chunks' columns), the one-pass
  *     GEMM at 9-64 tokens and the fused epilogue (tensor-core MMAs), the fused family's gathered
  *     columns above 256 tokens and the reference family (both a 16-bit cuBLAS GEMM) sum the
@@ -467,7 +467,7 @@ static void test_llama_shapes(void **state)
         {EC_PREC_INT8, 0.0f, 4096, 11008, 8, OUT_NONE, 0},
         {EC_PREC_INT8_MIXED, 1.0e4f, 4096, 11008, 17, OUT_MANY, 0},
         /* enough epilogue tiles (256 row x 4 token tiles) that the outlier chunks are not split
-         * over a cluster (kernels_int8.cu: epilogue_split); the shapes above are split */
+         * over a cluster (kernels_int8_gemm.cu: epilogue_split); the shapes above are split */
         {EC_PREC_INT8_MIXED, 6.0f, 8192, 512, 256, OUT_MANY, 0},
         /* a NaN activation: the GEMV quantizing its own token (int8: the absmax on half pairs)
          * and, with the prepare path forced, the one-token prepare at batch 1; the per-token
