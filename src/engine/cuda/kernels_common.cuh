@@ -120,10 +120,6 @@ struct ec_cluster {
 #endif
 };
 
-/* The block maximum of non-negative floats that are not NaN, whose bit patterns order as
- * unsigned integers: one warp reduction instruction and one shared atomic per warp, then one
- * barrier, where ec_block_reduce takes two barriers and two rounds of shuffles (on a one-block
- * kernel's critical path). *s_max: shared, 0 before, with a barrier since. */
 /* The whole warp's maximum and sum of unsigned integers: one instruction on sm_80+
  * (__reduce_*_sync), five shuffles on Turing. */
 __device__ __forceinline__ unsigned ec_warp_reduce_max(unsigned v)
@@ -144,6 +140,10 @@ __device__ __forceinline__ unsigned ec_warp_reduce_add(unsigned v)
     return v;
 #endif
 }
+/* The block maximum of non-negative floats that are not NaN, whose bit patterns order as
+ * unsigned integers: one warp reduction instruction and one shared atomic per warp, then one
+ * barrier, where ec_block_reduce takes two barriers and two rounds of shuffles (on a one-block
+ * kernel's critical path). *s_max: shared, 0 before, with a barrier since. */
 __device__ __forceinline__ float ec_block_max_nonneg(float v, unsigned *s_max)
 {
     unsigned m = ec_warp_reduce_max(__float_as_uint(v));
