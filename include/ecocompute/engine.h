@@ -147,6 +147,46 @@ double ec_decode_step_bytes(const ec_model_config *c, ec_precision prec, int bat
  * unk/bos/eos of Llama vocabularies), a pure function of (seed, index). */
 void ec_prompt_synthetic(uint64_t seed, int vocab, int batch, int len, int *out);
 
+/* ---- which of this build's CUDA code runs on a GPU, and with what (src/engine/gpu_support.c) ----
+ * Machine code (SASS) for sm_XY runs on GPUs of compute capability X.y for y >= Y (sm_90a, which
+ * is arch-specific, on 9.0 alone); PTX for compute_XY is compiled by the driver, at first use,
+ * for any GPU of compute capability X.Y or newer. The driver loads the best machine code and
+ * else JIT-compiles the newest PTX, and that code has its own architecture's instructions,
+ * whatever the GPU: a compute_80 build runs on an H200 exactly as on an A100. So the CUDA
+ * backend chooses each kernel path by the architecture of the code that runs (it reads it from
+ * the loaded code); these functions predict it from the list compiled in, without a GPU. */
+enum {
+    EC_GPU_BF16 = 1u << 0,        /* bf16 arithmetic and bf16 tensor cores (sm_80+) */
+    EC_GPU_CP_ASYNC = 1u << 1,    /* asynchronous copies to shared memory, m16n8k16 mma (sm_80+) */
+    EC_GPU_FP8_CVT = 1u << 2,     /* hardware e4m3 -> fp16 conversion (sm_89+) */
+    EC_GPU_CLUSTERS = 1u << 3,    /* thread block clusters, distributed shared memory (sm_90+) */
+    EC_GPU_PDL = 1u << 4,         /* programmatic dependent launch (sm_90+) */
+    EC_GPU_L2_PREFETCH = 1u << 5, /* bulk prefetch into L2 (sm_90+) */
+    EC_GPU_WGMMA = 1u << 6,       /* warpgroup mma (sm_90a code alone) */
+    EC_GPU_FEATURE_COUNT = 7
+};
+/* The EC_GPU_* bits of device code of architecture code_arch (10 x major + minor, e.g. 86),
+ * arch_specific for sm_90a-style code. */
+unsigned ec_gpu_features(int code_arch, int arch_specific);
+/* "bf16", "cp.async", "fp8-cvt", "clusters", "pdl", "l2-prefetch", "wgmma" for one bit. */
+const char *ec_gpu_feature_name(unsigned bit);
+
+typedef struct {
+    int code_arch;     /* 10 x major + minor of the code that runs (86: sm_86); 0: none does */
+    int arch_specific; /* sm_90a-style code */
+    int jit;           /* PTX compiled by the driver at first use, not machine code */
+    unsigned features; /* ec_gpu_features of it */
+} ec_gpu_code;
+/* Which of `archs` (CMAKE_CUDA_ARCHITECTURES entries separated by spaces or semicolons: "80-real",
+ * "90a-real", "120-virtual", "86" for both) runs on a GPU of compute capability major.minor.
+ * Returns 0, or -1 (out->code_arch 0) when none does. */
+int ec_gpu_code_for(const char *archs, int major, int minor, ec_gpu_code *out);
+/* This build's CUDA architectures ("75-real 80-real ..."); "" without the CUDA backend. */
+const char *ec_cuda_build_architectures(void);
+/* What precision p needs that code with `features` lacks ("bf16 arithmetic (compute capability
+ * 8.0+)"), or NULL when the CUDA backend runs p there. */
+const char *ec_gpu_precision_missing(ec_precision p, unsigned features);
+
 /* ---- accuracy metrics over next-token logits (eval) ---- */
 /* Index of the largest value, the lowest index on ties (greedy decoding). */
 int ec_argmax(const float *x, int n);

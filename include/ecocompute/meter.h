@@ -50,6 +50,12 @@ typedef struct {
     double power_max_w;     /* highest settable limit, W */
     double max_sm_mhz;      /* MHz */
     double max_mem_mhz;     /* MHz */
+    int cc_major, cc_minor; /* CUDA compute capability (9, 0 for an H100); -1 if unknown */
+    double mem_bus_bits;    /* memory bus width, bits; NaN if unknown */
+    /* Theoretical memory bandwidth, GB/s (1e9 bytes/s): 2 transfers per memory clock (NVML's
+     * clock is half the data rate for HBM and GDDR alike) x max_mem_mhz x bus width / 8; NaN if
+     * either is unknown. */
+    double mem_bandwidth_gbs;
     int persistence_mode;   /* 1 on, 0 off, -1 unknown */
     int has_energy_counter; /* nvmlDeviceGetTotalEnergyConsumption works (Volta+) */
     int has_power_instant;  /* field 186 works */

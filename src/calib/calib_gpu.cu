@@ -4,6 +4,7 @@
 
 #include "ecocompute/common.h"
 #include "ecocompute/engine.h"
+#include "engine/cuda/code_arch.h"
 #include "engine/cuda/cuda_check.h"
 
 #include <cublas_v2.h>
@@ -81,10 +82,8 @@ extern "C" int ec_calib_gpu_open(ec_calib_gpu **out, int device, size_t buffer_b
                                  int gemm_n, ec_calib_device *info)
 {
     *out = NULL;
-    int count = 0;
-    EC_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-    if (device < 0 || device >= count)
-        return ec_set_error("CUDA device %d does not exist (%d device(s) visible)", device, count);
+    /* fp16: the calibration's GEMM; this also says "no driver" or "no code for this GPU". */
+    if (ec_cuda_device_ready(device, EC_PREC_FP16) != 0) return -1;
     EC_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     cudaDeviceProp prop;
     EC_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");

@@ -48,6 +48,14 @@ static void describe(const ec_nvml *nv, ec_gpu *g, unsigned index)
     in->max_sm_mhz = r == NVML_SUCCESS ? a : NAN;
     r = EC_NVML(nv, DeviceGetMaxClockInfo, g->handle, NVML_CLOCK_MEM, &a);
     in->max_mem_mhz = r == NVML_SUCCESS ? a : NAN;
+    int major = -1, minor = -1;
+    if (EC_NVML(nv, DeviceGetCudaComputeCapability, g->handle, &major, &minor) != NVML_SUCCESS)
+        major = minor = -1;
+    in->cc_major = major;
+    in->cc_minor = minor;
+    r = EC_NVML(nv, DeviceGetMemoryBusWidth, g->handle, &a);
+    in->mem_bus_bits = r == NVML_SUCCESS && a > 0 ? a : NAN;
+    in->mem_bandwidth_gbs = 2.0 * in->max_mem_mhz * 1e6 * in->mem_bus_bits / 8.0 / 1e9;
     int mode = 0;
     r = EC_NVML(nv, DeviceGetPersistenceMode, g->handle, &mode);
     in->persistence_mode = r == NVML_SUCCESS ? mode == NVML_FEATURE_ENABLED : -1;

@@ -60,6 +60,8 @@ int ec_nvml_load(ec_nvml *nv)
     RESOLVE(DeviceGetPowerManagementLimitConstraints,
             "nvmlDeviceGetPowerManagementLimitConstraints");
     RESOLVE(DeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo");
+    RESOLVE(DeviceGetMemoryBusWidth, "nvmlDeviceGetMemoryBusWidth");
+    RESOLVE(DeviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability");
     RESOLVE(DeviceGetClockInfo, "nvmlDeviceGetClockInfo");
     RESOLVE(DeviceGetPersistenceMode, "nvmlDeviceGetPersistenceMode");
     RESOLVE(DeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption");

@@ -95,6 +95,8 @@ typedef struct {
     nvmlReturn_t (*DeviceGetPowerManagementLimitConstraints)(nvmlDevice_t, unsigned int *,
                                                              unsigned int *);
     nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned int *);
+    nvmlReturn_t (*DeviceGetMemoryBusWidth)(nvmlDevice_t, unsigned int *); /* bits */
+    nvmlReturn_t (*DeviceGetCudaComputeCapability)(nvmlDevice_t, int *, int *);
     nvmlReturn_t (*DeviceGetClockInfo)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*DeviceGetPersistenceMode)(nvmlDevice_t, int *);
     nvmlReturn_t (*DeviceGetTotalEnergyConsumption)(nvmlDevice_t, unsigned long long *);

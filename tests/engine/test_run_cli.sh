@@ -52,6 +52,12 @@ err=$("$bin" run --model tiny --device cuda:99 2>&1 >/dev/null); rc=$?
 check "--device cuda:99 exits 1" '[ $rc -eq 1 ]'
 check "--device cuda:99 says why" '[[ "$err" == *CUDA* || "$err" == *cuda* ]]'
 check "--device cuda:99 one line" '[ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
+# Without the NVIDIA driver the CUDA backend says so (not CUDA's "driver version is insufficient").
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  err=$("$bin" run --model tiny --device cuda 2>&1 >/dev/null)
+  check "no driver: said as such, in one line" \
+    '[[ "$err" == *"no NVIDIA driver found"* || "$err" == *"no CUDA backend"* ]] && [ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ]'
+fi
 err=$("$bin" run --model "$models/stories260K.bin" --prompt-len 500 --gen 100 2>&1 >/dev/null); rc=$?
 check "too many positions exits 1" '[ $rc -eq 1 ]'
 check "too many positions names max_seq_len" '[[ "$err" == *max_seq_len* ]]'

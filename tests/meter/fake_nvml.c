@@ -15,6 +15,8 @@
  *   counter_period=S   the energy counter moves only every S seconds (real ones: ~0.1 s)
  *   reasons=MASK       clocks-event reasons bitmask (default 0x1, GpuIdle)
  *   temp=C             temperature in °C (default 40)
+ *   cc=MAJOR.MINOR     CUDA compute capability (default 9.0); bus=BITS memory bus width
+ *                      (default 5120; 0: the call is NOT_SUPPORTED)
  *   slow=MS            from slow_from=T seconds on (default 0), every energy-counter read
  *                      (function or field 83) takes MS milliseconds (a hung driver call)
  * Energy is the exact integral of the power script (mJ), starting from 5,000,000 mJ. */
@@ -43,6 +45,8 @@ typedef struct {
     double lost_t, reset_t, counter_period, slow_ms, slow_from;
     unsigned long long reasons;
     int temp;
+    int cc_major, cc_minor;
+    unsigned bus_bits;
 } fake_gpu;
 
 static struct {
@@ -70,6 +74,8 @@ nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d, unsigned *
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t d, unsigned *lo,
                                                           unsigned *hi);
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned *mhz);
+nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t d, unsigned *bits);
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor);
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned *mhz);
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int *mode);
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj);
@@ -139,6 +145,10 @@ static void apply(fake_gpu *g, const char *key, const char *v)
         g->slow_ms = atof(v);
     else if (!strcmp(key, "slow_from"))
         g->slow_from = atof(v);
+    else if (!strcmp(key, "cc"))
+        sscanf(v, "%d.%d", &g->cc_major, &g->cc_minor);
+    else if (!strcmp(key, "bus"))
+        g->bus_bits = (unsigned)strtoul(v, NULL, 10);
     else if (!strcmp(key, "temp"))
         g->temp = atoi(v);
     else
@@ -156,7 +166,9 @@ static void parse_scenario(const char *text)
                             .lost_t = INFINITY,
                             .reset_t = INFINITY,
                             .reasons = 0x1,
-                            .temp = 40};
+                            .temp = 40,
+                            .cc_major = 9,
+                            .bus_bits = 5120};
     }
     char *copy = strdup(text ? text : ""), *save = NULL;
     for (char *item = strtok_r(copy, " \t\n", &save); item; item = strtok_r(NULL, " \t\n", &save)) {
@@ -358,6 +370,22 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned *mhz)
 {
     DEV_OR_RETURN(d);
     *mhz = type == NVML_CLOCK_MEM ? 2619 : 1980;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t d, unsigned *bits)
+{
+    DEV_OR_RETURN(d);
+    if (!S.g[d->index].bus_bits) return NVML_ERROR_NOT_SUPPORTED;
+    *bits = S.g[d->index].bus_bits;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor)
+{
+    DEV_OR_RETURN(d);
+    *major = S.g[d->index].cc_major;
+    *minor = S.g[d->index].cc_minor;
     return NVML_SUCCESS;
 }
 

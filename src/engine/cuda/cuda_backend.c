@@ -8,6 +8,7 @@
  * activations live in a second arena sized for the largest call (a prefill chunk). Everything
  * is sized and checked against cudaMemGetInfo before the first allocation. */
 #include "cuda_backend.h"
+#include "code_arch.h"
 #include "cuda_check.h"
 #include "kernels.h"
 #include "qweight.h"
@@ -787,10 +788,7 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
 {
     const ec_model_config *c = ec_model_config_of(m);
     if (check_config(c, o->precision)) return -1;
-    int count = 0;
-    EC_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-    if (s->device >= count)
-        return ec_set_error("CUDA device %d does not exist (%d device(s) visible)", s->device, count);
+    if (ec_cuda_device_ready(s->device, o->precision) != 0) return -1;
     EC_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice(%d)", s->device);
     s->cfg = *c;
     /* Activations are fp16 for every precision but bf16 (the int8 kernels quantize from fp16). */
@@ -921,10 +919,7 @@ void ec_cuda_backend_set_graphs(ec_backend *b, int enabled)
 
 int ec_cuda_device_uuid(int device, char *buf, size_t len)
 {
-    int count = 0;
-    EC_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-    if (device < 0 || device >= count)
-        return ec_set_error("CUDA device %d does not exist (%d device(s) visible)", device, count);
+    if (ec_cuda_device_exists(device) != 0) return -1;
     struct cudaDeviceProp prop;
     EC_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties(%d)", device);
     const unsigned char *b = (const unsigned char *)prop.uuid.bytes;

@@ -17,10 +17,6 @@
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
 
-#include <cooperative_groups.h>
-
-namespace cg = cooperative_groups;
-
 enum {
     ATTN_THREADS = 128,
     ATTN_KEYS = 4,         /* key rows in flight per lane group */
@@ -383,7 +379,7 @@ __global__ void __launch_bounds__(ATTN_THREADS)
 {
     extern __shared__ float smem[];
     __shared__ float scratch[32], s_q[EC_CUDA_MAX_HEAD_DIM];
-    cg::cluster_group cluster = cg::this_cluster();
+    ec_cluster cluster; /* launched only for sm_90+ code (attn_cluster_max) */
     int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, hd = s.head_dim;
     /* cg's arrive releases (a GPU-wide fence, 6 % of the kernel's stalls alone under ncu); a
      * relaxed arrival measured no faster in the step */
@@ -400,14 +396,13 @@ __global__ void __launch_bounds__(ATTN_THREADS)
         o[d] = ec_from_f32<T>(combine_dim([parts](int i) { return parts[i]; }, used, hd, d));
 }
 
-/* ec_decode_prefetch_below for this device: its L2 where it has the bulk prefetch (sm_90+). */
+/* ec_decode_prefetch_below for this device: its L2 where the code has the bulk prefetch
+ * (sm_90+ code; ec_prefetch_l2 is empty below it). */
 static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t elem)
 {
     int l2 = ec_per_device([](int dev) {
-        int major = 0, bytes = 0;
-        return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                           cudaSuccess &&
-                       major >= 9 &&
+        int bytes = 0;
+        return ec_cuda_code_features(dev) & EC_GPU_L2_PREFETCH &&
                        cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev) == cudaSuccess
                    ? bytes
                    : 0;
@@ -416,15 +411,12 @@ static int attn_prefetch_below(const ec_cuda_attn_shape *s, int batch, size_t el
 }
 
 /* ec_cuda_decode_cluster_max: 16 (past the portable 8, where the device allows it) or 8 at
- * splits of EC_DECODE_CLUSTER_SPLIT positions and the widest heads; 0 below sm_90, or where not
- * even 8 fit. */
+ * splits of EC_DECODE_CLUSTER_SPLIT positions and the widest heads; 0 for code below sm_90, or
+ * where not even 8 fit. */
 static int attn_cluster_max()
 {
     return ec_per_device([](int dev) {
-        int major = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-            major < 9)
-            return 0;
+        if (!(ec_cuda_code_features(dev) & EC_GPU_CLUSTERS)) return 0;
         const void *kernels[] = {(const void *)attn_decode_cluster_kernel<__half>,
                                  (const void *)attn_decode_cluster_kernel<__nv_bfloat16>};
         for (const void *k : kernels)

@@ -4,11 +4,14 @@
 #ifndef ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
 #define ECOCOMPUTE_CUDA_KERNELS_COMMON_CUH
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_arch.h"
+#include "ecocompute/engine.h"
 #include "kernels.h"
 
 __device__ __forceinline__ float ec_to_f32(__half v) { return __half2float(v); }
@@ -96,13 +99,54 @@ __device__ __forceinline__ void ec_block_reduce_n(float v[N], float *scratch)
         v[i] = IS_MAX ? ec_warp_max(u) : ec_warp_sum(u);
     }
 }
+/* The thread block cluster of the calling block, in code that has clusters (sm_90+). Below it
+ * the host never launches more than one block per cluster (EC_GPU_CLUSTERS, ec_code_features),
+ * so the cluster-only calls are never reached and trap. */
+struct ec_cluster {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    cooperative_groups::cluster_group g = cooperative_groups::this_cluster();
+    __device__ void sync() { g.sync(); }
+    __device__ void barrier_arrive() { g.barrier_arrive(); }
+    __device__ void barrier_wait() { g.barrier_wait(); }
+    template <typename T> __device__ T *map_shared_rank(T *p, int rank)
+    {
+        return g.map_shared_rank(p, rank);
+    }
+#else
+    __device__ void sync() { __trap(); }
+    __device__ void barrier_arrive() { __trap(); }
+    __device__ void barrier_wait() { __trap(); }
+    template <typename T> __device__ T *map_shared_rank(T *p, int) { __trap(); return p; }
+#endif
+};
+
+/* The whole warp's maximum and sum of unsigned integers: one instruction on sm_80+
+ * (__reduce_*_sync), five shuffles on Turing. */
+__device__ __forceinline__ unsigned ec_warp_reduce_max(unsigned v)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xffffffffu, v);
+#else
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+#endif
+}
+__device__ __forceinline__ unsigned ec_warp_reduce_add(unsigned v)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(0xffffffffu, v);
+#else
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+#endif
+}
 /* The block maximum of non-negative floats that are not NaN, whose bit patterns order as
  * unsigned integers: one warp reduction instruction and one shared atomic per warp, then one
  * barrier, where ec_block_reduce takes two barriers and two rounds of shuffles (on a one-block
  * kernel's critical path). *s_max: shared, 0 before, with a barrier since. */
 __device__ __forceinline__ float ec_block_max_nonneg(float v, unsigned *s_max)
 {
-    unsigned m = __reduce_max_sync(0xffffffffu, __float_as_uint(v));
+    unsigned m = ec_warp_reduce_max(__float_as_uint(v));
     if ((threadIdx.x & 31) == 0) atomicMax(s_max, m);
     __syncthreads();
     return __uint_as_float(*s_max);
@@ -116,21 +160,38 @@ template <bool IS_MAX> __device__ __forceinline__ float ec_block_reduce(float v,
 /* d [16x8 fp32 fragment] += A [16x16] * B [16x8], 16-bit inputs, fp32 accumulation. */
 template <typename T>
 __device__ __forceinline__ void ec_mma16816(float d[4], const uint32_t a[4], uint2 b);
+/* Turing (sm_75) has m16n8k8 alone: k 0-7 of the m16n8k16 fragments are a[0], a[1] and b.x,
+ * k 8-15 are a[2], a[3] and b.y (PTX ISA, the two shapes' fragment layouts). */
 template <>
 __device__ __forceinline__ void ec_mma16816<__half>(float d[4], const uint32_t a[4], uint2 b)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    for (int h = 0; h < 2; h++)
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[2 * h]), "r"(a[2 * h + 1]), "r"(h ? b.y : b.x));
+#else
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+#endif
 }
+/* bf16 tensor cores exist from sm_80; the backend refuses bf16 on older code
+ * (ec_cuda_device_ready), so the trap below is never reached. */
 template <>
 __device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uint32_t a[4], uint2 b)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    (void)d, (void)a, (void)b;
+    __trap();
+#else
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+#endif
 }
 
 /* d [16x8 int32 fragment] += A [16x32] * B [32x8], int8 inputs: exact integer products and sums.
@@ -139,30 +200,50 @@ __device__ __forceinline__ void ec_mma16816<__nv_bfloat16>(float d[4], const uin
  * b.y at k 16 + 4t.. (PTX ISA, the m16n8k32 .s8 fragments). */
 __device__ __forceinline__ void ec_mma16832_s8(int d[4], const uint32_t a[4], uint2 b)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    /* Turing has m8n8k16 alone: rows g (d[0], d[1]) from a[0] and a[2], rows g + 8 (d[2], d[3])
+     * from a[1] and a[3], each k half against b.x then b.y; integer sums are exact in any order. */
+    for (int i = 0; i < 4; i++)
+        asm("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%0,%1}, {%2}, {%3}, {%0,%1};"
+            : "+r"(d[i >> 1 << 1]), "+r"(d[(i >> 1 << 1) + 1])
+            : "r"(a[(i & 1) * 2 + (i >> 1)]), "r"(i & 1 ? b.y : b.x));
+#else
     asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+#endif
 }
 
 /* Asynchronous 16-byte copies to shared memory (sm_80+): ec_cp_async16 copies gmem, or writes
  * zeros when !valid (gmem is then not read but must be a valid address); a commit closes the
  * thread's group of copies, and ec_cp_async_wait<N> returns once at most N of its latest groups
- * are pending (a barrier then makes every thread's copies visible to the block). */
+ * are pending (a barrier then makes every thread's copies visible to the block). Turing has no
+ * cp.async: there the copy is a plain load and store, done before the call returns, and the
+ * commit and wait are empty. */
 __device__ __forceinline__ void ec_cp_async16(void *smem, const void *gmem, bool valid)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    *reinterpret_cast<uint4 *>(smem) =
+        valid ? *reinterpret_cast<const uint4 *>(gmem) : make_uint4(0, 0, 0, 0);
+#else
     unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem),
                  "r"(valid ? 16 : 0)
                  : "memory");
+#endif
 }
 __device__ __forceinline__ void ec_cp_async_commit()
 {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
 }
 template <int PENDING> __device__ __forceinline__ void ec_cp_async_wait()
 {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+#endif
 }
 
 /* A bulk prefetch of `bytes` of global memory into L2 (sm_90+; nothing below it): one instruction,
@@ -249,14 +330,19 @@ template <typename Ask> static int ec_per_device(Ask ask)
     return value;
 }
 
-/* Whether to launch with PDL: the device supports it (compute capability 9.0 or newer). */
+/* The EC_GPU_* features of the code that runs on the current device (code_arch.h): what every
+ * host-side path choice asks, since a compute_80 build on an H200 runs compute_80 code. */
+static inline unsigned ec_code_features()
+{
+    return (unsigned)ec_per_device([](int dev) { return (int)ec_cuda_code_features(dev); });
+}
+
+/* Whether to launch with PDL: the code that runs waits for its inputs with
+ * cudaGridDependencySynchronize (sm_90+ code; ec_wait_inputs is plain below it, so an early
+ * launch there would read inputs before they are written). */
 static inline bool ec_pdl_supported()
 {
-    return ec_per_device([](int dev) {
-        int major = 0;
-        return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                   cudaSuccess && major >= 9;
-    }) != 0;
+    return (ec_code_features() & EC_GPU_PDL) != 0;
 }
 
 /* kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation

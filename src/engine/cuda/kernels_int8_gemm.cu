@@ -7,10 +7,7 @@
 #include "kernels_int8.cuh"
 #include "kernels_int8_act.cuh"
 
-#include <cooperative_groups.h>
 #include <stdint.h>
-
-namespace cg = cooperative_groups;
 
 enum {
     EPI_ROWS = 32,       /* GEMM epilogue: output rows per block (two 16-row MMA tiles) */
@@ -222,7 +219,7 @@ __global__ void __launch_bounds__(EPI_THREADS)
             }
         }
     }
-    cg::cluster_group cluster = cg::this_cluster();
+    ec_cluster cluster; /* one block unless the code has clusters (epilogue_split) */
     if (partials) {
         /* C fragment e of tile (mt, nt): row 16mt + g + 8(e / 2), token 16w + 8nt + 2t + e % 2 */
 #pragma unroll
@@ -278,11 +275,13 @@ __global__ void __launch_bounds__(EPI_THREADS)
 }
 
 /* Blocks of a tile's outlier chunks (see int8_epilogue_kernel): the power of two up to 8 that
- * keeps the grid within EPI_WAVE_CTAS blocks per SM; 1 without outlier columns. */
+ * keeps the grid within EPI_WAVE_CTAS blocks per SM; 1 without outlier columns, or in code without
+ * clusters. */
 static int epilogue_split(int tiles, bool outliers)
 {
     int split = 1, limit = EPI_WAVE_CTAS * ec_sm_count();
-    while (outliers && split < 8 && tiles * split * 2 <= limit) split *= 2;
+    bool clusters = (ec_code_features() & EC_GPU_CLUSTERS) != 0; /* a split meets in a cluster */
+    while (clusters && outliers && split < 8 && tiles * split * 2 <= limit) split *= 2;
     return split;
 }
 

@@ -38,11 +38,8 @@
 #include "kernels_common.cuh"
 #include "kernels_int8.cuh"
 
-#include <cooperative_groups.h>
 #include <limits.h>
 #include <stdint.h>
-
-namespace cg = cooperative_groups;
 
 enum {
     MMA_WARPS = 8,               /* row tiles per CTA */
@@ -198,8 +195,8 @@ __global__ void __launch_bounds__(MMA_THREADS, 1)
             upto += c;
             if (wd < 2 * c_begin) before += c;
         }
-        pos = (int)__reduce_add_sync(0xffffffffu, (unsigned)before);
-        end = (int)__reduce_add_sync(0xffffffffu, (unsigned)upto);
+        pos = (int)ec_warp_reduce_add((unsigned)before);
+        end = (int)ec_warp_reduce_add((unsigned)upto);
         done = pos & ~15;
         if (pos > done) zero_slots(done, pos);
         load_xb(done);
@@ -273,7 +270,7 @@ __global__ void __launch_bounds__(MMA_THREADS, 1)
             p_acc[(4 * j + e) * 32 + lane] = acc[j][e];
             if (MIXED) p_out[(4 * j + e) * 32 + lane] = out[j][e];
         }
-    cg::cluster_group cluster = cg::this_cluster();
+    ec_cluster cluster;
     cluster.sync();
     for (int u = q; u < 2 * NT; u += split) {
         int j = u >> 1, h = u & 1, tok = 8 * j + 2 * t + h;
@@ -337,7 +334,10 @@ static cudaError_t launch_mma(const int8_t *w, const float *wscale, int out_rows
     });
     int tiles = MODE == EC_GEMV_SILU_MUL ? (out_rows + 7) / 8 : (out_rows + 15) / 16;
     int ctas = (tiles + MMA_WARPS - 1) / MMA_WARPS;
-    int split = mma_split(ctas, ld / MMA_K, resident > 0 ? resident : ctas);
+    /* A split's CTAs meet in a cluster: sm_90+ code alone. */
+    int split = ec_code_features() & EC_GPU_CLUSTERS
+                    ? mma_split(ctas, ld / MMA_K, resident > 0 ? resident : ctas)
+                    : 1;
     return ec_launch_clustered(kernel, dim3((unsigned)ctas, 1, (unsigned)split),
                                dim3(1, 1, (unsigned)split), dim3(MMA_THREADS), smem, stream, w,
                                wscale, out_rows, ld, xq, xscale, xo, mask, ntok, y, ldy);

@@ -55,7 +55,7 @@ __device__ __forceinline__ void gather_outlier_acts(const __half *xr, const int 
 __device__ __forceinline__ void publish_count(int mine, int *s_count, int *count,
                                               unsigned long long *stat)
 {
-    mine = __reduce_add_sync(FULL, mine);
+    mine = (int)ec_warp_reduce_add((unsigned)mine);
     if ((threadIdx.x & 31) == 0 && mine) atomicAdd(s_count, mine);
     __syncthreads();
     if (threadIdx.x == 0) {

@@ -126,20 +126,13 @@ static cudaError_t ec_qlaunch_gemm(const ec_cuda_packed_weight &w, const T *x, i
 }
 
 /* Whether qgemm_kernel runs on wgmma: built for sm_90a (ECOCOMPUTE_CUDA_WGMMA, CMakeLists.txt),
- * on a device of compute capability 9.0, unless a test asks for mma.sync
+ * where the code that runs is sm_90a (ec_code_features), unless a test asks for mma.sync
  * (ec_cuda_test_path_choice, read at every launch, so one process can run both kernels). */
 static inline bool ec_qgemm_wgmma_usable()
 {
 #ifdef ECOCOMPUTE_CUDA_WGMMA
     if (ec_cuda_test_path_choice.qgemm_mma_sync) return false;
-    return ec_per_device([](int dev) {
-        int major = 0, minor = 0;
-        return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
-                   cudaSuccess &&
-               cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) ==
-                   cudaSuccess &&
-               major == 9 && minor == 0;
-    }) != 0;
+    return (ec_code_features() & EC_GPU_WGMMA) != 0;
 #else
     return false;
 #endif

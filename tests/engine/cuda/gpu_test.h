@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ecocompute/engine.h"
 #include "ecocompute/quant.h"
+#include "engine/cuda/code_arch.h"
 #include "engine/cuda/kernels.h"
 
 /* Exits 77 when no CUDA device can be used, printing why. */
@@ -23,6 +25,14 @@ static inline void gpu_test_require_device(void)
                e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         exit(77);
     }
+}
+
+/* How many of the 16-bit types {fp16, bf16} the code that runs on device 0 can run: bf16 needs
+ * sm_80+ code (a T4, or a compute_75 build on any GPU, runs fp16 alone), so the tests' loops over
+ * their dtype lists {EC_CUDA_F16, EC_CUDA_BF16} stop here. */
+static inline int gpu_test_dtypes(void)
+{
+    return ec_cuda_code_features(0) & EC_GPU_BF16 ? 2 : 1;
 }
 
 #define CUDA_OK(call)                                                                       \

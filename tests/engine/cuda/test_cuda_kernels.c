@@ -46,7 +46,7 @@ static void expect_near(double got, double want, double tol, const char *what, l
 static void test_convert_embed(void **state)
 {
     (void)state;
-    for (int di = 0; di < 2; di++) {
+    for (int di = 0; di < gpu_test_dtypes(); di++) {
         ec_cuda_dtype t = DTYPES[di];
         int rows = 37, cols = 20, ld = 24;
         float *src = malloc((size_t)rows * cols * 4);
@@ -89,7 +89,7 @@ static void test_convert_embed(void **state)
 static void test_rmsnorm(void **state)
 {
     (void)state;
-    for (int di = 0; di < 2; di++) {
+    for (int di = 0; di < gpu_test_dtypes(); di++) {
         ec_cuda_dtype t = DTYPES[di];
         int rows = 5, dim = 4104, stride = 4200;
         float eps = 1e-5f;
@@ -185,7 +185,7 @@ static void test_linear(void **state)
     /* At batch 1 row pairs split over warps (ec_gemv_split): 2 warps at 4097x4104 and 3x1000 (a
      * lone last row), 4 at 5x2056, 8 at 6x4104, none at 64x8. */
     static const int shapes[][2] = {{4097, 4104}, {64, 8}, {3, 1000}, {5, 2056}, {6, 4104}};
-    for (int di = 0; di < 2; di++)
+    for (int di = 0; di < gpu_test_dtypes(); di++)
         for (int m = 0; m < 3; m++)
             for (size_t bi = 0; bi < 4; bi++)
                 for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -277,7 +277,7 @@ static void check_rope(ec_cuda_dtype t, int interleaved, int with_bias, int pos)
 static void test_rope(void **state)
 {
     (void)state;
-    for (int di = 0; di < 2; di++)
+    for (int di = 0; di < gpu_test_dtypes(); di++)
         for (int il = 0; il < 2; il++) {
             check_rope(DTYPES[di], il, il, 0);
             check_rope(DTYPES[di], il, !il, 4093); /* large angles: argument reduction */
@@ -391,7 +391,7 @@ static void test_attention_decode(void **state)
 {
     (void)state;
     static const int ctxs[] = {1, 7, 300, 5000};
-    for (int di = 0; di < 2; di++)
+    for (int di = 0; di < gpu_test_dtypes(); di++)
         for (int c = 0; c < 4; c++) {
             check_attention(DTYPES[di], 128, ctxs[c], 1, 128);
             check_attention(DTYPES[di], 128, ctxs[c], 1, ec_cuda_decode_split_len(ctxs[c], 8));
@@ -419,7 +419,7 @@ static void test_attention_prefill(void **state)
         {16, 2, 128, 600, 32}, {16, 2, 64, 40, 5},  {16, 2, 128, 17, 17}, {24, 2, 128, 300, 9},
         {8, 8, 64, 100, 32},   {16, 2, 96, 33, 1},  {16, 2, 64, 70, 33},
     };
-    for (int di = 0; di < 2; di++) {
+    for (int di = 0; di < gpu_test_dtypes(); di++) {
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
             check_attention(DTYPES[di], cases[c][0], cases[c][1], cases[c][2], 0);
         for (size_t c = 0; c < sizeof gqa / sizeof *gqa; c++)
@@ -494,7 +494,7 @@ static void test_attention_decode_fused(void **state)
 {
     (void)state;
     static const int ctxs[] = {1, 7, 300, 5000};
-    for (int di = 0; di < 2; di++)
+    for (int di = 0; di < gpu_test_dtypes(); di++)
         for (int c = 0; c < 4; c++) {
             ec_cuda_attn_shape llama = {8, 8, 128, ctxs[c] + 3, 0}, gqa = {8, 2, 64, ctxs[c] + 3, 1};
             check_attention_decode_fused(DTYPES[di], llama, ctxs[c],
@@ -508,16 +508,19 @@ static void test_attention_decode_fused(void **state)
     /* one split longer than the cache */
     check_attention_decode_fused(EC_CUDA_F16, tiny, 20, 128, 0, 1);
 
-    /* Clustered rows, as many as the device's clusters hold (sm_90 and up: 8 or more; on an
+    /* Clustered rows, as many as the device's clusters hold (sm_90+ code: 8 or more; on an
      * H100 16, where a batch-1 row of 640 positions must cluster): the policy's 11 splits of 64
      * at 643 positions; 16 splits (the most) of which 2 or all hold positions, the rest meeting
      * only the barriers; splits of 32, and of 64 (a softmax of two scores a lane) at head_dim 64,
-     * 128 and 256 (two combined dimensions a thread). */
-    int dev = 0, major = 0, most = ec_cuda_decode_cluster_max();
+     * 128 and 256 (two combined dimensions a thread). Code without clusters (a compute_80 build
+     * on any GPU) never clusters: ec_cuda_decode_cluster_max is 0 there. */
+    int dev = 0, most = ec_cuda_decode_cluster_max();
     CUDA_OK(cudaGetDevice(&dev));
-    CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    if (major < 9) return;
-    if (most < 8) fail_msg("an sm_%d0 device runs clusters of %d decode blocks", major, most);
+    if (!(ec_cuda_code_features(dev) & EC_GPU_CLUSTERS)) {
+        if (most != 0) fail_msg("code without clusters runs clusters of %d decode blocks", most);
+        return;
+    }
+    if (most < 8) fail_msg("code with clusters runs clusters of %d decode blocks", most);
     if (most == 16 && !ec_cuda_decode_clustered(643, 8 * 2))
         fail_msg("a row of 643 positions at 8 heads x 2 sequences does not cluster");
     static const struct {
@@ -529,7 +532,7 @@ static void test_attention_decode_fused(void **state)
         {{8, 2, 64, 640, 1}, 600, 64, 1},    {{4, 2, 256, 643, 0}, 640, 64, 1},
         {{8, 8, 128, 256, 0}, 200, 32, 1}, /* 8 splits: every sm_90 device */
     };
-    for (int di = 0; di < 2; di++)
+    for (int di = 0; di < gpu_test_dtypes(); di++)
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             int splits = (cases[c].s.max_seq + cases[c].split_len - 1) / cases[c].split_len;
             if (splits <= most)
@@ -624,11 +627,31 @@ static void test_argmax(void **state)
     for (size_t i = 0; i < sizeof vocabs / sizeof *vocabs; i++) check_argmax(vocabs[i]);
 }
 
+/* The code the driver loaded for device 0 is the code ec_gpu_code_for predicts from the
+ * architectures compiled in (so `ecocompute gpus` tells the truth), and its architecture is the
+ * code's own: 80 for a compute_80-only build on an H200 (the kernel paths follow it). */
+static void test_code_arch_is_the_predicted_one(void **state)
+{
+    (void)state;
+    int major = 0, minor = 0;
+    CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+    ec_gpu_code want;
+    ec_gpu_code_for(ec_cuda_build_architectures(), major, minor, &want);
+    int arch = ec_cuda_code_arch(0);
+    printf("code arch: device 0 (compute capability %d.%d) runs %s_%d code, predicted %d "
+           "(build: %s)\n",
+           major, minor, want.jit ? "compute" : "sm", arch, want.code_arch,
+           ec_cuda_build_architectures());
+    assert_int_equal(arch, want.code_arch);
+}
+
 int main(void)
 {
     gpu_test_require_device();
     gpu_test_rng = 88172645463325252ull; /* this file's test data */
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_code_arch_is_the_predicted_one),
         cmocka_unit_test(test_convert_embed),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_linear),

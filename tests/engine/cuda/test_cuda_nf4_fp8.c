@@ -474,7 +474,7 @@ static void test_linear_small(void **state)
     for (int p = 0; p < 3; p++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             fails += run_shape(cublas, tables, PRECS[p], shapes[s][0], shapes[s][1], batches,
-                               (int)(sizeof batches / sizeof batches[0]), DTYPES, 2, 8);
+                               (int)(sizeof batches / sizeof batches[0]), DTYPES, gpu_test_dtypes(), 8);
     cudaFree(tables);
     cublasDestroy(cublas);
     if (fails) fail_msg("%d small-shape configs failed (see FAIL lines above)", fails);
@@ -496,7 +496,8 @@ static void test_linear_llama(void **state)
         for (int s = 0; s < 4; s++)
             fails += run_shape(cublas, tables, PRECS[p], shapes[s][0], shapes[s][1], b16, 6,
                                &DTYPES[0], 1, 0);
-        fails += run_shape(cublas, tables, PRECS[p], 4096, 4096, bbf, 2, &DTYPES[1], 1, 0);
+        if (gpu_test_dtypes() > 1)
+            fails += run_shape(cublas, tables, PRECS[p], 4096, 4096, bbf, 2, &DTYPES[1], 1, 0);
     }
     cudaFree(tables);
     cublasDestroy(cublas);
@@ -586,7 +587,7 @@ static void test_layouts_exact(void **state)
                 }
                 free(am);
             }
-            for (int di = 0; di < 2; di++) {
+            for (int di = 0; di < gpu_test_dtypes(); di++) {
                 ec_cuda_dtype t = DTYPES[di];
                 uint16_t *d_w16 = dev_poisoned((size_t)rows * cols * 2);
                 uint16_t *w16 = malloc((size_t)rows * cols * 2);
@@ -742,7 +743,7 @@ static void expect_carry_refused(const ec_cuda_packed_weight *w, ec_gemv_mode mo
 static void test_carried_norm(void **state)
 {
     (void)state;
-    for (int di = 0; di < 2; di++) {
+    for (int di = 0; di < gpu_test_dtypes(); di++) {
         ec_cuda_dtype t = DTYPES[di];
         check_sumsq_producer(t, 200);
         check_sumsq_producer(t, 4352);
