@@ -331,7 +331,6 @@ static cJSON *result_json(const meter_args *a, ec_meter *m, const ec_window_resu
     if (WIFSIGNALED(status))
         note(notes, "the command died from signal %d (%s); its measurement is still valid",
              WTERMSIG(status), strsignal(WTERMSIG(status)));
-    if (no_gpu) note(notes, "no GPU measured: %s", no_gpu);
     for (int i = 0; i < r->ngpus; i++) {
         const ec_gpu_window *g = &r->gpus[i];
         if (g->incomplete)

@@ -107,6 +107,8 @@ ECOCOMPUTE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 ECOCOMPUTE_POWERCAP_ROOT=
   "$bin" meter --format json -- sh -c 'exit 0' >"$tmp/n.json" 2>"$tmp/err"; rc=$?
 check "no driver: exit 0" '[ $rc -eq 0 ]'
 check "no driver: message" 'grep -q "measuring time and CPU energy only" "$tmp/err"'
+ECOCOMPUTE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$bin" meter -- true >/dev/null 2>"$tmp/err"
+check "no driver: said once in the table output" '[ "$(grep -c "libnvidia-ml.so.1" "$tmp/err")" -eq 1 ]'
 check "no driver: json" \
   'jcheck "$tmp/n.json" "j[\"gpu_count\"] == 0 and j[\"gpu_energy_j\"] is None and j[\"cpu_energy_unavailable\"].startswith(\"no powercap\")"'
 
