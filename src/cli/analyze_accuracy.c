@@ -16,7 +16,6 @@
 #include "ecocompute/accuracy.h"
 #include "ecocompute/analysis.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,30 +44,12 @@ typedef struct {
     double de_pct; /* vs the baseline precision's configuration, % */
 } energy;
 
-static int icontains(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p; p++) {
-        size_t i = 0;
-        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n) return 1;
-    }
-    return n == 0;
-}
-
-/* As analyze's deltas: one side's source may name no kernel stack. */
-static int kernels_match(const char *a, const char *b)
-{
-    return !a[0] || !b[0] || !strcmp(a, b);
-}
-
 static int keep(const acc_filters *f, const char *model, const char *prec, const char *kernels,
                 const char *gpu)
 {
-    return (!f->model || icontains(model, f->model)) && (!f->kernels || !strcmp(kernels, f->kernels)) &&
+    return (!f->model || cli_icontains(model, f->model)) && (!f->kernels || !strcmp(kernels, f->kernels)) &&
            (!f->prec || !strcmp(prec, f->prec) || !strcmp(prec, f->base) || !strcmp(prec, "f32")) &&
-           (!f->gpu || !gpu || icontains(gpu, f->gpu));
+           (!f->gpu || !gpu || cli_icontains(gpu, f->gpu));
 }
 
 /* ---- loading ---- */
@@ -159,18 +140,11 @@ static int load_accuracy(cli_dataset_args *d, acc_rows *a, char *why, size_t len
 
 /* ---- grouping and baselines ---- */
 
-static int same_folder(const char *a, const char *b)
-{
-    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
-    return la == lb && !strncmp(a, b, la);
-}
-
 /* Two accuracy rows of one evaluation setup: the same experiment (source folder: the seeds
  * publish one file per precision), model, kernels, device, text, window and stride. */
 static int same_eval(const ec_accuracy_record *a, const ec_accuracy_record *b)
 {
-    return same_folder(a->source, b->source) && !strcmp(a->model, b->model) &&
+    return ec_same_source_folder(a->source, b->source) && !strcmp(a->model, b->model) &&
            !strcmp(a->kernels, b->kernels) && !strcmp(a->device, b->device) &&
            !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->dataset_sha256, b->dataset_sha256) &&
            a->window == b->window && a->stride == b->stride;
@@ -213,9 +187,9 @@ static int superseded(const ec_config_group *g, size_t ng, const ec_run_record *
         const ec_run_record *b = g[j].key;
         if (!ec_record_is_summary(b) && !strcmp(k->gpu_name, b->gpu_name) &&
             !strcmp(k->model, b->model) && !strcmp(k->precision, b->precision) &&
-            kernels_match(k->kernels, b->kernels) && k->batch == b->batch &&
+            ec_kernels_comparable(k->kernels, b->kernels) && k->batch == b->batch &&
             k->prompt_len == b->prompt_len && k->gen_len == b->gen_len &&
-            same_folder(k->source, b->source))
+            ec_same_source_folder(k->source, b->source))
             return 1;
     }
     return 0;
@@ -251,7 +225,7 @@ static energy *energy_configs(const ec_run_record *r, size_t n, const acc_filter
     for (size_t i = 0; i < *ne; i++)
         for (size_t j = 0; j < *ne; j++) {
             const ec_run_record *a = e[i].key, *b = e[j].key;
-            if (!strcmp(b->precision, f->base) && kernels_match(a->kernels, b->kernels) &&
+            if (!strcmp(b->precision, f->base) && ec_kernels_comparable(a->kernels, b->kernels) &&
                 !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->model, b->model) &&
                 a->batch == b->batch && a->gen_len == b->gen_len &&
                 a->prompt_len == b->prompt_len && e[i].def >= 0 && e[i].def == e[j].def &&
@@ -271,7 +245,7 @@ static acc_group *accuracy_of(const energy *e, acc_group *g, size_t ng)
         const ec_accuracy_record *a = g[i].r;
         const ec_run_record *k = e->key;
         if (strcmp(a->model, k->model) || strcmp(a->precision, k->precision) ||
-            !kernels_match(a->kernels, k->kernels))
+            !ec_kernels_comparable(a->kernels, k->kernels))
             continue;
         int score = 4 * (a->gpu_name[0] && !strcmp(a->gpu_name, k->gpu_name)) +
                     2 * !strcmp(a->kernels, k->kernels);
@@ -533,7 +507,7 @@ int cli_analyze_accuracy(int argc, char **argv)
             v[nv++] = (view_row){&e[i], a};
         }
         for (size_t i = 0; i < ng; i++)
-            if (!g[i].used && (!f.gpu || icontains(g[i].r->gpu_name, f.gpu)))
+            if (!g[i].used && (!f.gpu || cli_icontains(g[i].r->gpu_name, f.gpu)))
                 v[nv++] = (view_row){NULL, &g[i]};
         /* --precision: the baselines served the Δ columns; the rows shown are what was asked. */
         size_t shown = 0;

@@ -1,6 +1,7 @@
 /* cli.c — error reporting and strict flag parsing shared by all subcommands. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -45,6 +46,18 @@ int cli_parse_double(const char *cmd, const char *flag, const char *text, double
     }
     *out = v;
     return 0;
+}
+
+int cli_icontains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++) {
+        size_t i = 0;
+        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n) return 1;
+    }
+    return n == 0;
 }
 
 int cli_parse_long(const char *cmd, const char *flag, const char *text, long min, long max,

@@ -56,6 +56,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) EC_PRINTF(2, 3);
 /* Prints "ecocompute CMD: <message>" to stderr; returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) EC_PRINTF(2, 3);
 
+/* 1 when needle occurs in hay ignoring ASCII case (an empty needle always does): how --model and
+ * --gpu filters match names. */
+int cli_icontains(const char *hay, const char *needle);
 /* Strict number parsing for flag values: the whole text must be a number within [min, max].
  * On failure prints a usage error naming the flag and returns -1. */
 int cli_parse_double(const char *cmd, const char *flag, const char *text, double min, double max,

@@ -10,7 +10,6 @@
  * energy more than the precision does: docs/results.md). */
 #include "cli.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,18 +79,6 @@ typedef struct {
     double roofline_pct;     /* of the datasheet bandwidth bound */
     double roofline_cal_pct; /* of the calibrated read bandwidth bound (--db) */
 } config;
-
-static int icontains(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p; p++) {
-        size_t i = 0;
-        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n) return 1;
-    }
-    return n == 0;
-}
 
 /* The configuration of a run with a matching summary row: same key but for summary-ness. */
 static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
@@ -643,8 +630,8 @@ static int keep_record(const ec_run_record *r, const filters *f)
     int is_base = !strcmp(r->precision, f->base);
     /* NaN on either side compares false: no limit, or a run without the cross-check */
     if (fabs(r->disagreement_pct) > f->max_gap) return 0;
-    return (!f->model || icontains(r->model, f->model)) &&
-           (!f->gpu || icontains(r->gpu_name, f->gpu)) &&
+    return (!f->model || cli_icontains(r->model, f->model)) &&
+           (!f->gpu || cli_icontains(r->gpu_name, f->gpu)) &&
            (!f->prec || !strcmp(r->precision, f->prec) || is_base) &&
            (!f->kernels || !strcmp(r->kernels, f->kernels) || (is_base && !r->kernels[0]));
 }
