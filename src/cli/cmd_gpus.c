@@ -264,7 +264,9 @@ int cmd_gpus(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             char key[32];
             snprintf(key, sizeof key, "gpu%u", ec_meter_gpu(m, i)->index);
-            ec_table_column(t, key, key);
+            /* Long values (the build's kernel features) wrap, so that the property names,
+             * which say what a row is, are never the cells a narrow table shortens. */
+            ec_table_wrap(t, ec_table_column(t, key, key));
         }
         for (int k = 0; k < NFIELDS; k++) {
             ec_table_row(t);
