@@ -27,16 +27,17 @@ check "peer mode: the stand-in's self-check reported" \
   'grep -q "^batch 4: ours n=2 gate .*; peer n=2, 1 graphs, graph == eager over 4 steps" "$tmp/peer.out"'
 # Each side's J/1k gross x tok/s = 200 W x 1000; ours is a mean over runs whose speed varies on
 # a busy machine (the mean of 1/x exceeds 1/mean), so it gets a wider bound than the peer's
-# sleeps. A wrong pairing of windows, tokens or runs is off by far more.
+# sleeps, which a loaded 2-core machine also stretches. A wrong pairing of windows, tokens or
+# runs is off by far more (batch 4 decodes ~4x the tokens of batch 1).
 check "peer mode: at constant power, J/1k gross = W / tok/s on both sides, net ~ 0" \
   'python3 - "$tmp/peer/peer-check.csv" <<'"'"'PY'"'"'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 f = lambda r, k: float(r[k])
 ok = len(rows) == 2 and all(
-    abs(f(r, "peer_j_per_1k_gross") * f(r, "peer_tok_s") / 2e5 - 1) < 0.02
-    and abs(f(r, "ours_j_per_1k_gross") * f(r, "ours_tok_s") / 2e5 - 1) < 0.1
-    and abs(f(r, "j_ratio_gross") * f(r, "tok_s_ratio") - 1) < 0.1
+    abs(f(r, "peer_j_per_1k_gross") * f(r, "peer_tok_s") / 2e5 - 1) < 0.1
+    and abs(f(r, "ours_j_per_1k_gross") * f(r, "ours_tok_s") / 2e5 - 1) < 0.25
+    and abs(f(r, "j_ratio_gross") * f(r, "tok_s_ratio") - 1) < 0.25
     and r["ours_n"] == "2" and r["peer_n"] == "2"
     and abs(f(r, "peer_j_per_1k_net")) < 0.02 * f(r, "peer_j_per_1k_gross")
     for r in rows)
