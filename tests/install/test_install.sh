@@ -27,8 +27,9 @@ out=$(PATH="$prefix/bin:$PATH" bash -c "source '$comp'; COMP_WORDS=(ecocompute m
 # examples/measure_window.c builds against the installed library with pkg-config alone, and
 # measures: with the fake NVML a GPU window in joules, without a driver "no GPU" and still time.
 export PKG_CONFIG_PATH=$(dirname "$pc")
-cc -o "$prefix/measure_window" "$EC_SOURCE_DIR/examples/measure_window.c" \
-  $(pkg-config --cflags --libs ecocompute) -lm 2>"$prefix/cc.err" || fail "example: $(head -c 400 "$prefix/cc.err")"
+# shellcheck disable=SC2086
+"${EC_CC:-cc}" -o "$prefix/measure_window" "$EC_SOURCE_DIR/examples/measure_window.c" \
+  $(pkg-config --cflags --libs ecocompute) -lm ${EC_EXAMPLE_LINK_FLAGS:-} 2>"$prefix/cc.err" || fail "example: $(head -c 400 "$prefix/cc.err")"
 out=$(ECOCOMPUTE_NVML_LIBRARY=$FAKE_NVML_LIBRARY FAKE_NVML="gpus=1 power=150" "$prefix/measure_window" 0.3) \
   || fail "example with the fake NVML: exit $?"
 echo "$out" | grep -Eq "^GPU energy: [0-9.]+ J gross \(counter\), 1[45][0-9]\.[0-9] W average" \
