@@ -19,43 +19,14 @@ static void write_csv(FILE *out, const ec_accuracy_record *r, size_t n)
 {
     size_t nc;
     const ec_column *c = ec_accuracy_columns(&nc);
-    for (size_t j = 0; j < nc; j++)
-        fprintf(out, "%s%s", j ? "," : "", c[j].name);
-    fputs("\r\n", out);
-    char buf[256];
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < nc; j++) {
-            if (j) fputc(',', out);
-            if (ec_column_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
-        }
-        fputs("\r\n", out);
-    }
+    ec_columns_write_csv(out, c, nc, r, sizeof *r, n);
 }
 
 static int write_json(FILE *out, const ec_accuracy_record *r, size_t n)
 {
     size_t nc;
     const ec_column *c = ec_accuracy_columns(&nc);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "ecocompute_export", EXPORT_KIND);
-    cJSON_AddNumberToObject(o, "schema_version", EC_STORE_SCHEMA_VERSION);
-    cJSON *cols = cJSON_AddArrayToObject(o, "columns");
-    for (size_t j = 0; j < nc; j++)
-        cJSON_AddItemToArray(cols, cJSON_CreateString(c[j].name));
-    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-    for (size_t i = 0; i < n; i++) {
-        cJSON *row = cJSON_CreateObject();
-        for (size_t j = 0; j < nc; j++)
-            cJSON_AddItemToObject(row, c[j].name, ec_column_json(&c[j], &r[i]));
-        cJSON_AddItemToArray(rows, row);
-    }
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    if (!text) return ec_set_error("out of memory writing JSON");
-    fputs(text, out);
-    fputc('\n', out);
-    free(text);
-    return 0;
+    return ec_columns_write_json(out, EXPORT_KIND, c, nc, r, sizeof *r, n);
 }
 
 static void write_table(FILE *out, const ec_accuracy_record *r, size_t n)

@@ -55,21 +55,28 @@ int ec_column_text(const ec_column *c, const void *r, char *buf, size_t len)
     return 0;
 }
 
-static void write_csv(FILE *out, const ec_run_record *r, size_t n)
+void ec_columns_write_csv(FILE *out, const ec_column *c, size_t nc, const void *recs,
+                          size_t size, size_t n)
 {
-    size_t nc;
-    const ec_column *c = ec_run_columns(&nc);
     for (size_t j = 0; j < nc; j++)
         fprintf(out, "%s%s", j ? "," : "", c[j].name);
     fputs("\r\n", out);
     char buf[256];
     for (size_t i = 0; i < n; i++) {
+        const char *rec = (const char *)recs + i * size;
         for (size_t j = 0; j < nc; j++) {
             if (j) fputc(',', out);
-            if (ec_column_text(&c[j], &r[i], buf, sizeof buf)) ec_csv_field(out, buf);
+            if (ec_column_text(&c[j], rec, buf, sizeof buf)) ec_csv_field(out, buf);
         }
         fputs("\r\n", out);
     }
+}
+
+static void write_csv(FILE *out, const ec_run_record *r, size_t n)
+{
+    size_t nc;
+    const ec_column *c = ec_run_columns(&nc);
+    ec_columns_write_csv(out, c, nc, r, sizeof *r, n);
 }
 
 cJSON *ec_column_json(const ec_column *c, const void *rec)
@@ -93,19 +100,23 @@ cJSON *ec_export_row_json(const ec_run_record *r)
     return row;
 }
 
-static int write_json(FILE *out, const ec_run_record *r, size_t n)
+int ec_columns_write_json(FILE *out, const char *kind, const ec_column *c, size_t nc,
+                          const void *recs, size_t size, size_t n)
 {
-    size_t nc;
-    const ec_column *c = ec_run_columns(&nc);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, EXPORT_KEY, "runs");
+    cJSON_AddStringToObject(o, EXPORT_KEY, kind);
     cJSON_AddNumberToObject(o, "schema_version", EC_STORE_SCHEMA_VERSION);
     cJSON *cols = cJSON_AddArrayToObject(o, "columns");
     for (size_t j = 0; j < nc; j++)
         cJSON_AddItemToArray(cols, cJSON_CreateString(c[j].name));
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-    for (size_t i = 0; i < n; i++)
-        cJSON_AddItemToArray(rows, ec_export_row_json(&r[i]));
+    for (size_t i = 0; i < n; i++) {
+        const char *rec = (const char *)recs + i * size;
+        cJSON *row = cJSON_CreateObject();
+        for (size_t j = 0; j < nc; j++)
+            cJSON_AddItemToObject(row, c[j].name, ec_column_json(&c[j], rec));
+        cJSON_AddItemToArray(rows, row);
+    }
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     if (!text) return ec_set_error("out of memory writing JSON");
@@ -113,6 +124,13 @@ static int write_json(FILE *out, const ec_run_record *r, size_t n)
     fputc('\n', out);
     free(text);
     return 0;
+}
+
+static int write_json(FILE *out, const ec_run_record *r, size_t n)
+{
+    size_t nc;
+    const ec_column *c = ec_run_columns(&nc);
+    return ec_columns_write_json(out, "runs", c, nc, r, sizeof *r, n);
 }
 
 static void write_table(FILE *out, const ec_run_record *r, size_t n)

@@ -39,6 +39,12 @@ int ec_column_set(const char *name, size_t row, const ec_column *c, void *rec, c
 /* Sets column c of rec from a JSON value of an export row (null = unknown). */
 int ec_column_set_json(const char *name, size_t row, const ec_column *c, void *rec,
                        const cJSON *v);
+/* An export of n records of `size` bytes at recs described by columns c [nc]: CSV (a header
+ * row, CRLF lines) or a JSON document {EXPORT_KEY: kind, schema_version, columns, rows}. */
+void ec_columns_write_csv(FILE *out, const ec_column *c, size_t nc, const void *recs,
+                          size_t size, size_t n);
+int ec_columns_write_json(FILE *out, const char *kind, const ec_column *c, size_t nc,
+                          const void *recs, size_t size, size_t n);
 /* The JSON value of column c of rec in an export (null, exact number, or string). */
 cJSON *ec_column_json(const ec_column *c, const void *rec);
 
