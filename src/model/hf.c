@@ -114,9 +114,10 @@ static int get_float(const cJSON *j, const char *key, float def, const char *pat
         *out = def;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return ec_set_error("%s: field '%s' is not a number", path, key);
-    *out = (float)v->valuedouble;
+    /* Checked as the float it is stored as: 1e300 is a finite double but an infinite float. */
+    float f = cJSON_IsNumber(v) ? (float)v->valuedouble : NAN;
+    if (!isfinite(f)) return ec_set_error("%s: field '%s' is not a finite number", path, key);
+    *out = f;
     return 0;
 }
 
@@ -125,9 +126,11 @@ static int rope_number(const cJSON *rs, const char *field, const char *key, cons
                        float *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(rs, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0))
+    /* As a float: 1e-50 is a positive double but rounds to 0, and 1e300 to infinity. */
+    float f = cJSON_IsNumber(v) ? (float)v->valuedouble : NAN;
+    if (!isfinite(f) || !(f > 0))
         return ec_set_error("%s: field '%s.%s' must be a positive number", path, field, key);
-    *out = (float)v->valuedouble;
+    *out = f;
     return 0;
 }
 

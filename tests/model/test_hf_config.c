@@ -143,6 +143,12 @@ static void rope_scaling_refusals(void **state)
          "1.0,\"original_max_position_embeddings\":8192}", "'rope_scaling.high_freq_factor'",
          "exceed"},
         {"{\"rope_type\":\"linear\",\"factor\":0}", "'rope_scaling.factor'", "positive"},
+        /* Positive or finite as a double, 0 or infinite as the float the engine keeps. */
+        {"{\"rope_type\":\"linear\",\"factor\":1e-50}", "'rope_scaling.factor'", "positive"},
+        {"{\"rope_type\":\"linear\",\"factor\":1e300}", "'rope_scaling.factor'", "positive"},
+        {"{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":"
+         "4.0,\"original_max_position_embeddings\":1e-50}",
+         "'rope_scaling.original_max_position_embeddings'", "positive"},
         {"{\"factor\":2.0}", "'rope_scaling.rope_type'", "missing"},
         {"[1]", "'rope_scaling'", "not an object"},
     };
