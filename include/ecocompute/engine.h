@@ -22,6 +22,9 @@ typedef enum { EC_KERNELS_FUSED = 0, EC_KERNELS_REFERENCE } ec_kernels;
 const char *ec_kernels_name(ec_kernels k); /* "fused", "reference" */
 int ec_kernels_parse(const char *name, ec_kernels *out);
 
+/* A tensor-parallel group (src/engine/tp.h); backends see it through ec_load_options. */
+typedef struct ec_tp_group ec_tp_group;
+
 typedef struct {
     ec_precision precision; /* format of the linear layers (default fp16) */
     ec_kernels kernels;     /* GPU kernel family (docs/cuda-backend.md); the CPU backend has one */
@@ -30,7 +33,13 @@ typedef struct {
     int max_batch;          /* KV cache is allocated for this many sequences (default 1) ... */
     int max_seq;            /* ... of up to this many positions; 0 = the model's max_seq_len */
     int threads;            /* CPU backend worker threads; 0 = all cores */
-    int device;             /* CUDA device index */
+    int device;             /* CUDA device index (the first rank's under tensor parallelism) */
+    int tp;                 /* tensor-parallel ranks (0 or 1: one device); ec_device_list */
+    /* Set by the tensor-parallel backend for each rank it loads (NULL otherwise): the model
+     * given to load is then the rank's shard (ec_model_shard), and the backend completes the
+     * partial sums of o and down over the group. */
+    ec_tp_group *tp_group;
+    int tp_rank;
 } ec_load_options;
 void ec_load_options_default(ec_load_options *o);
 
@@ -84,6 +93,12 @@ struct ec_backend {
 
 /* Parses a device name: "cpu" (index -1), "cuda" (index 0), "cuda:N". -1 if malformed. */
 int ec_device_parse(const char *device, int *cuda_index);
+/* The devices of a tensor-parallel run: "cuda:0,1,3" lists them; "cuda:N" with tp ranks means
+ * N .. N+tp-1, "cuda" 0 .. tp-1, "cpu" tp CPU ranks (index -1 each; the CPU backend's check of
+ * the sharding arithmetic). tp 0 takes the list's length; a list and a different tp, repeated
+ * GPUs or more than `cap` ranks are refused. Writes the CUDA indices (-1 for cpu) to idx and
+ * returns their count, or -1 (ec_last_error). */
+int ec_device_list(const char *device, int tp, int *idx, int cap);
 /* The GPU a device name runs on, as the meter selects it: "GPU-<uuid>" for cuda[:N] (CUDA's
  * device order can differ from NVML's). -1 (ec_last_error) for "cpu", a malformed name, a
  * missing device, or a build without the CUDA backend. */
@@ -94,7 +109,8 @@ int ec_backend_create(ec_backend **out, const char *device);
 /* Calls ops->destroy (frees weights and cache) and frees b; NULL is fine. */
 void ec_backend_destroy(ec_backend *b);
 /* Creates the backend `device` names and loads `m` into it with `o`; o->device is set from
- * `device`. Returns 0, -1 when the backend cannot be created (malformed name, not built) or -2
+ * `device`. More than one device (a list, or o->tp > 1) opens the tensor-parallel backend, which
+ * loads one shard of `m` per device and runs them in step. Returns 0, -1 when the backend cannot be created (malformed name, not built) or -2
  * when loading failed (ec_last_error says why; callers word the two differently); *out is NULL
  * on failure. The one way bench and the CLI open a loaded backend. */
 int ec_backend_open(ec_backend **out, const char *device, const ec_model *m, ec_load_options *o);

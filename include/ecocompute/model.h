@@ -114,6 +114,19 @@ int ec_model_eos_ids(const ec_model *m, const int **ids);
 int ec_model_read_tensor(const ec_model *m, ec_tensor_kind k, int layer, float *out);
 void ec_model_close(ec_model *m);
 
+/* ---- tensor parallelism (src/model/shard.c) ----
+ * Rank r of `world` holds 1/world of the query heads, kv heads and MLP width: q, k, v (and their
+ * biases), gate and up keep their output rows of those, o and down their input columns, so o and
+ * down yield partial sums that add up, over the ranks, to the full model's; the embedding, the
+ * norms and the head are whole on every rank. */
+/* 0 when `c` splits over `world` ranks (kv heads and MLP width divisible), else -1 naming why. */
+int ec_model_shardable(const ec_model_config *c, int world);
+/* The config of one rank's share (checked by ec_model_shardable first). */
+void ec_model_shard_config(const ec_model_config *c, int world, ec_model_config *out);
+/* A view of rank `rank`'s share of `full`, which must outlive it; close it with
+ * ec_model_close. Returns 0 or -1 (ec_last_error). */
+int ec_model_shard(ec_model **out, const ec_model *full, int rank, int world);
+
 /* Counter-based synthetic generator: element i of tensor (kind, layer) is a pure function of
  * (seed, kind, layer, i), so any slice can be produced on any thread or on the GPU. Returns a
  * standard-normal-like value; the model scales it per tensor. */

@@ -2,6 +2,8 @@
 #include "ecocompute/engine.h"
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/tp.h"
+#include "engine/tp_backend.h"
 #ifdef ECOCOMPUTE_HAVE_CUDA
 #include "engine/cuda/cuda_backend.h"
 #endif
@@ -61,6 +63,45 @@ int ec_device_parse(const char *device, int *cuda_index)
     return ec_set_error("unknown device '%s' (cpu, cuda, cuda:N)", device);
 }
 
+int ec_device_list(const char *device, int tp, int *idx, int cap)
+{
+    if (tp < 0) return ec_set_error("tensor-parallel ranks must be >= 1, not %d", tp);
+    const char *comma = strchr(device, ',');
+    if (!comma) {
+        int first;
+        if (ec_device_parse(device, &first) != 0) return -1;
+        int n = tp > 0 ? tp : 1;
+        if (n > cap)
+            return ec_set_error("device '%s': %d tensor-parallel ranks, at most %d are supported",
+                                device, n, cap);
+        for (int r = 0; r < n; r++)
+            idx[r] = first < 0 ? -1 : first + r;
+        return n;
+    }
+    if (strncmp(device, "cuda:", 5))
+        return ec_set_error("device list '%s': lists are of GPUs, as cuda:0,1", device);
+    int n = 0;
+    for (const char *p = device + 5;; p++) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (*p < '0' || *p > '9' || v > 255 || (*end && *end != ','))
+            return ec_set_error("device list '%s': '%.*s' is not a GPU index", device,
+                                (int)strcspn(p, ","), p);
+        for (int r = 0; r < n; r++)
+            if (idx[r] == v)
+                return ec_set_error("device list '%s': GPU %ld is listed twice", device, v);
+        if (n == cap)
+            return ec_set_error("device list '%s': more than %d GPUs", device, cap);
+        idx[n++] = (int)v;
+        p = end;
+        if (!*end) break;
+    }
+    if (tp > 0 && tp != n)
+        return ec_set_error("device list '%s' has %d GPUs but %d tensor-parallel ranks were asked "
+                            "for", device, n, tp);
+    return n;
+}
+
 int ec_device_gpu_uuid(const char *device, char *buf, size_t len)
 {
     int cuda_index = -1;
@@ -97,6 +138,11 @@ int ec_backend_create(ec_backend **out, const char *device)
 int ec_backend_open(ec_backend **out, const char *device, const ec_model *m, ec_load_options *o)
 {
     *out = NULL;
+    int idx[EC_TP_MAX_WORLD];
+    int world = ec_device_list(device, o->tp, idx, EC_TP_MAX_WORLD);
+    if (world < 0) return -1;
+    o->device = idx[0];
+    if (world > 1 || strchr(device, ',')) return ec_tp_backend_open(out, idx, world, m, o);
     if (ec_device_parse(device, &o->device) != 0) return -1;
     if (ec_backend_create(out, device) != 0) return -1;
     if ((*out)->ops->load(*out, m, o) != 0) {

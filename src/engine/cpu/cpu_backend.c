@@ -1,9 +1,12 @@
 /* cpu_backend.c — the CPU backend: the Llama-family forward pass in float32 over weights kept
  * in their stored format, multithreaded by output features and attention heads. This is the
- * numerical reference every other backend is tested against. */
+ * numerical reference every other backend is tested against. As a rank of a tensor-parallel
+ * group it holds one shard and sums the partial outputs of o and down over the group before
+ * adding them to the residual stream: the reference for the sharding arithmetic. */
 #include "engine/cpu/cpu_backend.h"
 
 #include "engine/cpu/cpu_ops.h"
+#include "engine/tp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,8 @@ typedef struct {
     float *att;       /* [rows][n_heads*head_dim] attention output */
     float *gate, *up; /* [rows][hidden_dim] */
     long *stats;      /* [n_layers][EC_LINEAR_INPUTS][2]: int8-mixed outlier columns, calls */
+    ec_tp_group *tp;  /* NULL unless this is a rank of a tensor-parallel group */
+    int tp_rank;
 } cpu_state;
 
 static int kv_dim(const ec_model_config *c)
@@ -111,6 +116,8 @@ static int cpu_load(ec_backend *b, const ec_model *m, const ec_load_options *o)
     s->cfg = *c;
     s->max_batch = o->max_batch;
     s->max_seq = max_seq;
+    s->tp = o->tp_group;
+    s->tp_rank = o->tp_rank;
     size_t cache = (size_t)c->n_layers * o->max_batch * max_seq * kv_dim(c);
     int half = c->head_dim / 2;
     s->inv_freq = alloc_floats((size_t)half);
@@ -179,10 +186,14 @@ static void rope_and_cache(cpu_state *s, int layer, int n, int pos, int rows)
     }
 }
 
-static void add_into(float *x, const float *y, size_t n)
+/* Adds a row-parallel projection's output y to the residual x, after summing y over the
+ * tensor-parallel group when there is one (each rank holds a partial sum). */
+static int add_projection(cpu_state *s, float *x, float *y, size_t n)
 {
+    if (s->tp && ec_tp_allreduce_sum(s->tp, s->tp_rank, y, n) != 0) return -1;
     for (size_t i = 0; i < n; i++)
         x[i] += y[i];
+    return 0;
 }
 
 static int layer_forward(cpu_state *s, int l, int n, int pos, int rows)
@@ -204,9 +215,9 @@ static int layer_forward(cpu_state *s, int l, int n, int pos, int rows)
     /* Each query reads up to pos + n cached positions of q_dim * 2 floats. */
     ec_pool_run(s->pool, attention_part, &job,
                 ec_pool_parts(s->pool, 2.0 * rows * (pos + n) * q_dim(c)));
-    if (cpu_linear(s->pool, &L->wo, s->att, rows, NULL, s->xb, stat + 2 * EC_LINEAR_O) != 0)
+    if (cpu_linear(s->pool, &L->wo, s->att, rows, NULL, s->xb, stat + 2 * EC_LINEAR_O) != 0 ||
+        add_projection(s, s->x, s->xb, resid) != 0)
         return -1;
-    add_into(s->x, s->xb, resid);
     for (int r = 0; r < rows; r++)
         cpu_rmsnorm(s->xb + (size_t)r * c->dim, s->x + (size_t)r * c->dim, L->ffn_norm, c->dim,
                     c->norm_eps);
@@ -216,8 +227,7 @@ static int layer_forward(cpu_state *s, int l, int n, int pos, int rows)
     cpu_swiglu(s->gate, s->up, rows * c->hidden_dim);
     if (cpu_linear(s->pool, &L->w_down, s->gate, rows, NULL, s->xb, stat + 2 * EC_LINEAR_DOWN) != 0)
         return -1;
-    add_into(s->x, s->xb, resid);
-    return 0;
+    return add_projection(s, s->x, s->xb, resid);
 }
 
 static int check_call(const cpu_state *s, const int *tokens, int batch, int n, int pos)
