@@ -160,7 +160,7 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
                                                           nblocks(sh->max_cols) * sizeof(float))
                          : NULL;
     c->pw16 = dequant ? carve(base, &off, sh->max_weight * 2) : NULL;
-    c->sumsq = sh->packed && !reference
+    c->sumsq = sh->packed && !reference && !sh->sharded
                    ? (float *)carve(base, &off, (size_t)(sh->max_rows + 15) / 16 * sizeof(float))
                    : NULL;
     if (!sh->quantized) return off;
