@@ -80,13 +80,6 @@ typedef struct {
     double roofline_cal_pct; /* of the calibrated read bandwidth bound (--db) */
 } config;
 
-/* The configuration of a run with a matching summary row: same key but for summary-ness. */
-static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
-{
-    ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
-    return ec_run_key_equal(&ka, &kb, EC_KEY_SUMMARY_OF);
-}
-
 /* tok/s of a configuration as % of what bandwidth bw (bytes/s) allows; NaN if unknown. */
 static double roofline_pct(const config *c, double bw)
 {
@@ -122,7 +115,8 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
         if (ec_record_is_summary(key)) {
             int superseded = 0;
             for (size_t j = 0; j < ng && !superseded; j++)
-                superseded = !ec_record_is_summary(g[j].key) && same_but_summary(g[j].key, key);
+                superseded = !ec_record_is_summary(g[j].key) &&
+                             ec_records_match(g[j].key, key, EC_KEY_SUMMARY_OF);
             if (superseded) continue;
         }
         int defs[3] = {0, 0, 0};
@@ -261,8 +255,7 @@ static const config *baseline_of(const config *c, const config *all, size_t n, c
     int best_score = -1;
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *a = c->key, *b = all[i].key;
-        ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
-        if (strcmp(b->precision, base) || !ec_run_key_equal(&ka, &kb, EC_KEY_BASELINE) ||
+        if (strcmp(b->precision, base) || !ec_records_match(a, b, EC_KEY_BASELINE) ||
             strcmp(c->def, all[i].def) || !strcmp(c->def, "mixed"))
             continue;
         int score = 4 * !strcmp(a->kernels, b->kernels) +
