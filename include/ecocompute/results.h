@@ -24,7 +24,7 @@ typedef enum {
 const char *ec_energy_definition_name(ec_energy_definition d); /* "gross", "net", "unknown" */
 int ec_energy_definition_parse(const char *text, ec_energy_definition *out);
 
-/* Quality-gate outcome of the configuration a run belongs to (DESIGN §4). */
+/* Quality-gate outcome of the configuration a run belongs to (docs/measurement.md). */
 typedef enum {
     EC_GATE_PASS = 0,  /* CV of throughput and power within the gates */
     EC_GATE_FAIL,      /* still outside the gates after the bounded re-runs; kept, marked */
