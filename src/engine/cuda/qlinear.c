@@ -3,7 +3,7 @@
  * families"). Host code only: it picks and enqueues the kernels of kernels_*.cu and cuBLAS. */
 #include "qweight.h"
 
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_quant.h"
 
 #include <stdlib.h>

@@ -35,7 +35,7 @@ typedef struct {
 } ec_cuda_qsegment;
 
 typedef struct {
-    ec_precision prec; /* fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8 */
+    ec_precision prec; /* a format the CUDA backend runs (EC_QFORMAT_CUDA in quant.h's table) */
     int rows, cols;    /* logical shape; cols = the width of the activations x it multiplies */
     int ldx;           /* row stride of x in elements (>= cols): cols except the packed
                         * formats' down-projection, whose activations are hidden_pad wide */
