@@ -15,7 +15,7 @@
  * is sized and checked against cudaMemGetInfo before the first allocation. */
 #include "cuda_backend.h"
 #include "code_arch.h"
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels.h"
 #include "nccl.h"
 #include "qweight.h"
