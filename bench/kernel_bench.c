@@ -239,7 +239,7 @@ int main(int argc, char **argv)
                     int cols = shapes[i].cols;
                     ec_cuda_qshape qs = {batch, cols, wrows, (size_t)wrows * cols,
                                          !packed, EC_KERNELS_FUSED, packed,
-                                         (size_t)wrows * cols, 0};
+                                         (size_t)wrows * cols, 0, 0};
                     ec_cuda_qctx ctx;
                     float *wide = dev_alloc((size_t)batch * wrows * 4);
                     if (ec_cuda_qctx_init(&ctx, &qs, cublas, st, wide) != 0) {

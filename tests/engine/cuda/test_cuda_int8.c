@@ -281,7 +281,7 @@ static void run_case(const fixture *f, cublasHandle_t cublas, cudaStream_t st, e
     /* mixed: batches above EC_CUDA_GATHER_MIN_ROWS (300, 2100) take the fused family's gathered
      * outlier columns */
     ec_cuda_qshape shape = {B, s->cols, f->wrows, (size_t)f->wrows * s->cols, 1, kernels, 0, 0,
-                            s->prec == EC_PREC_INT8_MIXED};
+                            s->prec == EC_PREC_INT8_MIXED, 0};
     float *d_wide = dev_alloc((size_t)B * f->wrows * sizeof(float), 0xFF);
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
@@ -505,7 +505,7 @@ static void check_normed(const setup *s, cublasHandle_t cublas, cudaStream_t st,
     float *d_res = dev_upload(res, (size_t)B * cols * sizeof *res), *d_gamma = dev_upload(gamma, (size_t)cols * sizeof *gamma);
     ec_cuda_norm norm = {d_res, (size_t)cols, d_gamma, 1e-5f, NULL};
     ec_cuda_qshape shape = {B, cols, f.wrows, (size_t)f.wrows * cols, 1, kernels, 0, 0,
-                            s->prec == EC_PREC_INT8_MIXED};
+                            s->prec == EC_PREC_INT8_MIXED, 0};
     float *d_wide = dev_alloc((size_t)B * f.wrows * sizeof(float), 0xFF);
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, cublas, st, d_wide) != 0) fail_msg("%s", ec_last_error());
@@ -568,7 +568,7 @@ static void test_normed_linear(void **state)
 static void test_rejects_bad_calls(void **state)
 {
     gpu *g = *state;
-    ec_cuda_qshape shape = {4, 64, 16, 16 * 64, 1, EC_KERNELS_FUSED, 0, 0, 0};
+    ec_cuda_qshape shape = {4, 64, 16, 16 * 64, 1, EC_KERNELS_FUSED, 0, 0, 0, 0};
     ec_cuda_qctx ctx;
     if (ec_cuda_qctx_init(&ctx, &shape, g->cublas, g->stream, NULL) != 0) fail_msg("%s", ec_last_error());
     ec_cuda_qweight w;
