@@ -57,7 +57,7 @@ typedef struct {
     int nprompt_lens;
     int gens[EC_BENCH_MAX_LIST]; /* new tokens per sequence, never stopping early */
     int ngens;
-    char device[16]; /* "cpu", "cuda", "cuda:N" */
+    char device[EC_DEVICE_NAME_LEN]; /* "cpu", "cuda", "cuda:N", "cuda:0,1" */
     /* the protocol */
     int warmup, runs;      /* warm-up runs (not stored), measured runs per attempt */
     double cv_tok_pct;     /* gate: CV of decode tok/s below this, % */
@@ -178,7 +178,7 @@ typedef struct {
     double mean, sd, cv_pct; /* sd with n - 1; NaN when n < 2 (cv also when mean is 0) */
 } ec_stat;
 typedef struct {
-    char source[128], model[64], precision[16], kernels[16], device[16];
+    char source[128], model[64], precision[16], kernels[16], device[EC_DEVICE_NAME_LEN];
     char gpu_name[96], gpu_uuid[96];
     int batch, prompt_len, gen_len;
     ec_gate_status gate;
