@@ -116,14 +116,12 @@ int cli_device_ranks(const char *cmd, const char *device, int tp)
     return n;
 }
 
-int cli_engine_args_check(const char *cmd, const cli_engine_args *a)
+int cli_probe_backend(const char *cmd, const char *device, int tp)
 {
-    if (!a->model) return cli_usage_error(cmd, "--model is required");
-    if (cli_device_ranks(cmd, a->device, a->tp) < 0) return EXIT_USAGE;
-    /* Fail on an unavailable backend before spending time opening the model: every rank of a
-     * list is of the backend its first device names. */
+    /* Every rank of a list is of the backend its first device names. */
     int idx[EC_BENCH_MAX_TP];
-    ec_device_list(a->device, a->tp, idx, EC_BENCH_MAX_TP);
+    if (ec_device_list(device, tp, idx, EC_BENCH_MAX_TP) < 0)
+        return cli_fail(cmd, "%s", ec_last_error());
     char first[16];
     if (idx[0] < 0)
         snprintf(first, sizeof first, "cpu");
@@ -133,6 +131,13 @@ int cli_engine_args_check(const char *cmd, const cli_engine_args *a)
     if (ec_backend_create(&probe, first) != 0) return cli_fail(cmd, "%s", ec_last_error());
     ec_backend_destroy(probe);
     return 0;
+}
+
+int cli_engine_args_check(const char *cmd, const cli_engine_args *a)
+{
+    if (!a->model) return cli_usage_error(cmd, "--model is required");
+    if (cli_device_ranks(cmd, a->device, a->tp) < 0) return EXIT_USAGE;
+    return cli_probe_backend(cmd, a->device, a->tp);
 }
 
 int cli_open_model(const char *cmd, const cli_engine_args *a, ec_model **m, ec_tokenizer **tok)

@@ -44,6 +44,9 @@ int cli_engine_args_check(const char *cmd, const cli_engine_args *a);
 /* --device D with --tp N, as a usage error names them: the devices' count, or -1 after printing
  * the usage error (a malformed list, repeated GPUs, a --tp the list disagrees with). */
 int cli_device_ranks(const char *cmd, const char *device, int tp);
+/* Fails (printed, EXIT_FAIL) when the backend of `device`'s devices is not built, before time
+ * goes into opening a model; 0 when it is. */
+int cli_probe_backend(const char *cmd, const char *device, int tp);
 /* The help lines of --device and --tp, shared by run, eval and bench. */
 #define CLI_DEVICE_HELP                                                                          \
     "  --device D           cpu | cuda[:N] | a list of GPUs cuda:0,1[,...] (default cpu)\n"      \
