@@ -50,8 +50,8 @@ typedef struct {
     double avg_power_w, peak_power_w; /* W */
     int repeats;                /* phases inside the measured window (energy and time are of one) */
     double gpu_energy_uncert_j; /* 1 standard uncertainty of gpu_energy_j (one phase), J */
-    /* gpu_energy_j of each metered GPU, in the order of gpu_uuid's list, ';'-separated ("" for
-     * no GPU or an imported source without it), J */
+    /* gpu_energy_j of each GPU the run was charged for, in rank order, ';'-separated ("" for no
+     * GPU or a source without it), J */
     char gpu_energy_per_gpu_j[192];
 } ec_phase_record;
 

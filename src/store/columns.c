@@ -80,8 +80,8 @@ static const ec_column columns[] = {
     COL("counter_period_s", EC_COL_REAL, "s", counter_period_s, "update period of the GPU energy counter, measured at the sweep's start"),
     COL("tp", EC_COL_INT, "ranks", tp, "tensor-parallel world size: devices the model is split over (1: one device)"),
     TXT("interconnect", interconnect, "link between the GPUs as NVML reports it: nvlink:L (fewest active links), pcie:LEVEL (farthest common PCIe ancestor), none (one GPU), unknown"),
-    TXT("prefill_gpu_energy_per_gpu_j", prefill.gpu_energy_per_gpu_j, "prefill_gpu_energy_j of each metered GPU, ';'-separated, in gpu_uuid's order (J)"),
-    TXT("decode_gpu_energy_per_gpu_j", decode.gpu_energy_per_gpu_j, "decode_gpu_energy_j of each metered GPU, ';'-separated, in gpu_uuid's order (J)"),
+    TXT("prefill_gpu_energy_per_gpu_j", prefill.gpu_energy_per_gpu_j, "prefill_gpu_energy_j of each GPU charged, ';'-separated, in rank order (J)"),
+    TXT("decode_gpu_energy_per_gpu_j", decode.gpu_energy_per_gpu_j, "decode_gpu_energy_j of each GPU charged, ';'-separated, in rank order (J)"),
 };
 
 const ec_column *ec_run_columns(size_t *n)
