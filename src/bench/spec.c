@@ -274,12 +274,12 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
 int ec_bench_spec_from_config(const char *json, ec_bench_spec *s)
 {
     static const char *const known[] = {
-        "description", "models",       "precisions",     "kernels",         "batches",
-        "prompt_lens", "gens",         "tps",           "device",         "tag",             "warmup",
-        "runs",        "cv_tok_pct",   "cv_power_pct",   "max_reruns",      "min_window_s",
-        "max_uncert_pct", "idle_s",    "stabilize_s",    "stabilize_max_s", "stabilize_auto",
-        "seed",        "threads",      "int8_threshold", "outliers",        "outlier_mag",
-        "shard"};
+        "description",    "models",         "precisions", "kernels",        "batches",
+        "prompt_lens",    "gens",           "tps",        "device",         "tag",
+        "warmup",         "runs",           "cv_tok_pct", "cv_power_pct",   "max_reruns",
+        "min_window_s",   "max_uncert_pct", "idle_s",     "stabilize_s",    "stabilize_max_s",
+        "stabilize_auto", "seed",           "threads",    "int8_threshold", "outliers",
+        "outlier_mag",    "shard"};
     cJSON *o = cJSON_Parse(json);
     const cJSON *it;
     const char *unknown = NULL;

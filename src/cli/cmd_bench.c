@@ -203,8 +203,8 @@ static char *slurp(const char *path)
 
 static const char *const valued[] = {
     "--model",      "--precision", "--kernels",   "--batch",     "--prompt-len",
-    "--gen",        "--device",    "--config",    "--tag",       "--warmup",    "--tp",
-    "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
+    "--gen",        "--device",    "--config",    "--tag",       "--warmup",
+    "--tp",         "--runs",      "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
     "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
     "--min-window", "--max-uncert",
     "--gpu",        "--interval",  "--trace",     "--format",    "--shard",

@@ -8,13 +8,20 @@
 static const char *pcie_level_name(int level)
 {
     switch (level) {
-    case NVML_TOPOLOGY_INTERNAL: return "internal";
-    case NVML_TOPOLOGY_SINGLE: return "single";
-    case NVML_TOPOLOGY_MULTIPLE: return "multiple";
-    case NVML_TOPOLOGY_HOSTBRIDGE: return "hostbridge";
-    case NVML_TOPOLOGY_NODE: return "node";
-    case NVML_TOPOLOGY_SYSTEM: return "system";
-    default: return NULL;
+    case NVML_TOPOLOGY_INTERNAL:
+        return "internal";
+    case NVML_TOPOLOGY_SINGLE:
+        return "single";
+    case NVML_TOPOLOGY_MULTIPLE:
+        return "multiple";
+    case NVML_TOPOLOGY_HOSTBRIDGE:
+        return "hostbridge";
+    case NVML_TOPOLOGY_NODE:
+        return "node";
+    case NVML_TOPOLOGY_SYSTEM:
+        return "system";
+    default:
+        return NULL;
     }
 }
 
