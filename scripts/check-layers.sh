@@ -5,6 +5,9 @@
 # engine < calib < store < bench < analysis < advise = report = exporter < cli. A header is
 # placed by its path: include/ecocompute/NAME.h is layer NAME (results.h is the store's record),
 # "LAYER/..." is that layer's internal header, a bare "file.h" is the including file's own folder.
+# A layer reaches another only through what it exports (include/ecocompute/): another layer's
+# internal header is a violation too, except src/common's (the library's shared toolbox: CSV, CUDA
+# error checks), which every layer may use.
 # Usage: scripts/check-layers.sh [repository root]   (prints each violation; exit 1 if any)
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -30,7 +33,14 @@ while IFS= read -r -d '' file; do
     header=${header%%\"*}
     case "$header" in
       ecocompute/*.h) target=${header#ecocompute/}; target=${target%.h} ;;
-      */*) target=${header%%/*} ;;
+      */*)
+        target=${header%%/*}
+        if [[ $target != "$layer" && $target != common && -n $(rank "$target") ]]; then
+          echo "$file: includes \"$header\" (an internal header of $target; use what $target exports)"
+          bad=1
+          continue
+        fi
+        ;;
       *) continue ;;
     esac
     theirs=$(rank "$target")

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ecocompute/quant.h"
 #include "ecocompute/results.h"
 
 #ifdef __cplusplus
@@ -364,7 +365,10 @@ typedef struct {
     char precision[16], stack[24];
     ec_answer a;
 } ec_candidate;
-/* Answers every precision (fp16, int8, int8-mixed, nf4, nf4-dq, fp8) × batch × stack for base's
+/* Whether the advisor ranks precision p: every format the CUDA backend runs (the format table's
+ * EC_QFORMAT_CUDA) but bf16, which no reference source (data/reference) measured. */
+int ec_advise_ranks_precision(ec_precision p);
+/* Answers every precision it ranks, in the format table's order, × batch × stack for base's
  * model, GPU and lengths, sorted by gross J/1k (unanswerable ones last). */
 int ec_candidates(const ec_advisor *a, const ec_query *base, const char *const *stacks,
                   size_t nstacks, const int *batches, size_t nbatches, ec_candidate **out,

@@ -1,4 +1,4 @@
-/* ecocompute/bench.h — the measurement protocol (DESIGN §4) over a sweep of configurations:
+/* ecocompute/bench.h — the measurement protocol over a sweep of configurations:
  * in-session idle baseline, thermal stabilization between configurations, warm-up runs, n
  * measured runs of fixed output length with prefill and decode metered separately, quality
  * gates (CV of decode throughput and of GPU power) with bounded re-runs, and resume: every
@@ -24,7 +24,7 @@ extern "C" {
 #define EC_BENCH_MAX_LIST 32 /* values per swept dimension */
 #define EC_BENCH_MAX_TP 8    /* tensor-parallel ranks: the GPUs of one host */
 
-/* The seeds' protocol defaults (DESIGN §4), but for the runs: the seeds measured 10 runs of one
+/* The seeds' protocol defaults, but for the runs: the seeds measured 10 runs of one
  * plain window each, whose run-to-run CV of J/1k tokens reached 4.7 % on an H200; each run's
  * windows now last >= 5 s (--min-window), which brings that CV to 0.02-0.5 % (docs/results.md) at
  * ~10 s a run, so 5 runs bound the mean tighter than 10 did (95 % CI ±0.6 % at CV 0.5 %) and keep

@@ -211,6 +211,12 @@ double ec_logits_kl(const float *ref, const float *other, int n);
 /* -log softmax(logits)[target] in nats. */
 double ec_logits_nll(const float *logits, int n, int target);
 
+/* ---- whether a device can run a precision (src/engine/device_ready.c) ---- */
+/* 0 when `device` ("cpu", "cuda", "cuda:N") runs precision p with this build: for a GPU, a driver,
+ * the device and this build's code for it with what p needs. Else -1 with one line in
+ * ec_last_error (no driver, no such device, no code for the GPU, no CUDA backend built). */
+int ec_device_ready(const char *device, ec_precision p);
+
 #ifdef __cplusplus
 }
 #endif

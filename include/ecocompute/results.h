@@ -28,7 +28,7 @@ typedef enum {
 const char *ec_energy_definition_name(ec_energy_definition d); /* "gross", "net", "unknown" */
 int ec_energy_definition_parse(const char *text, ec_energy_definition *out);
 
-/* Quality-gate outcome of the configuration a run belongs to (DESIGN §4). */
+/* Quality-gate outcome of the configuration a run belongs to (docs/measurement.md). */
 typedef enum {
     EC_GATE_PASS = 0,  /* CV of throughput and power within the gates */
     EC_GATE_FAIL,      /* still outside the gates after the bounded re-runs; kept, marked */
@@ -158,19 +158,36 @@ enum {
 #define EC_KEY_SUMMARY_OF                                                                       \
     (EC_KEY_SOURCE_FOLDER | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION |                 \
      EC_KEY_KERNELS_COMPARABLE | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_TP)
-/* The baseline of a configuration in another precision (`analyze`'s deltas): any source, GPU by
- * name, comparable kernels; the precision is the baseline's, chosen by the caller. */
-#define EC_KEY_BASELINE                                                                         \
-    (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_KERNELS_COMPARABLE | EC_KEY_BATCH | EC_KEY_LENGTHS | \
-     EC_KEY_TP)
+/* One experiment in every precision and kernel stack (the report's precision view): GPU by name,
+ * model, batch, lengths and world size. */
+#define EC_KEY_EXPERIMENT                                                                       \
+    (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_TP)
+/* The baseline of a configuration in another precision (`analyze`'s deltas, the report's Δ): its
+ * experiment from any source with comparable kernels; the precision is the baseline's, chosen by
+ * the caller. */
+#define EC_KEY_BASELINE (EC_KEY_EXPERIMENT | EC_KEY_KERNELS_COMPARABLE)
+/* The same configuration in two datasets (`compare`): what was measured, not where or when —
+ * source, GPU uuid, device index and summary-ness aside. */
+#define EC_KEY_ACROSS_DATASETS                                                                  \
+    (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS | EC_KEY_BATCH |        \
+     EC_KEY_LENGTHS | EC_KEY_TP)
 /* The batch series of one configuration (batch scaling): the batch aside. */
 #define EC_KEY_BATCH_SERIES                                                                     \
     (EC_KEY_SOURCE_FOLDER | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS | \
      EC_KEY_LENGTHS | EC_KEY_SUMMARY | EC_KEY_TP)
+/* The batch series of every precision drawn in one chart (the report's batch view): GPU by name,
+ * model, kernel stack, lengths and world size; any source. */
+#define EC_KEY_BATCH_CHART                                                                      \
+    (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_KERNELS | EC_KEY_LENGTHS | EC_KEY_TP)
+/* Configurations across model sizes (the report's crossover view): GPU by name, kernel stack and
+ * batch and world size; models and their lengths vary. */
+#define EC_KEY_MODEL_SERIES (EC_KEY_GPU_NAME | EC_KEY_KERNELS | EC_KEY_BATCH | EC_KEY_TP)
 
 ec_run_key ec_run_key_of(const ec_run_record *r);
 /* 1 when a and b agree on every field of `variant` (EC_KEY_* bits), else 0. */
 int ec_run_key_equal(const ec_run_key *a, const ec_run_key *b, unsigned variant);
+/* ec_run_key_equal of two records' keys. */
+int ec_records_match(const ec_run_record *a, const ec_run_record *b, unsigned variant);
 /* Two records are one configuration of a dataset (EC_KEY_CONFIG). */
 int ec_same_config(const ec_run_record *a, const ec_run_record *b);
 /* Sources in one folder (the text before the last '/'; none for both counts as one). */

@@ -1,5 +1,6 @@
-/* candidates.c — every precision × batch × stack of one model on one GPU, answered and ranked by
- * gross energy per token: what `advise optimize` lists and `advise diagnose` picks its fix from. */
+/* candidates.c — the precisions the advisor ranks, and every one × batch × stack of one model on
+ * one GPU, answered and ranked by gross energy per token: what `advise optimize` lists and
+ * `advise diagnose` picks its fix from. */
 #include "ecocompute/advise.h"
 
 #include <math.h>
@@ -8,7 +9,11 @@
 
 #include "ecocompute/common.h"
 
-static const char *const precisions[] = {"fp16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8"};
+int ec_advise_ranks_precision(ec_precision p)
+{
+    const ec_qformat *f = ec_qformat_of(p);
+    return f && (f->backends & EC_QFORMAT_CUDA) && p != EC_PREC_BF16;
+}
 
 static int by_energy(const void *x, const void *y)
 {
@@ -25,16 +30,21 @@ int ec_candidates(const ec_advisor *a, const ec_query *base, const char *const *
                   size_t nstacks, const int *batches, size_t nbatches, ec_candidate **out,
                   size_t *n)
 {
-    size_t np = sizeof precisions / sizeof *precisions, total = np * nstacks * nbatches;
+    size_t np = 0;
+    for (int p = 0; p < EC_PREC_COUNT; p++)
+        np += (size_t)ec_advise_ranks_precision((ec_precision)p);
+    size_t total = np * nstacks * nbatches;
     ec_candidate *c = calloc(total ? total : 1, sizeof *c);
     if (!c) return ec_set_error("out of memory");
     size_t k = 0;
     for (size_t s = 0; s < nstacks; s++)
-        for (size_t p = 0; p < np; p++)
+        for (int p = 0; p < EC_PREC_COUNT; p++) {
+            if (!ec_advise_ranks_precision((ec_precision)p)) continue;
             for (size_t b = 0; b < nbatches; b++) {
                 ec_candidate *x = &c[k++];
                 x->q = *base;
-                snprintf(x->precision, sizeof x->precision, "%s", precisions[p]);
+                snprintf(x->precision, sizeof x->precision, "%s",
+                         ec_precision_name((ec_precision)p));
                 snprintf(x->stack, sizeof x->stack, "%s", stacks[s]);
                 x->q.batch = batches[b];
                 x->q.precision = x->precision;
@@ -44,6 +54,7 @@ int ec_candidates(const ec_advisor *a, const ec_query *base, const char *const *
                     return -1;
                 }
             }
+        }
     qsort(c, k, sizeof *c, by_energy);
     /* The pointers into each candidate's own fields are set after sorting moved them. */
     for (size_t i = 0; i < k; i++) {

@@ -3,8 +3,8 @@
  *
  * At small batch a decode step reads every weight once plus each sequence's KV cache, and does
  * little arithmetic per byte, so tokens/s ≤ batch · bandwidth / bytes per step. With the
- * datasheet peak as bandwidth this is an upper bound no real measurement can beat (DESIGN §6: an
- * H100 streams ~3.03 of its 3.35 TB/s), which is what `validate` uses it for. */
+ * datasheet peak as bandwidth this is an upper bound no real measurement can beat (an H100
+ * streams about 3.0 of its 3.35 TB/s), which is what `validate` uses it for. */
 #include "ecocompute/analysis.h"
 
 #include <ctype.h>

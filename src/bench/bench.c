@@ -785,7 +785,8 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
     }
     out->configs = n;
     b.ps.configs = n;
-    /* The counter's period sets how long a window must be (DESIGN §4: ~0.1 s updates). */
+    /* The counter's period sets how long a window must be (NVML's energy counter updates about
+     * every 0.1 s, docs/measurement.md). */
     b.counter_period_s = ec_meter_gpu_count(env->meter) > 0 ? ec_meter_counter_period_s(env->meter)
                                                            : NAN;
     b.min_window_s = spec->min_window_s >= 0 ? spec->min_window_s

@@ -4,8 +4,7 @@
 
 #include "ecocompute/common.h"
 #include "ecocompute/engine.h"
-#include "engine/cuda/code_arch.h"
-#include "engine/cuda/cuda_check.h"
+#include "common/cuda_check.h"
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -82,15 +81,15 @@ extern "C" int ec_calib_gpu_open(ec_calib_gpu **out, int device, size_t buffer_b
                                  int gemm_n, ec_calib_device *info)
 {
     *out = NULL;
+    char device_name[32];
+    snprintf(device_name, sizeof device_name, "cuda:%d", device);
     /* fp16: the calibration's GEMM; this also says "no driver" or "no code for this GPU". */
-    if (ec_cuda_device_ready(device, EC_PREC_FP16) != 0) return -1;
+    if (ec_device_ready(device_name, EC_PREC_FP16) != 0) return -1;
     EC_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     cudaDeviceProp prop;
     EC_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     memset(info, 0, sizeof *info);
     snprintf(info->name, sizeof info->name, "%s", prop.name);
-    char device_name[32];
-    snprintf(device_name, sizeof device_name, "cuda:%d", device);
     if (ec_device_gpu_uuid(device_name, info->uuid, sizeof info->uuid) != 0) return -1;
     info->total_mem_bytes = prop.totalGlobalMem;
     info->sm_count = prop.multiProcessorCount;

@@ -185,12 +185,7 @@ static int superseded(const ec_config_group *g, size_t ng, const ec_run_record *
     if (!ec_record_is_summary(k)) return 0;
     for (size_t j = 0; j < ng; j++) {
         const ec_run_record *b = g[j].key;
-        if (!ec_record_is_summary(b) && !strcmp(k->gpu_name, b->gpu_name) &&
-            !strcmp(k->model, b->model) && !strcmp(k->precision, b->precision) &&
-            ec_kernels_comparable(k->kernels, b->kernels) && k->batch == b->batch &&
-            k->prompt_len == b->prompt_len && k->gen_len == b->gen_len &&
-            ec_same_source_folder(k->source, b->source))
-            return 1;
+        if (!ec_record_is_summary(b) && ec_records_match(k, b, EC_KEY_SUMMARY_OF)) return 1;
     }
     return 0;
 }
@@ -225,10 +220,8 @@ static energy *energy_configs(const ec_run_record *r, size_t n, const acc_filter
     for (size_t i = 0; i < *ne; i++)
         for (size_t j = 0; j < *ne; j++) {
             const ec_run_record *a = e[i].key, *b = e[j].key;
-            if (!strcmp(b->precision, f->base) && ec_kernels_comparable(a->kernels, b->kernels) &&
-                !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->model, b->model) &&
-                a->batch == b->batch && a->gen_len == b->gen_len &&
-                a->prompt_len == b->prompt_len && e[i].def >= 0 && e[i].def == e[j].def &&
+            if (!strcmp(b->precision, f->base) && ec_records_match(a, b, EC_KEY_BASELINE) &&
+                e[i].def >= 0 && e[i].def == e[j].def &&
                 ec_record_is_summary(a) == ec_record_is_summary(b) && e[j].mean > 0)
                 e[i].de_pct = 100.0 * (e[i].mean / e[j].mean - 1.0);
         }

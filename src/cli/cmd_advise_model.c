@@ -89,7 +89,6 @@ static void print_points(const advise_ctx *c)
 static void print_fits(const advise_ctx *c)
 {
     static const char *const stacks[] = {"fused", "reference", "hf-bnb"};
-    static const char *const precs[] = {"fp16", "int8", "int8-mixed", "nf4", "nf4-dq", "fp8"};
     ec_table *t = ec_table_new();
     int st = ec_table_column(t, "stack", "Stack"),
         pr = ec_table_column(t, "precision", "Precision");
@@ -103,14 +102,16 @@ static void print_fits(const advise_ctx *c)
     int pf = ec_table_column(t, "pj_per_flop", "pJ/FLOP");
     int aw = ec_table_column(t, "active_w", "Active W");
     for (size_t s = 0; s < 3; s++)
-        for (size_t p = 0; p < 6; p++) {
+        for (int p = 0; p < EC_PREC_COUNT; p++) {
+            const char *prec = ec_precision_name((ec_precision)p);
             ec_model_params mp;
-            if (ec_model_fit(c->advisor.pts, c->advisor.npts, &c->data, stacks[s], precs[p],
-                             (size_t)-1, &mp))
+            if (!ec_advise_ranks_precision((ec_precision)p) ||
+                ec_model_fit(c->advisor.pts, c->advisor.npts, &c->data, stacks[s], prec, (size_t)-1,
+                             &mp))
                 continue;
             ec_table_row(t);
             ec_table_text(t, st, "%s", stacks[s]);
-            ec_table_text(t, pr, "%s", precs[p]);
+            ec_table_text(t, pr, "%s", prec);
             ec_table_number(t, nt, "%.0f", (double)mp.n_time);
             ec_table_number(t, ne, "%.0f", (double)mp.n_energy);
             ec_table_number(t, bw, "%.3f", mp.eta_bw);

@@ -16,12 +16,19 @@
 
 static void usage(void)
 {
+    char precs[128];
+    size_t n = 0;
+    precs[0] = '\0';
+    for (int p = 0; p < EC_PREC_COUNT; p++)
+        if (ec_advise_ranks_precision((ec_precision)p) && n < sizeof precs)
+            n += (size_t)snprintf(precs + n, sizeof precs - n, "%s%s", n ? ", " : "",
+                                  ec_precision_name((ec_precision)p));
     printf(
         "usage: ecocompute advise optimize --model M --gpu G [--stack S] [--max-batch B]\n"
         "         [--min-tok-s N] [--max-ppl-increase PCT] [--current PREC[:BATCH]]\n"
         "         [--tokens N] [--price USD_PER_KWH] [--prompt N] [--gen N]\n"
         "         [--format table|json|csv] [--data-dir DIR] [--db PATH]\n\n"
-        "Ranks fp16, int8, int8-mixed, nf4, nf4-dq, fp8 x batch 1..max x stack (fused, reference,\n"
+        "Ranks %s x batch 1..max x stack (fused, reference,\n"
         "hf-bnb, or only --stack) by gross J per 1000 tokens. Each row says measured,\n"
         "interpolated or modelled and its ±; a configuration whose weights + KV cache exceed the\n"
         "GPU's memory is marked and never recommended; one nobody can answer is counted, not\n"
@@ -37,7 +44,8 @@ static void usage(void)
         "examples:\n"
         "  ecocompute advise optimize --model Mistral-7B --gpu A800 --current int8-mixed:1\n"
         "  ecocompute advise optimize --model Llama-3.1-8B --gpu H100 --stack fused --format "
-        "json\n");
+        "json\n",
+        precs);
 }
 
 /* Median perplexity increase (%) of a precision vs fp16 over the records that carry perplexities

@@ -23,48 +23,51 @@
 
 static void usage(void)
 {
-    printf("usage: ecocompute analyze FILE|FOLDER... | --db PATH [filters] [options]\n\n"
-           "Statistics over datasets: the results database (--db), ecocompute exports, or the\n"
-           "seeds' published CSV/JSON files. Energies are J per\n"
-           "1000 generated tokens in each row's definition (gross, net = idle-subtracted, or\n"
-           "unknown), never mixed in one comparison. Tables:\n"
-           "  configs    per configuration: n, mean, sd, CV, 95%% CI (Student t), tok/s, W, and\n"
-           "             %% of the datasheet memory-bandwidth roofline (bytes of the model per step)\n"
-           "             and, with --db, of the GPU's calibrated read bandwidth (ecocompute\n"
-           "             calibrate) when the database has a calibration of that GPU\n"
-           "  deltas     Δ energy vs the baseline precision: J/1k and %% with 95%% CI, Welch's t-test\n"
-           "             (unequal variances, Welch-Satterthwaite df) two-sided p\n"
-           "  ranking    configurations of one GPU, model and batch, lowest energy first\n"
-           "  scaling    energy/1k tok ≈ a·B^-b over batch sizes B (log-log least squares, R²)\n"
-           "  crossover  per GPU, kernels and precision: Δ%% vs baseline linear in ln(parameters);\n"
-           "             the size where it crosses zero with a 95%% CI, or 'no crossover in range'\n"
-           "A baseline is of the same kernels (fused, reference, or a source's stack; a source\n"
-           "that names no stack matches any), GPU, model, batch, lengths and energy definition.\n"
-           "With --accuracy, the accuracy x energy view instead: J/1k tokens beside perplexity,\n"
-           "KL and top-1 vs float32 (`ecocompute analyze --accuracy --help`).\n\n"
-           "filters:\n"
-           "  --model M       model name contains M (case-insensitive)\n"
-           "  --precision P   precision is P (fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8)\n"
-           "  --kernels K     kernel family is K (fused, reference, or a source's stack such as\n"
-           "                  bitsandbytes)\n"
-           "  --gpu G         GPU name contains G (case-insensitive)\n"
-           "  --max-meter-gap P  leave out runs whose energy counter and integrated power\n"
-           "                  disagree by more than P %% (windows too short for the counter's\n"
-           "                  ~100 ms steps, docs/measurement.md); runs without that check stay\n"
-           "options:\n"
-           "  --db PATH       the results database (default path: %s)\n"
-           "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
-           "  --table T       only table T (configs, deltas, ranking, scaling, crossover);\n"
-           "                  needed with --format csv\n"
-           "  --format F      table (default), json (one object keyed by table) or csv\n\n"
-           "examples:\n"
-           "  ecocompute analyze tests/data/seed-data/ecocompute-ai/data/a800_results\n"
-           "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
-           "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
-           "  ecocompute analyze --db results.db --model llama --baseline fp16\n"
-           "  ecocompute analyze --db results.db --kernels fused --table crossover\n"
-           "  ecocompute analyze --db results.db --max-meter-gap 5 --table crossover\n",
-           ec_store_default_path());
+    char precs[128];
+    printf(
+        "usage: ecocompute analyze FILE|FOLDER... | --db PATH [filters] [options]\n\n"
+        "Statistics over datasets: the results database (--db), ecocompute exports, or the\n"
+        "seeds' published CSV/JSON files. Energies are J per\n"
+        "1000 generated tokens in each row's definition (gross, net = idle-subtracted, or\n"
+        "unknown), never mixed in one comparison. Tables:\n"
+        "  configs    per configuration: n, mean, sd, CV, 95%% CI (Student t), tok/s, W, and\n"
+        "             %% of the datasheet memory-bandwidth roofline (bytes of the model per step)\n"
+        "             and, with --db, of the GPU's calibrated read bandwidth (ecocompute\n"
+        "             calibrate) when the database has a calibration of that GPU\n"
+        "  deltas     Δ energy vs the baseline precision: J/1k and %% with 95%% CI, Welch's "
+        "t-test\n"
+        "             (unequal variances, Welch-Satterthwaite df) two-sided p\n"
+        "  ranking    configurations of one GPU, model and batch, lowest energy first\n"
+        "  scaling    energy/1k tok ≈ a·B^-b over batch sizes B (log-log least squares, R²)\n"
+        "  crossover  per GPU, kernels and precision: Δ%% vs baseline linear in ln(parameters);\n"
+        "             the size where it crosses zero with a 95%% CI, or 'no crossover in range'\n"
+        "A baseline is of the same kernels (fused, reference, or a source's stack; a source\n"
+        "that names no stack matches any), GPU, model, batch, lengths and energy definition.\n"
+        "With --accuracy, the accuracy x energy view instead: J/1k tokens beside perplexity,\n"
+        "KL and top-1 vs float32 (`ecocompute analyze --accuracy --help`).\n\n"
+        "filters:\n"
+        "  --model M       model name contains M (case-insensitive)\n"
+        "  --precision P   precision is P (%s)\n"
+        "  --kernels K     kernel family is K (fused, reference, or a source's stack such as\n"
+        "                  bitsandbytes)\n"
+        "  --gpu G         GPU name contains G (case-insensitive)\n"
+        "  --max-meter-gap P  leave out runs whose energy counter and integrated power\n"
+        "                  disagree by more than P %% (windows too short for the counter's\n"
+        "                  ~100 ms steps, docs/measurement.md); runs without that check stay\n"
+        "options:\n"
+        "  --db PATH       the results database (default path: %s)\n"
+        "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
+        "  --table T       only table T (configs, deltas, ranking, scaling, crossover);\n"
+        "                  needed with --format csv\n"
+        "  --format F      table (default), json (one object keyed by table) or csv\n\n"
+        "examples:\n"
+        "  ecocompute analyze tests/data/seed-data/ecocompute-ai/data/a800_results\n"
+        "  ecocompute analyze data/ --gpu 5090 --table crossover\n"
+        "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
+        "  ecocompute analyze --db results.db --model llama --baseline fp16\n"
+        "  ecocompute analyze --db results.db --kernels fused --table crossover\n"
+        "  ecocompute analyze --db results.db --max-meter-gap 5 --table crossover\n",
+        ec_qformat_names(EC_QFORMAT_CUDA, ", ", precs, sizeof precs), ec_store_default_path());
 }
 
 /* ---- configurations ---------------------------------------------------------------- */
@@ -79,13 +82,6 @@ typedef struct {
     double roofline_pct;     /* of the datasheet bandwidth bound */
     double roofline_cal_pct; /* of the calibrated read bandwidth bound (--db) */
 } config;
-
-/* The configuration of a run with a matching summary row: same key but for summary-ness. */
-static int same_but_summary(const ec_run_record *a, const ec_run_record *b)
-{
-    ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
-    return ec_run_key_equal(&ka, &kb, EC_KEY_SUMMARY_OF);
-}
 
 /* tok/s of a configuration as % of what bandwidth bw (bytes/s) allows; NaN if unknown. */
 static double roofline_pct(const config *c, double bw)
@@ -122,7 +118,8 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
         if (ec_record_is_summary(key)) {
             int superseded = 0;
             for (size_t j = 0; j < ng && !superseded; j++)
-                superseded = !ec_record_is_summary(g[j].key) && same_but_summary(g[j].key, key);
+                superseded = !ec_record_is_summary(g[j].key) &&
+                             ec_records_match(g[j].key, key, EC_KEY_SUMMARY_OF);
             if (superseded) continue;
         }
         int defs[3] = {0, 0, 0};
@@ -261,8 +258,7 @@ static const config *baseline_of(const config *c, const config *all, size_t n, c
     int best_score = -1;
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *a = c->key, *b = all[i].key;
-        ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
-        if (strcmp(b->precision, base) || !ec_run_key_equal(&ka, &kb, EC_KEY_BASELINE) ||
+        if (strcmp(b->precision, base) || !ec_records_match(a, b, EC_KEY_BASELINE) ||
             strcmp(c->def, all[i].def) || !strcmp(c->def, "mixed"))
             continue;
         int score = 4 * !strcmp(a->kernels, b->kernels) +

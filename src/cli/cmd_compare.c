@@ -71,14 +71,6 @@ typedef struct {
     ec_format fmt;
 } options;
 
-/* A configuration's identity across datasets: everything but where and when it was measured. */
-static int same_config(const ec_run_record *a, const ec_run_record *b)
-{
-    return !strcmp(a->gpu_name, b->gpu_name) && !strcmp(a->model, b->model) &&
-           !strcmp(a->precision, b->precision) && !strcmp(a->kernels, b->kernels) &&
-           a->batch == b->batch && a->prompt_len == b->prompt_len && a->gen_len == b->gen_len;
-}
-
 /* Energy per 1000 tokens of a run in the requested definition; NaN when it has none. */
 static double energy_of(const ec_run_record *r, int net)
 {
@@ -95,7 +87,7 @@ static size_t collect(const ec_run_record *r, size_t n, const ec_run_record *key
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        if (!ec_record_is_summary(&r[i]) && same_config(&r[i], key))
+        if (!ec_record_is_summary(&r[i]) && ec_records_match(&r[i], key, EC_KEY_ACROSS_DATASETS))
             out[m++] = energy ? energy_of(&r[i], net) : r[i].tok_s;
     return m;
 }
@@ -156,7 +148,7 @@ static int build_rows(const ec_run_record *b, size_t nb, const ec_run_record *w,
         const ec_run_record *k = gb[g].key;
         int dup = 0;
         for (size_t s = 0; s < nseen && !dup; s++)
-            dup = same_config(seen[s], k);
+            dup = ec_records_match(seen[s], k, EC_KEY_ACROSS_DATASETS);
         if (dup) continue;
         seen[nseen++] = k;
         size_t mw = collect(w, nw, k, o->net, 1, xw);
@@ -176,12 +168,12 @@ static int build_rows(const ec_run_record *b, size_t nb, const ec_run_record *w,
     for (size_t g = 0; rc == 0 && g < ngw; g++) {
         int found = 0;
         for (size_t s = 0; s < nseen && !found; s++)
-            found = same_config(seen[s], gw[g].key);
+            found = ec_records_match(seen[s], gw[g].key, EC_KEY_ACROSS_DATASETS);
         if (!found) {
             /* Count each of NEW's own configurations once. */
             int first = 1;
             for (size_t h = 0; h < g && first; h++)
-                first = !same_config(gw[h].key, gw[g].key);
+                first = !ec_records_match(gw[h].key, gw[g].key, EC_KEY_ACROSS_DATASETS);
             *only_new += (size_t)first;
         }
     }

@@ -173,7 +173,8 @@ static int parse_rope_scaling(const cJSON *j, const char *path, ec_model_config 
         rope_number(rs, field, "high_freq_factor", path, &c->rope_high_freq_factor) ||
         rope_number(rs, field, "original_max_position_embeddings", path, &orig))
         return -1;
-    if (orig != floorf(orig) || orig > (float)INT_MAX)
+    /* 2^31 as a float: (float)INT_MAX rounds up to it, so `> (float)INT_MAX` let it through. */
+    if (orig != floorf(orig) || orig >= 2147483648.0f)
         return ec_set_error("%s: field '%s.original_max_position_embeddings' is not an integer",
                             path, field);
     c->rope_original_max_pos = (int)orig;

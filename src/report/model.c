@@ -26,13 +26,6 @@ const char *rp_def_name(ec_energy_definition d, int mixed)
     return mixed ? "mixed" : ec_energy_definition_name(d);
 }
 
-/* Kernel families that may be compared: the same, or one unnamed (a seed source that labels
- * only its quantized rows with the stack pairs them with an unlabelled fp16 row). */
-static int kernels_comparable(const char *a, const char *b)
-{
-    return !a[0] || !b[0] || !strcmp(a, b);
-}
-
 static int same_env(const ec_run_record *a, const ec_run_record *b)
 {
     return !strcmp(a->source, b->source) && !strcmp(a->gpu_name, b->gpu_name) &&
@@ -40,13 +33,6 @@ static int same_env(const ec_run_record *a, const ec_run_record *b)
            !strcmp(a->git_commit, b->git_commit) &&
            !strcmp(a->ecocompute_version, b->ecocompute_version) &&
            !strcmp(a->host_cpu, b->host_cpu) && !strcmp(a->licence, b->licence);
-}
-
-static int same_folder(const char *a, const char *b)
-{
-    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
-    return la == lb && !strncmp(a, b, la);
 }
 
 /* A source's summary row (its means) stands for its configuration only when no runs of that
@@ -57,12 +43,7 @@ static int superseded_summary(const rp_model *m, const rp_config *c)
     if (!ec_record_is_summary(a)) return 0;
     for (size_t j = 0; j < m->nc; j++) {
         const ec_run_record *b = m->c[j].key;
-        if (!ec_record_is_summary(b) && !strcmp(a->gpu_name, b->gpu_name) &&
-            !strcmp(a->model, b->model) && !strcmp(a->precision, b->precision) &&
-            kernels_comparable(a->kernels, b->kernels) && a->batch == b->batch &&
-            a->prompt_len == b->prompt_len && a->gen_len == b->gen_len &&
-            same_folder(a->source, b->source))
-            return 1;
+        if (!ec_record_is_summary(b) && ec_records_match(a, b, EC_KEY_SUMMARY_OF)) return 1;
     }
     return 0;
 }
@@ -189,8 +170,8 @@ static void summarize_config(rp_model *m, rp_config *c, double *v[9])
         snprintf(c->label + len, sizeof c->label - (size_t)len, " · B=%d", k->batch);
 }
 
-/* The fp16 configuration c compares against: same GPU, model, batch, lengths and definition, a
- * comparable kernel family; the same family named, then the same source, ranks first. */
+/* The fp16 configuration c compares against: its baseline key (EC_KEY_BASELINE) and energy
+ * definition; the same family named, then the same source, ranks first. */
 static long find_baseline(const rp_model *m, size_t i)
 {
     const rp_config *c = &m->c[i];
@@ -201,9 +182,7 @@ static long find_baseline(const rp_model *m, size_t i)
         const rp_config *b = &m->c[j];
         const ec_run_record *k = b->key;
         if (j == i || strcmp(k->precision, BASELINE) || b->mixed || c->mixed || b->def != c->def ||
-            !b->e.n || strcmp(a->gpu_name, k->gpu_name) || strcmp(a->model, k->model) ||
-            a->batch != k->batch || a->prompt_len != k->prompt_len || a->gen_len != k->gen_len ||
-            !kernels_comparable(a->kernels, k->kernels))
+            !b->e.n || !ec_records_match(a, k, EC_KEY_BASELINE))
             continue;
         int score = 2 * !strcmp(a->kernels, k->kernels) + !strcmp(a->source, k->source);
         if (score > best_score) {
@@ -244,27 +223,22 @@ static int add_to_group(rp_model *m, rp_group **gs, size_t *ng, size_t *cap, siz
     return 0;
 }
 
+/* The groups of the views: a key variant (results.h) and the energy definition. */
 static int same_experiment(const rp_config *a, const rp_config *b)
 {
-    const ec_run_record *x = a->key, *y = b->key;
-    return !strcmp(x->gpu_name, y->gpu_name) && !strcmp(x->model, y->model) &&
-           x->batch == y->batch && x->prompt_len == y->prompt_len && x->gen_len == y->gen_len &&
-           a->def == b->def && a->mixed == b->mixed;
+    return ec_records_match(a->key, b->key, EC_KEY_EXPERIMENT) && a->def == b->def &&
+           a->mixed == b->mixed;
 }
 
 static int same_batch_series_set(const rp_config *a, const rp_config *b)
 {
-    const ec_run_record *x = a->key, *y = b->key;
-    return !strcmp(x->gpu_name, y->gpu_name) && !strcmp(x->model, y->model) &&
-           !strcmp(x->kernels, y->kernels) && x->prompt_len == y->prompt_len &&
-           x->gen_len == y->gen_len && a->def == b->def && a->mixed == b->mixed;
+    return ec_records_match(a->key, b->key, EC_KEY_BATCH_CHART) && a->def == b->def &&
+           a->mixed == b->mixed;
 }
 
 static int same_crossover_set(const rp_config *a, const rp_config *b)
 {
-    const ec_run_record *x = a->key, *y = b->key;
-    return !strcmp(x->gpu_name, y->gpu_name) && !strcmp(x->kernels, y->kernels) &&
-           x->batch == y->batch && a->def == b->def;
+    return ec_records_match(a->key, b->key, EC_KEY_MODEL_SERIES) && a->def == b->def;
 }
 
 static size_t distinct_values(const rp_model *m, const rp_group *g, int batch)

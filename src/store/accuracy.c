@@ -27,7 +27,7 @@ static const ec_column columns[] = {
     TXT("git_commit", git_commit, "commit it was built from"),
     TXT("model", model, "--model as given: catalog name, model directory or file"),
     COL("params_b", EC_COL_REAL, "billions", params_b, "parameters"),
-    TXT("precision", precision, "evaluated precision (fp16, int8-mixed, nf4, ...)"),
+    TXT("precision", precision, "evaluated precision as --precision spells it (docs/formats.md)"),
     TXT("kernels", kernels, "kernel family (fused, reference; as bench records it, also on the CPU)"),
     TXT("device", device, "where the precision ran: cpu, cuda:N"),
     TXT("gpu_name", gpu_name, "GPU model (\"\" on the CPU)"),

@@ -43,7 +43,7 @@ static const ec_column columns[] = {
     TXT("timestamp_utc", timestamp_utc, "run start, ISO 8601 UTC"),
     TXT("model", model, "model name"),
     COL("params_b", EC_COL_REAL, "1e9 parameters", params_b, "model parameters"),
-    TXT("precision", precision, "weight format: fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8, ..."),
+    TXT("precision", precision, "weight format as --precision spells it (docs/formats.md)"),
     TXT("kernels", kernels, "kernel family (fused, reference) or the source's stack"),
     TXT("device", device, "cpu, cuda:N, or a list of GPUs cuda:0,1 (tensor parallelism)"),
     COL("batch", EC_COL_INT, "sequences", batch, "sequences per run"),

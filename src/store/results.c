@@ -103,8 +103,13 @@ int ec_run_key_equal(const ec_run_key *a, const ec_run_key *b, unsigned v)
            (!(v & EC_KEY_TP) || a->tp == b->tp);
 }
 
-int ec_same_config(const ec_run_record *a, const ec_run_record *b)
+int ec_records_match(const ec_run_record *a, const ec_run_record *b, unsigned variant)
 {
     ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
-    return ec_run_key_equal(&ka, &kb, EC_KEY_CONFIG);
+    return ec_run_key_equal(&ka, &kb, variant);
+}
+
+int ec_same_config(const ec_run_record *a, const ec_run_record *b)
+{
+    return ec_records_match(a, b, EC_KEY_CONFIG);
 }

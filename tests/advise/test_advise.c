@@ -525,6 +525,23 @@ static void test_rule_requirements(void **state)
                      1);
 }
 
+/* The advisor ranks the CUDA backend's formats but bf16 (no reference source measured it). */
+static void test_ranked_precisions(void **state)
+{
+    (void)state;
+    static const ec_precision ranked[] = {EC_PREC_FP16, EC_PREC_INT8,   EC_PREC_INT8_MIXED,
+                                          EC_PREC_NF4,  EC_PREC_NF4_DQ, EC_PREC_FP8};
+    int n = 0;
+    for (int p = 0; p < EC_PREC_COUNT; p++)
+        n += ec_advise_ranks_precision((ec_precision)p);
+    assert_int_equal(n, (int)(sizeof ranked / sizeof *ranked));
+    for (size_t i = 0; i < sizeof ranked / sizeof *ranked; i++)
+        assert_true(ec_advise_ranks_precision(ranked[i]));
+    assert_false(ec_advise_ranks_precision(EC_PREC_BF16));
+    assert_false(ec_advise_ranks_precision(EC_PREC_F32)); /* the CPU reference alone */
+    assert_false(ec_advise_ranks_precision((ec_precision)EC_PREC_COUNT));
+}
+
 static void test_sarif(void **state)
 {
     (void)state;
@@ -586,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_rule_nf4),
         cmocka_unit_test(test_rule_loop_fp8_misc),
         cmocka_unit_test(test_rule_requirements),
+        cmocka_unit_test(test_ranked_precisions),
         cmocka_unit_test(test_sarif),
     };
     return cmocka_run_group_tests(tests, load_data, free_data);

@@ -302,6 +302,23 @@ static void bad_calls_fail_with_a_message(void **state)
     ec_model_close(m);
 }
 
+/* ec_device_ready: the CPU runs every format; a GPU is checked by the CUDA backend, and a build
+ * without one says so; a bad name or precision fails with its own message. */
+static void device_ready_by_name(void **state)
+{
+    (void)state;
+    for (int p = 0; p < EC_PREC_COUNT; p++)
+        assert_int_equal(ec_device_ready("cpu", (ec_precision)p), 0);
+    assert_int_equal(ec_device_ready("tpu", EC_PREC_FP16), -1);
+    assert_non_null(strstr(ec_last_error(), "unknown device"));
+    assert_int_equal(ec_device_ready("cpu", (ec_precision)EC_PREC_COUNT), -1);
+    assert_non_null(strstr(ec_last_error(), "not a precision"));
+#ifndef ECOCOMPUTE_HAVE_CUDA
+    assert_int_equal(ec_device_ready("cuda:0", EC_PREC_FP16), -1);
+    assert_non_null(strstr(ec_last_error(), "no CUDA backend"));
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +330,7 @@ int main(void)
         cmocka_unit_test(quantized_head_changes_logits),
         cmocka_unit_test(phase_hooks_bracket_each_phase),
         cmocka_unit_test(bad_calls_fail_with_a_message),
+        cmocka_unit_test(device_ready_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

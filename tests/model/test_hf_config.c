@@ -149,6 +149,9 @@ static void rope_scaling_refusals(void **state)
         {"{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":"
          "4.0,\"original_max_position_embeddings\":1e-50}",
          "'rope_scaling.original_max_position_embeddings'", "positive"},
+        {"{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,\"high_freq_factor\":"
+         "4.0,\"original_max_position_embeddings\":2147483648}",
+         "'rope_scaling.original_max_position_embeddings'", "not an integer"},
         {"{\"factor\":2.0}", "'rope_scaling.rope_type'", "missing"},
         {"[1]", "'rope_scaling'", "not an object"},
     };

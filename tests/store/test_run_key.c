@@ -32,36 +32,41 @@ static ec_run_record base(void)
 static int equal(const ec_run_record *a, const ec_run_record *b, unsigned variant)
 {
     ec_run_key ka = ec_run_key_of(a), kb = ec_run_key_of(b);
-    return ec_run_key_equal(&ka, &kb, variant);
+    int same = ec_run_key_equal(&ka, &kb, variant);
+    assert_int_equal(ec_records_match(a, b, variant), same);
+    return same;
 }
 
 /* One change each, and which variants still call the two records one configuration. */
 static void test_each_field_under_each_variant(void **state)
 {
     (void)state;
-    static const unsigned variants[] = {EC_KEY_CONFIG,     EC_KEY_BENCH,    EC_KEY_BENCH_BASELINE,
-                                        EC_KEY_SUMMARY_OF, EC_KEY_BASELINE, EC_KEY_BATCH_SERIES};
+    static const unsigned variants[] = {
+        EC_KEY_CONFIG,      EC_KEY_BENCH,        EC_KEY_BENCH_BASELINE, EC_KEY_SUMMARY_OF,
+        EC_KEY_BASELINE,    EC_KEY_BATCH_SERIES, EC_KEY_EXPERIMENT,     EC_KEY_ACROSS_DATASETS,
+        EC_KEY_BATCH_CHART, EC_KEY_MODEL_SERIES};
+    enum { NV = sizeof variants / sizeof *variants };
     static const struct {
         const char *what;
-        int same[6]; /* in the order of variants */
+        int same[NV]; /* in the order of variants */
     } change[] = {
-        {"source file in the same folder", {0, 0, 0, 1, 1, 1}},
-        {"source folder", {0, 0, 0, 0, 1, 0}},
-        {"gpu name", {0, 1, 1, 0, 0, 0}},
-        {"gpu uuid", {1, 0, 0, 1, 1, 1}},
-        {"model", {0, 0, 0, 0, 0, 0}},
-        {"precision", {0, 0, 1, 0, 1, 0}},
-        {"kernels named otherwise", {0, 0, 0, 0, 0, 0}},
-        {"kernels unnamed", {0, 0, 0, 1, 1, 0}},
-        {"device", {0, 0, 0, 1, 1, 1}},
-        {"batch", {0, 0, 0, 0, 0, 1}},
-        {"prompt length", {0, 0, 0, 0, 0, 0}},
-        {"generation length", {0, 0, 0, 0, 0, 0}},
-        {"tensor-parallel ranks", {0, 0, 0, 0, 0, 0}},
-        {"summary row", {0, 1, 1, 1, 1, 0}},
+        {"source file in the same folder", {0, 0, 0, 1, 1, 1, 1, 1, 1, 1}},
+        {"source folder", {0, 0, 0, 0, 1, 0, 1, 1, 1, 1}},
+        {"gpu name", {0, 1, 1, 0, 0, 0, 0, 0, 0, 0}},
+        {"gpu uuid", {1, 0, 0, 1, 1, 1, 1, 1, 1, 1}},
+        {"model", {0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+        {"precision", {0, 0, 1, 0, 1, 0, 1, 0, 1, 1}},
+        {"kernels named otherwise", {0, 0, 0, 0, 0, 0, 1, 0, 0, 0}},
+        {"kernels unnamed", {0, 0, 0, 1, 1, 0, 1, 0, 0, 0}},
+        {"device", {0, 0, 0, 1, 1, 1, 1, 1, 1, 1}},
+        {"batch", {0, 0, 0, 0, 0, 1, 0, 0, 1, 0}},
+        {"prompt length", {0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+        {"generation length", {0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+        {"tensor-parallel ranks", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+        {"summary row", {0, 1, 1, 1, 1, 0, 1, 1, 1, 1}},
     };
     ec_run_record a = base();
-    for (size_t v = 0; v < 6; v++)
+    for (size_t v = 0; v < NV; v++)
         assert_true(equal(&a, &a, variants[v]));
     for (size_t c = 0; c < sizeof change / sizeof *change; c++) {
         ec_run_record b = base();
@@ -109,7 +114,7 @@ static void test_each_field_under_each_variant(void **state)
             b.run_index = -1;
             break;
         }
-        for (size_t v = 0; v < 6; v++)
+        for (size_t v = 0; v < NV; v++)
             if (equal(&a, &b, variants[v]) != change[c].same[v])
                 fail_msg("%s, variant %zu: %s, expected %s", change[c].what, v,
                          equal(&a, &b, variants[v]) ? "same" : "different",

@@ -4,7 +4,7 @@
  * code lacks). See code_arch.h. */
 #include "code_arch.h"
 
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "ecocompute/engine.h"
 
 #include <atomic>

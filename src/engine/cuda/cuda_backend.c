@@ -3,15 +3,24 @@
  * outlier statistics and destroy. Every linear layer goes through ec_cuda_qlinear (qweight.h), in
  * the fused or the reference kernel family; the reference family runs without a graph.
  *
+ * As a rank of a tensor-parallel group (ec_load_options.tp_group, one thread per rank) it holds
+ * its shard and completes each row-parallel projection (o, down) with an NCCL all-reduce of the
+ * residual stream: rank 0 adds its partial product to x, the others store theirs over their copy
+ * of x, so the sum over ranks is x plus every partial product. The all-reduces are enqueued on
+ * the step's stream, inside the decode graph.
+ *
  * Memory layout (docs/cuda-backend.md has the full table): all weights live in one arena, the K
  * and V caches are [layers][max_batch][n_kv_heads][max_seq][head_dim] 16-bit each, and the
  * activations live in a second arena sized for the largest call (a prefill chunk). Everything
  * is sized and checked against cudaMemGetInfo before the first allocation. */
 #include "cuda_backend.h"
 #include "code_arch.h"
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels.h"
+#include "nccl.h"
 #include "qweight.h"
+
+#include "engine/tp.h"
 
 #include "engine/cpu/cpu_ops.h" /* cpu_rope_inv_freq: the same frequencies as the reference */
 
@@ -74,6 +83,7 @@ typedef struct {
     int hidden_pad;    /* hidden_dim rounded up to 8: the down-proj's 16-byte loads */
     int wide_cols;     /* max(2*hidden, dim): columns of `wide` */
     int chunk_rows;    /* token rows of the largest call (a prefill chunk or a decode batch) */
+    int sharded;       /* loaded as a rank of a tensor-parallel group (comm joins it) */
     size_t part_slots; /* (sequence, split) pairs the decode attention partials hold */
 
     cudaStream_t stream;
@@ -109,6 +119,9 @@ typedef struct {
 
     cudaGraphExec_t graph; /* the decode step for graph_batch sequences */
     int graph_batch;
+
+    int tp_rank;         /* rank in the tensor-parallel group; 0 alone */
+    ec_nccl_comm *comm;  /* the group's communicator; NULL alone */
 } cuda_state;
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -202,6 +215,7 @@ static void release(cuda_state *s)
 {
     /* Teardown: errors here have no one to report to, the pointers are dropped either way. */
     if (s->graph) cudaGraphExecDestroy(s->graph);
+    ec_nccl_comm_destroy(s->comm);
     ec_cuda_qctx_free(&s->qctx);
     if (s->cublas) cublasDestroy(s->cublas);
     if (s->stream) cudaStreamDestroy(s->stream);
@@ -259,7 +273,8 @@ static ec_cuda_qshape linear_shape(const cuda_state *s)
                         s->kernels,
                         ec_cuda_is_packed(s->prec),
                         0,
-                        0};
+                        0,
+                        s->sharded};
     /* The reference family dequantizes a whole (fused) packed weight into 16-bit scratch. */
     if (q.packed) {
         size_t w[] = {(size_t)s->qkv_dim * dim, dim * s->q_dim, 2 * hid * dim, dim * hid,
@@ -588,6 +603,12 @@ static int attention(cuda_state *s, const cuda_layer *L, const int *pos, int bat
                              s->att, s->stream);
 }
 
+/* A tensor-parallel rank's residual stream x [rows][dim] becomes the sum over the ranks. */
+static int sum_over_ranks(cuda_state *s, int rows)
+{
+    return s->comm ? ec_nccl_allreduce_sum(s->comm, s->x, (size_t)rows * s->cfg.dim, s->stream) : 0;
+}
+
 /* Enqueues the layers (and, when with_head, the head and argmax) for `batch` sequences of n
  * positions whose position and tokens are already in d_step. The fused family does no host
  * synchronisation, so its decode call can be captured into a graph; the reference family
@@ -601,6 +622,8 @@ static int enqueue_step(cuda_state *s, int batch, int n, decode_splits sp, int w
     const int *pos = s->d_step, *tokens = s->d_step + 1;
     size_t kv_layer = (size_t)s->max_batch * c->n_kv_heads * s->max_seq * c->head_dim * 2;
     const ec_cuda_qctx *q = &s->qctx;
+    /* The residual projections of a tensor-parallel rank: see the banner. */
+    ec_gemv_mode residual = s->tp_rank == 0 ? EC_GEMV_ADD : EC_GEMV_STORE;
     if (ec_cuda_embed(s->dt, s->emb.data, tokens, rows, dim, s->x, st)) return -1;
     /* The residual adds of a batch-1 step may leave the sums of squares of the row they write,
      * so that the norm after them needs no launch (ec_cuda_qlinear_sumsq); the embedding leaves
@@ -615,11 +638,13 @@ static int enqueue_step(cuda_state *s, int batch, int n, decode_splits sp, int w
         if (ec_cuda_qlinear_normed(q, &L->wqkv, EC_GEMV_STORE, &attn_norm, s->xn, rows, s->qkv,
                                    s->qkv_dim, stat_of(s, l, STAT_QKV)) ||
             attention(s, L, pos, batch, n, sp, kc, vc) ||
-            ec_cuda_qlinear(q, &L->wo, EC_GEMV_ADD, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
+            ec_cuda_qlinear(q, &L->wo, residual, s->att, rows, s->x, dim, stat_of(s, l, STAT_O)) ||
+            sum_over_ranks(s, rows) ||
             ec_cuda_qlinear_normed(q, &L->wgu, EC_GEMV_SILU_MUL, &ffn_norm, s->xn, rows, s->h,
                                    s->hidden_pad, stat_of(s, l, STAT_GU)) ||
-            ec_cuda_qlinear(q, &L->wdown, EC_GEMV_ADD, s->h, rows, s->x, dim,
-                            stat_of(s, l, STAT_DOWN)))
+            ec_cuda_qlinear(q, &L->wdown, residual, s->h, rows, s->x, dim,
+                            stat_of(s, l, STAT_DOWN)) ||
+            sum_over_ranks(s, rows))
             return -1;
         carried = ec_cuda_qlinear_sumsq(q, &L->wdown, rows);
     }
@@ -704,6 +729,14 @@ static int prefill(cuda_state *s, const int *tokens, int batch, int n, int pos)
     return 0;
 }
 
+/* Makes the backend's GPU current for the calling thread: each tensor-parallel rank runs on a
+ * thread of its own, and a caller may have made another GPU current. */
+static int on_device(const cuda_state *s)
+{
+    EC_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice(%d)", s->device);
+    return 0;
+}
+
 /* Checks a call of `batch` sequences over positions [pos, pos + n) whose input tokens are
  * tokens [batch][ld] (the first `width` columns of each row). */
 static int check_call(const cuda_state *s, const char *what, const int *tokens, int ld, int width,
@@ -736,7 +769,7 @@ static int cuda_forward(ec_backend *b, const int *tokens, int batch, int n, int 
                         float *logits)
 {
     cuda_state *s = (cuda_state *)b->impl;
-    if (check_call(s, "forward", tokens, n, n, batch, n, pos)) return -1;
+    if (check_call(s, "forward", tokens, n, n, batch, n, pos) || on_device(s)) return -1;
     if (n > 1) {
         if (prefill(s, tokens, batch, n, pos)) return -1;
     } else {
@@ -765,7 +798,7 @@ static int cuda_decode(ec_backend *b, int *tokens, int ld, int batch, int pos, i
     if (s->loaded && s->kernels == EC_KERNELS_REFERENCE)
         return ec_decode_stepwise(b, tokens, ld, batch, pos, steps);
     if (steps == 0) return 0;
-    if (check_call(s, "decode", tokens, ld, 1, batch, steps, pos)) return -1;
+    if (check_call(s, "decode", tokens, ld, 1, batch, steps, pos) || on_device(s)) return -1;
     if (upload_step(s, tokens, batch, ld, 0, 1, pos)) return -1;
     for (int g = 0; g < steps; g++)
         if (launch_decode_step(s, batch)) return -1;
@@ -791,6 +824,8 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     if (ec_cuda_device_ready(s->device, o->precision) != 0) return -1;
     EC_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice(%d)", s->device);
     s->cfg = *c;
+    s->sharded = o->tp_group != NULL;
+    s->tp_rank = s->sharded ? o->tp_rank : 0;
     /* Activations are fp16 for every precision but bf16 (the int8 kernels quantize from fp16). */
     s->dt = ec_cuda_format_of(o->precision).act;
     s->prec = o->precision;
@@ -827,11 +862,33 @@ static int cuda_load_into(cuda_state *s, const ec_model *m, const ec_load_option
     return 0;
 }
 
+/* Every rank of a tensor-parallel group calls this when its own load has ended, so that all of
+ * them learn whether all loaded before any waits in NCCL for the others; rank 0 makes the
+ * communicator's id and the others read it from the group. */
+static int join_group(cuda_state *s, const ec_load_options *o, int loaded)
+{
+    ec_tp_group *g = o->tp_group;
+    unsigned char *id = ec_tp_shared(g);
+    if (!ec_tp_all_ok(g, o->tp_rank, loaded)) return -1;
+    int have_id = o->tp_rank != 0 || ec_nccl_unique_id(id) == 0;
+    if (!ec_tp_all_ok(g, o->tp_rank, have_id)) return -1;
+    EC_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice(%d)", s->device);
+    if (ec_nccl_comm_init(&s->comm, ec_tp_group_world(g), id, o->tp_rank)) return -1;
+    /* NCCL connects its channels at the first collective: here, not in a timed phase or while
+     * the decode graph is captured. */
+    if (sum_over_ranks(s, 1)) return -1;
+    EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "first all-reduce of tensor-parallel rank %d",
+                o->tp_rank);
+    return 0;
+}
+
 static int cuda_load(ec_backend *b, const ec_model *m, const ec_load_options *o)
 {
     cuda_state *s = (cuda_state *)b->impl;
     release(s);
-    if (cuda_load_into(s, m, o) == 0) return 0;
+    int rc = cuda_load_into(s, m, o);
+    if (o->tp_group) rc = join_group(s, o, rc == 0);
+    if (rc == 0) return 0;
     release(s);
     return -1;
 }
@@ -840,6 +897,7 @@ static int cuda_synchronize(ec_backend *b)
 {
     cuda_state *s = (cuda_state *)b->impl;
     if (!s->loaded) return 0;
+    if (on_device(s)) return -1;
     EC_CUDA_TRY(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
     return 0;
 }
@@ -848,6 +906,7 @@ static int cuda_outlier_stats(ec_backend *b, double *avg)
 {
     cuda_state *s = (cuda_state *)b->impl;
     if (!s->loaded) return ec_set_error("CUDA backend: outlier statistics before a load");
+    if (on_device(s)) return -1;
     size_t n = (size_t)s->cfg.n_layers * EC_LINEAR_INPUTS;
     unsigned long long *h = (unsigned long long *)malloc(n * 2 * sizeof *h);
     if (!h) return ec_set_error("out of host memory");
@@ -880,7 +939,7 @@ static int cuda_prepare(ec_backend *b, int batch)
         return ec_set_error("CUDA backend: prepare for %d sequences, loaded for at most %d", batch,
                             s->max_batch);
     if (!s->use_graphs || s->kernels == EC_KERNELS_REFERENCE || s->graph_batch == batch) return 0;
-    return capture_decode(s, batch);
+    return on_device(s) ? -1 : capture_decode(s, batch);
 }
 
 static const ec_backend_ops cuda_ops = {

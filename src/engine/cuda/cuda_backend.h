@@ -1,5 +1,6 @@
-/* cuda_backend.h — the CUDA backend (fp16/bf16/int8/int8-mixed weights resident on one GPU,
- * cuBLAS prefill, GEMV decode replayed from a CUDA graph, or the libraries' reference dataflow).
+/* cuda_backend.h — the CUDA backend (weights in the formats marked EC_QFORMAT_CUDA resident on one
+ * GPU, cuBLAS prefill, GEMV decode replayed from a CUDA graph, or the libraries' reference
+ * dataflow).
  * docs/cuda-backend.md describes its design. */
 #ifndef EC_ENGINE_CUDA_BACKEND_H
 #define EC_ENGINE_CUDA_BACKEND_H

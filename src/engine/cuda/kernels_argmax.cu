@@ -1,6 +1,6 @@
 /* kernels_argmax.cu — greedy sampling: the argmax over each sequence's logits, and the decode
  * step's feedback of the chosen tokens to the next step's input (ec_cuda_argmax). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 
 #include <stdint.h>

@@ -13,7 +13,7 @@
  * 8 dims per lane) and reduce the dot product with shuffles; each group loads KEYS rows before
  * using them, so KEYS * 128/TPK keys are in flight at once.
  * Scores are fp32 and divided by sqrt(head_dim) as on the CPU. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
 

@@ -29,7 +29,7 @@
  * the 16-bit keys, divided by sqrt(head_dim), expf, fp32 sums, one rounding of the output; only
  * the order of the sums and the per-tile rescaling differ (the tensor-core kernel gets there by
  * splitting its fp32 operands, see there). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 
 enum {

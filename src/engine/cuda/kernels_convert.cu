@@ -1,5 +1,5 @@
 /* kernels_convert.cu — fp32 -> 16-bit conversion of a weight at upload (ec_cuda_convert_f32). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* kernels_elementwise.cu — the element-wise kernels between linears: SiLU·mul after a cuBLAS
  * gate/up GEMM (ec_cuda_silu_mul) and the reference family's residual add (ec_cuda_add). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 
 #include <stdint.h>

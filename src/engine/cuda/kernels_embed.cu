@@ -1,5 +1,5 @@
 /* kernels_embed.cu — the token embedding lookup into the fp32 residual stream (ec_cuda_embed). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 
 #include <stdint.h>

@@ -15,7 +15,7 @@
  *   - products are accumulated in fp32 and reduced with warp shuffles; the epilogue stores,
  *     adds into the fp32 residual stream, or applies SiLU(gate)·up for the fused gate/up weight
  *     (the warp's two rows are then gate row r and up row r). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 
 enum { GEMV_WARPS = 8, GEMV_UNROLL = 4 };

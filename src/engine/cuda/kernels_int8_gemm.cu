@@ -2,7 +2,7 @@
  * GEMM through cuBLAS (ec_cuda_int8_gemm) and its one fused epilogue kernel (scales, the outlier
  * columns' 16-bit product on tensor cores, the output mode: ec_cuda_int8_epilogue). The one-pass
  * alternative is kernels_int8_mma.cu. Numerics: kernels_int8_act.cuh. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_int8.cuh"
 #include "kernels_int8_act.cuh"

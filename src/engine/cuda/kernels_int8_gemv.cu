@@ -1,7 +1,7 @@
 /* kernels_int8_gemv.cu — the fused int8 / int8-mixed GEMV of decode batches (dp4a over one pass
  * of the int8 rows, the outlier columns inside the kernel: ec_cuda_int8_gemv), and at batch 1 the
  * same GEMV quantizing its own token (ec_cuda_int8_gemv_own). Numerics: kernels_int8_act.cuh. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_int8.cuh"
 #include "kernels_int8_act.cuh"

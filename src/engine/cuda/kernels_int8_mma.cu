@@ -34,7 +34,7 @@
  * It handles 9..64 rows of both formats, but streams the weights slower than cuBLAS' int8 GEMM,
  * so ec_cuda_qlinear_one_pass routes only int8-mixed at 9..16
  * rows here, where skipping the epilogue's second weight read wins. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_int8.cuh"
 

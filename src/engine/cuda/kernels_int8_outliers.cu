@@ -1,7 +1,7 @@
 /* kernels_int8_outliers.cu — LLM.int8()'s outlier-column scan: the columns where any token
  * reaches the threshold, as a bitmask and an ascending list (ec_cuda_int8_outliers). The decode
  * prepares scan their own tokens instead (kernels_int8_quantize.cu). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_int8_act.cuh"
 

@@ -4,7 +4,7 @@
  * (prepare_kernel, prepare_token_kernel, prepare_one_kernel: ec_cuda_int8_prepare). At batch 1
  * without a prepare the GEMV quantizes its own token (kernels_int8_gemv.cu). Numerics:
  * kernels_int8_act.cuh. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_int8_act.cuh"
 #include "kernels_norm.cuh"

@@ -2,7 +2,7 @@
  * steps: int32 accumulators to fp32 outputs (ec_cuda_int8_dequant), and the outlier columns'
  * activations and fp16-dequantized weight columns gathered for a 16-bit GEMM
  * (ec_cuda_int8_gather_x, ec_cuda_int8_weight_cols). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_int8.cuh"
 

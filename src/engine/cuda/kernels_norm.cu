@@ -2,7 +2,7 @@
  * layer. The residual add itself happens in the epilogue of the o-proj and down-proj linears
  * (they accumulate into the fp32 stream), so this kernel is the other half of the fused
  * "add + norm": one read of the stream, one 16-bit write. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_norm.cuh"
 
 /* One block per row (ec_rmsnorm_rows of one row). */

@@ -2,7 +2,7 @@
  * copy of the format tables, the input check of both families, the fused family's checked entry
  * point (which hands the call to its format's file, kernels_nf4.cu or kernels_fp8.cu) and its
  * split scratch. The reference family is kernels_dequant.cu. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_quant.h"
 

@@ -10,7 +10,7 @@
 #include <cuda_fp8.h>
 #include <stdint.h>
 
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_quant.h"
 

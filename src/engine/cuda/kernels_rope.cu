@@ -7,7 +7,7 @@
  * and stores k and v in 16-bit straight into the cache, so k never makes a round trip. The angle is
  * (float)position * inv_freq[j] with full-precision sincosf, as on the CPU (kernels_rope.cuh);
  * Llama-3 rope scaling is already folded into inv_freq by the host. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_common.cuh"
 #include "kernels_rope.cuh"
 

@@ -6,7 +6,7 @@
  * Inputs are 16-bit, compute and output fp32 (CUBLAS_COMPUTE_32F), so the residual add is the
  * GEMM's beta = 1. ec_cuda_gemm16 is the backend's one 16-bit cuBLAS GEMM: the reference
  * quantized family multiplies its dequantized weights with it too (kernels_dequant.cu). */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels.h"
 
 extern "C" int ec_cuda_gemm16(cublasHandle_t cublas, ec_cuda_dtype t, const void *w, int ldw,

@@ -3,7 +3,7 @@
  * families"). Host code only: it picks and enqueues the kernels of kernels_*.cu and cuBLAS. */
 #include "qweight.h"
 
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels_quant.h"
 
 #include <stdlib.h>
@@ -160,7 +160,7 @@ static size_t plan_ctx(ec_cuda_qctx *c, const ec_cuda_qshape *sh, uintptr_t base
                                                           nblocks(sh->max_cols) * sizeof(float))
                          : NULL;
     c->pw16 = dequant ? carve(base, &off, sh->max_weight * 2) : NULL;
-    c->sumsq = sh->packed && !reference
+    c->sumsq = sh->packed && !reference && !sh->sharded
                    ? (float *)carve(base, &off, (size_t)(sh->max_rows + 15) / 16 * sizeof(float))
                    : NULL;
     if (!sh->quantized) return off;

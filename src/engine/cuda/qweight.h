@@ -35,7 +35,7 @@ typedef struct {
 } ec_cuda_qsegment;
 
 typedef struct {
-    ec_precision prec; /* fp16, bf16, int8, int8-mixed, nf4, nf4-dq, fp8 */
+    ec_precision prec; /* a format the CUDA backend runs (EC_QFORMAT_CUDA in quant.h's table) */
     int rows, cols;    /* logical shape; cols = the width of the activations x it multiplies */
     int ldx;           /* row stride of x in elements (>= cols): cols except the packed
                         * formats' down-projection, whose activations are hidden_pad wide */
@@ -106,6 +106,8 @@ typedef struct {
     size_t max_weight; /* packed: largest rows*cols of one weight (a fused weight counts all) */
     int mixed;         /* int8-mixed weights are used: the fused family's prefill-sized calls
                         * gather the outlier columns (xo, wo, osum) */
+    int sharded;       /* a tensor-parallel rank: an all-reduce follows its residual adds, so
+                        * they leave no sums of squares for the next norm (no sumsq) */
 } ec_cuda_qshape;
 
 /* Per-backend state of the linear layers: handles, stream and scratch. Device scratch shapes
@@ -132,8 +134,8 @@ typedef struct {
  *   pw16    16-bit [max_weight]            packed, likewise: the dequantized weight
  *   qsplit  packed, fused family (own allocation): the tensor-core kernel's column split
  *           scratch (kernels_quant.h) for max_rows
- *   sumsq   float [ceil(R/16)]  packed, fused family: the sums of squares a batch-1 fp8 residual
- *                               add leaves for the next norm (ec_cuda_qlinear_sumsq)
+ *   sumsq   float [ceil(R/16)]  packed, fused family, not sharded: the sums of squares a batch-1
+ *                               fp8 residual add leaves for the next norm (ec_cuda_qlinear_sumsq)
  * h_count, h_cols: pinned host mirrors of ocount / ocols (the reference family's host sync;
  * h_count also for the fused family's gathered outlier path). */
 typedef struct {

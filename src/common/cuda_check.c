@@ -1,5 +1,5 @@
 /* cuda_check.c — formats the error messages of cuda_check.h. */
-#include "cuda_check.h"
+#include "common/cuda_check.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,11 +1,13 @@
-/* cuda_check.h — error checks for every CUDA runtime and cuBLAS call of the CUDA backend.
+/* cuda_check.h — error checks for every CUDA runtime and cuBLAS call (the CUDA backend's and the
+ * calibration's GPU loads).
  *
  * A failed call records "<operation>: <CUDA's message> (<file>:<line>)" with ec_set_error and
  * makes the enclosing function return -1, so a user reads e.g. "cudaMalloc of KV cache
- * (2147483648 bytes): out of memory (cuda_backend.cu:312)". The operation text is a printf
- * format so it can carry sizes and names. Usable from C and CUDA sources. */
-#ifndef ECOCOMPUTE_CUDA_CHECK_H
-#define ECOCOMPUTE_CUDA_CHECK_H
+ * (2147483648 bytes): out of memory (cuda_backend.c:312)". The operation text is a printf
+ * format so it can carry sizes and names. Usable from C and CUDA sources; built only with the
+ * CUDA backend. */
+#ifndef ECOCOMPUTE_COMMON_CUDA_CHECK_H
+#define ECOCOMPUTE_COMMON_CUDA_CHECK_H
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
