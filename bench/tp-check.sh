@@ -28,15 +28,26 @@ if [ -z "${TPS:-}" ]; then
     for n in 2 4 8; do [ "$n" -le "$ngpu" ] && TPS=$TPS,$n; done
 fi
 [ "$TPS" != 1 ] || { echo "tp-check: needs 2 or more GPUs (found $ngpu)" >&2; exit 1; }
-most=${TPS##*,}
 
-# 1. the split model's tokens against one device's (greedy, synthetic prompts)
+# 1. the split model's tokens against one device's (greedy, synthetic prompts), per world size
 cm=${CHECK_MODEL:-small} cp=${CHECK_PRECISION:-fp16}
-ids() { "$bin" run --model "$cm" --precision "$cp" --device "$device" --tp "$1" --batch 4 \
-          --prompt-len 32 --gen 64 --format json | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['first_token_ids'])"; }
-one=$(ids 1); split=$(ids "$most")
-same=no; [ "$one" = "$split" ] && same=yes
-echo "$cm $cp tp 1 vs tp $most, first 16 ids of sequence 0: $same ($one | $split)" | tee "$out/tp-tokens.txt"
+ids() {
+    local json
+    json=$("$bin" run --model "$cm" --precision "$cp" --device "$device" --tp "$1" --batch 4 \
+             --prompt-len 32 --gen 64 --format json) || return 1
+    python3 -c "import json,sys; print(json.load(sys.stdin)[0]['first_token_ids'])" <<<"$json"
+}
+one=$(ids 1)
+: >"$out/tp-tokens.txt"
+for t in ${TPS//,/ }; do
+    [ "$t" -gt 1 ] || continue
+    if split=$(ids "$t" 2>"$out/tp-tokens.err"); then
+        same=no; [ "$one" = "$split" ] && same=yes
+        echo "$cm $cp tp $t vs tp 1, first 16 ids of sequence 0 equal: $same ($split | $one)"
+    else
+        echo "$cm $cp tp $t: $(cat "$out/tp-tokens.err")"
+    fi | tee -a "$out/tp-tokens.txt"
+done
 
 # 2. the sweep
 "$bin" bench --model "${MODELS:-Llama-2-7B}" --precision "${PRECISIONS:-fp16}" \
