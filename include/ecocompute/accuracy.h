@@ -32,7 +32,7 @@ typedef struct {
     char precision[16];   /* ec_precision_name() */
     char kernels[16];     /* --kernels: "fused", "reference" (recorded as bench does, also on the
                            * CPU, whose backend has one implementation) */
-    char device[16];      /* "cpu", "cuda:0" */
+    char device[EC_DEVICE_NAME_LEN]; /* "cpu", "cuda:0", "cuda:0,1" */
     char gpu_name[96], gpu_uuid[96]; /* "" on the CPU */
     double int8_threshold; /* int8-mixed outlier threshold; NaN for other precisions */
     int quantize_head;     /* 1: output head in the evaluated precision too */

@@ -22,6 +22,7 @@ extern "C" {
 #endif
 
 #define EC_BENCH_MAX_LIST 32 /* values per swept dimension */
+#define EC_BENCH_MAX_TP 8    /* tensor-parallel ranks: the GPUs of one host */
 
 /* The seeds' protocol defaults, but for the runs: the seeds measured 10 runs of one
  * plain window each, whose run-to-run CV of J/1k tokens reached 4.7 % on an H200; each run's
@@ -44,7 +45,8 @@ extern "C" {
 #define EC_BENCH_DEFAULT_MAX_UNCERT_PCT 1.0
 
 typedef struct {
-    /* the sweep: every combination of these (model outermost, gen innermost) */
+    /* the sweep: every combination of these (model outermost, then precision, kernels,
+     * tensor-parallel ranks, batch, prompt length; gen innermost) */
     char models[EC_BENCH_MAX_LIST][256]; /* catalog names, HF directories, llama2.c files */
     int nmodels;
     ec_precision precisions[EC_BENCH_MAX_LIST];
@@ -57,7 +59,9 @@ typedef struct {
     int nprompt_lens;
     int gens[EC_BENCH_MAX_LIST]; /* new tokens per sequence, never stopping early */
     int ngens;
-    char device[16]; /* "cpu", "cuda", "cuda:N" */
+    int tps[EC_BENCH_MAX_LIST]; /* tensor-parallel ranks (ec_device_list with the device) */
+    int ntps;
+    char device[EC_DEVICE_NAME_LEN]; /* "cpu", "cuda", "cuda:N", "cuda:0,1" */
     /* the protocol */
     int warmup, runs;      /* warm-up runs (not stored), measured runs per attempt */
     double cv_tok_pct;     /* gate: CV of decode tok/s below this, % */
@@ -83,7 +87,10 @@ typedef struct {
      * the sweep's canonical order has k mod shard_count == shard_index - 1; 0/0 = all */
     int shard_index, shard_count; /* 1..count, count >= 1 */
 } ec_bench_spec;
-void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, fused, b=1 */
+void ec_bench_spec_default(ec_bench_spec *s); /* one value per dimension: fp16, fused, tp 1, b=1 */
+/* Checks that every tp of the sweep names devices with its device (ec_device_list): a GPU list
+ * fixes the world size. Returns 0 or -1 (ec_last_error). */
+int ec_bench_spec_check_devices(const ec_bench_spec *s);
 /* The spec as JSON (stored with each session so that `bench --resume` can run it again);
  * malloc'd. Keys are the field names above; precisions and kernels by name. */
 char *ec_bench_spec_to_json(const ec_bench_spec *s);
@@ -93,6 +100,10 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s);
  * ec_bench_spec_to_json and a free-text "description" (a misspelt key is an error, not a
  * default silently measured); -1 with ec_last_error() naming the key. */
 int ec_bench_spec_from_config(const char *json, ec_bench_spec *s);
+/* The UUIDs ("GPU-...", as the meter selects GPUs) of the GPUs `device` with `tp` ranks names
+ * (ec_device_list), in rank order. Returns their count, or -1 (ec_last_error) for the CPU, a
+ * malformed device or a build without CUDA. */
+int ec_bench_device_gpus(const char *device, int tp, char (*uuids)[96], int cap);
 /* Reads "I/N" (1 <= I <= N <= 100000) into the spec's shard. Returns 0 or -1 (ec_last_error). */
 int ec_bench_spec_parse_shard(const char *text, ec_bench_spec *s);
 /* 1 when the configuration at 0-based canonical position k belongs to the spec's shard. The shard
@@ -107,6 +118,7 @@ typedef struct {
     const char *model;
     ec_precision precision;
     ec_kernels kernels;
+    int tp; /* tensor-parallel ranks: the first tp devices of the spec's device */
     int batch, prompt_len, gen;
 } ec_bench_config;
 
@@ -178,13 +190,13 @@ typedef struct {
     double mean, sd, cv_pct; /* sd with n - 1; NaN when n < 2 (cv also when mean is 0) */
 } ec_stat;
 typedef struct {
-    char source[128], model[64], precision[16], kernels[16], device[16];
+    char source[128], model[64], precision[16], kernels[16], device[EC_DEVICE_NAME_LEN];
     char gpu_name[96], gpu_uuid[96];
-    int batch, prompt_len, gen_len;
+    int tp, batch, prompt_len, gen_len;
     ec_gate_status gate;
     ec_energy_definition energy_definition; /* of source_j_per_1k */
     ec_stat tok_s, j_per_1k_gross, j_per_1k_net, source_j_per_1k, avg_power_w, total_time_s;
-    /* relative to fp16 of the same source, model, kernels, device, GPU, batch, prompt and
+    /* relative to fp16 of the same source, model, kernels, device, tp, GPU, batch, prompt and
      * generation length, %: mean J/1k gross, net, and decode tok/s (NaN without an fp16 row) */
     double delta_gross_pct, delta_net_pct, delta_tok_pct;
 } ec_bench_summary;

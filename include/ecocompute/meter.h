@@ -19,6 +19,7 @@
 #ifndef ECOCOMPUTE_METER_H
 #define ECOCOMPUTE_METER_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -223,6 +224,13 @@ double ec_meter_counter_period_s(ec_meter *m);
  * stale by one counter read, not by up to a period. Costs up to two periods of waiting. Such a
  * window is ended by ec_meter_window_end, which knows how it began. */
 int ec_meter_window_begin_aligned(ec_meter *m, const char *name);
+
+/* How the GPUs at positions gpus[0..n) of the meter's selection are connected, as NVML reports
+ * it: "nvlink:L" when every one has L or more active NVLink links (L the fewest of them),
+ * else "pcie:LEVEL", the farthest PCIe ancestor two of them share (single, multiple,
+ * hostbridge, node, system); "none" for one GPU; "unknown" without NVML or when NVML cannot
+ * say (older drivers, out-of-range positions). Writes at most len bytes to out. */
+void ec_meter_interconnect(const ec_meter *m, const int *gpus, int n, char *out, size_t len);
 
 /* Measures idle power over `seconds` (returns early, with -1, when *stop becomes nonzero). Later
  * windows then report idle_power_w and net energy. Returns 0 or -1 (ec_last_error). */

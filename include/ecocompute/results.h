@@ -16,6 +16,10 @@
 extern "C" {
 #endif
 
+/* Room for a device name: "cpu", "cuda:N" or a tensor-parallel list of up to 8 GPUs of
+ * indices up to 255 ("cuda:0,1,2,3,4,5,6,7"). */
+#define EC_DEVICE_NAME_LEN 48
+
 typedef enum {
     EC_ENERGY_GROSS = 0, /* whole-board energy */
     EC_ENERGY_NET,       /* idle power × duration subtracted */
@@ -46,6 +50,9 @@ typedef struct {
     double avg_power_w, peak_power_w; /* W */
     int repeats;                /* phases inside the measured window (energy and time are of one) */
     double gpu_energy_uncert_j; /* 1 standard uncertainty of gpu_energy_j (one phase), J */
+    /* gpu_energy_j of each GPU the run was charged for, in rank order, ';'-separated ("" for no
+     * GPU or a source without it), J */
+    char gpu_energy_per_gpu_j[192];
 } ec_phase_record;
 
 typedef struct {
@@ -68,7 +75,7 @@ typedef struct {
     double params_b;       /* parameters, billions */
     char precision[16];    /* ec_precision_name(): "fp16", "int8-mixed", "nf4", ... */
     char kernels[16];      /* "fused", "reference", or the source's stack ("bitsandbytes") */
-    char device[16];       /* "cuda:0", "cpu" */
+    char device[EC_DEVICE_NAME_LEN]; /* "cuda:0", "cpu", "cuda:0,1" */
     int batch;             /* sequences per run */
     int prompt_len;        /* tokens per prompt; -1 unknown */
     int gen_len;           /* new tokens per sequence (fixed, never stopping early) */
@@ -99,6 +106,11 @@ typedef struct {
     double j_per_request_gross; /* gpu_energy_j per sequence (prefill + decode), J */
     double j_per_request_net;   /* the same, idle-subtracted, J */
     double counter_period_s;    /* update period of the GPU energy counter measured, s */
+    /* ---- tensor parallelism (appended with it) ---- */
+    int tp;                /* ranks the model was split over (1: one device; also for every
+                              source that does not say, all measured before it existed) */
+    char interconnect[32]; /* between the GPUs as NVML reports it (ec_meter_interconnect):
+                              "nvlink:18", "pcie:hostbridge", "none" (tp 1), "unknown" */
 } ec_run_record;
 
 /* 1 for a source's summary row (run_index == -1: its values are means over the source's runs). */
@@ -111,6 +123,7 @@ typedef struct {
     const char *source, *gpu_name, *gpu_uuid, *model, *precision, *kernels, *device;
     int batch, prompt_len, gen_len;
     int summary; /* a source's summary row (ec_record_is_summary) */
+    int tp;      /* tensor-parallel ranks */
 } ec_run_key;
 
 /* Fields a comparison looks at (bits of a variant). */
@@ -127,26 +140,28 @@ enum {
     EC_KEY_BATCH = 1u << 9,
     EC_KEY_LENGTHS = 1u << 10,      /* prompt_len and gen_len */
     EC_KEY_SUMMARY = 1u << 11,      /* both runs or both summary rows */
+    EC_KEY_TP = 1u << 12,           /* the same tensor-parallel world size */
 };
 /* The variants. */
 /* One configuration of a dataset (grouping, seed import): everything but the GPU's uuid. */
 #define EC_KEY_CONFIG                                                                           \
     (EC_KEY_SOURCE | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS |       \
-     EC_KEY_DEVICE | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_SUMMARY)
+     EC_KEY_DEVICE | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_SUMMARY | EC_KEY_TP)
 /* One configuration of `bench`'s summaries: one physical GPU (uuid), summary-ness aside. */
 #define EC_KEY_BENCH                                                                            \
     (EC_KEY_SOURCE | EC_KEY_GPU_UUID | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS |       \
-     EC_KEY_DEVICE | EC_KEY_BATCH | EC_KEY_LENGTHS)
+     EC_KEY_DEVICE | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_TP)
 /* The fp16 baseline of a bench summary: its configuration, the precision aside. */
 #define EC_KEY_BENCH_BASELINE (EC_KEY_BENCH & ~EC_KEY_PRECISION)
 /* A run and a source's summary row of the same experiment: one seed set, GPU by name,
  * comparable kernels; summary-ness and device aside. */
 #define EC_KEY_SUMMARY_OF                                                                       \
     (EC_KEY_SOURCE_FOLDER | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION |                 \
-     EC_KEY_KERNELS_COMPARABLE | EC_KEY_BATCH | EC_KEY_LENGTHS)
+     EC_KEY_KERNELS_COMPARABLE | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_TP)
 /* One experiment in every precision and kernel stack (the report's precision view): GPU by name,
- * model, batch and lengths. */
-#define EC_KEY_EXPERIMENT (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_BATCH | EC_KEY_LENGTHS)
+ * model, batch, lengths and world size. */
+#define EC_KEY_EXPERIMENT                                                                       \
+    (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_BATCH | EC_KEY_LENGTHS | EC_KEY_TP)
 /* The baseline of a configuration in another precision (`analyze`'s deltas, the report's Δ): its
  * experiment from any source with comparable kernels; the precision is the baseline's, chosen by
  * the caller. */
@@ -155,17 +170,18 @@ enum {
  * source, GPU uuid, device index and summary-ness aside. */
 #define EC_KEY_ACROSS_DATASETS                                                                  \
     (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS | EC_KEY_BATCH |        \
-     EC_KEY_LENGTHS)
+     EC_KEY_LENGTHS | EC_KEY_TP)
 /* The batch series of one configuration (batch scaling): the batch aside. */
 #define EC_KEY_BATCH_SERIES                                                                     \
     (EC_KEY_SOURCE_FOLDER | EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_PRECISION | EC_KEY_KERNELS | \
-     EC_KEY_LENGTHS | EC_KEY_SUMMARY)
+     EC_KEY_LENGTHS | EC_KEY_SUMMARY | EC_KEY_TP)
 /* The batch series of every precision drawn in one chart (the report's batch view): GPU by name,
- * model, kernel stack and lengths; any source. */
-#define EC_KEY_BATCH_CHART (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_KERNELS | EC_KEY_LENGTHS)
+ * model, kernel stack, lengths and world size; any source. */
+#define EC_KEY_BATCH_CHART                                                                      \
+    (EC_KEY_GPU_NAME | EC_KEY_MODEL | EC_KEY_KERNELS | EC_KEY_LENGTHS | EC_KEY_TP)
 /* Configurations across model sizes (the report's crossover view): GPU by name, kernel stack and
- * batch; models and their lengths vary. */
-#define EC_KEY_MODEL_SERIES (EC_KEY_GPU_NAME | EC_KEY_KERNELS | EC_KEY_BATCH)
+ * batch and world size; models and their lengths vary. */
+#define EC_KEY_MODEL_SERIES (EC_KEY_GPU_NAME | EC_KEY_KERNELS | EC_KEY_BATCH | EC_KEY_TP)
 
 ec_run_key ec_run_key_of(const ec_run_record *r);
 /* 1 when a and b agree on every field of `variant` (EC_KEY_* bits), else 0. */

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /* Schema version this build writes; older files are migrated forward on a writable open. */
-#define EC_STORE_SCHEMA_VERSION 5
+#define EC_STORE_SCHEMA_VERSION 6
 
 typedef struct ec_store ec_store;
 
@@ -91,10 +91,12 @@ typedef struct {
     char tag[64]; /* --tag: lets the same sweep be measured again as a separate set */
     char model[64];
     double params_b; /* billions (not part of the identity) */
-    char precision[16], kernels[16], device[16], gpu_uuid[96];
+    char precision[16], kernels[16], device[EC_DEVICE_NAME_LEN], gpu_uuid[96];
     int batch, prompt_len, gen_len;
     char protocol[256]; /* canonical protocol parameters ("runs=10 warmup=3 ...") */
     int runs;           /* measured runs per attempt */
+    int tp;             /* tensor-parallel ranks (part of the identity) */
+    char interconnect[32]; /* between its GPUs (ec_meter_interconnect; not part of the identity) */
 } ec_config_key;
 typedef struct {
     long id;

@@ -4,6 +4,8 @@
  * gates, bounded re-runs. docs/measurement.md ("bench") is the prose version. */
 #include "ecocompute/bench.h"
 
+#include "bench_gpus.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,13 +79,13 @@ static void fill_session(ec_session *e, const ec_bench_env *env, const ec_idle_b
     e->trace_path = env->trace_path;
 }
 
-/* The GPUs a configuration is measured on: the meter's selection, by UUID. */
-static void gpu_key(ec_meter *m, char *out, size_t len)
+/* The GPUs a configuration is measured on (positions pos in the meter's selection), by UUID. */
+static void gpu_key(ec_meter *m, const int *pos, int n, char *out, size_t len)
 {
     out[0] = '\0';
-    for (int i = 0; i < ec_meter_gpu_count(m); i++) {
+    for (int i = 0; i < n; i++) {
         size_t l = strlen(out);
-        snprintf(out + l, len - l, "%s%s", i ? "," : "", ec_meter_gpu(m, i)->uuid);
+        snprintf(out + l, len - l, "%s%s", i ? "," : "", ec_meter_gpu(m, pos[i])->uuid);
     }
 }
 
@@ -94,48 +96,67 @@ typedef struct {
     ec_config_key key;
     ec_config_state st;
     int prefill_reps, decode_reps; /* each phase's repetitions inside its measured window */
+    int gpus[EC_METER_MAX_GPUS];   /* the meter positions of the GPUs it runs on ... */
+    int ngpus;                     /* ... (ec_bench_config_gpus) */
 } sweep_item;
 
 static int sweep_size(const ec_bench_spec *s)
 {
-    return s->nmodels * s->nprecisions * s->nkernels * s->nbatches * s->nprompt_lens * s->ngens;
+    return s->nmodels * s->nprecisions * s->nkernels * s->ntps * s->nbatches * s->nprompt_lens *
+           s->ngens;
 }
 
 /* Enumerates the configurations (model outermost, generation length innermost), so that one
- * loaded backend serves a run of consecutive configurations; keeps those of the spec's shard
- * (by canonical position) and returns how many. */
+ * loaded backend serves a run of consecutive configurations (the world size is outside the
+ * batch and lengths: each one is a backend of its own); keeps those of the spec's shard (by
+ * canonical position; one world size keeps the positions of sweeps before it) and returns how
+ * many. */
 static int enumerate(const ec_bench_spec *s, sweep_item *items)
 {
     int k = 0, kept = 0;
     for (int a = 0; a < s->nmodels; a++)
         for (int b = 0; b < s->nprecisions; b++)
             for (int c = 0; c < s->nkernels; c++)
-                for (int d = 0; d < s->nbatches; d++)
-                    for (int e = 0; e < s->nprompt_lens; e++)
-                        for (int f = 0; f < s->ngens; f++, k++) {
-                            if (!ec_bench_in_shard(s, k)) continue;
-                            memset(&items[kept], 0, sizeof items[kept]);
-                            ec_bench_config *x = &items[kept++].c;
-                            x->model = s->models[a];
-                            x->precision = s->precisions[b];
-                            x->kernels = s->kernels[c];
-                            x->batch = s->batches[d];
-                            x->prompt_len = s->prompt_lens[e];
-                            x->gen = s->gens[f];
-                        }
+                for (int t = 0; t < s->ntps; t++)
+                    for (int d = 0; d < s->nbatches; d++)
+                        for (int e = 0; e < s->nprompt_lens; e++)
+                            for (int f = 0; f < s->ngens; f++, k++) {
+                                if (!ec_bench_in_shard(s, k)) continue;
+                                memset(&items[kept], 0, sizeof items[kept]);
+                                ec_bench_config *x = &items[kept++].c;
+                                x->model = s->models[a];
+                                x->precision = s->precisions[b];
+                                x->kernels = s->kernels[c];
+                                x->tp = s->tps[t];
+                                x->batch = s->batches[d];
+                                x->prompt_len = s->prompt_lens[e];
+                                x->gen = s->gens[f];
+                            }
     return kept;
 }
 
-static void make_key(const ec_bench_spec *s, ec_meter *m, const ec_bench_config *c,
-                     ec_config_key *k)
+/* The configuration's GPUs among the metered ones, and its key. */
+static void make_key(const ec_bench_spec *s, ec_meter *m, sweep_item *it)
 {
+    const ec_bench_config *c = &it->c;
+    ec_config_key *k = &it->key;
+    it->ngpus = ec_bench_config_gpus(m, s->device, c->tp, it->gpus);
     memset(k, 0, sizeof *k);
     snprintf(k->tag, sizeof k->tag, "%s", s->tag);
     snprintf(k->model, sizeof k->model, "%s", c->model);
     snprintf(k->precision, sizeof k->precision, "%s", ec_precision_name(c->precision));
     snprintf(k->kernels, sizeof k->kernels, "%s", ec_kernels_name(c->kernels));
     snprintf(k->device, sizeof k->device, "%s", s->device);
-    gpu_key(m, k->gpu_uuid, sizeof k->gpu_uuid);
+    gpu_key(m, it->gpus, it->ngpus, k->gpu_uuid, sizeof k->gpu_uuid);
+    k->tp = c->tp;
+    /* One rank has no link to record; CPU ranks share the host's memory, which NVML knows
+     * nothing of; GPU ranks are linked as NVML reports. */
+    if (c->tp == 1)
+        snprintf(k->interconnect, sizeof k->interconnect, "none");
+    else if (!strncmp(s->device, "cpu", 3))
+        snprintf(k->interconnect, sizeof k->interconnect, "unknown");
+    else
+        ec_meter_interconnect(m, it->gpus, it->ngpus, k->interconnect, sizeof k->interconnect);
     k->batch = c->batch;
     k->prompt_len = c->prompt_len;
     k->gen_len = c->gen;
@@ -171,6 +192,7 @@ static int default_open_backend(void *ctx, const ec_bench_spec *s, const ec_mode
     o.max_batch = max_batch;
     o.max_seq = max_seq;
     o.threads = s->threads;
+    o.tp = c->tp;
     return ec_backend_open(out, s->device, m, &o) != 0 ? -1 : 0;
 }
 
@@ -263,7 +285,11 @@ static int measure_run(run_ctx *x, const sweep_item *it, int run_index, ec_run_r
                                   it->prefill_reps, it->decode_reps, x->min_window_s, &hooks,
                                   &st);
     if (rc != 0) return -1;
-    const ec_window_result *wp = &pm.res[EC_PHASE_PREFILL], *wd = &pm.res[EC_PHASE_DECODE];
+    /* The configuration's own GPUs: a sweep over world sizes meters those of the largest. */
+    ec_window_result over[2];
+    for (int k = 0; k < 2; k++)
+        ec_bench_window_over(&pm.res[k], it->gpus, it->ngpus, &over[k]);
+    const ec_window_result *wp = &over[EC_PHASE_PREFILL], *wd = &over[EC_PHASE_DECODE];
 
     ec_run_record_init(r);
     const ec_session *e = x->session;
@@ -293,6 +319,12 @@ static int measure_run(run_ctx *x, const sweep_item *it, int run_index, ec_run_r
     r->idle_power_w = wd->gpu_idle_power_w;
     phase_record(wp, st.prefill_reps, st.prefill_s, st.prefill_tokens, &r->prefill);
     phase_record(wd, st.decode_reps, st.decode_s, st.decode_tokens, &r->decode);
+    ec_bench_energy_list(&pm.res[EC_PHASE_PREFILL], it->gpus, it->ngpus, st.prefill_reps,
+                         r->prefill.gpu_energy_per_gpu_j, sizeof r->prefill.gpu_energy_per_gpu_j);
+    ec_bench_energy_list(&pm.res[EC_PHASE_DECODE], it->gpus, it->ngpus, st.decode_reps,
+                         r->decode.gpu_energy_per_gpu_j, sizeof r->decode.gpu_energy_per_gpu_j);
+    r->tp = c->tp;
+    snprintf(r->interconnect, sizeof r->interconnect, "%s", it->key.interconnect);
     /* The run: one prefill and one decode phase, i.e. one request of each sequence. */
     const ec_phase_record *p = &r->prefill, *d = &r->decode;
     r->total_time_s = p->time_s + d->time_s;
@@ -312,9 +344,9 @@ static int measure_run(run_ctx *x, const sweep_item *it, int run_index, ec_run_r
     r->avg_power_w = r->total_time_s > 0 ? r->gpu_energy_j / r->total_time_s : NAN;
     r->peak_power_w = fmax(wp->gpu_peak_power_w, wd->gpu_peak_power_w);
     for (int k = 0; k < 2; k++)
-        for (int i = 0; i < pm.res[k].ngpus; i++)
-            if (!(r->temp_max_c >= pm.res[k].gpus[i].temp_max_c))
-                r->temp_max_c = pm.res[k].gpus[i].temp_max_c;
+        for (int i = 0; i < over[k].ngpus; i++)
+            if (!(r->temp_max_c >= over[k].gpus[i].temp_max_c))
+                r->temp_max_c = over[k].gpus[i].temp_max_c;
     r->sm_mhz_avg = pm.sm_n ? pm.sm_sum / pm.sm_n : NAN;
     r->clock_event_reasons = wp->clock_event_reasons | wd->clock_event_reasons;
     snprintf(r->gpu_energy_method, sizeof r->gpu_energy_method, "%s",
@@ -508,6 +540,7 @@ typedef struct {
     ec_backend *backend;
     ec_precision precision;
     ec_kernels kernels;
+    int tp;
     int *prompts, *gen_out;
     int max_batch, max_prompt, max_gen;
     double counter_period_s; /* the GPU energy counter's update period, s (NaN: none) */
@@ -525,7 +558,7 @@ static int prepare_backend(bench_state *b, const sweep_item *it, int index)
 {
     const ec_bench_config *c = &it->c;
     if (b->model && b->model_name == c->model && b->backend && b->precision == c->precision &&
-        b->kernels == c->kernels)
+        b->kernels == c->kernels && b->tp == c->tp)
         return 0;
     report(&b->ps, EC_BENCH_STAGE_LOAD, index, c, 0, 0, it->st.attempt, NULL, NULL);
     release_backend(b);
@@ -540,10 +573,11 @@ static int prepare_backend(bench_state *b, const sweep_item *it, int index)
      * length without reloading the weights. */
     if (b->f->open_backend(b->f->ctx, b->spec, b->model, c, b->max_batch,
                            b->max_prompt + b->max_gen - 1, &b->backend) != 0)
-        return ec_error_context("loading %s at %s on %s", c->model,
-                                ec_precision_name(c->precision), b->spec->device);
+        return ec_error_context("loading %s at %s on %s with %d rank(s)", c->model,
+                                ec_precision_name(c->precision), b->spec->device, c->tp);
     b->precision = c->precision;
     b->kernels = c->kernels;
+    b->tp = c->tp;
     return 0;
 }
 
@@ -762,7 +796,7 @@ int ec_bench_run(const ec_bench_spec *spec, const ec_bench_env *env, ec_bench_ou
     /* Every configuration of the sweep is recorded before the first run, so the database
      * always knows the whole plan (and what is still pending). */
     for (int i = 0; i < n; i++) {
-        make_key(spec, env->meter, &items[i].c, &items[i].key);
+        make_key(spec, env->meter, &items[i]);
         if (ec_store_config(env->store, &items[i].key, &items[i].st) != 0) {
             rc = -1;
             goto done;
@@ -815,7 +849,7 @@ int ec_bench_load_sweep(const ec_bench_spec *spec, ec_meter *m, ec_store *st, ec
     for (int i = 0; i < count && rc == 0; i++) {
         ec_run_record *r;
         size_t k;
-        make_key(spec, m, &items[i].c, &items[i].key);
+        make_key(spec, m, &items[i]);
         if (ec_store_config(st, &items[i].key, &items[i].st) != 0 ||
             ec_store_load_attempt(st, items[i].st.id, items[i].st.attempt, &r, &k) != 0) {
             rc = -1;

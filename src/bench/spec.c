@@ -22,6 +22,8 @@ void ec_bench_spec_default(ec_bench_spec *s)
     s->nprompt_lens = 1;
     s->gens[0] = EC_BENCH_DEFAULT_GEN;
     s->ngens = 1;
+    s->tps[0] = 1;
+    s->ntps = 1;
     snprintf(s->device, sizeof s->device, "cpu");
     s->warmup = EC_BENCH_DEFAULT_WARMUP;
     s->runs = EC_BENCH_DEFAULT_RUNS;
@@ -51,6 +53,14 @@ int ec_bench_spec_parse_shard(const char *text, ec_bench_spec *s)
         return ec_set_error("shard '%s': expected I/N with 1 <= I <= N (e.g. 2/8)", text);
     s->shard_index = (int)i;
     s->shard_count = (int)n;
+    return 0;
+}
+
+int ec_bench_spec_check_devices(const ec_bench_spec *s)
+{
+    int idx[EC_BENCH_MAX_TP];
+    for (int i = 0; i < s->ntps; i++)
+        if (ec_device_list(s->device, s->tps[i], idx, EC_BENCH_MAX_TP) < 0) return -1;
     return 0;
 }
 
@@ -105,6 +115,7 @@ char *ec_bench_spec_to_json(const ec_bench_spec *s)
     add_ints(o, "batches", s->batches, s->nbatches);
     add_ints(o, "prompt_lens", s->prompt_lens, s->nprompt_lens);
     add_ints(o, "gens", s->gens, s->ngens);
+    add_ints(o, "tps", s->tps, s->ntps);
     cJSON_AddStringToObject(o, "device", s->device);
     cJSON_AddNumberToObject(o, "warmup", s->warmup);
     cJSON_AddNumberToObject(o, "runs", s->runs);
@@ -223,6 +234,7 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
              get_ints(o, "batches", 1, 4096, s->batches, &s->nbatches) ||
              get_ints(o, "prompt_lens", 1, 1 << 20, s->prompt_lens, &s->nprompt_lens) ||
              get_ints(o, "gens", 1, 1 << 20, s->gens, &s->ngens) ||
+             get_ints(o, "tps", 1, EC_BENCH_MAX_TP, s->tps, &s->ntps) ||
              get_text(o, "device", s->device, sizeof s->device) ||
              get_text(o, "tag", s->tag, sizeof s->tag) ||
              get_number(o, "warmup", 0, 1000, &warmup) || get_number(o, "runs", 1, 10000, &runs) ||
@@ -262,12 +274,12 @@ int ec_bench_spec_from_json(const char *json, ec_bench_spec *s)
 int ec_bench_spec_from_config(const char *json, ec_bench_spec *s)
 {
     static const char *const known[] = {
-        "description", "models",       "precisions",     "kernels",         "batches",
-        "prompt_lens", "gens",         "device",         "tag",             "warmup",
-        "runs",        "cv_tok_pct",   "cv_power_pct",   "max_reruns",      "min_window_s",
-        "max_uncert_pct", "idle_s",    "stabilize_s",    "stabilize_max_s", "stabilize_auto",
-        "seed",        "threads",      "int8_threshold", "outliers",        "outlier_mag",
-        "shard"};
+        "description",    "models",         "precisions", "kernels",        "batches",
+        "prompt_lens",    "gens",           "tps",        "device",         "tag",
+        "warmup",         "runs",           "cv_tok_pct", "cv_power_pct",   "max_reruns",
+        "min_window_s",   "max_uncert_pct", "idle_s",     "stabilize_s",    "stabilize_max_s",
+        "stabilize_auto", "seed",           "threads",    "int8_threshold", "outliers",
+        "outlier_mag",    "shard"};
     cJSON *o = cJSON_Parse(json);
     const cJSON *it;
     const char *unknown = NULL;

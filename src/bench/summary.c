@@ -72,6 +72,7 @@ int ec_bench_summarize(const ec_run_record *r, size_t n, ec_bench_summary **out,
         memcpy(s->gpu_name, r[i].gpu_name, sizeof s->gpu_name);
         memcpy(s->gpu_uuid, r[i].gpu_uuid, sizeof s->gpu_uuid);
         s->batch = r[i].batch;
+        s->tp = r[i].tp;
         s->prompt_len = r[i].prompt_len;
         s->gen_len = r[i].gen_len;
         s->gate = r[i].gate;

@@ -57,7 +57,12 @@ static void usage(void)
         "  --batch B,...        sequences per run (default 1)\n"
         "  --prompt-len L,...   synthetic prompt tokens per sequence (default %d)\n"
         "  --gen G,...          new tokens per sequence, never stopping early (default %d)\n"
-        "  --device D           cpu | cuda[:N] (default cpu)\n"
+        "  --tp N,...           tensor-parallel ranks, 1..8 (default 1): the model split over N\n"
+        "                       devices of --device (cuda: GPUs 0..N-1, cuda:K: K..K+N-1, cpu:\n"
+        "                       N CPU ranks); each configuration is charged only its own GPUs'\n"
+        "                       energy, and each GPU's is stored\n"
+        "  --device D           cpu | cuda[:N] | a list of GPUs cuda:0,1[,...], which fixes --tp\n"
+        "                       (default cpu)\n"
         "  --config FILE        the sweep as JSON (keys as in the stored sweep, see\n"
         "                       docs/measurement.md); flags given as well override it\n"
         "  --tag NAME           measure the same sweep again as a separate set (default none)\n"
@@ -90,7 +95,8 @@ static void usage(void)
         "  --outliers K[:MAG]   synthetic weights: K outlier hidden dims of magnitude MAG\n"
         "                       (default: the catalog's, 6 of 40 from 6 B parameters up)\n\n"
         "measurement and output:\n"
-        "  --gpu LIST           GPUs to meter (NVML indices, UUIDs or PCI ids; default all)\n"
+        "  --gpu LIST           GPUs to meter (NVML indices, UUIDs or PCI ids; default the GPUs\n"
+        "                       of --device at the largest --tp; all with --device cpu)\n"
         "  --interval MS        meter sampler period, 1..1000 ms (default 100)\n"
         "  --trace FILE         keep the power trace: CSV file, also stored in the database\n"
         "  --db PATH            results database (default %s)\n"
@@ -104,6 +110,7 @@ static void usage(void)
         "--device cuda\n"
         "  ecocompute bench --model tiny --gen 32 --prompt-len 16 --runs 5 --warmup 1 --idle 0 "
         "--stabilize 0\n"
+        "  ecocompute bench --model Llama-2-7B --tp 1,2,4 --batch 1,8 --device cuda\n"
         "  ecocompute bench --resume\n"
         "  ecocompute bench --model tiny --batch 1,2,4,8 --shard 2/4 --db shard2.db  # job array\n",
         ec_qformat_names(EC_QFORMAT_CPU | EC_QFORMAT_CUDA, " ", precs, sizeof precs),
@@ -197,7 +204,7 @@ static char *slurp(const char *path)
 static const char *const valued[] = {
     "--model",      "--precision", "--kernels",   "--batch",     "--prompt-len",
     "--gen",        "--device",    "--config",    "--tag",       "--warmup",
-    "--runs",       "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
+    "--tp",         "--runs",      "--idle",      "--stabilize", "--stabilize-max", "--cv-tok",
     "--cv-power",   "--reruns",    "--seed",      "--threads",   "--int8-threshold", "--outliers",
     "--min-window", "--max-uncert",
     "--gpu",        "--interval",  "--trace",     "--format",    "--shard",
@@ -235,10 +242,13 @@ static int apply(bench_args *a, const char *flag, const char *val)
         if ((n = parse_list(flag, val, item_kernels, s)) < 0) return EXIT_USAGE;
         s->nkernels = n;
     } else if (!strcmp(flag, "--batch") || !strcmp(flag, "--prompt-len") ||
-               !strcmp(flag, "--gen")) {
+               !strcmp(flag, "--gen") || !strcmp(flag, "--tp")) {
         int_list l = {flag, s->batches, 4096};
         int *count = &s->nbatches;
-        if (!strcmp(flag, "--prompt-len")) {
+        if (!strcmp(flag, "--tp")) {
+            l = (int_list){flag, s->tps, EC_BENCH_MAX_TP};
+            count = &s->ntps;
+        } else if (!strcmp(flag, "--prompt-len")) {
             l = (int_list){flag, s->prompt_lens, 1 << 20};
             count = &s->nprompt_lens;
         } else if (!strcmp(flag, "--gen")) {
@@ -248,9 +258,9 @@ static int apply(bench_args *a, const char *flag, const char *val)
         if ((n = parse_list(flag, val, item_int, &l)) < 0) return EXIT_USAGE;
         *count = n;
     } else if (!strcmp(flag, "--device")) {
-        int idx;
-        if (ec_device_parse(val, &idx) != 0 || strlen(val) >= sizeof s->device)
-            return cli_usage_error(CMD, "--device: unknown device '%s' (cpu, cuda, cuda:N)", val);
+        if (strlen(val) >= sizeof s->device)
+            return cli_usage_error(CMD, "--device: '%s' is too long", val);
+        if (cli_device_ranks(CMD, val, 0) < 0) return EXIT_USAGE;
         snprintf(s->device, sizeof s->device, "%s", val);
     } else if (!strcmp(flag, "--tag")) {
         if (strlen(val) >= sizeof s->tag) return cli_usage_error(CMD, "--tag: too long");
@@ -361,6 +371,8 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (!a->have_model && !a->resume)
         return cli_usage_error(CMD, "--model is required (or --config FILE, or --resume)");
+    if (ec_bench_spec_check_devices(&a->spec) != 0)
+        return cli_usage_error(CMD, "--device/--tp: %s", ec_last_error());
     if (a->resume) {
         /* --resume continues the stored sweep as it was defined; a flag that would redefine it
          * cannot be honoured. */
@@ -417,10 +429,11 @@ static void on_progress(void *ctx, const ec_bench_progress *p)
 {
     progress_out *po = ctx;
     const ec_bench_config *c = p->c;
-    char what[160], eta[32];
-    snprintf(what, sizeof what, "config %d/%d %s %s %s batch %d prompt %d gen %d", p->config,
+    char what[176], eta[32], tp[24] = "";
+    if (c->tp > 1) snprintf(tp, sizeof tp, " tp %d", c->tp);
+    snprintf(what, sizeof what, "config %d/%d %s %s %s%s batch %d prompt %d gen %d", p->config,
              p->configs, c->model, ec_precision_name(c->precision), ec_kernels_name(c->kernels),
-             c->batch, c->prompt_len, c->gen);
+             tp, c->batch, c->prompt_len, c->gen);
     fmt_eta(p->eta_s, eta, sizeof eta);
     char line[512];
     int permanent = 0;
@@ -514,6 +527,22 @@ static void install_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The GPUs a sweep runs on (those of its largest world size) as a meter selection, or NULL
+ * (every GPU) for the CPU. */
+static const char *sweep_gpus(const ec_bench_spec *s, char *out, size_t len)
+{
+    int most = 1;
+    for (int i = 0; i < s->ntps; i++)
+        if (s->tps[i] > most) most = s->tps[i];
+    char uuids[EC_BENCH_MAX_TP][96];
+    int n = ec_bench_device_gpus(s->device, most, uuids, EC_BENCH_MAX_TP);
+    if (n <= 0) return NULL;
+    out[0] = '\0';
+    for (int i = 0; i < n; i++)
+        snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? "," : "", uuids[i]);
+    return out;
+}
+
 static int print_summary(const bench_args *a, ec_meter *m, ec_store *st)
 {
     ec_run_record *r;
@@ -541,15 +570,14 @@ int cmd_bench(int argc, char **argv)
         ec_store_close(st);
         return rc;
     }
-    ec_backend *probe;
-    if (ec_backend_create(&probe, a.spec.device) != 0) {
+    if ((rc = cli_probe_backend(CMD, a.spec.device, a.spec.tps[0])) != 0) {
         ec_store_close(st);
-        return cli_fail(CMD, "%s", ec_last_error());
+        return rc;
     }
-    ec_backend_destroy(probe);
     ec_meter_options mo;
     ec_meter_options_default(&mo);
-    mo.gpus = a.gpus;
+    char selection[EC_BENCH_MAX_TP * 97];
+    mo.gpus = a.gpus ? a.gpus : sweep_gpus(&a.spec, selection, sizeof selection);
     mo.interval_s = a.interval_ms / 1000.0;
     mo.trace_path = a.trace;
     ec_meter_open_status open_status;

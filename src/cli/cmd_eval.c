@@ -46,7 +46,7 @@ static void usage(void)
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
         "  --precision P[,P..]  precisions to evaluate, of %s\n"
         "                       (default: all but f32, the reference)\n"
-        "  --device D           cpu | cuda[:N] (default cpu)\n"
+        CLI_DEVICE_HELP
         "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
         "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
         "                       LLM.int8()'s separate kernels and host syncs, no graph); the CPU\n"
@@ -72,6 +72,7 @@ static void usage(void)
         "  ecocompute eval --model stories260K.bin --precision f32,fp16,int8,nf4 \\\n"
         "      --ppl tinystories_sample.txt --tokenizer tok512.bin --format json\n"
         "  ecocompute eval --model small --device cuda --kernels reference --precision int8-mixed\n"
+        "  ecocompute eval --model small --device cuda:0,1 --precision fp16   # split over 2 GPUs\n"
         "  ecocompute eval --model ./Llama-2-7b-hf --device cuda --precision fp16,int8,int8-mixed \\\n"
         "      --ppl wiki.test.raw --window 1024 --stride 512 --db results.db\n",
         ec_qformat_names(EC_QFORMAT_CPU | EC_QFORMAT_CUDA, ",", precs, sizeof precs),
@@ -346,6 +347,7 @@ static int reference_pass(const eval_args *e, const ec_model *m, int *seq, accur
     ec_backend *b = NULL;
     cli_engine_args on_cpu = e->a;
     on_cpu.device = "cpu";
+    on_cpu.tp = 0; /* the reference is the unsplit model */
     int rc = prompt ? 0 : cli_fail(CMD, "out of memory");
     if (rc == 0) rc = cli_open_backend(CMD, &on_cpu, m, EC_PREC_F32, B, T, &b);
     if (rc == 0) {

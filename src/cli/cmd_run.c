@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "engine_args.h"
 
+#include "ecocompute/bench.h"
 #include "ecocompute/calib.h"
 #include "ecocompute/meter.h"
 
@@ -26,6 +27,7 @@ typedef struct {
     int energy;         /* --energy: meter the prefill and decode phases */
     double idle_s;      /* --idle S: idle baseline before generating (0 = none) */
     int verbose;        /* --verbose: int8-mixed outlier columns per layer on stderr */
+    int ranks;          /* devices the model runs on (--device with --tp) */
 } run_args;
 
 static void usage(void)
@@ -39,7 +41,7 @@ static void usage(void)
         "options:\n"
         "  --model M            catalog name (synthetic weights), Hugging Face dir, llama2.c .bin\n"
         "  --precision P        %s (default fp16)\n"
-        "  --device D           cpu | cuda[:N] (default cpu)\n"
+        CLI_DEVICE_HELP
         "  --kernels K          CUDA kernel family: fused (default; our fused kernels, CUDA graph)\n"
         "                       or reference (the libraries' dataflow: one cuBLAS call per linear,\n"
         "                       LLM.int8()'s separate kernels and host syncs, no graph); the CPU\n"
@@ -74,6 +76,8 @@ static void usage(void)
         "examples:\n"
         "  ecocompute run --model Llama-2-7B --device cuda --prompt-len 512 --energy\n"
         "  ecocompute run --model tiny --precision int8 --batch 4 --gen 32\n"
+        "  ecocompute run --model Llama-2-7B --device cuda:0,1 --energy   # tensor parallel, 2 GPUs\n"
+        "  ecocompute run --model tiny --precision f32 --device cpu --tp 2\n"
         "  ecocompute run --model small --precision int8-mixed --outliers 4:40 --device cuda \\\n"
         "      --kernels reference --verbose\n"
         "  ecocompute run --model stories260K.bin --tokenizer tok512.bin --precision f32 "
@@ -145,7 +149,9 @@ static int parse(int argc, char **argv, run_args *r)
     if ((r->a.tokenizer || r->prompt) && r->a.prompt_len)
         return cli_usage_error(CMD, "--prompt-len is for synthetic prompts; with a tokenizer the "
                                     "prompt is BOS + --prompt");
-    return cli_engine_args_check(CMD, &r->a);
+    int rc = cli_engine_args_check(CMD, &r->a), idx[EC_BENCH_MAX_TP];
+    if (rc == 0) r->ranks = ec_device_list(r->a.device, r->a.tp, idx, EC_BENCH_MAX_TP);
+    return rc;
 }
 
 /* Whether id ends the text: BOS, EOS, the chat's end-of-turn, or an end-of-sequence id of the
@@ -198,18 +204,23 @@ static void on_phase(void *ctx, ec_phase p, int begin)
     rm->window = -1;
 }
 
-/* Opens the meter on the run's GPU, measures the idle baseline (with the backend's context
- * alive, as during the run) and loads the GPU's calibration when there is one. */
+/* Opens the meter on the run's GPUs (all ranks' under tensor parallelism), measures the idle
+ * baseline (with the backend's context alive, as during the run) and loads the first GPU's
+ * calibration when there is one. */
 static int open_run_meter(const run_args *r, run_meter *rm)
 {
     memset(rm, 0, sizeof *rm);
     rm->window = -1;
-    char uuid[96], path[1024];
-    if (ec_device_gpu_uuid(r->a.device, uuid, sizeof uuid) != 0)
-        return cli_fail(CMD, "--energy: %s", ec_last_error());
+    char uuids[EC_BENCH_MAX_TP][96], selection[EC_BENCH_MAX_TP * 97] = "", path[1024];
+    int n = ec_bench_device_gpus(r->a.device, r->a.tp, uuids, EC_BENCH_MAX_TP);
+    if (n < 0) return cli_fail(CMD, "--energy: %s", ec_last_error());
+    for (int i = 0; i < n; i++)
+        snprintf(selection + strlen(selection), sizeof selection - strlen(selection), "%s%s",
+                 i ? "," : "", uuids[i]);
+    const char *uuid = uuids[0];
     ec_meter_options o;
     ec_meter_options_default(&o);
-    o.gpus = uuid;
+    o.gpus = selection;
     rm->m = ec_meter_open(&o);
     if (!rm->m) return cli_fail(CMD, "--energy: %s", ec_last_error());
     if (ec_meter_gpu_count(rm->m) == 0)
@@ -231,14 +242,15 @@ static int open_run_meter(const run_args *r, run_meter *rm)
 
 /* Share of the calibrated read-bandwidth roofline the decode reached: the step's unavoidable
  * bytes (weights + KV cache at the average context) over the calibrated bandwidth, against
- * the measured time per step. */
+ * the measured time per step. Tensor-parallel ranks read their shares at once, each at the
+ * calibrated rate of the first GPU (the head and norms every rank holds whole are counted once). */
 static double roofline_pct(const run_args *r, const run_meter *rm, const ec_model_config *c,
                            const ec_generate_stats *st, int prompt_len)
 {
     if (!rm->have_calib || st->decode_tokens <= 0) return NAN;
     double steps = (double)(r->gen - 1);
     double bytes = ec_decode_step_bytes(c, r->precision, r->a.batch, prompt_len + r->gen / 2.0);
-    return 100.0 * (bytes / rm->calib.read.rate) / (st->decode_s / steps);
+    return 100.0 * (bytes / (rm->calib.read.rate * r->ranks)) / (st->decode_s / steps);
 }
 
 typedef struct {
@@ -293,6 +305,7 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     int c_model = ec_table_column(t, "model", "Model");
     int c_prec = ec_table_column(t, "precision", "Precision");
     int c_dev = ec_table_column(t, "device", "Device");
+    int c_tp = ec_table_column(t, "tp", "TP");
     int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_batch = ec_table_column(t, "batch", "Batch (seq)");
     int c_prompt = ec_table_column(t, "prompt_tokens", "Prompt (tok)");
@@ -314,10 +327,11 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     ec_table_priority(t, c_dec_ms, 6);
     ec_table_priority(t, c_kern, 5);
     ec_table_priority(t, c_dev, 4);
+    ec_table_priority(t, c_tp, 4);
     ec_table_priority(t, c_prompt, 3);
     if (c_text >= 0) ec_table_wrap(t, c_text);
     energy_cell energy[ENERGY_CELLS];
-    int c_energy[ENERGY_CELLS], c_method = -1;
+    int c_energy[ENERGY_CELLS], c_method = -1, c_per_gpu = -1;
     if (rm) {
         energy_cells(r, rm, c, st, prompt_len, energy);
         for (int i = 0; i < ENERGY_CELLS; i++) {
@@ -326,11 +340,17 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
         }
         c_method = ec_table_column(t, "energy_method", "Energy method");
         ec_table_priority(t, c_method, 9);
+        /* Tensor parallelism: what each GPU drew (their sum is the decode energy). */
+        if (rm->phase[EC_PHASE_DECODE].ngpus > 1) {
+            c_per_gpu = ec_table_column(t, "decode_energy_j_per_gpu", "Decode (J gross per GPU)");
+            ec_table_priority(t, c_per_gpu, 5);
+        }
     }
     ec_table_row(t);
     ec_table_text(t, c_model, "%s", r->a.model);
     ec_table_text(t, c_prec, "%s", ec_precision_name(r->precision));
     ec_table_text(t, c_dev, "%s", r->a.device);
+    ec_table_number(t, c_tp, "%.0f", r->ranks);
     ec_table_text(t, c_kern, "%s", ec_kernels_name(r->a.kernels));
     ec_table_number(t, c_batch, "%.0f", r->a.batch);
     ec_table_number(t, c_prompt, "%.0f", prompt_len);
@@ -350,6 +370,14 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
         for (int i = 0; i < ENERGY_CELLS; i++)
             ec_table_number(t, c_energy[i], energy[i].fmt, energy[i].v);
         ec_table_text(t, c_method, "%s", rm->phase[EC_PHASE_DECODE].gpu_energy_method);
+        if (c_per_gpu >= 0) {
+            const ec_window_result *dec = &rm->phase[EC_PHASE_DECODE];
+            char list[256] = "";
+            for (int i = 0; i < dec->ngpus; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), i ? " %.2f" : "%.2f",
+                         dec->gpus[i].energy_j / st->decode_reps);
+            ec_table_text(t, c_per_gpu, "%s", list);
+        }
     }
     ec_table_print(t, r->a.format, stdout);
     ec_table_free(t);

@@ -1,7 +1,10 @@
-/* engine_args.c — shared flag parsing and model/backend opening for `run` and `eval`. */
+/* engine_args.c — shared flag parsing and model/backend opening for `run` and `eval`; the
+ * device-list check `bench` shares. */
 #include "engine_args.h"
 
 #include "cli.h"
+
+#include "ecocompute/bench.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +61,7 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
     }
     static const char *const valued[] = {
         "--model",    "--device", "--tokenizer",      "--batch",      "--seed", "--threads",
-        "--outliers", "--format", "--int8-threshold", "--prompt-len", "--kernels", NULL};
+        "--outliers", "--format", "--int8-threshold", "--prompt-len", "--kernels", "--tp", NULL};
     int known = 0;
     for (int k = 0; valued[k]; k++)
         known |= !strcmp(flag, valued[k]);
@@ -91,6 +94,9 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
     } else if (!strcmp(flag, "--prompt-len")) {
         if (cli_parse_long(cmd, flag, val, 1, 1 << 20, &v) != 0) return -1;
         a->prompt_len = (int)v;
+    } else if (!strcmp(flag, "--tp")) {
+        if (cli_parse_long(cmd, flag, val, 1, EC_BENCH_MAX_TP, &v) != 0) return -1;
+        a->tp = (int)v;
     } else if (!strcmp(flag, "--threads")) {
         if (cli_parse_long(cmd, flag, val, 0, 1024, &v) != 0) return -1;
         a->threads = (int)v;
@@ -102,17 +108,36 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
     return 1;
 }
 
-int cli_engine_args_check(const char *cmd, const cli_engine_args *a)
+int cli_device_ranks(const char *cmd, const char *device, int tp)
 {
-    int cuda_index;
-    if (!a->model) return cli_usage_error(cmd, "--model is required");
-    if (ec_device_parse(a->device, &cuda_index) != 0)
-        return cli_usage_error(cmd, "--device: %s", ec_last_error());
-    /* Fail on an unavailable backend before spending time opening the model. */
+    int idx[EC_BENCH_MAX_TP];
+    int n = ec_device_list(device, tp, idx, EC_BENCH_MAX_TP);
+    if (n < 0) cli_usage_error(cmd, "%s: %s", tp ? "--device/--tp" : "--device", ec_last_error());
+    return n;
+}
+
+int cli_probe_backend(const char *cmd, const char *device, int tp)
+{
+    /* Every rank of a list is of the backend its first device names. */
+    int idx[EC_BENCH_MAX_TP];
+    if (ec_device_list(device, tp, idx, EC_BENCH_MAX_TP) < 0)
+        return cli_fail(cmd, "%s", ec_last_error());
+    char first[16];
+    if (idx[0] < 0)
+        snprintf(first, sizeof first, "cpu");
+    else
+        snprintf(first, sizeof first, "cuda:%d", idx[0]);
     ec_backend *probe;
-    if (ec_backend_create(&probe, a->device) != 0) return cli_fail(cmd, "%s", ec_last_error());
+    if (ec_backend_create(&probe, first) != 0) return cli_fail(cmd, "%s", ec_last_error());
     ec_backend_destroy(probe);
     return 0;
+}
+
+int cli_engine_args_check(const char *cmd, const cli_engine_args *a)
+{
+    if (!a->model) return cli_usage_error(cmd, "--model is required");
+    if (cli_device_ranks(cmd, a->device, a->tp) < 0) return EXIT_USAGE;
+    return cli_probe_backend(cmd, a->device, a->tp);
 }
 
 int cli_open_model(const char *cmd, const cli_engine_args *a, ec_model **m, ec_tokenizer **tok)
@@ -149,6 +174,7 @@ int cli_open_backend(const char *cmd, const cli_engine_args *a, const ec_model *
     o.max_batch = max_batch;
     o.max_seq = max_seq;
     o.threads = a->threads;
+    o.tp = a->tp;
     int rc = ec_backend_open(out, a->device, m, &o);
     if (rc == -1) return cli_fail(cmd, "%s", ec_last_error());
     if (rc != 0)

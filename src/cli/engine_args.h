@@ -1,4 +1,5 @@
-/* engine_args.h — the flags `run` and `eval` share (model, device, kernel family, batch, seed,
+/* engine_args.h — the flags `run` and `eval` share (model, device, tensor-parallel ranks, kernel
+ * family, batch, seed,
  * threads, outliers, int8 threshold, head quantization, tokenizer, output format), and opening the model
  * and a loaded backend from them. */
 #ifndef ECOCOMPUTE_CLI_ENGINE_ARGS_H
@@ -11,7 +12,8 @@
 
 typedef struct {
     const char *model;           /* --model NAME|DIR|FILE.bin (required) */
-    const char *device;          /* --device cpu|cuda[:N] (default cpu) */
+    const char *device;          /* --device cpu|cuda[:N]|cuda:0,1,.. (default cpu) */
+    int tp;                      /* --tp N: tensor-parallel ranks (0 = the device list's length) */
     const char *tokenizer;       /* --tokenizer FILE|DIR (tokenizer.json, .model, llama2.c .bin) */
     int text_needed;             /* the command reads or writes text: without --tokenizer, a model
                                   * directory's own tokenizer is opened */
@@ -36,9 +38,21 @@ int cli_engine_arg(const char *cmd, int argc, char **argv, int *i, cli_engine_ar
 int cli_parse_outliers(const char *cmd, const char *text, int *outliers, float *mag);
 /* The value of flag argv[*i] (advancing *i), or NULL after printing a usage error. */
 const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i);
-/* Checks what the shared flags cannot check one by one, and that the device's backend exists.
- * Returns 0, EXIT_USAGE or EXIT_FAIL (message printed). */
+/* Checks what the shared flags cannot check one by one (a device list and --tp agree), and
+ * that the device's backend exists. Returns 0, EXIT_USAGE or EXIT_FAIL (message printed). */
 int cli_engine_args_check(const char *cmd, const cli_engine_args *a);
+/* --device D with --tp N, as a usage error names them: the devices' count, or -1 after printing
+ * the usage error (a malformed list, repeated GPUs, a --tp the list disagrees with). */
+int cli_device_ranks(const char *cmd, const char *device, int tp);
+/* Fails (printed, EXIT_FAIL) when the backend of `device`'s devices is not built, before time
+ * goes into opening a model; 0 when it is. */
+int cli_probe_backend(const char *cmd, const char *device, int tp);
+/* The help lines of --device and --tp, shared by run, eval and bench. */
+#define CLI_DEVICE_HELP                                                                          \
+    "  --device D           cpu | cuda[:N] | a list of GPUs cuda:0,1[,...] (default cpu)\n"      \
+    "  --tp N               tensor-parallel ranks, 1..8: the model's heads and MLP split over\n"  \
+    "                       N devices (cuda: GPUs 0..N-1, cuda:K: K..K+N-1, cpu: N CPU ranks;\n" \
+    "                       a list sets N itself; default 1)\n"
 
 /* Opens the model of --model with the synthetic-weight options and its tokenizer: --tokenizer,
  * else with text_needed the model directory's own, else none (*tok = NULL). Returns 0, or

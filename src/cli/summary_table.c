@@ -39,6 +39,7 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
     int c_prec = ec_table_column(t, "precision", "Precision");
     int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_dev = ec_table_column(t, "device", "Device");
+    int c_tp = ec_table_column(t, "tp", "TP");
     int c_gpu = people ? -1 : ec_table_column(t, "gpu_name", "GPU");
     int c_batch = ec_table_column(t, "batch", people ? "Batch" : "Batch (seq)");
     int c_prompt = ec_table_column(t, "prompt_len", "Prompt (tok)");
@@ -86,6 +87,7 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
         ec_table_priority(t, c_dn, 3);
         ec_table_priority(t, c_n, 2);
         ec_table_priority(t, c_dev, 1);
+        ec_table_priority(t, c_tp, 1);
     }
     for (size_t i = 0; i < n; i++) {
         const ec_bench_summary *x = &s[i];
@@ -95,6 +97,7 @@ void cli_print_summary(const ec_bench_summary *s, size_t n, ec_format fmt, FILE 
         ec_table_text(t, c_prec, "%s", x->precision);
         ec_table_text(t, c_kern, "%s", x->kernels);
         ec_table_text(t, c_dev, "%s", x->device);
+        ec_table_number(t, c_tp, "%.0f", x->tp);
         if (c_gpu >= 0) ec_table_text(t, c_gpu, "%s", x->gpu_name);
         ec_table_number(t, c_batch, "%.0f", x->batch);
         ec_table_number(t, c_prompt, "%.0f", x->prompt_len);

@@ -73,6 +73,8 @@ int ec_nvml_load(ec_nvml *nv)
             "nvmlDeviceGetCurrentClocksThrottleReasons");
     RESOLVE(DeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates");
     RESOLVE(DeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo");
+    RESOLVE(DeviceGetNvLinkState, "nvmlDeviceGetNvLinkState");
+    RESOLVE(DeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor");
 
     if (!nv->Init || !nv->Shutdown || !nv->ErrorString || !nv->DeviceGetCount ||
         !nv->DeviceGetHandleByIndex || !nv->DeviceGetUUID) {

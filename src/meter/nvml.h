@@ -27,6 +27,16 @@ enum {
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 enum { NVML_TEMPERATURE_GPU = 0 };
 enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };
+/* nvmlGpuTopologyLevel_t: the closest PCIe ancestor two GPUs share, nearest first. */
+enum {
+    NVML_TOPOLOGY_INTERNAL = 0,
+    NVML_TOPOLOGY_SINGLE = 10,
+    NVML_TOPOLOGY_MULTIPLE = 20,
+    NVML_TOPOLOGY_HOSTBRIDGE = 30,
+    NVML_TOPOLOGY_NODE = 40,
+    NVML_TOPOLOGY_SYSTEM = 50
+};
+#define NVML_NVLINK_MAX_LINKS 18 /* links per GPU NVML enumerates (Hopper has 18) */
 
 #define NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION 83 /* mJ since driver load */
 #define NVML_FI_DEV_POWER_AVERAGE 185           /* mW, 1 s average */
@@ -106,6 +116,8 @@ typedef struct {
     nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
     nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
     nvmlReturn_t (*DeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
+    nvmlReturn_t (*DeviceGetNvLinkState)(nvmlDevice_t, unsigned int, int *); /* link, isActive */
+    nvmlReturn_t (*DeviceGetTopologyCommonAncestor)(nvmlDevice_t, nvmlDevice_t, int *);
 } ec_nvml;
 
 /* Calls an optional entry point; a missing one reads as FUNCTION_NOT_FOUND so callers check one

@@ -45,7 +45,7 @@ static const ec_column columns[] = {
     COL("params_b", EC_COL_REAL, "1e9 parameters", params_b, "model parameters"),
     TXT("precision", precision, "weight format as --precision spells it (docs/formats.md)"),
     TXT("kernels", kernels, "kernel family (fused, reference) or the source's stack"),
-    TXT("device", device, "cpu, cuda:N"),
+    TXT("device", device, "cpu, cuda:N, or a list of GPUs cuda:0,1 (tensor parallelism)"),
     COL("batch", EC_COL_INT, "sequences", batch, "sequences per run"),
     COL("prompt_len", EC_COL_INT, "tokens", prompt_len, "prompt tokens per sequence"),
     COL("gen_len", EC_COL_INT, "tokens", gen_len, "new tokens per sequence (fixed)"),
@@ -78,6 +78,10 @@ static const ec_column columns[] = {
     COL("j_per_request_gross", EC_COL_REAL, "J", j_per_request_gross, "GPU energy of one sequence (prefill + decode at prompt_len and gen_len), gross"),
     COL("j_per_request_net", EC_COL_REAL, "J", j_per_request_net, "the same, net of idle"),
     COL("counter_period_s", EC_COL_REAL, "s", counter_period_s, "update period of the GPU energy counter, measured at the sweep's start"),
+    COL("tp", EC_COL_INT, "ranks", tp, "tensor-parallel world size: devices the model is split over (1: one device)"),
+    TXT("interconnect", interconnect, "link between the GPUs as NVML reports it: nvlink:L (fewest active links), pcie:LEVEL (farthest common PCIe ancestor), none (one GPU), unknown"),
+    TXT("prefill_gpu_energy_per_gpu_j", prefill.gpu_energy_per_gpu_j, "prefill_gpu_energy_j of each GPU charged, ';'-separated, in rank order (J)"),
+    TXT("decode_gpu_energy_per_gpu_j", decode.gpu_energy_per_gpu_j, "decode_gpu_energy_j of each GPU charged, ';'-separated, in rank order (J)"),
 };
 
 const ec_column *ec_run_columns(size_t *n)
@@ -140,8 +144,8 @@ int ec_run_record_check(const ec_run_record *r, char *why, size_t len)
                 memcpy(&v, p, sizeof v);
             }
             if (!strcmp(c[j].name, "run_id") || v == -1) continue; /* -1: unknown */
-            int at_least_one =
-                !strcmp(base, "batch") || !strcmp(base, "gen_len") || !strcmp(base, "repeats");
+            int at_least_one = !strcmp(base, "batch") || !strcmp(base, "gen_len") ||
+                               !strcmp(base, "repeats") || !strcmp(base, "tp");
             if (v < -1) {
                 snprintf(why, len, "%s: not a whole number in range", c[j].name);
                 return -1;

@@ -140,6 +140,7 @@ static void write_table(FILE *out, const ec_run_record *r, size_t n)
     int c_prec = ec_table_column(t, "precision", "Precision");
     int c_kern = ec_table_column(t, "kernels", "Kernels");
     int c_dev = ec_table_column(t, "device", "Device");
+    int c_tp = ec_table_column(t, "tp", "TP");
     int c_batch = ec_table_column(t, "batch", "Batch (seq)");
     int c_gen = ec_table_column(t, "gen_len", "Gen (tok)");
     int c_run = ec_table_column(t, "run_index", "Run");
@@ -158,6 +159,7 @@ static void write_table(FILE *out, const ec_run_record *r, size_t n)
     ec_table_priority(t, c_kern, 3);
     ec_table_priority(t, c_pow, 2);
     ec_table_priority(t, c_dev, 1);
+    ec_table_priority(t, c_tp, 1);
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *x = &r[i];
         ec_table_row(t);
@@ -165,6 +167,7 @@ static void write_table(FILE *out, const ec_run_record *r, size_t n)
         ec_table_text(t, c_prec, "%s", x->precision);
         ec_table_text(t, c_kern, "%s", x->kernels);
         ec_table_text(t, c_dev, "%s", x->device);
+        ec_table_number(t, c_tp, "%.0f", x->tp);
         ec_table_number(t, c_batch, "%.0f", x->batch);
         ec_table_number(t, c_gen, "%.0f", x->gen_len);
         ec_table_number(t, c_run, "%.0f", x->run_index);

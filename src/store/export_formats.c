@@ -65,7 +65,7 @@ static const ec_column *column(const char *name)
 static void write_md(FILE *out, const ec_run_record *r, size_t n)
 {
     static const char *const names[] = {"model",       "precision",   "kernels",
-                                        "device",      "gpu_name",    "batch",
+                                        "device",      "tp",          "gpu_name",    "batch",
                                         "gen_len",     "run_index",   "gate",
                                         "tok_s",       "j_per_1k_gross", "j_per_1k_net",
                                         "avg_power_w", "energy_definition", "source"};

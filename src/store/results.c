@@ -58,6 +58,7 @@ void ec_run_record_init(ec_run_record *r)
         case EC_COL_HEX: break; /* "" and 0 (no reason seen) */
         }
     }
+    r->tp = 1; /* every source without the column measured on one device */
 }
 
 int ec_record_is_summary(const ec_run_record *r)
@@ -69,7 +70,7 @@ ec_run_key ec_run_key_of(const ec_run_record *r)
 {
     ec_run_key k = {r->source,  r->gpu_name,   r->gpu_uuid,      r->model,
                     r->precision, r->kernels,  r->device,        r->batch,
-                    r->prompt_len, r->gen_len, ec_record_is_summary(r)};
+                    r->prompt_len, r->gen_len, ec_record_is_summary(r), r->tp};
     return k;
 }
 
@@ -98,7 +99,8 @@ int ec_run_key_equal(const ec_run_key *a, const ec_run_key *b, unsigned v)
            (!(v & EC_KEY_DEVICE) || !strcmp(a->device, b->device)) &&
            (!(v & EC_KEY_BATCH) || a->batch == b->batch) &&
            (!(v & EC_KEY_LENGTHS) || (a->prompt_len == b->prompt_len && a->gen_len == b->gen_len)) &&
-           (!(v & EC_KEY_SUMMARY) || a->summary == b->summary);
+           (!(v & EC_KEY_SUMMARY) || a->summary == b->summary) &&
+           (!(v & EC_KEY_TP) || a->tp == b->tp);
 }
 
 int ec_records_match(const ec_run_record *a, const ec_run_record *b, unsigned variant)

@@ -108,4 +108,34 @@ static const char v5[] =
     "  max_abs_dlogit REAL);\n"
     "CREATE INDEX accuracy_by_model ON accuracy (model, precision, kernels);\n";
 
-const char *const ec_store_migrations[EC_STORE_SCHEMA_VERSION] = {v1, v2, v3, v4, v5};
+/* Version 6: tensor parallelism. A configuration's world size is part of its identity (the
+ * same model on "cpu" with 1 and 2 ranks are two configurations), so the table is rebuilt with
+ * tp in its UNIQUE constraint (SQLite cannot alter a constraint); rows stored before were on one
+ * device. interconnect says how the GPUs were linked ('' where not recorded); each phase keeps
+ * every metered GPU's energy. Foreign keys are off while migrating, so runs and claims keep
+ * pointing at the same ids. */
+static const char v6[] =
+    "CREATE TABLE configurations_v6 (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  tag TEXT NOT NULL, model TEXT NOT NULL, params_b REAL,\n"
+    "  precision TEXT NOT NULL, kernels TEXT NOT NULL, device TEXT NOT NULL,\n"
+    "  gpu_uuid TEXT NOT NULL, batch INTEGER NOT NULL, prompt_len INTEGER NOT NULL,\n"
+    "  gen_len INTEGER NOT NULL, protocol TEXT NOT NULL, runs INTEGER NOT NULL,\n"
+    "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+    "  gate TEXT NOT NULL DEFAULT 'pending'\n"
+    "    CHECK (gate IN ('pass', 'fail', 'pending', 'unknown')),\n"
+    "  cv_tok_pct REAL, cv_power_pct REAL, stabilize_s REAL, stabilize_settled INTEGER,\n"
+    "  tp INTEGER NOT NULL DEFAULT 1, interconnect TEXT NOT NULL DEFAULT '',\n"
+    "  UNIQUE (tag, model, precision, kernels, device, gpu_uuid, batch, prompt_len, gen_len,\n"
+    "          protocol, tp));\n"
+    "INSERT INTO configurations_v6 (id, tag, model, params_b, precision, kernels, device,\n"
+    "  gpu_uuid, batch, prompt_len, gen_len, protocol, runs, attempt, gate, cv_tok_pct,\n"
+    "  cv_power_pct, stabilize_s, stabilize_settled)\n"
+    "  SELECT id, tag, model, params_b, precision, kernels, device, gpu_uuid, batch,\n"
+    "  prompt_len, gen_len, protocol, runs, attempt, gate, cv_tok_pct, cv_power_pct,\n"
+    "  stabilize_s, stabilize_settled FROM configurations;\n"
+    "DROP TABLE configurations;\n"
+    "ALTER TABLE configurations_v6 RENAME TO configurations;\n"
+    "ALTER TABLE phases ADD COLUMN gpu_energy_per_gpu_j TEXT NOT NULL DEFAULT '';\n";
+
+const char *const ec_store_migrations[EC_STORE_SCHEMA_VERSION] = {v1, v2, v3, v4, v5, v6};

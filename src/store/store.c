@@ -307,8 +307,9 @@ static const char *const session_cols[] = {"gpu_name",   "gpu_uuid",           "
                                            "driver",     "cuda",               "power_limit_w",
                                            "host_cpu",   "ecocompute_version", "git_commit",
                                            NULL};
-static const char *const config_cols[] = {"model",  "params_b",   "precision", "kernels", "device",
-                                          "batch", "prompt_len", "gen_len",   NULL};
+static const char *const config_cols[] = {"model",   "params_b",   "precision", "kernels",
+                                          "device",  "batch",      "prompt_len", "gen_len",
+                                          "tp",      "interconnect", NULL};
 
 static int in_list(const char *const *list, const char *name)
 {
@@ -396,8 +397,27 @@ void ec_store_read_column(sqlite3_stmt *st, int idx, const ec_column *c, void *r
 
 /* ---- loading runs ---- */
 
-/* The SELECT list of every export column, in column order (free() it). */
-static char *select_list(void)
+/* Columns a file of an older schema lacks (read-only opens do not migrate), with the value
+ * its rows have: every run before version 6 ran on one device. */
+static const struct {
+    const char *name, *value;
+    int since;
+} added_columns[] = {{"tp", "1", 6},
+                     {"interconnect", "''", 6},
+                     {"prefill_gpu_energy_per_gpu_j", "''", 6},
+                     {"decode_gpu_energy_per_gpu_j", "''", 6}};
+
+static const char *older_value(const char *column, int version)
+{
+    for (size_t i = 0; i < sizeof added_columns / sizeof *added_columns; i++)
+        if (version < added_columns[i].since && !strcmp(column, added_columns[i].name))
+            return added_columns[i].value;
+    return NULL;
+}
+
+/* The SELECT list of every export column, in column order, for a file of schema `version`
+ * (free() it). */
+static char *select_list(int version)
 {
     size_t n;
     const ec_column *c = ec_run_columns(&n);
@@ -410,7 +430,9 @@ static char *select_list(void)
         col_home h = home_of(&c[j], &name);
         const char *expr = "";
         char buf[96];
-        if (!strcmp(c[j].name, "run_id"))
+        if (older_value(c[j].name, version))
+            expr = older_value(c[j].name, version);
+        else if (!strcmp(c[j].name, "run_id"))
             expr = "r.id";
         else if (!strcmp(c[j].name, "gate"))
             expr = "COALESCE(r.gate, c.gate)";
@@ -468,7 +490,7 @@ int ec_store_load_runs(ec_store *s, const ec_run_filter *f, ec_run_record **out,
 {
     *out = NULL;
     *n = 0;
-    char *cols = select_list();
+    char *cols = select_list(s->version);
     if (!cols) return ec_set_error("out of memory");
     char *sql = NULL;
     size_t len = 0;
@@ -507,7 +529,7 @@ int ec_store_load_attempt(ec_store *s, long config_id, int attempt, ec_run_recor
 {
     *out = NULL;
     *n = 0;
-    char *cols = select_list();
+    char *cols = select_list(s->version);
     if (!cols) return ec_set_error("out of memory");
     size_t len = strlen(cols) + sizeof load_from + 128;
     char *sql = malloc(len);
@@ -626,7 +648,7 @@ int ec_store_last_spec(ec_store *s, char **out)
  * in SQL. */
 static const char config_where[] =
     "tag = ?1 AND model = ?2 AND precision = ?3 AND kernels = ?4 AND device = ?5 AND gpu_uuid = ?6"
-    " AND batch = ?7 AND prompt_len = ?8 AND gen_len = ?9 AND protocol = ?10";
+    " AND batch = ?7 AND prompt_len = ?8 AND gen_len = ?9 AND protocol = ?10 AND tp = ?11";
 
 static void bind_key(sqlite3_stmt *st, const ec_config_key *k)
 {
@@ -637,6 +659,7 @@ static void bind_key(sqlite3_stmt *st, const ec_config_key *k)
     sqlite3_bind_int(st, 8, k->prompt_len);
     sqlite3_bind_int(st, 9, k->gen_len);
     sqlite3_bind_text(st, 10, k->protocol, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 11, k->tp);
 }
 
 /* The stored configuration of an imported record: its run key, untagged, under the "imported"
@@ -655,6 +678,8 @@ static void stored_key_of(ec_config_key *k, const ec_run_record *r)
     k->batch = rk.batch;
     k->prompt_len = rk.prompt_len;
     k->gen_len = rk.gen_len;
+    k->tp = rk.tp;
+    snprintf(k->interconnect, sizeof k->interconnect, "%s", r->interconnect);
 }
 
 /* Finds or creates the configuration (inside the caller's transaction, if any). */
@@ -663,13 +688,15 @@ static int config_id(ec_store *s, const ec_config_key *k, long *id)
     sqlite3_stmt *st;
     if (prepare(s,
                 "INSERT OR IGNORE INTO configurations (tag, model, precision, kernels, device, "
-                "gpu_uuid, batch, prompt_len, gen_len, protocol, params_b, runs) VALUES (?1, ?2, "
-                "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "gpu_uuid, batch, prompt_len, gen_len, protocol, tp, params_b, runs, "
+                "interconnect) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                "?14)",
                 &st) != 0)
         return -1;
     bind_key(st, k);
-    if (isfinite(k->params_b)) sqlite3_bind_double(st, 11, k->params_b);
-    sqlite3_bind_int(st, 12, k->runs);
+    if (isfinite(k->params_b)) sqlite3_bind_double(st, 12, k->params_b);
+    sqlite3_bind_int(st, 13, k->runs);
+    sqlite3_bind_text(st, 14, k->interconnect, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return db_error(s, "storing a configuration");
@@ -775,10 +802,18 @@ void ec_store_fingerprint(const ec_column *c, size_t nc, const void *r, const ch
 }
 
 /* A run's content identity: run_id and gate aside (they change on import and when a
- * configuration finishes), so that re-imports skip known runs. */
+ * configuration finishes), so that re-imports skip known runs. The columns of tensor
+ * parallelism count only when they differ from what every earlier row holds, so runs stored or
+ * exported before them keep their identity. */
 static void fingerprint(const ec_run_record *r, char out[17])
 {
-    static const char *const skip[] = {"run_id", "gate", NULL};
+    const char *skip[7] = {"run_id", "gate"};
+    int n = 2;
+    if (r->tp == 1) skip[n++] = "tp";
+    if (!r->interconnect[0]) skip[n++] = "interconnect";
+    if (!r->prefill.gpu_energy_per_gpu_j[0]) skip[n++] = "prefill_gpu_energy_per_gpu_j";
+    if (!r->decode.gpu_energy_per_gpu_j[0]) skip[n++] = "decode_gpu_energy_per_gpu_j";
+    skip[n] = NULL;
     size_t nc;
     const ec_column *c = ec_run_columns(&nc);
     ec_store_fingerprint(c, nc, r, skip, out);

@@ -71,7 +71,7 @@ check "--wide summary: every column, no note" \
   'head -1 "$tmp/wide" | grep -q Kernels && [ "$(width "$tmp/wide")" -gt 120 ] && [ ! -s "$tmp/wide.err" ]'
 "$bin" export --db "$db" --summary --format csv >"$tmp/sum.csv"
 check "csv summary keeps every field" \
-  'head -1 "$tmp/sum.csv" | grep -q "kernels,device,gpu_name,batch,prompt_len,gen_len,runs"'
+  'head -1 "$tmp/sum.csv" | grep -q "kernels,device,tp,gpu_name,batch,prompt_len,gen_len,runs"'
 "$bin" export --db "$db" --summary --format json >"$tmp/sum.json"
 check "json summary keeps every field" \
   'python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; sys.exit(not {\"kernels\",\"prompt_len\",\"avg_power_w_cv_pct\"} <= set(r))" "$tmp/sum.json"'

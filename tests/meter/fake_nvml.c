@@ -19,6 +19,9 @@
  *                      (default 5120; 0: the call is NOT_SUPPORTED)
  *   slow=MS            from slow_from=T seconds on (default 0), every energy-counter read
  *                      (function or field 83) takes MS milliseconds (a hung driver call)
+ *   nvlinks=K          active NVLink links (of 18; default 0)
+ *   topology=LEVEL     PCIe common ancestor NVML reports between any two GPUs (0, 10, ... 50;
+ *                      default: the call is NOT_SUPPORTED)
  * Energy is the exact integral of the power script (mJ), starting from 5,000,000 mJ. */
 #include "meter/nvml.h"
 
@@ -47,6 +50,7 @@ typedef struct {
     int temp;
     int cc_major, cc_minor;
     unsigned bus_bits;
+    int nvlinks, topology;
 } fake_gpu;
 
 static struct {
@@ -84,6 +88,8 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned *c);
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *r);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int *active);
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level);
 
 static double mono_now(void)
 {
@@ -151,6 +157,10 @@ static void apply(fake_gpu *g, const char *key, const char *v)
         g->bus_bits = (unsigned)strtoul(v, NULL, 10);
     else if (!strcmp(key, "temp"))
         g->temp = atoi(v);
+    else if (!strcmp(key, "nvlinks"))
+        g->nvlinks = atoi(v);
+    else if (!strcmp(key, "topology"))
+        g->topology = atoi(v);
     else
         fprintf(stderr, "fake_nvml: unknown item '%s'\n", key);
 }
@@ -168,7 +178,8 @@ static void parse_scenario(const char *text)
                             .reasons = 0x1,
                             .temp = 40,
                             .cc_major = 9,
-                            .bus_bits = 5120};
+                            .bus_bits = 5120,
+                            .topology = -1};
     }
     char *copy = strdup(text ? text : ""), *save = NULL;
     for (char *item = strtok_r(copy, " \t\n", &save); item; item = strtok_r(NULL, " \t\n", &save)) {
@@ -479,5 +490,23 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     m->total = 80ull << 30;
     m->used = 1ull << 30;
     m->free = m->total - m->used;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int *active)
+{
+    DEV_OR_RETURN(d);
+    if (link >= NVML_NVLINK_MAX_LINKS) return 2; /* INVALID_ARGUMENT */
+    *active = (int)link < g->nvlinks ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level)
+{
+    DEV_OR_RETURN(a);
+    nvmlReturn_t r;
+    if (!dev(b, &r)) return r;
+    if (g->topology < 0) return NVML_ERROR_NOT_SUPPORTED;
+    *level = g->topology;
     return NVML_SUCCESS;
 }

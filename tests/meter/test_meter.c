@@ -414,6 +414,40 @@ static void test_counter_period_and_aligned_windows(void **state)
     ec_meter_close(m);
 }
 
+/* The link between GPUs as NVML reports it: NVLink when every GPU has active links (the fewest
+ * count), else the farthest PCIe ancestor; none for one GPU; unknown when NVML cannot say. */
+static void test_interconnect(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *scenario;
+        int gpus[3], n;
+        const char *want;
+    } cases[] = {
+        {"gpus=3 nvlinks=18", {0, 1, 2}, 3, "nvlink:18"},
+        {"gpus=3 nvlinks=18 gpu2.nvlinks=4", {0, 2}, 2, "nvlink:4"},
+        {"gpus=2 topology=30", {0, 1}, 2, "pcie:hostbridge"},
+        {"gpus=3 topology=10 gpu1.topology=50", {0, 1, 2}, 3, "pcie:system"},
+        {"gpus=2", {0, 1}, 2, "unknown"},
+        {"gpus=2 nvlinks=18", {0}, 1, "none"},
+        {"gpus=2 nvlinks=18", {0, 5}, 2, "unknown"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ec_meter *m = open_fake(cases[i].scenario, NULL, 0.1);
+        assert_non_null(m);
+        char out[32];
+        ec_meter_interconnect(m, cases[i].gpus, cases[i].n, out, sizeof out);
+        if (strcmp(out, cases[i].want))
+            fail_msg("%s: %s, expected %s", cases[i].scenario, out, cases[i].want);
+        ec_meter_close(m);
+    }
+    ec_meter *m = open_fake("init=fail", NULL, 0.1);
+    char out[32];
+    ec_meter_interconnect(m, (const int[]){0, 1}, 2, out, sizeof out);
+    assert_string_equal(out, "unknown");
+    ec_meter_close(m);
+}
+
 static void test_no_driver(void **state)
 {
     (void)state;
@@ -477,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_nested_windows),
         cmocka_unit_test(test_sampler_keeps_its_grid),
         cmocka_unit_test(test_counter_period_and_aligned_windows),
+        cmocka_unit_test(test_interconnect),
         cmocka_unit_test(test_no_driver),
         cmocka_unit_test(test_bad_options),
     };

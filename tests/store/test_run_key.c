@@ -62,6 +62,7 @@ static void test_each_field_under_each_variant(void **state)
         {"batch", {0, 0, 0, 0, 0, 1, 0, 0, 1, 0}},
         {"prompt length", {0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
         {"generation length", {0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+        {"tensor-parallel ranks", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
         {"summary row", {0, 1, 1, 1, 1, 0, 1, 1, 1, 1}},
     };
     ec_run_record a = base();
@@ -105,6 +106,9 @@ static void test_each_field_under_each_variant(void **state)
             break;
         case 11:
             b.gen_len = 128;
+            break;
+        case 12:
+            b.tp = 2;
             break;
         default:
             b.run_index = -1;

@@ -179,6 +179,74 @@ static void test_migrates_v1(void **state)
     sqlite3_close(db);
 }
 
+/* A version 5 file (before tensor parallelism) with one finished configuration and its run:
+ * read as it is (tp 1, no interconnect), then migrated with the configuration's id, state and run
+ * kept; the same configuration at another world size is a new one. */
+static void test_migrates_v5(void **state)
+{
+    (void)state;
+    const char *p = path("v5.db");
+    char text[16384];
+    size_t len = 0;
+    for (int v = 0; v < 5; v++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s", ec_store_migrations[v]);
+    snprintf(text + len, sizeof text - len,
+             "PRAGMA user_version = 5; PRAGMA application_id = %d;"
+             "INSERT INTO sessions (id, gpu_name) VALUES ('s1', 'Old GPU');"
+             "INSERT INTO configurations (id, tag, model, precision, kernels, device, gpu_uuid,"
+             " batch, prompt_len, gen_len, protocol, runs, attempt, gate) VALUES (7, '', 'tiny',"
+             " 'fp16', 'fused', 'cuda:0', 'GPU-a', 1, 8, 8, 'runs=1', 1, 1, 'pass');"
+             "INSERT INTO runs (id, config_id, session_id, attempt, run_index, fingerprint, source,"
+             " licence, energy_definition, timestamp_utc, gpu_energy_method, tok_s) VALUES (3, 7,"
+             " 's1', 1, 0, 'f', 'ecocompute', '', 'gross', '2026-01-01T00:00:00Z', 'counter', 42);"
+             "INSERT INTO phases (run_id, phase, time_s) VALUES (3, 'decode', 0.5);",
+             EC_STORE_APPLICATION_ID);
+    sql(p, text);
+    ec_store *s;
+    ec_run_record *r;
+    size_t n;
+    assert_int_equal(ec_store_open(&s, p, 1), 0);
+    assert_int_equal(ec_store_schema_version(s), 5);
+    assert_int_equal(ec_store_load_runs(s, NULL, &r, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].tp, 1);
+    assert_string_equal(r[0].interconnect, "");
+    free(r);
+    ec_store_close(s);
+
+    assert_int_equal(ec_store_open(&s, p, 0), 0);
+    assert_int_equal(ec_store_schema_version(s), EC_STORE_SCHEMA_VERSION);
+    assert_int_equal(ec_store_load_runs(s, NULL, &r, &n), 0);
+    assert_int_equal(n, 1);
+    assert_true(r[0].tok_s == 42 && r[0].decode.time_s == 0.5 && r[0].tp == 1);
+    assert_string_equal(r[0].gpu_name, "Old GPU");
+    free(r);
+    ec_config_key k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.model, sizeof k.model, "tiny");
+    snprintf(k.precision, sizeof k.precision, "fp16");
+    snprintf(k.kernels, sizeof k.kernels, "fused");
+    snprintf(k.device, sizeof k.device, "cuda:0");
+    snprintf(k.gpu_uuid, sizeof k.gpu_uuid, "GPU-a");
+    snprintf(k.protocol, sizeof k.protocol, "runs=1");
+    k.batch = 1;
+    k.prompt_len = k.gen_len = 8;
+    k.runs = 1;
+    k.params_b = NAN;
+    k.tp = 1;
+    ec_config_state st;
+    assert_int_equal(ec_store_config(s, &k, &st), 0);
+    assert_int_equal(st.id, 7);
+    assert_int_equal(st.attempt, 1);
+    assert_int_equal(st.gate, EC_GATE_PASS);
+    assert_int_equal(st.committed, 1);
+    k.tp = 2;
+    assert_int_equal(ec_store_config(s, &k, &st), 0);
+    assert_true(st.id != 7);
+    assert_int_equal(st.gate, EC_GATE_PENDING);
+    ec_store_close(s);
+}
+
 static void fill(ec_run_record *r, const char *session, const char *gpu, int run_index, double tok)
 {
     ec_run_record_init(r);
@@ -383,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_create_and_reopen),
         cmocka_unit_test(test_refuses_foreign_damaged_newer),
         cmocka_unit_test(test_migrates_v1),
+        cmocka_unit_test(test_migrates_v5),
         cmocka_unit_test(test_configs_and_attempts),
         cmocka_unit_test(test_import_records),
         cmocka_unit_test(test_calibrations),

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# tp-check.sh — tensor parallelism on a machine of 2 or more GPUs (issue 63): first whether the
+# split model generates the tokens of one GPU (`run --tp N` against `--tp 1`, CHECK_MODEL at
+# CHECK_PRECISION), then `ecocompute bench --tp TPS` over MODELS x PRECISIONS x BATCHES with a
+# shortened protocol (RUNS (3) measured runs, 1 warm-up, no thermal stabilization, a 5 s idle
+# baseline), and one table: tok/s and J/1k tokens (gross) per world size, each GPU's share of the
+# decode energy, the interconnect NVML reports, and the energy and throughput against tp 1 of the
+# same model, precision and batch. TPS defaults to 1,2,4 cut to the GPUs present. Results go to
+# $OUT (or bench-out/). A CPU check of the pipeline: DEVICE=cpu MODELS=tiny CHECK_MODEL=tiny
+# CHECK_PRECISION=f32 PRECISIONS=f32 with the fake NVML (tests/meter/fake_nvml.c).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-bench-out}
+mkdir -p "$out"
+pack=$(pwd)/.devpack
+if [ -d "$pack" ]; then # as bench/gpu.sh: the pack's libraries and the Debian ones it carries
+    if [ -f "$pack/syslibs.tar.xz" ] && [ ! -d /tmp/ec-syslibs ]; then
+        mkdir -p /tmp/ec-syslibs && tar -xJf "$pack/syslibs.tar.xz" -C /tmp/ec-syslibs
+    fi
+    export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+export NCCL_NVLS_ENABLE=0 # NVLink multicast stays off on the lent machines
+bin=${ECOCOMPUTE:-$pack/bin/ecocompute}
+device=${DEVICE:-cuda}
+if [ "$device" = cpu ]; then ngpu=${NGPU:-2}; else ngpu=$(nvidia-smi -L | wc -l); fi
+if [ -z "${TPS:-}" ]; then
+    TPS=1
+    for n in 2 4 8; do [ "$n" -le "$ngpu" ] && TPS=$TPS,$n; done
+fi
+[ "$TPS" != 1 ] || { echo "tp-check: needs 2 or more GPUs (found $ngpu)" >&2; exit 1; }
+
+# 1. the split model's tokens against one device's (greedy, synthetic prompts), per world size
+cm=${CHECK_MODEL:-small} cp=${CHECK_PRECISION:-fp16}
+ids() {
+    local json
+    json=$("$bin" run --model "$cm" --precision "$cp" --device "$device" --tp "$1" --batch 4 \
+             --prompt-len 32 --gen 64 --format json) || return 1
+    python3 -c "import json,sys; print(json.load(sys.stdin)[0]['first_token_ids'])" <<<"$json"
+}
+one=$(ids 1)
+: >"$out/tp-tokens.txt"
+for t in ${TPS//,/ }; do
+    [ "$t" -gt 1 ] || continue
+    if split=$(ids "$t" 2>"$out/tp-tokens.err"); then
+        same=no; [ "$one" = "$split" ] && same=yes
+        echo "$cm $cp tp $t vs tp 1, first 16 ids of sequence 0 equal: $same ($split | $one)"
+    else
+        echo "$cm $cp tp $t: $(cat "$out/tp-tokens.err")"
+    fi | tee -a "$out/tp-tokens.txt"
+done
+
+# 2. the sweep
+"$bin" bench --model "${MODELS:-Llama-2-7B}" --precision "${PRECISIONS:-fp16}" \
+  --batch "${BATCHES:-1,8,64}" --tp "$TPS" --device "$device" --runs "${RUNS:-3}" --warmup 1 \
+  --stabilize 0 --idle 5 --reruns 0 --db "$out/tp.db" --format csv >"$out/tp-summary.csv"
+"$bin" export --db "$out/tp.db" -o "$out/tp-runs.csv"
+python3 - "$out/tp-runs.csv" <<'PY'
+import csv, statistics as st, sys, collections
+rows = list(csv.DictReader(open(sys.argv[1])))
+by = collections.defaultdict(list)
+for r in rows:
+    by[(r["model"], r["precision"], int(r["batch"]), int(r["tp"]))].append(r)
+f = lambda r, k: float(r[k]) if r[k] not in ("", None) else float("nan")
+mean = lambda rs, k: st.mean(f(r, k) for r in rs)
+print(f"{'model':<12} {'prec':<5} {'batch':>5} {'tp':>2} {'n':>2} {'tok/s':>9} {'J/1k':>8} "
+      f"{'dJ%':>6} {'dtok%':>6} {'interconnect':<16} decode J per GPU")
+for (m, p, b, t), rs in sorted(by.items()):
+    base = by.get((m, p, b, 1))
+    dj = dt = float("nan")
+    if base:
+        dj = 100 * (mean(rs, "j_per_1k_gross") / mean(base, "j_per_1k_gross") - 1)
+        dt = 100 * (mean(rs, "tok_s") / mean(base, "tok_s") - 1)
+    per = [st.mean(float(r["decode_gpu_energy_per_gpu_j"].split(";")[g]) for r in rs)
+           for g in range(len(rs[0]["decode_gpu_energy_per_gpu_j"].split(";")))
+           ] if rs[0]["decode_gpu_energy_per_gpu_j"] else []
+    print(f"{m:<12} {p:<5} {b:>5} {t:>2} {len(rs):>2} {mean(rs, 'tok_s'):>9.1f} "
+          f"{mean(rs, 'j_per_1k_gross'):>8.1f} {dj:>+6.1f} {dt:>+6.1f} {rs[0]['interconnect']:<16} "
+          + " ".join(f"{e:.1f}" for e in per))
+PY
