@@ -50,6 +50,8 @@ if [ -d "$pack" ]; then
     fi
     export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+# NCCL for test_cuda_tp and tensor-parallel sweeps: the loader's, else PyTorch's wheel.
+nccl=$(bash bench/find-nccl.sh) && [ -z "$nccl" ] || export ECOCOMPUTE_NCCL_LIBRARY=$nccl
 # The real models test_cuda_model reads: the working tree's, which the device call carries (the
 # path compiled into the test binaries is the development machine's).
 export EC_TEST_DATA=${EC_TEST_DATA:-$(pwd)/tests/data}

@@ -20,6 +20,7 @@ if [ -d "$pack" ]; then # as bench/gpu.sh: the pack's libraries and the Debian o
     export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 export NCCL_NVLS_ENABLE=0 # NVLink multicast stays off on the lent machines
+nccl=$(bash bench/find-nccl.sh) && [ -z "$nccl" ] || export ECOCOMPUTE_NCCL_LIBRARY=$nccl
 bin=${ECOCOMPUTE:-$pack/bin/ecocompute}
 device=${DEVICE:-cuda}
 if [ "$device" = cpu ]; then ngpu=${NGPU:-2}; else ngpu=$(nvidia-smi -L | wc -l); fi
