@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-dev}
-targets=(ecocompute_cli kernel_bench kernel_trace test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model)
+targets=(ecocompute_cli kernel_bench kernel_trace test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model test_cuda_tp)
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
@@ -24,7 +24,7 @@ strip -o .devpack/bin/ecocompute "$dir/ecocompute"
 strip -o .devpack/bin/kernel_bench "$dir/bench/kernel_bench"
 strip -o .devpack/lib/libkernel_trace.so "$dir/bench/libkernel_trace.so"
 cp -L "$(ldd "$dir/bench/libkernel_trace.so" | awk '/libcupti/ {print $3}')" .devpack/lib/
-for t in test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model; do
+for t in test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model test_cuda_tp; do
   strip -o ".devpack/bin/$t" "$(find "$dir/tests" -name "$t" -type f -perm -u+x | head -1)"
 done
 # Every Debian library the binaries load that the GPU machine may lack (it has glibc, the driver

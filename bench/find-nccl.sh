@@ -2,7 +2,7 @@
 # find-nccl.sh — prints the NCCL library a tensor-parallel run should load when the dynamic
 # loader has none (src/engine/cuda/nccl.c reads ECOCOMPUTE_NCCL_LIBRARY): PyTorch's wheel
 # (site-packages/nvidia/.../libnccl.so.2), which the GPU machine has. Prints nothing when the
-# loader finds libnccl.so.2 itself or no copy exists. Used by bench/gpu.sh and bench/tp-check.sh:
+# loader finds libnccl.so.2 itself or no copy exists. Used by bench/pack-env.sh:
 #   lib=$(bash bench/find-nccl.sh) && [ -z "$lib" ] || export ECOCOMPUTE_NCCL_LIBRARY=$lib
 set -euo pipefail
 [ -z "${ECOCOMPUTE_NCCL_LIBRARY:-}" ] || exit 0

@@ -42,16 +42,7 @@ if [ -n "${SWEEP_DB:-}" ] && [ ! -e "$out/results.db" ]; then
     cp "$SWEEP_DB" "$out/results.db"
     [ ! -f "$SWEEP_DB-wal" ] || cp "$SWEEP_DB-wal" "$out/results.db-wal"
 fi
-pack=$(pwd)/.devpack # bench/device-pack.sh: the shared-library build, carried by the call
-if [ -d "$pack" ]; then
-    # Debian libraries the machine lacks, packed by bench/device-pack.sh.
-    if [ -f "$pack/syslibs.tar.xz" ] && [ ! -d /tmp/ec-syslibs ]; then
-        mkdir -p /tmp/ec-syslibs && tar -xJf "$pack/syslibs.tar.xz" -C /tmp/ec-syslibs
-    fi
-    export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-# NCCL for test_cuda_tp and tensor-parallel sweeps: the loader's, else PyTorch's wheel.
-nccl=$(bash bench/find-nccl.sh) && [ -z "$nccl" ] || export ECOCOMPUTE_NCCL_LIBRARY=$nccl
+source bench/pack-env.sh # .devpack's libraries on LD_LIBRARY_PATH, NCCL
 # The real models test_cuda_model reads: the working tree's, which the device call carries (the
 # path compiled into the test binaries is the development machine's).
 export EC_TEST_DATA=${EC_TEST_DATA:-$(pwd)/tests/data}

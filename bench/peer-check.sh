@@ -45,13 +45,7 @@ esac
 out=${OUT:-bench-out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-pack=$(pwd)/.devpack
-if [ -d "$pack" ]; then # as bench/gpu.sh: the pack's libraries and the Debian ones it carries
-    if [ -f "$pack/syslibs.tar.xz" ] && [ ! -d /tmp/ec-syslibs ]; then
-        mkdir -p /tmp/ec-syslibs && tar -xJf "$pack/syslibs.tar.xz" -C /tmp/ec-syslibs
-    fi
-    export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+source bench/pack-env.sh # .devpack's libraries on LD_LIBRARY_PATH, NCCL
 bin=${ECOCOMPUTE:-$pack/bin/ecocompute}
 python=${PYTHON:-python3}
 [ -x /opt/torch/.venv/bin/python ] && python=${PYTHON:-/opt/torch/.venv/bin/python}

@@ -14,13 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench-out}
 mkdir -p "$out"
-pack=$(pwd)/.devpack
-if [ -d "$pack" ]; then # as bench/gpu.sh: the pack's libraries and the Debian ones it carries
-    if [ -f "$pack/syslibs.tar.xz" ] && [ ! -d /tmp/ec-syslibs ]; then
-        mkdir -p /tmp/ec-syslibs && tar -xJf "$pack/syslibs.tar.xz" -C /tmp/ec-syslibs
-    fi
-    export LD_LIBRARY_PATH="$pack/lib:/tmp/ec-syslibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+source bench/pack-env.sh # .devpack's libraries on LD_LIBRARY_PATH, NCCL
 bin=${ECOCOMPUTE:-$pack/bin/ecocompute}
 model=${MODEL:-Llama-2-7B} precision=${PRECISION:-fp16} batch=${BATCH:-1} gen=${GEN:-256}
 runs=${RUNS:-10} short=${SHORT:-1} long=${LONG:-15}
