@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { CALL_LOAD, CALL_FORWARD, CALL_DECODE, CALL_SYNC, CALL_PREPARE, CALL_STATS } call_kind;
+typedef enum {
+    CALL_LOAD, CALL_FORWARD, CALL_DECODE, CALL_SYNC, CALL_PREPARE, CALL_STATS, CALL_DESTROY
+} call_kind;
 
 /* One call of every rank; rank r reads its own arguments from the arrays. */
 typedef struct {
@@ -76,6 +78,10 @@ static void run_rank(void *arg, int r, int n)
     case CALL_STATS:
         rc = b->ops->outlier_stats ? b->ops->outlier_stats(b, c->stats[r])
                                    : ec_set_error("backend %s counts no outliers", b->ops->name);
+        break;
+    case CALL_DESTROY:
+        ec_backend_destroy(b);
+        s->ranks[r] = NULL;
         break;
     }
     c->rc[r] = rc;
@@ -184,6 +190,12 @@ static void tp_destroy(ec_backend *b)
 {
     tp_state *s = state_of(b);
     if (!s) return;
+    /* All ranks at once: destroying an NCCL communicator is collective, so one rank's destroy
+     * waits for the others'. */
+    if (s->pool && s->group) {
+        tp_call c = {.kind = CALL_DESTROY};
+        run_all(s, &c);
+    }
     for (int r = 0; r < s->world; r++) {
         ec_backend_destroy(s->ranks[r]);
         ec_model_close(s->shards[r]);
