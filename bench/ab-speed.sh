@@ -57,7 +57,7 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
             Llama-2-7B:1:nf4 Llama-2-7B:1:fp8}; do
         IFS=: read -r model batch prec <<<"$run"
         for i in "${!dirs[@]}"; do
-            env ${envs[$i]} LD_LIBRARY_PATH="${dirs[$i]}:$pack/lib" "${clis[$i]}" run \
+            env ${envs[$i]} LD_LIBRARY_PATH="${dirs[$i]}:$LD_LIBRARY_PATH" "${clis[$i]}" run \
                 --model "$model" --batch "$batch" --precision "$prec" --kernels fused --device cuda \
                 --prompt-len 512 --gen "${GEN:-128}" --energy --idle 2 --format csv \
                 >"$tmp/run.csv" 2>"$tmp/run.err" || {
