@@ -12,11 +12,11 @@ run = runner(ncu_report)
 
 # What ncu printed (the program's output and ncu's notes, then launch 2's rows), and the
 # same launch again as id 9, in scaled units and without sm__cycles_active.avg.
-CSV = fixture("ncu_session38.csv")
+CSV = fixture("ncu_fp8_gate_up.csv")
 
 
 class Parse(unittest.TestCase):
-    def test_session38_gate_up(self):
+    def test_fp8_gate_up(self):
         launch = ncu_report.parse(CSV)[0]
         self.assertEqual(launch["kernel"],
                          "qmma_kernel<<unnamed>::Fp8, __half, 2, 1, 8, 2, 2, 1, 1>")

@@ -10,7 +10,7 @@ from bench_script import fixture, load, runner
 
 ncu_sass_report = load("ncu_sass_report")
 run = runner(ncu_sass_report)
-CSV = fixture("ncu_sass_session40.csv")
+CSV = fixture("ncu_sass_fp8_qmma.csv")
 
 
 class Parse(unittest.TestCase):

@@ -112,7 +112,7 @@ check "sweeps: every file with its description" \
    printf "%s\n" "$list" | grep -q "^llama2-7b-formats "'
 # The ncu step with a stand-in ncu that records its arguments and prints a recorded H100 output:
 # the launches it skips follow the model's layers (Llama-3.1-8B: 32, so 4 x 32 + 20).
-printf '#!/bin/sh\necho "$*" >"%s/ncu.args"\ncat "%s/tests/bench/ncu_session38.csv"\n' \
+printf '#!/bin/sh\necho "$*" >"%s/ncu.args"\ncat "%s/tests/bench/ncu_fp8_gate_up.csv"\n' \
   "$tmp" "$root" >"$tmp/ncu"
 chmod +x "$tmp/ncu"
 ncu_out=$(NCU=$tmp/ncu NCU_RUNS=Llama-3.1-8B:fp8 bash "$root/bench/gpu.sh" ncu 2>&1)
