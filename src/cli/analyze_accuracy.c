@@ -9,6 +9,7 @@
  * row. An energy configuration takes the accuracy evaluated on its own GPU when there is one,
  * else the latest of another device (the column says where). */
 #include "analyze_accuracy.h"
+#include "analyze_args.h"
 
 #include "cli.h"
 #include "dataset_args.h"
@@ -23,10 +24,7 @@
 
 #define CMD "analyze"
 
-typedef struct {
-    const char *model, *prec, *kernels, *gpu; /* NULL: not filtered */
-    const char *base;                         /* baseline precision */
-} acc_filters;
+typedef analyze_selection acc_filters;
 
 /* Latest evaluation of one (source, model, precision, kernels, device, text, window, stride). */
 typedef struct {
@@ -432,29 +430,15 @@ int cli_analyze_accuracy(int argc, char **argv)
             return EXIT_OK;
         }
         if (!strcmp(a, "--accuracy")) continue;
-        int takes = !strcmp(a, "--format") || !strcmp(a, "--model") ||
-                    !strcmp(a, "--precision") || !strcmp(a, "--kernels") ||
-                    !strcmp(a, "--gpu") || !strcmp(a, "--baseline");
-        if (takes && i + 1 >= argc) {
-            cli_usage_error(CMD, "%s needs a value", a);
-            goto out;
-        }
-        ec_precision p;
+        int took = analyze_selection_arg(&f, argc, argv, &i);
+        if (took < 0) goto out;
+        if (took) continue;
         if (!strcmp(a, "--format")) {
-            if (cli_parse_format(CMD, argv[++i], &fmt)) goto out;
-        } else if (!strcmp(a, "--model")) {
-            f.model = argv[++i];
-        } else if (!strcmp(a, "--gpu")) {
-            f.gpu = argv[++i];
-        } else if (!strcmp(a, "--kernels")) {
-            f.kernels = argv[++i];
-        } else if (!strcmp(a, "--precision") || !strcmp(a, "--baseline")) {
-            const char *v = argv[++i];
-            if (ec_precision_parse(v, &p)) {
-                cli_usage_error(CMD, "%s: %s", a, ec_last_error());
+            if (i + 1 >= argc) {
+                cli_usage_error(CMD, "%s needs a value", a);
                 goto out;
             }
-            *(!strcmp(a, "--precision") ? &f.prec : &f.base) = v;
+            if (cli_parse_format(CMD, argv[++i], &fmt)) goto out;
         } else if (cli_dataset_arg(CMD, &ds, argc, argv, &i)) {
             goto out;
         }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze_accuracy.h"
+#include "analyze_args.h"
 #include "dataset_args.h"
 #include "ecocompute/analysis.h"
 #include "ecocompute/store.h"
@@ -613,8 +614,7 @@ static const char *const table_names[] = {"configs", "deltas", "ranking", "scali
 #define NTABLES 5
 
 typedef struct {
-    const char *model, *prec, *kernels, *gpu; /* NULL: not filtered */
-    const char *base;                         /* baseline precision */
+    analyze_selection sel;
     double max_gap; /* largest |meter disagreement| in % a run may have; NaN: any */
 } filters;
 
@@ -623,20 +623,20 @@ typedef struct {
  * ec_kernels_comparable). */
 static int keep_record(const ec_run_record *r, const filters *f)
 {
-    int is_base = !strcmp(r->precision, f->base);
+    int is_base = !strcmp(r->precision, f->sel.base);
     /* NaN on either side compares false: no limit, or a run without the cross-check */
     if (fabs(r->disagreement_pct) > f->max_gap) return 0;
-    return (!f->model || cli_icontains(r->model, f->model)) &&
-           (!f->gpu || cli_icontains(r->gpu_name, f->gpu)) &&
-           (!f->prec || !strcmp(r->precision, f->prec) || is_base) &&
-           (!f->kernels || !strcmp(r->kernels, f->kernels) || (is_base && !r->kernels[0]));
+    return (!f->sel.model || cli_icontains(r->model, f->sel.model)) &&
+           (!f->sel.gpu || cli_icontains(r->gpu_name, f->sel.gpu)) &&
+           (!f->sel.prec || !strcmp(r->precision, f->sel.prec) || is_base) &&
+           (!f->sel.kernels || !strcmp(r->kernels, f->sel.kernels) || (is_base && !r->kernels[0]));
 }
 
 /* Configurations the tables show: exactly what --precision and --kernels ask for. */
 static int shown_config(const ec_run_record *k, const filters *f)
 {
-    return (!f->prec || !strcmp(k->precision, f->prec)) &&
-           (!f->kernels || !strcmp(k->kernels, f->kernels));
+    return (!f->sel.prec || !strcmp(k->precision, f->sel.prec)) &&
+           (!f->sel.kernels || !strcmp(k->kernels, f->sel.kernels));
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -644,7 +644,7 @@ int cmd_analyze(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--accuracy")) return cli_analyze_accuracy(argc, argv);
     ec_format fmt = EC_FORMAT_TABLE;
-    filters f = {.base = "fp16", .max_gap = NAN};
+    filters f = {.sel.base = "fp16", .max_gap = NAN};
     int only = -1;
     cli_dataset_args ds;
     if (cli_dataset_args_init(CMD, &ds, argc)) return EXIT_FAIL;
@@ -656,34 +656,19 @@ int cmd_analyze(int argc, char **argv)
             cli_dataset_args_free(&ds);
             return EXIT_OK;
         }
-        int takes = !strcmp(a, "--format") || !strcmp(a, "--model") ||
-                    !strcmp(a, "--precision") || !strcmp(a, "--kernels") ||
-                    !strcmp(a, "--gpu") || !strcmp(a, "--baseline") || !strcmp(a, "--table") ||
+        int took = analyze_selection_arg(&f.sel, argc, argv, &i);
+        if (took < 0) goto out;
+        if (took) continue;
+        int takes = !strcmp(a, "--format") || !strcmp(a, "--table") ||
                     !strcmp(a, "--max-meter-gap");
         if (takes && i + 1 >= argc) {
             cli_usage_error(CMD, "%s needs a value", a);
             goto out;
         }
-        ec_precision p;
         if (!strcmp(a, "--format")) {
             if (cli_parse_format(CMD, argv[++i], &fmt)) goto out;
-        } else if (!strcmp(a, "--model")) {
-            f.model = argv[++i];
-        } else if (!strcmp(a, "--gpu")) {
-            f.gpu = argv[++i];
         } else if (!strcmp(a, "--max-meter-gap")) {
             if (cli_parse_double(CMD, a, argv[++i], 0, 1e6, &f.max_gap)) goto out;
-        } else if (!strcmp(a, "--kernels")) {
-            /* Any text: imported sources name their own stacks. */
-            f.kernels = argv[++i];
-        } else if (!strcmp(a, "--precision") || !strcmp(a, "--baseline")) {
-            const char *v = argv[++i];
-            if (ec_precision_parse(v, &p)) {
-                cli_usage_error(CMD, "%s: %s", a, ec_last_error());
-                goto out;
-            }
-            if (!strcmp(a, "--precision")) f.prec = v;
-            else f.base = v;
         } else if (!strcmp(a, "--table")) {
             const char *v = argv[++i];
             for (int k = 0; k < NTABLES; k++)
@@ -724,9 +709,9 @@ int cmd_analyze(int argc, char **argv)
     size_t nd = 0;
     for (size_t i = 0; d && i < nc; i++) {
         /* deltas, and the crossovers fitted to them, compare GPU energy */
-        if (!strcmp(c[i].key->precision, f.base) || !shown_config(c[i].key, &f) || !c[i].e.n)
+        if (!strcmp(c[i].key->precision, f.sel.base) || !shown_config(c[i].key, &f) || !c[i].e.n)
             continue;
-        const config *b = baseline_of(&c[i], c, nc, f.base);
+        const config *b = baseline_of(&c[i], c, nc, f.sel.base);
         if (!b) continue;
         d[nd].c = &c[i];
         d[nd].b = b;
@@ -747,7 +732,7 @@ int cmd_analyze(int argc, char **argv)
         for (size_t i = 0; i < nc; i++)
             if (shown_config(c[i].key, &f)) shown[nshow++] = c[i];
         ec_table *t[NTABLES] = {
-            table_configs(shown, nshow), table_deltas(d, nd, f.base), table_ranking(shown, nshow),
+            table_configs(shown, nshow), table_deltas(d, nd, f.sel.base), table_ranking(shown, nshow),
             table_scaling(shown, nshow, all, n), table_crossover(d, nd)};
         static const char *const titles[] = {
             "Configurations (energy per 1000 generated tokens)",
@@ -762,7 +747,7 @@ int cmd_analyze(int argc, char **argv)
                 printf("%s== %s ==\n", first ? "" : "\n", titles[k]);
                 if (!ec_table_rows(t[k])) {
                     char why[512];
-                    why_empty(k, nall, n, c, nc, nshow, nd, f.base, why, sizeof why);
+                    why_empty(k, nall, n, c, nc, nshow, nd, f.sel.base, why, sizeof why);
                     cli_wrapped(stdout, "(none: ", "%s)", why);
                     first = 0;
                     continue;
@@ -774,7 +759,7 @@ int cmd_analyze(int argc, char **argv)
         if (fmt == EC_FORMAT_JSON && only < 0) fputs("}\n", stdout);
         for (int k = 0; k < NTABLES; k++) ec_table_free(t[k]);
         fprintf(stderr, "%zu records from %s: %zu configurations, %zu deltas vs %s\n", n, from,
-                nshow, nd, f.base);
+                nshow, nd, f.sel.base);
         rc = EXIT_OK;
     }
     free(shown);
