@@ -24,8 +24,6 @@
 
 #define CMD "analyze"
 
-typedef analyze_selection acc_filters;
-
 /* Latest evaluation of one (source, model, precision, kernels, device, text, window, stride). */
 typedef struct {
     const ec_accuracy_record *r;
@@ -42,8 +40,8 @@ typedef struct {
     double de_pct; /* vs the baseline precision's configuration, % */
 } energy;
 
-static int keep(const acc_filters *f, const char *model, const char *prec, const char *kernels,
-                const char *gpu)
+static int keep(const analyze_selection *f, const char *model, const char *prec,
+                const char *kernels, const char *gpu)
 {
     return (!f->model || cli_icontains(model, f->model)) && (!f->kernels || !strcmp(kernels, f->kernels)) &&
            (!f->prec || !strcmp(prec, f->prec) || !strcmp(prec, f->base) || !strcmp(prec, "f32")) &&
@@ -148,7 +146,7 @@ static int same_eval(const ec_accuracy_record *a, const ec_accuracy_record *b)
            a->window == b->window && a->stride == b->stride;
 }
 
-static acc_group *group_accuracy(const ec_accuracy_record *r, size_t n, const acc_filters *f,
+static acc_group *group_accuracy(const ec_accuracy_record *r, size_t n, const analyze_selection *f,
                                  size_t *ng)
 {
     acc_group *g = calloc(n ? n : 1, sizeof *g);
@@ -188,7 +186,8 @@ static int superseded(const ec_config_group *g, size_t ng, const ec_run_record *
     return 0;
 }
 
-static energy *energy_configs(const ec_run_record *r, size_t n, const acc_filters *f, size_t *ne)
+static energy *energy_configs(const ec_run_record *r, size_t n, const analyze_selection *f,
+                              size_t *ne)
 {
     ec_config_group *g;
     size_t ng;
@@ -418,7 +417,7 @@ static void usage(void)
 int cli_analyze_accuracy(int argc, char **argv)
 {
     ec_format fmt = EC_FORMAT_TABLE;
-    acc_filters f = {.base = "fp16"};
+    analyze_selection f = {.base = "fp16"};
     cli_dataset_args ds;
     if (cli_dataset_args_init(CMD, &ds, argc)) return EXIT_FAIL;
     int rc = EXIT_USAGE;
