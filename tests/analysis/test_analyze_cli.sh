@@ -145,6 +145,15 @@ err=$("$bin" analyze "$a800" --baseline fp17 2>&1 >/dev/null); rc=$?
 check "bad baseline: exit 2" '[ $rc -eq 2 ]'
 err=$("$bin" analyze 2>&1 >/dev/null); rc=$?
 check "no input: exit 2" '[ $rc -eq 2 ]'
+# The selection options both views share (src/cli/analyze_args.c).
+for view in "" --accuracy; do
+  err=$("$bin" analyze "$a800" $view --precision fp17 2>&1 >/dev/null); rc=$?
+  check "analyze $view --precision fp17: exit 2, one line naming it" \
+    '[ $rc -eq 2 ] && [ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ] && [[ "$err" == *fp17* ]]'
+  err=$("$bin" analyze "$a800" $view --model 2>&1 >/dev/null); rc=$?
+  check "analyze $view --model without a value: exit 2, one line naming it" \
+    '[ $rc -eq 2 ] && [ "$(printf "%s\n" "$err" | wc -l)" -eq 1 ] && [[ "$err" == *--model* ]]'
+done
 # An empty table always says why. A CPU sweep without RAPL has no energy figure at all; with
 # RAPL (a fake powercap tree) its CPU energy is shown in J/1k tokens, labelled; beside a GPU
 # (the fake NVML) the GPU's, the CPU's and their sum each have their column.
