@@ -21,11 +21,10 @@
 # driver compiling the PTX, 96 s once it is cached. Each step has its own time limit so that one
 # call for one ARCHS fits the device's 10 minutes: BUILD_S (290), TESTS_S (200, TESTS=0 skips
 # the tests), BENCH_S (100; the bench's 24-28 configurations each load the model: PRECISIONS
-# picks some);
-# on a warm machine the same command again continues (the build and the PTX cache stay). Two
-# ARCHS at once (OUT apart) share the GPU: their tests pass as alone, their bench speeds are
-# not figures. Results in $OUT: arch-<ARCHS>.txt (the table), build.log, tests.log, bench.csv,
-# bench.log.
+# picks some); on a warm machine the same command again continues (the build and the PTX cache
+# stay). Two ARCHS at once (OUT apart) share the GPU: their tests pass as alone, their bench
+# speeds are not figures. Results in $OUT: arch-<ARCHS>.txt (the table), build.log, tests.log,
+# bench.csv, bench.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 archs=${1:?usage: bench/arch-check.sh ARCHS   (e.g. 80-virtual, 75-virtual, 89-virtual, default)}
@@ -101,6 +100,7 @@ esac
 if [ -n "${PRECISIONS:-}" ]; then
     precisions=$(python3 -c 'import sys; have = sys.argv[1].split(","); print(",".join(
         p for p in sys.argv[2].split(",") if p in have))' "$precisions" "$PRECISIONS")
+    [ -n "$precisions" ] || { echo "arch-check: PRECISIONS '$PRECISIONS': none of them runs in this build" >&2; exit 2; }
 fi
 
 t2=$(date +%s)
