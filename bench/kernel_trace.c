@@ -5,7 +5,8 @@
  * it into per-layer durations and gaps).
  *
  * usage: CUDA_INJECTION64_PATH=/path/libkernel_trace.so KERNEL_TRACE_OUT=trace.csv PROGRAM ...
- * Output CSV: start_ns,end_ns,graph_id,graph_node_id,grid,block,registers,name (mangled). */
+ * Output CSV: start_ns,end_ns,graph_id,graph_node_id,grid,block,registers,device,name (mangled;
+ * device: the CUDA device ordinal, which tells a tensor-parallel run's GPUs apart). */
 #include <cupti.h>
 
 #include <stdio.h>
@@ -41,9 +42,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
         if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-        fprintf(trace_out, "%llu,%llu,%u,%llu,%dx%d,%d,%u,%s\n", (unsigned long long)k->start,
+        fprintf(trace_out, "%llu,%llu,%u,%llu,%dx%d,%d,%u,%u,%s\n", (unsigned long long)k->start,
                 (unsigned long long)k->end, k->graphId, (unsigned long long)k->graphNodeId,
-                k->gridX, k->gridY, k->blockX, (unsigned)k->registersPerThread, k->name);
+                k->gridX, k->gridY, k->blockX, (unsigned)k->registersPerThread, k->deviceId,
+                k->name);
     }
     size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
@@ -68,7 +70,7 @@ int InitializeInjection(void)
         perror("kernel_trace: cannot open KERNEL_TRACE_OUT");
         return 0;
     }
-    fprintf(trace_out, "start_ns,end_ns,graph_id,graph_node_id,grid,block,registers,name\n");
+    fprintf(trace_out, "start_ns,end_ns,graph_id,graph_node_id,grid,block,registers,device,name\n");
     CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     atexit(flush_at_exit);

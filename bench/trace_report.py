@@ -14,6 +14,9 @@ drops the first two, and prints
   * the kernels outside the layers;
   * the prefill: the kernels launched outside graphs before the first graph kernel, their
     durations summed per kernel name (the 12 largest).
+A trace of a tensor-parallel run (a `device` column naming several GPUs) gets this report per GPU,
+each with the share of the step its NCCL kernels take (the all-reduces: their transfer and their
+wait for the other ranks, which a GPU spends inside the kernel).
 """
 import collections
 import csv
@@ -73,6 +76,18 @@ def main():
     for r in rows:
         r["start"], r["end"] = int(r["start_ns"]), int(r["end_ns"])
     names = short_names(sorted({r["name"] for r in rows}))
+    devices = sorted({r.get("device") or "0" for r in rows}, key=int)
+    for dev in devices:
+        if len(devices) > 1:
+            print(f"== GPU {dev}")
+        report([r for r in rows if (r.get("device") or "0") == dev], layers, names)
+
+
+def is_nccl(name):
+    return name.startswith("ncclKernel") or name.startswith("ncclDevKernel")
+
+
+def report(rows, layers, names):
     runs = launches(rows)
     if not runs:
         sys.exit("trace_report: no CUDA-graph kernels in the trace")
@@ -86,6 +101,12 @@ def main():
     print(f"decode steps: {len(steps)} of {n} kernels; wall {statistics.median(walls):.1f} µs "
           f"(median), sum of kernel durations {statistics.median(sums):.1f} µs, gap between "
           f"steps {statistics.median(between) if between else 0:.1f} µs")
+    comm = [sum(r["end"] - r["start"] for r in l if is_nccl(r["name"])) / 1e3 for l in steps]
+    if any(comm):
+        share = [c / w for c, w in zip(comm, walls)]
+        print(f"all-reduce (NCCL kernels): {sum(is_nccl(r['name']) for r in steps[0])} per step, "
+              f"{statistics.median(comm):.1f} µs per step (median), "
+              f"{100 * statistics.median(share):.1f} % of the step's wall time")
 
     keys = [names[r["name"]] + " " + r["grid"] for r in steps[0]]
     def repeating(reps):  # (start, period) whose sequence repeats `reps` times, or None
