@@ -10,8 +10,9 @@
 # 3. where the pack has the CUPTI tracer (bench/kernel_trace.c), the communication's share of a
 #    decode step: each model at the first precision, each batch and each world size above 1,
 #    traced (prompt 512, 32 new tokens), with bench/trace_report.py's report per GPU: the step's
-#    wall time and its NCCL kernels' time (TRACE=0 skips it).
-# TPS defaults to 1,2,4 cut to the GPUs present. Results go to $OUT (or bench-out/). A CPU check
+#    wall time and its NCCL kernels' time.
+# STEPS (default tokens,bench,trace) picks the parts. TPS defaults to 1,2,4 cut to the GPUs
+# present. Results go to $OUT (or bench-out/). A CPU check
 # of the pipeline: DEVICE=cpu MODELS=tiny CHECK_MODEL=tiny CHECK_PRECISION=f32 PRECISIONS=f32
 # with the fake NVML (tests/meter/fake_nvml.c).
 set -euo pipefail
@@ -29,6 +30,7 @@ if [ -z "${TPS:-}" ]; then
     for n in 2 4 8; do [ "$n" -le "$ngpu" ] && TPS=$TPS,$n; done
 fi
 [ "$TPS" != 1 ] || { echo "tp-check: needs 2 or more GPUs (found $ngpu)" >&2; exit 1; }
+steps=,${STEPS:-tokens,bench,trace},
 
 # 1. the split model's tokens against one device's (greedy, synthetic prompts), per world size
 cm=${CHECK_MODEL:-small} cp=${CHECK_PRECISION:-fp16}
@@ -38,9 +40,10 @@ ids() {
              --prompt-len 32 --gen 64 --format json) || return 1
     python3 -c "import json,sys; print(json.load(sys.stdin)[0]['first_token_ids'])" <<<"$json"
 }
-one=$(ids 1)
-: >"$out/tp-tokens.txt"
+[[ $steps != *,tokens,* ]] || one=$(ids 1)
+[[ $steps != *,tokens,* ]] || : >"$out/tp-tokens.txt"
 for t in ${TPS//,/ }; do
+    [[ $steps == *,tokens,* ]] || break
     [ "$t" -gt 1 ] || continue
     if split=$(ids "$t" 2>"$out/tp-tokens.err"); then
         same=no; [ "$one" = "$split" ] && same=yes
@@ -55,6 +58,7 @@ done
 # configuration in TP_DB (default /tmp/ec-tp.db, copied to $OUT), where the same command on a
 # warm machine resumes the rest.
 db=${TP_DB:-/tmp/ec-tp.db}
+if [[ $steps == *,bench,* ]]; then
 timeout -s INT -k 20 "${BENCH_S:-420}" "$bin" bench --model "$MODELS" --precision "$PRECISIONS" \
   --batch "$BATCHES" --tp "$TPS" --device "$device" --prompt-len 512 --gen 256 \
   --runs "${RUNS:-3}" --warmup 1 \
@@ -87,10 +91,11 @@ for (m, p, b, t), rs in sorted(by.items()):
           + " ".join(f"{e:.1f}" for e in per))
 PY
 } | tee "$out/tp-table.txt"
+fi
 
 # 3. where a step's time goes with the model split: the all-reduces' share, per GPU
 tracer=$pack/lib/libkernel_trace.so
-if [ "${TRACE:-1}" != 0 ] && [ -f "$tracer" ] && [ "$device" != cpu ]; then
+if [[ $steps == *,trace,* ]] && [ -f "$tracer" ] && [ "$device" != cpu ]; then
     mkdir -p "$out/trace"
     for m in ${MODELS//,/ }; do
         layers=$("$bin" models --format csv | awk -F, -v m="$m" '

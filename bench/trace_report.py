@@ -84,7 +84,8 @@ def main():
 
 
 def is_nccl(name):
-    return name.startswith("ncclKernel") or name.startswith("ncclDevKernel")
+    """NCCL's kernels, by their (mangled) names: ncclDevKernel_AllReduce_..., ncclKernel_..."""
+    return "ncclDevKernel" in name or "ncclKernel" in name
 
 
 def report(rows, layers, names):

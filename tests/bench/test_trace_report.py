@@ -28,7 +28,7 @@ def trace(devices, steps=5, layers=4, comm_ns=0, with_device=True):
             for _ in range(layers):
                 kernels.append((10_000, "_Z4gemvv"))
                 if comm_ns:
-                    kernels.append((comm_ns, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"))
+                    kernels.append((comm_ns, "_Z38ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"))
             kernels.append((5_000, "_Z4headv"))
             for dur, name in kernels:
                 dev_col = f"{dev}," if with_device else ""
