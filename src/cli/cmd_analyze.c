@@ -94,7 +94,9 @@ static double roofline_pct(const config *c, double bw)
         ec_roofline_decode(ec_catalog_match(c->key->model), c->key->params_b, p, c->key->batch,
                            c->key->prompt_len, bw, &rf))
         return NAN;
-    return 100.0 * c->tok.mean / rf.max_tok_s;
+    /* A model split over tp GPUs reads its shards at once, at tp times one GPU's bandwidth (the
+     * head and norms every rank holds whole are counted once, as `run --energy` does). */
+    return 100.0 * c->tok.mean / (rf.max_tok_s * (c->key->tp > 1 ? c->key->tp : 1));
 }
 
 static int build_configs(const ec_run_record *r, size_t n, config **out, size_t *nout)
@@ -165,9 +167,18 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
 
 /* ---- tables --------------------------------------------------------------------------- */
 
-#define NKEY 7 /* columns of key_columns */
+#define NKEY 8 /* columns of key_columns */
 
-static void key_columns(ec_table *t, int *cols)
+/* Whether any configuration of c[0..n) splits its model over several GPUs: then the tables
+ * keep their TP column however narrow (rows otherwise alike differ only there). */
+static int any_split(const config *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].key->tp > 1) return 1;
+    return 0;
+}
+
+static void key_columns(ec_table *t, int *cols, int split)
 {
     cols[0] = ec_table_column(t, "source", "Source");
     cols[1] = ec_table_column(t, "gpu", "GPU");
@@ -176,7 +187,10 @@ static void key_columns(ec_table *t, int *cols)
     cols[4] = ec_table_column(t, "kernels", "Kernels");
     cols[5] = ec_table_column(t, "batch", "Batch");
     cols[6] = ec_table_column(t, "gen_tokens", "Gen (tok)");
-    /* Narrow tables leave out the source file first (json/csv keep it), then kernels, length. */
+    cols[7] = ec_table_column(t, "tp", "TP");
+    ec_table_priority(t, cols[7], split ? 0 : 11);
+    /* Narrow tables leave out the TP column first where no model is split, then the source file
+     * (json/csv keep every column), then kernels, length. */
     ec_table_priority(t, cols[0], 10);
     ec_table_priority(t, cols[4], 6);
     ec_table_priority(t, cols[6], 5);
@@ -191,13 +205,14 @@ static void key_cells(ec_table *t, const int *cols, const ec_run_record *k)
     ec_table_text(t, cols[4], "%s", k->kernels);
     if (k->batch > 0) ec_table_number(t, cols[5], "%.0f", k->batch);
     if (k->gen_len > 0) ec_table_number(t, cols[6], "%.0f", k->gen_len);
+    ec_table_number(t, cols[7], "%.0f", (double)(k->tp > 1 ? k->tp : 1));
 }
 
 static ec_table *table_configs(const config *c, size_t n)
 {
     ec_table *t = ec_table_new();
     int k[NKEY];
-    key_columns(t, k);
+    key_columns(t, k, any_split(c, n));
     int c_kind = ec_table_column(t, "kind", "Kind");
     int c_n = ec_table_column(t, "n", "n");
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
@@ -281,8 +296,10 @@ typedef struct {
 static ec_table *table_deltas(const delta *d, size_t n, const char *base)
 {
     ec_table *t = ec_table_new();
-    int k[NKEY];
-    key_columns(t, k);
+    int k[NKEY], split = 0;
+    for (size_t i = 0; i < n; i++)
+        split |= d[i].c->key->tp > 1;
+    key_columns(t, k, split);
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
     int c_vs = ec_table_column(t, "baseline_source", "Baseline source");
     int c_nb = ec_table_column(t, "n", "n (vs base)");
@@ -335,7 +352,7 @@ static ec_table *table_ranking(const config *c, size_t n)
     ec_table *t = ec_table_new();
     int c_rank = ec_table_column(t, "rank", "Rank");
     int k[NKEY];
-    key_columns(t, k);
+    key_columns(t, k, any_split(c, n));
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
     int c_e = ec_table_column(t, "energy_j_per_1k_mean", "J/1k tok");
     int c_x = ec_table_column(t, "vs_best_pct", "vs best (%)");
@@ -378,6 +395,7 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
     int c_model = ec_table_column(t, "model", "Model");
     int c_prec = ec_table_column(t, "precision", "Precision");
     int c_kern = ec_table_column(t, "kernels", "Kernels");
+    int c_tp = ec_table_column(t, "tp", "TP");
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
     int c_b = ec_table_column(t, "batches", "Batches");
     int c_n = ec_table_column(t, "n", "n");
@@ -386,6 +404,7 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
     int c_blo = ec_table_column(t, "b_ci95_lo", "b 95% lo");
     int c_bhi = ec_table_column(t, "b_ci95_hi", "b 95% hi");
     int c_r2 = ec_table_column(t, "r2", "R²");
+    ec_table_priority(t, c_tp, any_split(c, n) ? 0 : 11);
     ec_table_priority(t, c_src, 10);
     ec_table_priority(t, c_blo, 7);
     ec_table_priority(t, c_bhi, 7);
@@ -426,6 +445,7 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
         ec_table_text(t, c_model, "%s", a->model);
         ec_table_text(t, c_prec, "%s", a->precision);
         ec_table_text(t, c_kern, "%s", a->kernels);
+        ec_table_number(t, c_tp, "%.0f", (double)(a->tp > 1 ? a->tp : 1));
         ec_table_text(t, c_def, "%s", c[i].def);
         ec_table_text(t, c_b, "%d sizes, %d-%d", distinct, bmin, bmax);
         ec_table_number(t, c_n, "%.0f", (double)f.n);

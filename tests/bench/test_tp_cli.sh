@@ -71,6 +71,16 @@ for x in csv.DictReader(open(sys.argv[1])):
 PY'
 "$bin" export --db "$tmp/tp.db" --format table >"$tmp/table.txt"
 check "the export table shows TP" 'head -1 "$tmp/table.txt" | grep -q " TP "'
+"$bin" analyze --db "$tmp/tp.db" --table configs --format csv >"$tmp/configs.csv"
+check "analyze: one configuration per world size, named in its tp column" \
+  'python3 - "$tmp/configs.csv" <<PY
+import csv, sys
+sys.exit(sorted(x["tp"] for x in csv.DictReader(open(sys.argv[1]))) != ["1", "2"])
+PY'
+"$bin" analyze --db "$tmp/tp.db" --table configs >"$tmp/configs.txt"
+check "analyze's narrow table keeps TP when a model is split" 'sed -n 2p "$tmp/configs.txt" | grep -q " TP "'
+"$bin" analyze --db "$tmp/tp.db" --table scaling --format csv >"$tmp/scaling.csv"
+check "analyze's scaling table has a tp column" 'head -1 "$tmp/scaling.csv" | grep -q "tp"'
 "$bin" import --db "$tmp/copy.db" "$tmp/runs.csv" 2>/dev/null
 "$bin" export --db "$tmp/copy.db" --format csv -o "$tmp/again.csv"
 check "export -> import -> export keeps tp and the GPUs' energies" \
