@@ -240,17 +240,24 @@ static int open_run_meter(const run_args *r, run_meter *rm)
     return 0;
 }
 
+/* The bytes a decode step cannot avoid reading: the weights and the KV cache at the run's
+ * mean context (ec_decode_step_bytes). */
+static double step_bytes(const run_args *r, const ec_model_config *c, int prompt_len)
+{
+    return ec_decode_step_bytes(c, r->precision, r->a.batch, prompt_len + r->gen / 2.0);
+}
+
 /* Share of the calibrated read-bandwidth roofline the decode reached: the step's unavoidable
- * bytes (weights + KV cache at the average context) over the calibrated bandwidth, against
- * the measured time per step. Tensor-parallel ranks read their shares at once, each at the
- * calibrated rate of the first GPU (the head and norms every rank holds whole are counted once). */
+ * bytes over the calibrated bandwidth, against the measured time per step. Tensor-parallel
+ * ranks read their shares at once, each at the calibrated rate of the first GPU (the head and
+ * norms every rank holds whole are counted once). */
 static double roofline_pct(const run_args *r, const run_meter *rm, const ec_model_config *c,
                            const ec_generate_stats *st, int prompt_len)
 {
     if (!rm->have_calib || st->decode_tokens <= 0) return NAN;
     double steps = (double)(r->gen - 1);
-    double bytes = ec_decode_step_bytes(c, r->precision, r->a.batch, prompt_len + r->gen / 2.0);
-    return 100.0 * (bytes / (rm->calib.read.rate * r->ranks)) / (st->decode_s / steps);
+    return 100.0 * (step_bytes(r, c, prompt_len) / (rm->calib.read.rate * r->ranks)) /
+           (st->decode_s / steps);
 }
 
 typedef struct {
@@ -316,6 +323,7 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     int c_dec_s = ec_table_column(t, "decode_s", "Decode (s)");
     int c_dec_r = ec_table_column(t, "decode_tok_per_s", "Decode (tok/s)");
     int c_dec_ms = ec_table_column(t, "decode_ms_per_step", "Decode (ms/step)");
+    int c_step_mb = ec_table_column(t, "decode_step_mb", "Step bytes (MB)");
     int c_ids = ec_table_column(t, "first_token_ids", "First tokens (ids)");
     int c_text = text ? ec_table_column(t, "text", "Text") : -1;
     /* Narrow tables keep the configuration, the rates and the energy per token; timings of
@@ -325,6 +333,7 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     ec_table_priority(t, c_pre_s, 7);
     ec_table_priority(t, c_dec_s, 7);
     ec_table_priority(t, c_dec_ms, 6);
+    ec_table_priority(t, c_step_mb, 9);
     ec_table_priority(t, c_kern, 5);
     ec_table_priority(t, c_dev, 4);
     ec_table_priority(t, c_tp, 4);
@@ -361,6 +370,7 @@ static void print_table(const run_args *r, const run_meter *rm, const ec_model_c
     ec_table_number(t, c_dec_s, "%.4f", st->decode_s);
     ec_table_number(t, c_dec_r, "%.1f", rate(st->decode_tokens, st->decode_s));
     ec_table_number(t, c_dec_ms, "%.3f", r->gen > 1 ? 1e3 * st->decode_s / (r->gen - 1) : NAN);
+    ec_table_number(t, c_step_mb, "%.2f", step_bytes(r, c, prompt_len) / 1e6);
     char ids[SHOWN_IDS * 12] = "";
     for (int i = 0; i < r->gen && i < SHOWN_IDS; i++)
         snprintf(ids + strlen(ids), sizeof ids - strlen(ids), i ? " %d" : "%d", out[i]);

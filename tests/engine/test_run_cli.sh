@@ -30,6 +30,14 @@ check "run json: prompt and new tokens" \
   'printf "%s" "$json" | jq -e ".[0].prompt_tokens == 8 and .[0].new_tokens == 4" >/dev/null'
 check "run json: 4 first token ids" \
   '[ "$(printf "%s" "$json" | jq -r ".[0].first_token_ids" | wc -w)" -eq 4 ]'
+# The bytes a step must read: the weights plus, per sequence, the KV cache at the mean context
+# (8 + 4/2 positions x 2 (K, V) x 5 layers x 2 kv heads x 32 dims x 2 bytes = 12,800 bytes).
+one=$("$bin" run --model tiny --precision int8 --batch 1 --prompt-len 8 --gen 4 --format json)
+check "run json: step bytes grow by one sequence's KV cache per sequence" \
+  'jq -n -e --argjson a "$one" --argjson b "$json" "(\$b[0].decode_step_mb - \$a[0].decode_step_mb - 0.0128 | fabs) < 1e-9" >/dev/null'
+fp16=$("$bin" run --model tiny --precision fp16 --batch 1 --prompt-len 8 --gen 4 --format json)
+check "run json: int8 reads fewer bytes a step than fp16" \
+  'jq -n -e --argjson a "$one" --argjson h "$fp16" "\$a[0].decode_step_mb < \$h[0].decode_step_mb and \$a[0].decode_step_mb > 0" >/dev/null'
 again=$("$bin" run --model tiny --precision int8 --batch 2 --prompt-len 8 --gen 4 --format json)
 ids() { printf "%s" "$1" | jq -r ".[0].first_token_ids"; }
 check "same seed, same tokens" '[ "$(ids "$json")" = "$(ids "$again")" ]'
