@@ -4,9 +4,9 @@
 #    CHECK_MODEL at CHECK_PRECISION);
 # 2. `ecocompute bench --tp TPS` over MODELS x PRECISIONS x BATCHES, prompt 512 and 256 new
 #    tokens (the one-GPU tables' shape) with a shortened protocol (RUNS (3) measured runs, 1
-#    warm-up, no thermal stabilization, a 5 s idle baseline), and one table: tok/s and J/1k
-#    tokens (gross) per world size, each GPU's share of the decode energy, the interconnect NVML
-#    reports, and the energy and throughput against tp 1 of the same model, precision and batch;
+#    warm-up, no thermal stabilization, a 5 s idle baseline), and bench/tp_report.py's table:
+#    tok/s and J/1k tokens (gross, net, 95 % CI) per world size, each GPU's decode energy, and
+#    the energy and throughput against tp 1 of the same model, precision and batch;
 # 3. where the pack has the CUPTI tracer (bench/kernel_trace.c), the communication's share of a
 #    decode step: each model at the first precision, each batch and each world size above 1,
 #    traced (prompt 512, 32 new tokens), with bench/trace_report.py's report per GPU: the step's
@@ -66,31 +66,7 @@ timeout -s INT -k 20 "${BENCH_S:-420}" "$bin" bench --model "$MODELS" --precisio
   echo "tp-check: bench exited $? (BENCH_S ${BENCH_S:-420} s): the table holds what finished" >&2
 cp "$db" "$out/tp.db"
 "$bin" export --db "$db" -o "$out/tp-runs.csv"
-{
-python3 - "$out/tp-runs.csv" <<'PY'
-import csv, statistics as st, sys, collections
-rows = list(csv.DictReader(open(sys.argv[1])))
-by = collections.defaultdict(list)
-for r in rows:
-    by[(r["model"], r["precision"], int(r["batch"]), int(r["tp"]))].append(r)
-f = lambda r, k: float(r[k]) if r[k] not in ("", None) else float("nan")
-mean = lambda rs, k: st.mean(f(r, k) for r in rs)
-print(f"{'model':<12} {'prec':<5} {'batch':>5} {'tp':>2} {'n':>2} {'tok/s':>9} {'J/1k':>8} "
-      f"{'dJ%':>6} {'dtok%':>6} {'interconnect':<16} decode J per GPU")
-for (m, p, b, t), rs in sorted(by.items()):
-    base = by.get((m, p, b, 1))
-    dj = dt = float("nan")
-    if base:
-        dj = 100 * (mean(rs, "j_per_1k_gross") / mean(base, "j_per_1k_gross") - 1)
-        dt = 100 * (mean(rs, "tok_s") / mean(base, "tok_s") - 1)
-    per = [st.mean(float(r["decode_gpu_energy_per_gpu_j"].split(";")[g]) for r in rs)
-           for g in range(len(rs[0]["decode_gpu_energy_per_gpu_j"].split(";")))
-           ] if rs[0]["decode_gpu_energy_per_gpu_j"] else []
-    print(f"{m:<12} {p:<5} {b:>5} {t:>2} {len(rs):>2} {mean(rs, 'tok_s'):>9.1f} "
-          f"{mean(rs, 'j_per_1k_gross'):>8.1f} {dj:>+6.1f} {dt:>+6.1f} {rs[0]['interconnect']:<16} "
-          + " ".join(f"{e:.1f}" for e in per))
-PY
-} | tee "$out/tp-table.txt"
+python3 bench/tp_report.py "$out/tp-runs.csv" | tee "$out/tp-table.txt"
 fi
 
 # 3. where a step's time goes with the model split: the all-reduces' share, per GPU
