@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tp_report.py RUNS.csv... — what splitting a model over GPUs costs, from `ecocompute export`
 CSVs of `bench --tp` runs (bench/tp-check.sh; the published study is
-docs/results-tp/tp-2026-11-29-h200x2.csv).
+docs/results/tp-2026-11-29-h200x2.csv).
 
 One row per model, precision, batch and world size (tp), with n runs:
   * tok/s and J/1k tokens gross and net (idle-subtracted), each mean with its 95 % CI half-width

@@ -415,6 +415,7 @@ static const run_col run_cols[] = {
     TEXT_COL("precision", "Precision", precision, RC_DICT),
     TEXT_COL("kernels", "Kernels", kernels, RC_DICT),
     {"batch", "Batch", RC_NUM, 0},
+    {"tp", "TP", RC_NUM, 0},
     {"prompt", "Prompt (tok)", RC_NUM, 0},
     {"gen", "Gen (tok)", RC_NUM, 0},
     {"run", "Run #", RC_NUM, 0},
@@ -440,6 +441,7 @@ static double run_number(const ec_run_record *r, const char *key)
     ec_energy_definition d;
     if (!strcmp(key, "id")) return r->run_id >= 0 ? (double)r->run_id : NAN;
     if (!strcmp(key, "batch")) return r->batch > 0 ? r->batch : NAN;
+    if (!strcmp(key, "tp")) return r->tp > 1 ? r->tp : 1;
     if (!strcmp(key, "prompt")) return r->prompt_len >= 0 ? r->prompt_len : NAN;
     if (!strcmp(key, "gen")) return r->gen_len > 0 ? r->gen_len : NAN;
     if (!strcmp(key, "run")) return r->run_index;

@@ -392,9 +392,9 @@ static void runs(FILE *out, const rp_model *m)
         return;
     }
     static const char *const h[] = {"Run id", "GPU", "Model", "Precision", "Kernels", "Batch",
-                                    "Prompt/Gen", "Run #", "Gate", "J/1k tok", "Def", "tok/s",
-                                    "Driver", "Commit"};
-    header(out, h, 14);
+                                    "TP", "Prompt/Gen", "Run #", "Gate", "J/1k tok", "Def",
+                                    "tok/s", "Driver", "Commit"};
+    header(out, h, 15);
     for (size_t i = 0; i < m->n && i < MD_MAX_RUNS; i++) {
         const ec_run_record *r = &m->r[i];
         ec_energy_definition d;
@@ -406,6 +406,7 @@ static void runs(FILE *out, const rp_model *m)
         cell_text(out, r->precision);
         cell_text(out, r->kernels);
         cell_int(out, r->batch);
+        cell_int(out, r->tp > 1 ? r->tp : 1);
         fprintf(out, " %d / %d |", r->prompt_len, r->gen_len);
         cell_int(out, r->run_index);
         cell_text(out, ec_gate_status_name(r->gate));

@@ -167,7 +167,9 @@ static void summarize_config(rp_model *m, rp_config *c, double *v[9])
     if (k->kernels[0] && len < (int)sizeof c->label)
         len += snprintf(c->label + len, sizeof c->label - (size_t)len, " · %s", k->kernels);
     if (k->batch > 0 && len < (int)sizeof c->label)
-        snprintf(c->label + len, sizeof c->label - (size_t)len, " · B=%d", k->batch);
+        len += snprintf(c->label + len, sizeof c->label - (size_t)len, " · B=%d", k->batch);
+    if (k->tp > 1 && len < (int)sizeof c->label)
+        snprintf(c->label + len, sizeof c->label - (size_t)len, " · TP %d", k->tp);
 }
 
 /* The fp16 configuration c compares against: its baseline key (EC_KEY_BASELINE) and energy
@@ -282,15 +284,27 @@ static int by_config_order(const void *x, const void *y)
     return (a->key->params_b > b->key->params_b) - (a->key->params_b < b->key->params_b);
 }
 
+/* The GPUs a group ran on: the name, with the count when the model was split over several
+ * (groups differ in their world size as in any other key field). */
+static const char *gpus_title(const ec_run_record *k, char *out, size_t n)
+{
+    const char *name = k->gpu_name[0] ? k->gpu_name : "GPU unknown";
+    if (k->tp > 1)
+        snprintf(out, n, "%s ×%d (tensor parallel)", name, k->tp);
+    else
+        snprintf(out, n, "%s", name);
+    return out;
+}
+
 static void title_groups(rp_model *m)
 {
-    char b[32], len[64];
+    char b[32], len[64], gpus[200];
     for (size_t i = 0; i < m->nprec; i++) {
         const rp_config *c = &m->c[m->prec[i].cfg[0]];
         const ec_run_record *k = c->key;
         snprintf(len, sizeof len, "prompt %d tok, %d new tok", k->prompt_len, k->gen_len);
         snprintf(m->prec[i].title, sizeof m->prec[i].title, "%s · %s · batch %d · %s · energy %s",
-                 k->gpu_name[0] ? k->gpu_name : "GPU unknown", k->model, k->batch, len,
+                 gpus_title(k, gpus, sizeof gpus), k->model, k->batch, len,
                  rp_def_name(c->def, c->mixed));
     }
     for (size_t i = 0; i < m->nbatch; i++) {
@@ -298,17 +312,15 @@ static void title_groups(rp_model *m)
         const ec_run_record *k = c->key;
         snprintf(m->batch[i].title, sizeof m->batch[i].title,
                  "%s · %s · kernels %s · prompt %d tok, %d new tok · energy %s",
-                 k->gpu_name[0] ? k->gpu_name : "GPU unknown", k->model,
-                 k->kernels[0] ? k->kernels : "unnamed", k->prompt_len, k->gen_len,
-                 rp_def_name(c->def, c->mixed));
+                 gpus_title(k, gpus, sizeof gpus), k->model, k->kernels[0] ? k->kernels : "unnamed",
+                 k->prompt_len, k->gen_len, rp_def_name(c->def, c->mixed));
     }
     for (size_t i = 0; i < m->ncross; i++) {
         const rp_config *c = &m->c[m->cross[i].cfg[0]];
         const ec_run_record *k = c->key;
         snprintf(b, sizeof b, "%d", k->batch);
         snprintf(m->cross[i].title, sizeof m->cross[i].title,
-                 "%s · kernels %s · batch %s · energy %s",
-                 k->gpu_name[0] ? k->gpu_name : "GPU unknown",
+                 "%s · kernels %s · batch %s · energy %s", gpus_title(k, gpus, sizeof gpus),
                  k->kernels[0] ? k->kernels : "unnamed", b, rp_def_name(c->def, c->mixed));
     }
 }

@@ -79,6 +79,12 @@ sys.exit(sorted(x["tp"] for x in csv.DictReader(open(sys.argv[1]))) != ["1", "2"
 PY'
 "$bin" analyze --db "$tmp/tp.db" --table configs >"$tmp/configs.txt"
 check "analyze's narrow table keeps TP when a model is split" 'sed -n 2p "$tmp/configs.txt" | grep -q " TP "'
+"$bin" report --db "$tmp/tp.db" --format md -o "$tmp/report.md" 2>/dev/null
+check "report: the split configuration's view names its GPUs and world size" \
+  'grep -q "^### Fake H100 0 ×2 (tensor parallel) · tiny" "$tmp/report.md"'
+check "report: the runs table has a TP column with both world sizes" \
+  'grep -q "^| Run id | GPU | Model | Precision | Kernels | Batch | TP |" "$tmp/report.md" &&
+   grep -q "| tiny | f32 | fused | 1 | 2 |" "$tmp/report.md"'
 "$bin" analyze --db "$tmp/tp.db" --table scaling --format csv >"$tmp/scaling.csv"
 check "analyze's scaling table has a tp column" 'head -1 "$tmp/scaling.csv" | grep -q "tp"'
 "$bin" import --db "$tmp/copy.db" "$tmp/runs.csv" 2>/dev/null
