@@ -391,9 +391,9 @@ static void runs(FILE *out, const rp_model *m)
         md_why(out, "No runs in the input. Measure with <code>ecocompute bench</code>.");
         return;
     }
-    static const char *const h[] = {"Run id", "GPU", "Model", "Precision", "Kernels", "Batch",
-                                    "TP", "Prompt/Gen", "Run #", "Gate", "J/1k tok", "Def",
-                                    "tok/s", "Driver", "Commit"};
+    static const char *const h[] = {"Run id",   "GPU", "Model",      "Precision", "Kernels",
+                                    "Batch",    "TP",  "Prompt/Gen", "Run #",     "Gate",
+                                    "J/1k tok", "Def", "tok/s",      "Driver",    "Commit"};
     header(out, h, 15);
     for (size_t i = 0; i < m->n && i < MD_MAX_RUNS; i++) {
         const ec_run_record *r = &m->r[i];
