@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report-screenshots.sh — regenerates the report artefacts the docs show: the dashboard of the
-# published results (docs/results/dashboard.html, from every export in docs/results; the Markdown
-# form is `ecocompute report docs/results --format md`, not kept: it repeats the page) and
+# published results (docs/results/dashboard.html, from every export in docs/results, each
+# configuration at the newest commit that measured it; the Markdown form is `ecocompute report
+# docs/results --latest --format md`, not kept: it repeats the page) and
 # a PNG of each of its views (docs/images/report/VIEW.png, 1366 px wide, the first 900 px: a
 # laptop screen). The published sweeps store no accuracy and exports carry no traces, so the
 # energy × accuracy view is taken from the planted fixture (tests/data/report) and the power-traces
@@ -21,7 +22,9 @@ shots=docs/images/report
 mkdir -p "$shots"
 
 title="ecocompute: published results (docs/results)"
-"$bin" report docs/results -o docs/results/dashboard.html --title "$title"
+# --latest: a configuration that a later study measured again shows that study's runs, not a
+# pool of two versions of the code.
+"$bin" report docs/results --latest -o docs/results/dashboard.html --title "$title"
 node tests/report/browser_check.mjs --chromium "$chromium" --out "$tmp" --name published \
   --max-height 900 docs/results/dashboard.html
 

@@ -115,6 +115,11 @@ typedef struct {
 /* Groups records into configurations, in order of first appearance. */
 int ec_group_configs(const ec_run_record *r, size_t n, ec_config_group **out, size_t *ngroups);
 void ec_groups_free(ec_config_group *g, size_t ngroups);
+/* Of each configuration that several ecocompute commits measured, keeps only the runs of the
+ * commit whose latest run started last (their timestamp_utc): pooling runs of code that changed
+ * between them would make one mean of two programs. Runs without a commit (the seeds' files)
+ * all stay. Compacts r in place, keeping the order; *n becomes the number kept. */
+int ec_records_latest(ec_run_record *r, size_t *n);
 
 /* ---- validation (validate.c) ---- */
 

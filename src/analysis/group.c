@@ -77,3 +77,38 @@ oom:
     ec_groups_free(g, ng);
     return ec_set_error("out of memory");
 }
+
+int ec_records_latest(ec_run_record *r, size_t *n)
+{
+    ec_config_group *g;
+    size_t ng;
+    if (ec_group_configs(r, *n, &g, &ng)) return -1;
+    char *keep = malloc(*n ? *n : 1);
+    if (!keep) {
+        ec_groups_free(g, ng);
+        return ec_set_error("out of memory");
+    }
+    for (size_t k = 0; k < ng; k++) {
+        const ec_run_record *newest = NULL; /* the configuration's last-started run with a commit */
+        for (size_t j = 0; j < g[k].n; j++) {
+            const ec_run_record *x = &r[g[k].rows[j]];
+            if (x->git_commit[0] &&
+                (!newest || strcmp(x->timestamp_utc, newest->timestamp_utc) > 0))
+                newest = x;
+        }
+        for (size_t j = 0; j < g[k].n; j++) {
+            const ec_run_record *x = &r[g[k].rows[j]];
+            keep[g[k].rows[j]] = !x->git_commit[0] || !strcmp(x->git_commit, newest->git_commit);
+        }
+    }
+    ec_groups_free(g, ng);
+    size_t m = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (keep[i]) {
+            if (m != i) r[m] = r[i];
+            m++;
+        }
+    free(keep);
+    *n = m;
+    return 0;
+}

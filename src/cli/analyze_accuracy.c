@@ -397,7 +397,7 @@ static void usage(void)
 {
     printf("usage: ecocompute analyze --accuracy --db PATH | FILE|FOLDER... [--model M]\n"
            "                          [--precision P] [--kernels K] [--gpu G] [--baseline P]\n"
-           "                          [--format table|json|csv]\n\n"
+           "                          [--latest] [--format table|json|csv]\n\n"
            "The accuracy x energy view: per model, precision and kernel family, J per 1000\n"
            "generated tokens of each measured configuration (and Δ vs the baseline precision of\n"
            "the same GPU, model, batch and lengths) beside the perplexity (Δ vs the baseline's\n"
@@ -407,7 +407,9 @@ static void usage(void)
            "seeds' perplexity files). An energy configuration takes the accuracy evaluated on\n"
            "its GPU, else the latest evaluation elsewhere (json/csv name where).\n\n"
            "  --baseline P   baseline precision for both Δ columns (default fp16; f32 for\n"
-           "                 evaluations without an fp16 row)\n\n"
+           "                 evaluations without an fp16 row)\n"
+           "  --latest       of an energy configuration measured by several ecocompute commits,\n"
+           "                 only the runs of the newest (by start time)\n\n"
            "examples:\n"
            "  ecocompute analyze --accuracy --db results.db\n"
            "  ecocompute analyze --accuracy --db results.db --model Llama-2-7B --format json\n"
@@ -457,6 +459,11 @@ int cli_analyze_accuracy(int argc, char **argv)
     if ((ds.db || ds.npaths) &&
         cli_dataset_args_load(CMD, &ds, &runs, &nruns, from, sizeof from)) {
         free(ar.v);
+        goto out;
+    }
+    if (f.latest && cli_records_latest(CMD, runs, &nruns)) {
+        free(ar.v);
+        free(runs);
         goto out;
     }
     if (from_runs(&ar, runs, nruns)) {

@@ -11,6 +11,10 @@
 int analyze_selection_arg(analyze_selection *s, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
+    if (!strcmp(a, "--latest")) {
+        s->latest = 1;
+        return 1;
+    }
     const char **field = NULL;
     if (!strcmp(a, "--model"))
         field = &s->model;

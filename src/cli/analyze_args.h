@@ -7,11 +7,13 @@
 typedef struct {
     const char *model, *prec, *kernels, *gpu; /* NULL: not filtered */
     const char *base;                         /* baseline precision ("fp16" unless --baseline) */
+    int latest; /* --latest: each configuration's newest commit only (ec_records_latest) */
 } analyze_selection;
 
-/* Handles --model, --gpu, --kernels, --precision and --baseline at argv[*i] (advancing past the
- * value): returns 1 when it took the option, 0 when the option is none of them, -1 after a usage
- * error (a missing value, a precision the format table does not know). Values are argv's. */
+/* Handles --model, --gpu, --kernels, --precision, --baseline (advancing past the value) and
+ * --latest at argv[*i]: returns 1 when it took the option, 0 when the option is none of them, -1
+ * after a usage error (a missing value, a precision the format table does not know). Values are
+ * argv's. */
 int analyze_selection_arg(analyze_selection *s, int argc, char **argv, int *i);
 
 #endif

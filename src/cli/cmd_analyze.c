@@ -55,6 +55,8 @@ static void usage(void)
         "  --max-meter-gap P  leave out runs whose energy counter and integrated power\n"
         "                  disagree by more than P %% (windows too short for the counter's\n"
         "                  ~100 ms steps, docs/measurement.md); runs without that check stay\n"
+        "  --latest        of a configuration measured by several ecocompute commits, only the\n"
+        "                  runs of the newest (by start time); runs without a commit stay\n"
         "options:\n"
         "  --db PATH       the results database (default path: %s)\n"
         "  --baseline P    baseline precision for deltas and crossovers (default fp16)\n"
@@ -67,7 +69,8 @@ static void usage(void)
         "  ecocompute analyze batch_raw.csv --table scaling --format csv\n"
         "  ecocompute analyze --db results.db --model llama --baseline fp16\n"
         "  ecocompute analyze --db results.db --kernels fused --table crossover\n"
-        "  ecocompute analyze --db results.db --max-meter-gap 5 --table crossover\n",
+        "  ecocompute analyze --db results.db --max-meter-gap 5 --table crossover\n"
+        "  ecocompute analyze docs/results --latest --gpu H200\n",
         ec_qformat_names(EC_QFORMAT_CUDA, ", ", precs, sizeof precs), ec_store_default_path());
 }
 
@@ -712,6 +715,10 @@ int cmd_analyze(int argc, char **argv)
     char from[4096];
     rc = EXIT_FAIL;
     if (cli_dataset_args_load(CMD, &ds, &all, &nall, from, sizeof from)) goto out;
+    if (f.sel.latest && cli_records_latest(CMD, all, &nall)) {
+        free(all);
+        goto out;
+    }
     /* The filters select records; --precision and --kernels keep the baseline so deltas still
      * have one. */
     size_t n = 0;

@@ -18,7 +18,7 @@
 static void usage(void)
 {
     printf("usage: ecocompute report FILE|FOLDER... | --db PATH [-o FILE] [--format html|md]\n"
-           "                         [--title T] [--force]\n\n"
+           "                         [--title T] [--latest] [--force]\n\n"
            "Writes one self-contained HTML file (opens offline from file://; data, styles,\n"
            "script and SVG charts inline, no network request) with eight views: overview,\n"
            "precisions (J/1k tok and J/request, gross and net, 95%% CIs, reference vs fused),\n"
@@ -33,12 +33,15 @@ static void usage(void)
            "                  a previous report (recognised by its generator marker)\n"
            "  --format F      html (default) or md\n"
            "  --title T       the report's title (default \"ecocompute report\")\n"
+           "  --latest        of a configuration measured by several ecocompute commits, show\n"
+           "                  only the runs of the newest (by start time): one program's mean,\n"
+           "                  not a pool of code versions; runs without a commit stay\n"
            "  --force         replace an existing plain file that is not a report (never an\n"
            "                  input or a database)\n\n"
            "examples:\n"
            "  ecocompute report --db results.db -o results.html\n"
            "  ecocompute report docs/results/sweep-2026-11-26-packed-b1-b8.csv -o b1-b8.html\n"
-           "  ecocompute report docs/results --format md -o results.md --title \"H100 sweeps\"\n"
+           "  ecocompute report docs/results --latest -o results.html --title \"Sweeps\"\n"
            "  ecocompute report --db results.db --format md -o - | head -40\n");
 }
 
@@ -100,7 +103,7 @@ int cmd_report(int argc, char **argv)
 {
     const char *out = NULL, *title = NULL;
     ec_report_format fmt = EC_REPORT_HTML;
-    int force = 0;
+    int force = 0, latest = 0;
     cli_dataset_args ds;
     if (cli_dataset_args_init(CMD, &ds, argc)) return EXIT_FAIL;
     int rc = EXIT_USAGE;
@@ -134,6 +137,8 @@ int cmd_report(int argc, char **argv)
             }
         } else if (!strcmp(a, "--force")) {
             force = 1;
+        } else if (!strcmp(a, "--latest")) {
+            latest = 1;
         } else if (cli_dataset_arg(CMD, &ds, argc, argv, &i)) {
             goto done;
         }
@@ -149,6 +154,10 @@ int cmd_report(int argc, char **argv)
     size_t n;
     char from[4096];
     if (cli_dataset_args_load(CMD, &ds, &r, &n, from, sizeof from)) goto done;
+    if (latest && cli_records_latest(CMD, r, &n)) {
+        free(r);
+        goto done;
+    }
     ec_report_traces traces = {0};
     if (ds.db) {
         if (ec_report_load_traces(ds.db, r, n, MAX_TRACES, &traces)) {

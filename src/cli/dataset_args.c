@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "ecocompute/analysis.h"
 #include "ecocompute/store.h"
 
 typedef struct {
@@ -244,5 +245,18 @@ int cli_dataset_args_load(const char *cmd, const cli_dataset_args *d, ec_run_rec
     int nfiles = 0;
     if (load_files(cmd, d->paths, d->npaths, out, n, &nfiles)) return -1;
     snprintf(from, from_size, "%d files", nfiles);
+    return 0;
+}
+
+int cli_records_latest(const char *cmd, ec_run_record *r, size_t *n)
+{
+    size_t before = *n;
+    if (ec_records_latest(r, n)) {
+        cli_fail(cmd, "%s", ec_last_error());
+        return -1;
+    }
+    if (*n < before)
+        fprintf(stderr, "ecocompute %s: --latest left out %zu run%s of older commits\n", cmd,
+                before - *n, before - *n == 1 ? "" : "s");
     return 0;
 }

@@ -48,4 +48,9 @@ int cli_dataset_args_check(const char *cmd, const cli_dataset_args *d, const cha
 int cli_dataset_args_load(const char *cmd, const cli_dataset_args *d, ec_run_record **out,
                           size_t *n, char *from, size_t from_size);
 
+/* --latest: keeps of each configuration only its newest commit's runs (ec_records_latest) and
+ * says on stderr how many older runs it left out. On failure prints "ecocompute CMD: message"
+ * and returns -1 (r is still the caller's to free). */
+int cli_records_latest(const char *cmd, ec_run_record *r, size_t *n);
+
 #endif

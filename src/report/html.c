@@ -63,6 +63,15 @@ void rp_td_int(FILE *out, long v)
     else fputs("<td class=\"num\" data-v=\"\">–</td>", out);
 }
 
+void rp_td_ci(FILE *out, double lo, double hi)
+{
+    char a[40], b[40];
+    if (isfinite(lo) && isfinite(hi))
+        fprintf(out, "<td>%s – %s</td>", rp_num(a, sizeof a, lo), rp_num(b, sizeof b, hi));
+    else
+        fputs("<td>–</td>", out);
+}
+
 void rp_td_text(FILE *out, const char *s)
 {
     fputs("<td>", out);
@@ -184,7 +193,6 @@ static int view_overview(FILE *out, const rp_model *m)
                                         "Configs",    "Runs"};
         for (int i = 0; i < 11; i++) rp_th(out, h[i], i >= 4 && i != 5);
         fputs("</tr></thead><tbody>", out);
-        char lo[40], hi[40];
         for (size_t b = 0; b < m->nbest; b++) {
             const rp_config *c = &m->c[m->best[b]];
             size_t configs = 0, runs = 0;
@@ -198,8 +206,7 @@ static int view_overview(FILE *out, const rp_model *m)
             rp_td_text(out, c->label);
             rp_td_text(out, rp_def_name(c->def, c->mixed));
             rp_td_num(out, c->e.mean);
-            fprintf(out, "<td>%s – %s</td>", rp_num(lo, sizeof lo, c->e.ci_lo),
-                    rp_num(hi, sizeof hi, c->e.ci_hi));
+            rp_td_ci(out, c->e.ci_lo, c->e.ci_hi);
             rp_td_num(out, c->tok.mean);
             rp_td_num(out, c->has_delta ? c->delta.pct : NAN);
             rp_td_num(out, c->d_ppl);

@@ -17,14 +17,6 @@ static const char *gpu_of(const ec_run_record *k)
     return k->gpu_name[0] ? k->gpu_name : "GPU unknown";
 }
 
-static void ci_cell(FILE *out, double lo, double hi)
-{
-    char a[40], b[40];
-    if (isfinite(lo) && isfinite(hi))
-        fprintf(out, "<td>%s – %s</td>", rp_num(a, sizeof a, lo), rp_num(b, sizeof b, hi));
-    else fputs("<td>–</td>", out);
-}
-
 /* A mean with its 95 % CI under it: "12.3" over "11.1 – 13.5" (sorts by the mean). */
 static void mean_ci_cell(FILE *out, double mean, double lo, double hi)
 {
@@ -399,7 +391,7 @@ int rp_view_batch(FILE *out, const rp_model *m)
                 rp_td_int(out, (long)f->fit.n);
                 rp_td_num(out, f->fit.a);
                 rp_td_num(out, f->fit.b);
-                ci_cell(out, f->fit.b_lo, f->fit.b_hi);
+                rp_td_ci(out, f->fit.b_lo, f->fit.b_hi);
                 rp_td_num(out, f->fit.r2);
             } else {
                 fputs("<td colspan=\"5\">fewer than 3 batch sizes: no fit</td>", out);
@@ -555,7 +547,7 @@ int rp_view_crossover(FILE *out, const rp_model *m)
                     rp_num(hi, sizeof hi, f->max_b));
             rp_td_num(out, f->line.slope);
             rp_td_num(out, f->found ? f->params_b : NAN);
-            ci_cell(out, f->found ? f->lo_b : NAN, f->found ? f->hi_b : NAN);
+            rp_td_ci(out, f->found ? f->lo_b : NAN, f->found ? f->hi_b : NAN);
             rp_td_num(out, f->line.r2);
             rp_td_text(out, f->found ? "crossover in range"
                             : f->line.intercept + f->line.slope * log(f->min_b) > 0

@@ -119,6 +119,7 @@ void rp_empty(FILE *out, const char *why);
 void rp_td_num(FILE *out, double v);
 void rp_td_int(FILE *out, long v); /* counts, batch sizes; < 0 shows "–" */
 void rp_td_text(FILE *out, const char *s);
+void rp_td_ci(FILE *out, double lo, double hi); /* "lo – hi"; "–" when either is NaN */
 void rp_th(FILE *out, const char *label, int numeric);
 /* Marks the environments of the runs of configuration c in used[nenv]. */
 void rp_mark_config(const rp_model *m, const rp_config *c, char *used);

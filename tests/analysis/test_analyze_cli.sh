@@ -186,5 +186,25 @@ out=$("$bin" analyze "$seed/ecocompute-ai/data/a800_results" --table scaling 2>/
 check "one batch size: the scaling table says it needs three" \
   'grep -q "^(none: no configuration was measured at 3 or more batch sizes (most: 1)" <<<"$out"'
 
+# --latest: one configuration measured by two commits (old: 1000 J/1k, new: 800) is the new
+# commit's mean, not the pool of both programs; report --latest shows the same runs.
+{
+  echo "source,energy_definition,gpu_name,model,params_b,precision,kernels,device,batch,prompt_len,gen_len,run_index,tok_s,avg_power_w,j_per_1k_gross,git_commit,timestamp_utc"
+  for r in 0 1; do
+    echo "ecocompute,gross,NVIDIA H200,Llama-2-7B,6.738,fp16,fused,cuda:0,1,512,256,$r,250,600,1000,old,2026-11-01T10:0$r:00Z"
+    echo "ecocompute,gross,NVIDIA H200,Llama-2-7B,6.738,fp16,fused,cuda:0,1,512,256,$r,260,600,800,new,2026-11-02T10:0$r:00Z"
+  done
+} >"$tmp/two-commits.csv"
+mean_n() { python3 -c 'import csv,sys; r=list(csv.DictReader(sys.stdin)); print(len(r), r[0]["n"], r[0]["energy_j_per_1k_mean"])'; }
+check "without --latest: both commits pooled (n 4, mean 900)" \
+  '[ "$("$bin" analyze "$tmp/two-commits.csv" --table configs --format csv 2>/dev/null | mean_n)" = "1 4 900.0" ]'
+check "--latest: the newest commit's runs (n 2, mean 800)" \
+  '[ "$("$bin" analyze "$tmp/two-commits.csv" --latest --table configs --format csv 2>/dev/null | mean_n)" = "1 2 800.0" ]'
+err=$("$bin" analyze "$tmp/two-commits.csv" --latest --table configs 2>&1 >/dev/null)
+check "--latest says how many runs it left out" '[[ "$err" == *"--latest left out 2 runs of older commits"* ]]'
+"$bin" report "$tmp/two-commits.csv" --latest --format md -o "$tmp/latest.md" 2>/dev/null
+check "report --latest: two runs, the new commit's" \
+  'grep -q "^Coverage: 2 runs" "$tmp/latest.md" && ! grep -q "| old |" "$tmp/latest.md"'
+
 [ $fail -eq 0 ] && echo "analyze cli: all checks pass"
 exit $fail

@@ -62,6 +62,8 @@ check "md no HTML tags in why-empty" '! grep -q "<code>" fx.md'
 "$bin" report "$data/h100-packed-b1-b8.csv" -o pub.html 2>/dev/null; rc=$?
 check "published export exits 0" '[ $rc -eq 0 ]'
 check "published: H100 named" 'grep -q "NVIDIA H100 80GB HBM3" pub.html'
+check "published: a one-run configuration's CI is one dash, not a range of dashes" \
+  'grep -q "<td>–</td>" pub.html && ! grep -q "<td>– – –</td>" pub.html'
 
 # An empty database: every view says why it is empty.
 head -1 "$data/fixture-sweep.csv" >header.csv
