@@ -115,6 +115,9 @@ typedef struct {
 
 /* 1 for a source's summary row (run_index == -1: its values are means over the source's runs). */
 int ec_record_is_summary(const ec_run_record *r);
+/* The GPUs (or CPU ranks) a record's model was split over: its tensor-parallel world size, at
+ * least 1. Their bandwidths add up in a roofline; their energies are the record's sum. */
+int ec_record_gpus(const ec_run_record *r);
 /* ---- which runs are one configuration ----
  * The one key type: the fields of a record that say what it measured, as a view into the record
  * (valid while it is). Every "same configuration?" question compares two keys with

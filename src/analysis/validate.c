@@ -289,7 +289,8 @@ int ec_check_roofline(const ec_run_record *r, size_t n, const ec_validate_option
     for (size_t i = 0; i < n; i++) {
         const ec_run_record *x = &r[i];
         ec_precision p;
-        double bw = ec_gpu_peak_bandwidth(x->gpu_name);
+        /* a model split over several GPUs reads its shards at once */
+        double bw = ec_gpu_peak_bandwidth(x->gpu_name) * ec_record_gpus(x);
         if (!(x->tok_s > 0) || !isfinite(bw) || x->batch < 1 ||
             ec_precision_from_text(x->precision, &p))
             continue;

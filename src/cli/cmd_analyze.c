@@ -99,7 +99,7 @@ static double roofline_pct(const config *c, double bw)
         return NAN;
     /* A model split over tp GPUs reads its shards at once, at tp times one GPU's bandwidth (the
      * head and norms every rank holds whole are counted once, as `run --energy` does). */
-    return 100.0 * c->tok.mean / (rf.max_tok_s * (c->key->tp > 1 ? c->key->tp : 1));
+    return 100.0 * c->tok.mean / (rf.max_tok_s * ec_record_gpus(c->key));
 }
 
 static int build_configs(const ec_run_record *r, size_t n, config **out, size_t *nout)
@@ -208,7 +208,7 @@ static void key_cells(ec_table *t, const int *cols, const ec_run_record *k)
     ec_table_text(t, cols[4], "%s", k->kernels);
     if (k->batch > 0) ec_table_number(t, cols[5], "%.0f", k->batch);
     if (k->gen_len > 0) ec_table_number(t, cols[6], "%.0f", k->gen_len);
-    ec_table_number(t, cols[7], "%.0f", (double)(k->tp > 1 ? k->tp : 1));
+    ec_table_number(t, cols[7], "%.0f", (double)ec_record_gpus(k));
 }
 
 static ec_table *table_configs(const config *c, size_t n)
@@ -448,7 +448,7 @@ static ec_table *table_scaling(const config *c, size_t n, const ec_run_record *r
         ec_table_text(t, c_model, "%s", a->model);
         ec_table_text(t, c_prec, "%s", a->precision);
         ec_table_text(t, c_kern, "%s", a->kernels);
-        ec_table_number(t, c_tp, "%.0f", (double)(a->tp > 1 ? a->tp : 1));
+        ec_table_number(t, c_tp, "%.0f", (double)ec_record_gpus(a));
         ec_table_text(t, c_def, "%s", c[i].def);
         ec_table_text(t, c_b, "%d sizes, %d-%d", distinct, bmin, bmax);
         ec_table_number(t, c_n, "%.0f", (double)f.n);

@@ -448,7 +448,7 @@ static double run_number(const ec_run_record *r, const char *key)
     ec_energy_definition d;
     if (!strcmp(key, "id")) return r->run_id >= 0 ? (double)r->run_id : NAN;
     if (!strcmp(key, "batch")) return r->batch > 0 ? r->batch : NAN;
-    if (!strcmp(key, "tp")) return r->tp > 1 ? r->tp : 1;
+    if (!strcmp(key, "tp")) return ec_record_gpus(r);
     if (!strcmp(key, "prompt")) return r->prompt_len >= 0 ? r->prompt_len : NAN;
     if (!strcmp(key, "gen")) return r->gen_len > 0 ? r->gen_len : NAN;
     if (!strcmp(key, "run")) return r->run_index;

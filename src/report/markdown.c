@@ -406,7 +406,7 @@ static void runs(FILE *out, const rp_model *m)
         cell_text(out, r->precision);
         cell_text(out, r->kernels);
         cell_int(out, r->batch);
-        cell_int(out, r->tp > 1 ? r->tp : 1);
+        cell_int(out, ec_record_gpus(r));
         fprintf(out, " %d / %d |", r->prompt_len, r->gen_len);
         cell_int(out, r->run_index);
         cell_text(out, ec_gate_status_name(r->gate));

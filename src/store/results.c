@@ -66,6 +66,11 @@ int ec_record_is_summary(const ec_run_record *r)
     return r->run_index == -1;
 }
 
+int ec_record_gpus(const ec_run_record *r)
+{
+    return r->tp > 1 ? r->tp : 1;
+}
+
 ec_run_key ec_run_key_of(const ec_run_record *r)
 {
     ec_run_key k = {r->source,  r->gpu_name,   r->gpu_uuid,      r->model,

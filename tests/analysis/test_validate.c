@@ -168,6 +168,11 @@ static void planted_roofline(void **state)
     assert_int_equal(f.v[0].row, 2);
     assert_non_null(strstr(f.v[0].message, "bound"));
     ec_findings_free(&f);
+    /* The same rate from the model split over two GPUs: their bandwidths add, ~496 tok/s. */
+    r[2].tp = 2;
+    assert_int_equal(ec_check_roofline(r, n, &o, &f), 0);
+    assert_int_equal(f.n, 0);
+    ec_findings_free(&f);
 }
 
 static void planted_output_lengths(void **state)
