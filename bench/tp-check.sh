@@ -12,9 +12,9 @@
 #    traced (prompt 512, 32 new tokens), with bench/trace_report.py's report per GPU: the step's
 #    wall time and its NCCL kernels' time.
 # STEPS (default tokens,bench,trace) picks the parts. TPS defaults to 1,2,4 cut to the GPUs
-# present. Results go to $OUT (or bench-out/). A CPU check
-# of the pipeline: DEVICE=cpu MODELS=tiny CHECK_MODEL=tiny CHECK_PRECISION=f32 PRECISIONS=f32
-# with the fake NVML (tests/meter/fake_nvml.c).
+# present. Results go to $OUT (or bench-out/). A CPU check of the pipeline: DEVICE=cpu
+# MODELS=tiny CHECK_MODEL=tiny CHECK_PRECISION=f32 PRECISIONS=f32 with the fake NVML
+# (tests/meter/fake_nvml.c).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench-out}
@@ -59,14 +59,14 @@ done
 # warm machine resumes the rest.
 db=${TP_DB:-/tmp/ec-tp.db}
 if [[ $steps == *,bench,* ]]; then
-timeout -s INT -k 20 "${BENCH_S:-420}" "$bin" bench --model "$MODELS" --precision "$PRECISIONS" \
-  --batch "$BATCHES" --tp "$TPS" --device "$device" --prompt-len 512 --gen 256 \
-  --runs "${RUNS:-3}" --warmup 1 \
-  --stabilize 0 --idle 5 --reruns 0 --db "$db" --format csv >"$out/tp-summary.csv" ||
-  echo "tp-check: bench exited $? (BENCH_S ${BENCH_S:-420} s): the table holds what finished" >&2
-cp "$db" "$out/tp.db"
-"$bin" export --db "$db" -o "$out/tp-runs.csv"
-python3 bench/tp_report.py "$out/tp-runs.csv" | tee "$out/tp-table.txt"
+    timeout -s INT -k 20 "${BENCH_S:-420}" "$bin" bench --model "$MODELS" \
+        --precision "$PRECISIONS" --batch "$BATCHES" --tp "$TPS" --device "$device" \
+        --prompt-len 512 --gen 256 --runs "${RUNS:-3}" --warmup 1 --stabilize 0 --idle 5 \
+        --reruns 0 --db "$db" --format csv >"$out/tp-summary.csv" ||
+        echo "tp-check: bench exited $? (BENCH_S ${BENCH_S:-420} s): the table holds what finished" >&2
+    cp "$db" "$out/tp.db"
+    "$bin" export --db "$db" -o "$out/tp-runs.csv"
+    python3 bench/tp_report.py "$out/tp-runs.csv" | tee "$out/tp-table.txt"
 fi
 
 # 3. where a step's time goes with the model split: the all-reduces' share, per GPU
