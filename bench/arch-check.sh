@@ -20,11 +20,13 @@
 # and compute_89 (two builds at once): build 142-207 s; GPU tests 170 s to over 190 s with the
 # driver compiling the PTX, 96 s once it is cached. Each step has its own time limit so that one
 # call for one ARCHS fits the device's 10 minutes: BUILD_S (290), TESTS_S (200, TESTS=0 skips
-# the tests), BENCH_S (100; the bench's 24-28 configurations each load the model: PRECISIONS
-# picks some); on a warm machine the same command again continues (the build and the PTX cache
-# stay). Two ARCHS at once (OUT apart) share the GPU: their tests pass as alone, their bench
-# speeds are not figures. Results in $OUT: arch-<ARCHS>.txt (the table), build.log, tests.log,
-# bench.csv, bench.log.
+# the tests and builds only the CLI), BENCH_S (100, BENCH=0 skips the bench; its 24-28
+# configurations each load the model: PRECISIONS picks some); on a warm machine the same
+# command again continues (the build and the PTX cache stay). Two ARCHS at once (OUT apart)
+# share the GPU: their tests pass as alone, their bench speeds are not figures; on a machine of
+# several GPUs, CUDA_VISIBLE_DEVICES gives each its own. Builds running beside a bench slow the
+# driver's PTX compilation (the CPUs are theirs): build every ARCHS first (BENCH=0), then bench.
+# Results in $OUT: arch-<ARCHS>.txt (the table), build.log, tests.log, bench.csv, bench.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 archs=${1:?usage: bench/arch-check.sh ARCHS   (e.g. 80-virtual, 75-virtual, 89-virtual, default)}
@@ -36,11 +38,13 @@ deps=/tmp/ec-deps
 lib=$deps/usr/lib/x86_64-linux-gnu
 if [ ! -d "$deps" ]; then
     [ -f .devdeps/deps.tar.xz ] || { echo "arch-check: .devdeps/deps.tar.xz missing (bash bench/device-deps.sh here, then carry .devdeps)" >&2; exit 1; }
-    mkdir -p "$deps" && tar -xJf .devdeps/deps.tar.xz -C "$deps"
+    # Unpacked aside and renamed into place: several ARCHS may start at once.
+    mkdir -p "$deps.$$" && tar -xJf .devdeps/deps.tar.xz -C "$deps.$$"
+    mv -T "$deps.$$" "$deps" 2>/dev/null || rm -rf "$deps.$$"
 fi
 # pkgconf from the pack, on its own library, answering with the pack's paths.
-printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$lib" "$deps/usr/bin/pkgconf" >"$deps/pkg-config"
-chmod +x "$deps/pkg-config"
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$lib" "$deps/usr/bin/pkgconf" >"$deps/pkg-config.$$"
+chmod +x "$deps/pkg-config.$$" && mv -f "$deps/pkg-config.$$" "$deps/pkg-config"
 export PKG_CONFIG_LIBDIR=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$deps
 export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
 export CUDA_CACHE_PATH=/tmp/ec-ptx-cache CUDA_CACHE_MAXSIZE=4294967296
@@ -58,8 +62,9 @@ cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${arch_opt[@]}" \
     -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$lib/libz.so.1" \
     >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 # Every target of `ctest -L gpu` (a test whose binary is missing counts as failed).
-timeout "${BUILD_S:-290}" cmake --build "$build" -j "$(nproc)" --target ecocompute_cli test_cuda_kernels \
-    test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model test_cuda_tp >"$out/build.log" 2>&1
+targets=(ecocompute_cli test_cuda_kernels test_cuda_int8 test_cuda_nf4_fp8 test_cuda_model test_cuda_tp)
+[ "${TESTS:-1}" != 0 ] || targets=(ecocompute_cli)
+timeout "${BUILD_S:-290}" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1
 rc=$?
 build_s=$(($(date +%s) - t0))
 if [ $rc -ne 0 ]; then
@@ -104,12 +109,18 @@ if [ -n "${PRECISIONS:-}" ]; then
 fi
 
 t2=$(date +%s)
-timeout -s INT -k 20 "${BENCH_S:-100}" "$bin" bench --model Llama-2-7B \
-    --precision "${precisions:-fp16}" --kernels fused,reference --batch 1,64 \
-    --prompt-len 32 --gen 16 --device cuda --runs 1 --warmup 1 --idle 0 --stabilize 0 \
-    --min-window 0 --reruns 0 --cv-tok 100 --cv-power 100 --max-uncert 100 \
-    --db "$out/arch.db" --format csv >"$out/bench.csv" 2>"$out/bench.log"
-bench_rc=$?
+if [ "${BENCH:-1}" = 0 ]; then
+    : >"$out/bench.csv"
+    echo "bench skipped (BENCH=0)" >"$out/bench.log"
+    bench_rc=0
+else
+    timeout -s INT -k 20 "${BENCH_S:-100}" "$bin" bench --model Llama-2-7B \
+        --precision "${precisions:-fp16}" --kernels fused,reference --batch 1,64 \
+        --prompt-len 32 --gen 16 --device cuda --runs 1 --warmup 1 --idle 0 --stabilize 0 \
+        --min-window 0 --reruns 0 --cv-tok 100 --cv-power 100 --max-uncert 100 \
+        --db "$out/arch.db" --format csv >"$out/bench.csv" 2>"$out/bench.log"
+    bench_rc=$?
+fi
 bench_s=$(($(date +%s) - t2))
 
 {
