@@ -1,8 +1,8 @@
 /* kernel_bench.c — times each CUDA decode kernel of one transformer layer in isolation (a GPU
- * tool, not a test): the GEMVs at a model's shapes for batch 1 and 8, RMSNorm, and the decode
- * attention (rope, KV append and attention in one kernel) at a given context. Prints µs per call
- * and the bandwidth each GEMV reaches, so "% of roofline" of a whole decode step can be split into
- * weight streaming and everything else.
+ * tool, not a test): the GEMVs at a model's shapes for batch 1 and 8 (fp32 at 1, tensor cores at
+ * 8), RMSNorm, and the decode attention (rope, KV append and attention in one kernel) at a given
+ * context. Prints µs per call and the bandwidth each GEMV reaches, so "% of roofline" of a whole
+ * decode step can be split into weight streaming and everything else.
  * With a list of quantized precisions it then times their fused linears (ec_cuda_qlinear, the
  * decode step's call) at the same shapes and batches 1, 8 and 64; "MB read" counts codes and
  * scales. Weights and activations are zeros (no int8-mixed outliers): this measures streaming

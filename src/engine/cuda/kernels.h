@@ -31,8 +31,9 @@ typedef struct {
 extern ec_cuda_test_paths ec_cuda_test_path_choice; /* all 0: the launch policy alone */
 
 /* Batches up to this size run the GEMV kernels (each weight byte read once for the whole batch);
- * larger ones use cuBLAS GEMMs, whose tensor-core tiles win once the batch fills an MMA tile.
- * Chosen without measurement (see docs/cuda-backend.md). */
+ * larger ones use cuBLAS GEMMs. For 16-bit weights the GEMV above one row is one MMA token tile
+ * of 8 (kernels_gemv_mma.cu); its two-tile form lost to cuBLAS at 12 and 16 rows (H200, Llama-2-7B
+ * fp16 steps 22-30 % longer). The packed formats' own thresholds are in docs/cuda-backend.md. */
 #define EC_CUDA_GEMV_MAX_BATCH 8
 /* The attention kernels handle head_dim up to this (8 lanes x 16-byte loads per key row). */
 #define EC_CUDA_MAX_HEAD_DIM 256
@@ -99,18 +100,24 @@ typedef enum {
 } ec_gemv_mode;
 /* w [rows or 2*rows][cols] (16-bit, row-major), x [batch][cols] (16-bit); cols % 8 == 0 (the
  * 16-byte loads; the backend pads odd widths with zero columns), ldy >= rows,
- * 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH. */
+ * 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH: one row on the CUDA cores in fp32, more on tensor cores
+ * (ec_cuda_gemv_mma). */
 int ec_cuda_gemv(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
                  int rows, int cols, void *y, int ldy, cudaStream_t stream);
-/* Warps that share each row pair of ec_cuda_gemv's weight at batch 1 (batches 2-8 keep one
- * warp per pair: the split made them 7-24 % slower) of `pairs` row pairs whose rows are
- * `rounds` rounds of 32 16-byte chunks, on a device of `sms` SMs (gemv_split.c): the fewest of
- * 1, 2, 4 or 8 that give the grid EC_GEMV_WARPS_PER_SM warps per SM, each warp keeping at least
- * 2 rounds of a row. With a warp per pair, weights of few rows (o and down: 1,024-2,048 pairs,
- * 8-16 warps per SM) read at 1.5-2.3 TB/s on an H100, and neither 8 or 16 loads per row in
+/* Warps that share each row pair of ec_cuda_gemv's weight at batch 1 of `pairs` row pairs whose
+ * rows are `rounds` rounds of 32 16-byte chunks, on a device of `sms` SMs (gemv_split.c): the
+ * fewest of 1, 2, 4 or 8 that give the grid EC_GEMV_WARPS_PER_SM warps per SM, each warp keeping at
+ * least 2 rounds of a row. With a warp per pair, weights of few rows (o and down: 1,024-2,048
+ * pairs, 8-16 warps per SM) read at 1.5-2.3 TB/s on an H100, and neither 8 or 16 loads per row in
  * flight nor the activations in shared memory made them faster; more warps did. */
 enum { EC_GEMV_WARPS_PER_SM = 30, EC_GEMV_MAX_SPLIT = 8 };
 int ec_gemv_split_for(int pairs, int rounds, int sms);
+
+/* ---- kernels_gemv_mma.cu ---- */
+/* As ec_cuda_gemv on tensor cores (fp32 accumulation), for 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH
+ * and any cols >= 1; ec_cuda_gemv calls it from 2 token rows. */
+int ec_cuda_gemv_mma(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
+                     int rows, int cols, void *y, int ldy, cudaStream_t stream);
 
 /* ---- linear.cu: the GEMV for small batches, cuBLAS (fp32 compute) above ---- */
 /* As ec_cuda_gemv for any batch >= 1. For EC_GEMV_SILU_MUL above the GEMV batch, the GEMM writes
