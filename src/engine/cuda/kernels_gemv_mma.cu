@@ -9,9 +9,9 @@
  * weights x 8 token rows in one instruction; the lane's 16-byte weight loads go into the A
  * fragments as they are (the k permutation of kernels_quant.cuh), so a weight costs a quarter of
  * a load and no arithmetic of its own. On the H200 (docs/results.md) Llama-2-7B's fp16 steps got
- * 20 % shorter at batch 2, 32 % at 4, 56 % at 8; one row stays on the fp32 kernel, which streams
- * near the bandwidth. Two MMA token tiles (9-16 rows) lost to cuBLAS by 22-30 %, so
- * EC_CUDA_GEMV_MAX_BATCH stays 8 and this file has one token tile. */
+ * 17 % shorter at batch 2, 24 % at 4, 36 % at 8; one row stays on the fp32 kernel, which streams
+ * near the bandwidth. Two MMA token tiles (9-16 rows) made steps 28-43 % longer than cuBLAS's,
+ * so EC_CUDA_GEMV_MAX_BATCH stays 8 and this file has one token tile. */
 #include "kernels_quant.cuh"
 
 namespace
