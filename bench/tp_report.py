@@ -20,9 +20,32 @@ import math
 import statistics
 import sys
 
-# Two-sided 95 % Student t quantiles by degrees of freedom (n - 1).
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-       9: 2.262, 10: 2.228}
+def t_central(t, df):
+    """P(|T| <= t) for Student's t with a whole number df of degrees of freedom, in closed form
+    (the finite series in theta = atan(t / sqrt(df)))."""
+    theta = math.atan(t / math.sqrt(df))
+    s, c2 = math.sin(theta), math.cos(theta) ** 2
+    if df % 2:
+        term = total = 1.0
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            total += term
+        return 2 / math.pi * (theta + (s * math.cos(theta) * total if df > 1 else 0.0))
+    term = total = 1.0
+    for k in range(1, df // 2):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        total += term
+    return s * total
+
+
+def t95(df):
+    """The two-sided 95 % Student t quantile at df degrees of freedom, by bisection (as
+    ec_t_quantile in src/analysis/stats.c)."""
+    lo, hi = 0.0, 64.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_central(mid, df) < 0.95 else (lo, mid)
+    return (lo + hi) / 2
 
 
 def num(r, k):
@@ -35,8 +58,7 @@ def mean_ci(values):
     m = statistics.mean(values)
     if len(values) < 2:
         return m, float("nan")
-    t = T95.get(len(values) - 1, 1.96)
-    return m, t * statistics.stdev(values) / math.sqrt(len(values))
+    return m, t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
 
 
 def first_gpu(r):

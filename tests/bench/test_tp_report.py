@@ -56,7 +56,7 @@ class TpReport(unittest.TestCase):
         self.assertEqual((one["key"], one["n"]), (("M", "fp16", 2, 1), 3))
         self.assertAlmostEqual(one["gross"], 1000)
         # sd 1 over 3 runs: t(2) 4.303 / sqrt(3)
-        self.assertAlmostEqual(one["gross_ci"], 4.303 / math.sqrt(3), places=6)
+        self.assertAlmostEqual(one["gross_ci"], 4.302653 / math.sqrt(3), places=5)
         self.assertTrue(math.isnan(one["d_gross"]))
         self.assertAlmostEqual(two["d_tok"], 50.0)
         self.assertAlmostEqual(two["d_gross"], 20.0)
@@ -82,6 +82,13 @@ class TpReport(unittest.TestCase):
         self.assertEqual(len(lines), 3)
         self.assertTrue(lines[2].endswith("30.0 31.0 †"), lines[2])
         self.assertIn("+50.0", lines[2])
+
+    def test_t_quantiles_match_published_ones_at_every_df(self):
+        # Two-sided 95 % quantiles from the standard tables: a run count beyond a short table
+        # must not fall back to the normal's 1.96.
+        for df, want in ((1, 12.706), (2, 4.303), (4, 2.776), (7, 2.365), (10, 2.228),
+                         (11, 2.201), (20, 2.086), (30, 2.042), (60, 2.000), (120, 1.980)):
+            self.assertAlmostEqual(tp_report.t95(df), want, places=3, msg=f"df {df}")
 
     def test_usage(self):
         out = run()
