@@ -177,7 +177,7 @@ static int build_configs(const ec_run_record *r, size_t n, config **out, size_t 
 static int any_split(const config *c, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (c[i].key->tp > 1) return 1;
+        if (ec_record_gpus(c[i].key) > 1) return 1;
     return 0;
 }
 
@@ -301,7 +301,7 @@ static ec_table *table_deltas(const delta *d, size_t n, const char *base)
     ec_table *t = ec_table_new();
     int k[NKEY], split = 0;
     for (size_t i = 0; i < n; i++)
-        split |= d[i].c->key->tp > 1;
+        split |= ec_record_gpus(d[i].c->key) > 1;
     key_columns(t, k, split);
     int c_def = ec_table_column(t, "energy_definition", "Energy def");
     int c_vs = ec_table_column(t, "baseline_source", "Baseline source");

@@ -168,8 +168,8 @@ static void summarize_config(rp_model *m, rp_config *c, double *v[9])
         len += snprintf(c->label + len, sizeof c->label - (size_t)len, " · %s", k->kernels);
     if (k->batch > 0 && len < (int)sizeof c->label)
         len += snprintf(c->label + len, sizeof c->label - (size_t)len, " · B=%d", k->batch);
-    if (k->tp > 1 && len < (int)sizeof c->label)
-        snprintf(c->label + len, sizeof c->label - (size_t)len, " · TP %d", k->tp);
+    if (ec_record_gpus(k) > 1 && len < (int)sizeof c->label)
+        snprintf(c->label + len, sizeof c->label - (size_t)len, " · TP %d", ec_record_gpus(k));
 }
 
 /* The fp16 configuration c compares against: its baseline key (EC_KEY_BASELINE) and energy
@@ -289,8 +289,8 @@ static int by_config_order(const void *x, const void *y)
 static const char *gpus_title(const ec_run_record *k, char *out, size_t n)
 {
     const char *name = k->gpu_name[0] ? k->gpu_name : "GPU unknown";
-    if (k->tp > 1)
-        snprintf(out, n, "%s ×%d (tensor parallel)", name, k->tp);
+    if (ec_record_gpus(k) > 1)
+        snprintf(out, n, "%s ×%d (tensor parallel)", name, ec_record_gpus(k));
     else
         snprintf(out, n, "%s", name);
     return out;
