@@ -114,7 +114,7 @@ enum { EC_GEMV_WARPS_PER_SM = 30, EC_GEMV_MAX_SPLIT = 8 };
 int ec_gemv_split_for(int pairs, int rounds, int sms);
 
 /* ---- kernels_gemv_mma.cu ---- */
-/* As ec_cuda_gemv on tensor cores (fp32 accumulation), for 1 <= batch <= EC_CUDA_GEMV_MAX_BATCH
+/* As ec_cuda_gemv on tensor cores (fp32 accumulation), for 2 <= batch <= EC_CUDA_GEMV_MAX_BATCH
  * and any cols >= 1; ec_cuda_gemv calls it from 2 token rows. */
 int ec_cuda_gemv_mma(ec_cuda_dtype t, ec_gemv_mode mode, const void *w, const void *x, int batch,
                      int rows, int cols, void *y, int ldy, cudaStream_t stream);

@@ -74,7 +74,7 @@ template <typename T, int MODE>
 cudaError_t launch_mode(const ec_cuda_packed_weight &w, const T *x, int batch, void *y, int ldy,
                         cudaStream_t stream)
 {
-    /* 16-byte loads need weight and activation rows on 16-byte boundaries */
+    /* Unchecked 16-byte loads need rows of whole 32-column pieces (on 16-byte boundaries too) */
     return w.cols % 32 == 0 ? launch<T, MODE, true>(w, x, batch, y, ldy, stream)
                             : launch<T, MODE, false>(w, x, batch, y, ldy, stream);
 }
@@ -87,9 +87,9 @@ extern "C" int ec_cuda_gemv_mma(ec_cuda_dtype t, ec_gemv_mode mode, const void *
                                 int batch, int rows, int cols, void *y, int ldy,
                                 cudaStream_t stream)
 {
-    if (batch < 1 || batch > EC_CUDA_GEMV_MAX_BATCH || rows < 1 || cols < 1 || ldy < rows)
+    if (batch < 2 || batch > EC_CUDA_GEMV_MAX_BATCH || rows < 1 || cols < 1 || ldy < rows)
         return ec_set_error("tensor-core GEMV: unsupported shape batch %d, rows %d, cols %d, ldy "
-                            "%d (needs batch 1-%d, ldy >= rows)",
+                            "%d (needs batch 2-%d, ldy >= rows)",
                             batch, rows, cols, ldy, EC_CUDA_GEMV_MAX_BATCH);
     ec_cuda_packed_weight pw = {};
     pw.prec = t == EC_CUDA_BF16 ? EC_PREC_BF16 : EC_PREC_FP16;
