@@ -207,6 +207,10 @@ static void test_gemv_rejects_bad_shapes(void **state)
     assert_int_equal(ec_cuda_gemv(EC_CUDA_F16, EC_GEMV_STORE, NULL, NULL, 1, 4, 12, NULL, 4, 0), -1);
     assert_non_null(strstr(ec_last_error(), "multiple of 8"));
     assert_int_equal(ec_cuda_gemv(EC_CUDA_F16, EC_GEMV_STORE, NULL, NULL, 9, 4, 16, NULL, 4, 0), -1);
+    /* one token row is the fp32 kernel's */
+    assert_int_equal(ec_cuda_gemv_mma(EC_CUDA_F16, EC_GEMV_STORE, NULL, NULL, 1, 4, 16, NULL, 4, 0),
+                     -1);
+    assert_non_null(strstr(ec_last_error(), "needs batch 2-8"));
 }
 
 /* ---- rope + KV write ---- */
