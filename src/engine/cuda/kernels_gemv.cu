@@ -5,9 +5,9 @@
  * Decode is bound by reading the weights, so the kernel streams each weight byte exactly once
  * and keeps HBM busy:
  *   - a warp works on two output rows at a time (two independent load streams per lane), a
- *     256-thread block holds 8 warps; at batch 1 a weight of few rows (o, down) gives each row
- *     pair to 2, 4 or 8 warps, which split its columns and add their sums at the end
- *     (ec_gemv_split): a grid of one warp per pair held too few warps to stream at the HBM rate;
+ *     256-thread block holds 8 warps; a weight of few rows (o, down) gives each row pair to 2,
+ *     4 or 8 warps, which split its columns and add their sums at the end (ec_gemv_split): a
+ *     grid of one warp per pair held too few warps to stream at the HBM rate;
  *   - each lane issues 16-byte loads (8 weights) with the evict-first hint (__ldcs) so the weights
  *     do not push the activation vector out of L1; 4 loads per row (8 per lane) are in flight
  *     before the first use, the first 8 before waiting for the previous kernel; each warp streams
