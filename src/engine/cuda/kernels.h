@@ -33,7 +33,8 @@ extern ec_cuda_test_paths ec_cuda_test_path_choice; /* all 0: the launch policy 
 /* Batches up to this size run the GEMV kernels (each weight byte read once for the whole batch);
  * larger ones use cuBLAS GEMMs. For 16-bit weights the GEMV above one row is one MMA token tile
  * of 8 (kernels_gemv_mma.cu); its two-tile form lost to cuBLAS at 12 and 16 rows (H200,
- * Llama-2-7B fp16 steps 28-43 % longer). The packed formats' own thresholds are in docs/cuda-backend.md. */
+ * Llama-2-7B fp16 steps 28-43 % longer). The packed formats' own thresholds are in
+ * docs/cuda-backend.md. */
 #define EC_CUDA_GEMV_MAX_BATCH 8
 /* The attention kernels handle head_dim up to this (8 lanes x 16-byte loads per key row). */
 #define EC_CUDA_MAX_HEAD_DIM 256
