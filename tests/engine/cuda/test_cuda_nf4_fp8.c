@@ -72,7 +72,9 @@ static size_t row_bytes(ec_precision p, int cols)
 }
 
 /* Random weights with row magnitudes over 2^-3 .. 2^1 and, in row 0, an all-zero first block
- * (absmax 0, code 7), then split into pieces of ~1/2, ~1/4 and the rest of the rows. */
+ * (absmax 0, code 7), then split into pieces of ~1/2, ~1/4 and the rest of the rows. In fp8,
+ * row 0 of a weight wide enough then holds each of the 254 finite E4M3 values once (absmax 448:
+ * scale 1), so the exact checks decode every code, subnormals and both zeros included. */
 static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, const float *tables)
 {
     memset(tw, 0, sizeof *tw);
@@ -88,6 +90,10 @@ static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, con
     if (cols > EC_NF4_BLOCK)
         for (int c = 0; c < EC_NF4_BLOCK; c++)
             w[c] = 0.0f;
+    int every_code = prec == EC_PREC_FP8 && cols >= EC_NF4_BLOCK + 254;
+    if (every_code)
+        for (int code = 0, c = EC_NF4_BLOCK; code < 256; code++)
+            if ((code & 0x7f) != 0x7f) w[c++] = ec_e4m3_to_f32((uint8_t)code);
     int cut[EC_CUDA_MAX_SEGMENTS + 1] = {0, rows / 2, rows / 2 + rows / 4, rows};
     for (int p = 0; p < EC_CUDA_MAX_SEGMENTS; p++) {
         if (cut[p + 1] <= cut[p]) continue;
@@ -96,6 +102,15 @@ static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, con
         if (ec_qmatrix_quantize(&tw->q[i], prec, w + (size_t)cut[p] * cols, cut[p + 1] - cut[p],
                                 cols))
             fail_msg("quantize: %s", ec_last_error());
+    }
+    if (every_code) {
+        const uint8_t *row0 = tw->q[0].data;
+        for (int i = 0; i < 254; i++) {
+            int code = i < 127 ? i : i + 1; /* 0x7f is skipped */
+            if (row0[EC_NF4_BLOCK + i] != code)
+                fail_msg("fp8 row 0 column %d: code 0x%02x, want 0x%02x", EC_NF4_BLOCK + i,
+                         row0[EC_NF4_BLOCK + i], code);
+        }
     }
     /* Concatenate codes and scales as the backend's fused weights would hold them. */
     size_t rb = row_bytes(prec, cols), nsc = prec == EC_PREC_FP8 ? 1 : (size_t)nblocks(cols);
