@@ -73,8 +73,10 @@ static size_t row_bytes(ec_precision p, int cols)
 
 /* Random weights with row magnitudes over 2^-3 .. 2^1 and, in row 0, an all-zero first block
  * (absmax 0, code 7), then split into pieces of ~1/2, ~1/4 and the rest of the rows. In fp8,
- * row 0 of a weight wide enough then holds each of the 254 finite E4M3 values once (absmax 448:
- * scale 1), so the exact checks decode every code, subnormals and both zeros included. */
+ * row 0 of a weight wide enough then holds each of the 254 finite E4M3 values once, times 2^-8
+ * (absmax 1.75: scale 2^-8, which leaves every code as at scale 1 and keeps the row's outputs,
+ * and silu(gate) * up of them, within fp16's range), so the exact checks decode every code,
+ * subnormals and both zeros included. */
 static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, const float *tables)
 {
     memset(tw, 0, sizeof *tw);
@@ -93,7 +95,7 @@ static void tweight_make(tweight *tw, ec_precision prec, int rows, int cols, con
     int every_code = prec == EC_PREC_FP8 && cols >= EC_NF4_BLOCK + 254;
     if (every_code)
         for (int code = 0, c = EC_NF4_BLOCK; code < 256; code++)
-            if ((code & 0x7f) != 0x7f) w[c++] = ec_e4m3_to_f32((uint8_t)code);
+            if ((code & 0x7f) != 0x7f) w[c++] = ldexpf(ec_e4m3_to_f32((uint8_t)code), -8);
     int cut[EC_CUDA_MAX_SEGMENTS + 1] = {0, rows / 2, rows / 2 + rows / 4, rows};
     for (int p = 0; p < EC_CUDA_MAX_SEGMENTS; p++) {
         if (cut[p + 1] <= cut[p]) continue;
