@@ -119,7 +119,11 @@ def ratio(a, b):
 def check_text(c):
     if not c:
         return "no self-check"
-    return (f"graph {'==' if c['graph_equals_eager'] else '!='} eager over {c['steps']} steps; "
+    # Where they differ, the share of equal tokens (summaries from before it was kept lack it)
+    same = c.get("graph_token_agreement")
+    differ = "" if c["graph_equals_eager"] or same is None else f" ({100 * same:.1f} % equal)"
+    return (f"graph {'==' if c['graph_equals_eager'] else '!='} eager over {c['steps']} steps"
+            f"{differ}; "
             f"full forward agrees on {100 * c['reference_token_agreement']:.0f} % of tokens, "
             f"max |Δlogit| {c['max_abs_logit_diff']:.3g} of {c['max_abs_logit']:.3g}")
 

@@ -284,6 +284,7 @@ def self_check(torch, peer, steps):
     agree = (ref.argmax(dim=-1) == tok_eager).float().mean().item()
     peer.prefill()  # the cache as the prefill leaves it, for the measured phases
     return dict(graph_equals_eager=bool(torch.equal(tok_eager, tok_graph)),
+                graph_token_agreement=(tok_eager == tok_graph).float().mean().item(),
                 steps=steps, tokens_eager=tok_eager[0].tolist(), tokens_graph=tok_graph[0].tolist(),
                 reference_token_agreement=agree, max_abs_logit_diff=diff, max_abs_logit=scale)
 
@@ -436,7 +437,8 @@ def main():
             rec["check"] = self_check(torch, peer, min(a.check_steps, a.gen - 1))
             c = rec["check"]
             log(f"batch {b}: self-check: graph tokens {'==' if c['graph_equals_eager'] else '!='}"
-                f" eager tokens {c['tokens_eager']} (graph {c['tokens_graph']}); eager vs full "
+                f" eager tokens ({100 * c['graph_token_agreement']:.1f} % equal; row 0: eager "
+                f"{c['tokens_eager']}, graph {c['tokens_graph']}); eager vs full "
                 f"forward: tokens agree {100 * c['reference_token_agreement']:.1f} %, max |logit "
                 f"diff| {c['max_abs_logit_diff']:.4f} of max |logit| {c['max_abs_logit']:.3f}")
             for _ in range(a.warmup):

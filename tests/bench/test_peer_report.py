@@ -174,6 +174,16 @@ class Peer(unittest.TestCase):
         self.assertIn("batch 1: ours n=2 gate unknown; peer n=2, 4 graphs, graph == eager",
                       r.stdout)
 
+    def test_check_text(self):
+        c = dict(graph_equals_eager=False, steps=4, reference_token_agreement=1.0,
+                 max_abs_logit_diff=0.0371, max_abs_logit=7.38)
+        self.assertEqual(peer_report.check_text(c), "graph != eager over 4 steps; full forward "
+                         "agrees on 100 % of tokens, max |Δlogit| 0.0371 of 7.38")
+        c["graph_token_agreement"] = 0.96875
+        self.assertTrue(peer_report.check_text(c).startswith(
+            "graph != eager over 4 steps (96.9 % equal); full forward"))
+        self.assertEqual(peer_report.check_text(None), "no self-check")
+
     def test_missing_ours(self):
         f = Files(self)
         runs = f.put("runs.csv", export([]))
