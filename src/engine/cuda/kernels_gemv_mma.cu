@@ -11,14 +11,20 @@
  * a load and no arithmetic of its own. On the H200 (docs/results.md) Llama-2-7B's fp16 steps got
  * 17 % shorter at batch 2, 24 % at 4, 36 % at 8; one row stays on the fp32 kernel, which streams
  * near the bandwidth. Two MMA token tiles (9-16 rows) made steps 28-43 % longer than cuBLAS's,
- * so EC_CUDA_GEMV_MAX_BATCH stays 8 and this file has one token tile. */
+ * so EC_CUDA_GEMV_MAX_BATCH stays 8 and this file has one token tile.
+ *
+ * From 7 rows a lane takes its columns interleaved (ec_qmma_kcol): then each 16-byte load of a
+ * row's 4 lanes, and of a token's activations, stays within one 128-byte line. That shortened
+ * the step at 8 rows by a further 12 % and lengthened it by 3.5-5.5 % at 2-4 rows, where the
+ * consecutive layout stays (6 rows were timed in the consecutive layout only). */
 #include "kernels_quant.cuh"
 
 namespace
 {
 
-/* 16-bit weights: W [rows][cols] of the activation type, its bytes as "codes". */
-struct Plain16 {
+/* 16-bit weights: W [rows][cols] of the activation type, its bytes as "codes". INTERLEAVE: a
+ * lane's 32 columns of a chunk in 8-column pieces 32 apart (ec_qmma_kcol), else consecutive. */
+template <bool INTERLEAVE> struct Plain16 {
     static constexpr bool TABLES = false;
     static constexpr int PAIR_BYTES = 0;
     /* A piece is 64 bytes a row (four times fp8's): one row tile (MT 1) and two chunks in flight
@@ -28,20 +34,28 @@ struct Plain16 {
     /* Launched by ec_qlaunch_mma_nt directly (one row tile, no carried norm), so the policy
      * has no CARRY_NORM or ONE_ROW_TILE_AT_BATCH1; batch 1 never comes here. */
     static constexpr bool RELEASE_AT_START = false;
+    static constexpr bool INTERLEAVED = INTERLEAVE;
     struct Piece {
         uint4 q[4];
-    }; /* a lane's 32 columns */
+    }; /* a lane's 32 columns; q[p] holds those of k-steps 2p and 2p + 1 */
 
-    /* Columns [c, c+32) of `row`; zero weights past the row or when !valid. */
+    /* Lane t's columns of the chunk (c = chunk start + 32t) in `row`; zero weights past the row
+     * or when !valid. */
     template <bool VEC>
     __device__ static void load_piece(const ec_cuda_packed_weight &w, int row, int c, bool valid,
                                       Piece &p)
     {
         const uint8_t *r = w.codes + (size_t)row * w.cols * 2;
+        /* piece p's first column: chunk + 8t + 32p, or c + 8p */
+        int c0 = INTERLEAVE ? (c & ~(QMMA_CHUNK - 1)) + (c & (QMMA_CHUNK - 1)) / 4 : c;
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-            p.q[i] = valid ? ec_load_codes16<VEC>(r, 2 * w.cols, 2 * c + 16 * i, 0u)
-                           : make_uint4(0, 0, 0, 0);
+        for (int i = 0; i < 4; i++) {
+            int ci = c0 + (INTERLEAVE ? 32 : 8) * i;
+            /* VEC: cols % 32 == 0, so a piece of 8 columns is in or out whole */
+            p.q[i] = valid && (!VEC || !INTERLEAVE || ci < w.cols)
+                         ? ec_load_codes16<VEC>(r, 2 * w.cols, 2 * ci, 0u)
+                         : make_uint4(0, 0, 0, 0);
+        }
     }
     template <typename T> __device__ static void load_pairs(const float *, uint32_t *) {}
     template <typename T> __device__ static uint32_t piece_scale(const float *, const Piece &)
@@ -61,13 +75,18 @@ struct Plain16 {
     }
 };
 
+enum { INTERLEAVE_FROM_BATCH = 7 };
+
 template <typename T, int MODE, bool VEC>
 cudaError_t launch(const ec_cuda_packed_weight &w, const T *x, int batch, void *y, int ldy,
                    cudaStream_t stream)
 {
     const ec_qcarry_args none = {};
-    return ec_qlaunch_mma_nt<Plain16, T, 1, 1, MODE, VEC>(w, x, w.cols, batch, y, ldy, none,
-                                                          stream);
+    if (batch >= INTERLEAVE_FROM_BATCH) /* see the banner */
+        return ec_qlaunch_mma_nt<Plain16<true>, T, 1, 1, MODE, VEC>(w, x, w.cols, batch, y, ldy,
+                                                                    none, stream);
+    return ec_qlaunch_mma_nt<Plain16<false>, T, 1, 1, MODE, VEC>(w, x, w.cols, batch, y, ldy, none,
+                                                                 stream);
 }
 
 template <typename T, int MODE>

@@ -22,7 +22,8 @@
  *     16 as columns {32t+4s .. 32t+4s+3} for step s. This is a fixed permutation of k inside the
  *     chunk (the dot product does not care about the order) chosen so that the A fragment
  *     (k = 2t, 2t+1, 2t+8, 2t+9 for lane t) is contiguous in memory; the activation B fragment
- *     uses the same permutation, so its lane reads 4 consecutive activations (8 bytes) per step.
+ *     uses the same permutation, so its lane reads 8 consecutive activations (16 bytes) every
+ *     second step (4 at a time where rows are not 16-byte aligned).
  *     The codes are decoded in registers straight into the A fragments (Marlin's idea, without
  *     its offline weight reshuffle: the layout stays the CPU one): fp8 by the hardware pair
  *     conversion, nf4 by one shared-memory lookup per code byte in a per-lane table of 16-bit

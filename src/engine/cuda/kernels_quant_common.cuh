@@ -9,6 +9,7 @@
 
 #include <cuda_fp8.h>
 #include <stdint.h>
+#include <type_traits>
 
 #include "common/cuda_check.h"
 #include "kernels_common.cuh"
@@ -128,6 +129,26 @@ __device__ __forceinline__ uint4 ec_load_codes16(const uint8_t *row, int rb, int
         ec_load_code_bytes<4>(row, rb, byte0, pad, v);
         return make_uint4(v[0], v[1], v[2], v[3]);
     }
+}
+
+/* The column, inside a 128-column chunk, of lane t's 4 columns at MMA k-step s (0..7). A lane
+ * owns 32 columns of a chunk. By default they are consecutive, [32t, 32t + 32); a policy with
+ * INTERLEAVED = true (16-bit weights, kernels_gemv_mma.cu) takes them in 8-column pieces 32
+ * apart, 32p + 8t .. + 7 for p = 0..3: a 16-byte load of a row's 4 lanes t then reads 64
+ * consecutive bytes within one 128-byte line, where pieces 64 bytes apart span two, and so does
+ * the activation load of a token. */
+template <class F, class = void> struct ec_qmma_interleaved : std::false_type {
+};
+template <class F>
+struct ec_qmma_interleaved<F, std::void_t<decltype(F::INTERLEAVED)>>
+    : std::bool_constant<F::INTERLEAVED> {
+};
+template <class F> __device__ __forceinline__ constexpr int ec_qmma_kcol(int t, int s)
+{
+    if constexpr (ec_qmma_interleaved<F>::value)
+        return 32 * (s >> 1) + 8 * t + 4 * (s & 1);
+    else
+        return 32 * t + 4 * s;
 }
 
 /* 4 activations xr[col .. col+4) as two 16-bit pairs (an MMA B fragment); 0 past cols. */

@@ -185,9 +185,10 @@ static void test_linear(void **state)
     static const int batches[] = {1, 3, 8, 17};
     /* At batch 1 row pairs split over warps (ec_gemv_split): 2 warps at 4097x4104 and 3x1000 (a
      * lone last row), 4 at 5x2056, 8 at 6x4104, none at 64x8. The tensor-core GEMV takes
-     * 16-byte loads only where a row is whole 32-column pieces (37x2048), else checked ones. */
-    static const int shapes[][2] = {{4097, 4104}, {64, 8},   {3, 1000},
-                                    {5, 2056},    {6, 4104}, {37, 2048}};
+     * 16-byte loads only where a row is whole 32-column pieces (37x2048; 21x2080 ends in a
+     * quarter of a 128-column chunk), else checked ones. */
+    static const int shapes[][2] = {{4097, 4104}, {64, 8},    {3, 1000}, {5, 2056},
+                                    {6, 4104},    {37, 2048}, {21, 2080}};
     for (int di = 0; di < gpu_test_dtypes(); di++)
         for (int m = 0; m < 3; m++)
             for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++)
