@@ -67,7 +67,8 @@ last_t=$(tail -1 "$tmp/t.csv" | cut -d, -f1)
 max_rows=$(awk -v t="$last_t" 'BEGIN { printf "%d", 2 * (t / 0.010 + 2) }')
 check "trace rows ($rows, at most $max_rows by t_s $last_t)" \
     '[ $rows -ge 20 ] && [ $rows -le $max_rows ]'
-check "trace ends when the command does (t_s $last_t)" 'awk -v t="$last_t" "BEGIN { exit !(t < 5) }"'
+check "trace ends when the command does (t_s $last_t)" \
+    'awk -v t="$last_t" "BEGIN { exit !(t < 5) }"'
 check "trace: failed field is empty" 'awk -F, "NR>1 && \$2==1 && \$5!=\"\" {bad=1} END{exit bad}" "$tmp/t.csv"'
 check "trace: other GPU has it" 'awk -F, "NR>1 && \$2==0 && \$5==\"\" {bad=1} END{exit bad}" "$tmp/t.csv"'
 # The sampler's schedule: instant power every tick; the costly energy counter at most once a
