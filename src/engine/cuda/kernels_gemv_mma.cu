@@ -46,11 +46,10 @@ template <bool INTERLEAVE> struct Plain16 {
                                       Piece &p)
     {
         const uint8_t *r = w.codes + (size_t)row * w.cols * 2;
-        /* piece p's first column: chunk + 8t + 32p, or c + 8p */
-        int c0 = INTERLEAVE ? (c & ~(QMMA_CHUNK - 1)) + (c & (QMMA_CHUNK - 1)) / 4 : c;
+        int t = (c & (QMMA_CHUNK - 1)) / 32, chunk = c - 32 * t;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            int ci = c0 + (INTERLEAVE ? 32 : 8) * i;
+            int ci = chunk + ec_qmma_kcol<Plain16>(t, 2 * i); /* k-steps 2i and 2i + 1 */
             /* VEC: cols % 32 == 0, so a piece of 8 columns is in or out whole */
             p.q[i] = valid && (!VEC || !INTERLEAVE || ci < w.cols)
                          ? ec_load_codes16<VEC>(r, 2 * w.cols, 2 * ci, 0u)
